@@ -1,0 +1,3 @@
+"""specengine: declarative evals for LLM agents."""
+
+__version__ = "0.1.0"

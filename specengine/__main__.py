@@ -1,0 +1,3 @@
+from specengine.cli import main
+
+main()

@@ -1,0 +1,32 @@
+"""The `specengine` command line: one typer app; each command lives in specengine/commands/.
+
+This module holds no logic of its own. Command modules import only typer at module level, so that
+`--help` and `validate` start fast; heavy libraries load inside the command that needs them.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="specengine",
+    help="Declarative evals for LLM agents: YAML specs in, pass/fail per case out.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=True,
+    rich_markup_mode=None,
+)
+
+# Registration: each module adds its command(s) to `app` when imported.
+from specengine.commands import (  # noqa: E402,F401
+    demo_agent,
+    init,
+    plan,
+    run,
+    validate,
+)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,194 @@
+"""The one interface every agent protocol implements, and the plain data a turn produces.
+
+An adapter turns "send this user message in this conversation" into HTTP for its protocol and returns
+a `Turn`. The runner never knows which protocol it talks to. Transport faults raise `EndpointError`
+(the trial becomes `error`); an error reported inside a well-formed response is a `Turn` with
+`error` set (the reply is what was received, `succeeded` fails, other checks still run).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from specengine.plan import EndpointConfig
+
+if TYPE_CHECKING:
+    import httpx
+
+BODY_EXCERPT = 200
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call the agent made; `args` parsed from the JSON string the protocol carries."""
+
+    name: str
+    args: Any = field(default_factory=dict)
+    id: str | None = None
+    note: str | None = None  # e.g. "arguments were not valid JSON: ..."
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "args": self.args}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What one user message produced: the reply text, tool calls, session and timing."""
+
+    reply: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    session_id: str | None = None
+    latency_s: float = 0.0
+    raw: Any = field(default=None, repr=False, compare=False)
+    error: str | None = None
+    ttft_s: float | None = None
+    usage: Mapping[str, Any] | None = None
+
+
+class EndpointError(Exception):
+    """A transport fault (connection, timeout, HTTP status, unparsable body): the trial errors.
+
+    `retryable` is true for connection errors, 429 and 5xx; `retry_after` is the server's wish in
+    seconds when it sent one.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.status = status
+
+
+class Conversation:
+    """One conversation with the agent: keeps history or session ids between turns."""
+
+    async def send(self, message: str) -> Turn:
+        raise NotImplementedError
+
+
+class Adapter:
+    """A protocol bound to one endpoint and one shared httpx.AsyncClient."""
+
+    protocol: ClassVar[str] = ""
+
+    def __init__(self, config: EndpointConfig, client: httpx.AsyncClient):
+        self.config = config
+        self.client = client
+
+    def conversation(self) -> Conversation:
+        raise NotImplementedError
+
+
+RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """Retry-After as seconds, from a number or an HTTP date; None when absent or unreadable."""
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        import email.utils
+
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, when.timestamp() - time.time()) if when else None
+
+
+def status_error(response: httpx.Response, text: str) -> EndpointError:
+    """The error for a non-2xx answer: status and the first 200 characters of the body."""
+    excerpt = " ".join(text.split())[:BODY_EXCERPT]
+    retryable = response.status_code in RETRY_STATUS
+    return EndpointError(
+        "HTTPStatusError",
+        f"HTTP {response.status_code} from {response.request.url}: {excerpt}".rstrip(": "),
+        retryable=retryable,
+        retry_after=retry_after_seconds(response.headers) if retryable else None,
+        status=response.status_code,
+    )
+
+
+def transport_error(exc: Exception) -> EndpointError:
+    """Wrap an httpx transport exception; connection problems are retryable."""
+    import httpx
+
+    kind = type(exc).__name__
+    detail = str(exc) or kind
+    if isinstance(exc, httpx.TimeoutException):
+        return EndpointError(kind, f"request timed out: {detail}", retryable=True)
+    return EndpointError(kind, f"{kind}: {detail}", retryable=isinstance(exc, httpx.TransportError))
+
+
+async def post_json(
+    client: httpx.AsyncClient, config: EndpointConfig, body: Any, url: str | None = None
+) -> tuple[Any, float]:
+    """POST a JSON body and parse the JSON answer; returns (data, latency in seconds)."""
+    import httpx
+
+    started = time.perf_counter()
+    try:
+        response = await client.post(
+            url or config.url or "", json=body, headers=dict(config.headers), timeout=config.timeout
+        )
+    except httpx.HTTPError as exc:
+        raise transport_error(exc) from None
+    latency = time.perf_counter() - started
+    if response.status_code >= 300:
+        raise status_error(response, response.text)
+    try:
+        return response.json(), latency
+    except ValueError:
+        excerpt = " ".join(response.text.split())[:BODY_EXCERPT]
+        raise EndpointError("InvalidJSON", f"the response body is not JSON: {excerpt!r}") from None
+
+
+def parse_arguments(raw: Any) -> tuple[Any, str | None]:
+    """Tool-call arguments arrive as a JSON string in every protocol; parse them, note when bad."""
+    if raw is None or raw == "":
+        return {}, None
+    if not isinstance(raw, str):
+        return raw, None
+    try:
+        return json.loads(raw), None
+    except ValueError as exc:
+        return {}, f"arguments were not valid JSON ({exc.msg}): {raw[:BODY_EXCERPT]!r}"
+
+
+async def iter_sse(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
+    """Server-sent events as (event, data) pairs; comments and keep-alives are skipped."""
+    event: str | None = None
+    data: list[str] = []
+    async for line in response.aiter_lines():
+        if not line:
+            if data:
+                yield event or "message", "\n".join(data)
+            event, data = None, []
+        elif line.startswith(":"):
+            continue
+        else:
+            name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if name == "event":
+                event = value
+            elif name == "data":
+                data.append(value)
+    if data:
+        yield event or "message", "\n".join(data)

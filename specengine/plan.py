@@ -1,0 +1,160 @@
+"""The eval plan: plain frozen data that says what will be sent, where, and what will be checked.
+
+The compiler builds it from valid specs; the runner executes it; `specengine plan` prints it. Every
+object carries its source position so that a failed check points at its YAML line. Cases are
+produced lazily (`Plan.cases()`), so a dataset of 100,000 rows never sits in memory at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Scope = Literal["turn", "conversation"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A position in a spec file (1-based line and column)."""
+
+    path: str
+    line: int
+    col: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """The range a score must fall in to pass: `op` is one of gte, gt, lte, lt."""
+
+    op: str
+    value: float
+
+    def passes(self, score: float) -> bool:
+        if self.op == "gte":
+            return score >= self.value
+        if self.op == "gt":
+            return score > self.value
+        if self.op == "lte":
+            return score <= self.value
+        return score < self.value
+
+    def as_dict(self) -> dict[str, float]:
+        return {self.op: self.value}
+
+    def __str__(self) -> str:
+        symbol = {"gte": ">=", "gt": ">", "lte": "<=", "lt": "<"}[self.op]
+        return f"{symbol} {self.value:g}"
+
+
+PASS_AT_ONE = Threshold("gte", 1.0)
+JUDGE_DEFAULT = Threshold("gte", 0.5)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of a turn's reply: a matcher with its (unrendered) argument and modifiers.
+
+    `argument` and `options` hold template strings exactly as written; they render per case at grade
+    time, when `reply`, `tool_calls` and the rest are known.
+    """
+
+    matcher: str
+    argument: Any
+    name: str
+    source: Source
+    gate: bool = True
+    threshold: Threshold = PASS_AT_ONE
+    negate: bool = False
+    scope: Scope = "turn"
+    value: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_judge(self) -> bool:
+        return self.matcher == "judge"
+
+
+@dataclass(frozen=True)
+class Step:
+    """A turn to send (with its checks), or a `reset` that opens a new conversation."""
+
+    kind: Literal["send", "reset"]
+    message: str = ""
+    checks: tuple[Check, ...] = ()
+    source: Source | None = None
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    """A resolved endpoint: protocol, URL and options. `secrets` holds values read from ${VAR}."""
+
+    name: str
+    protocol: str
+    url: str | None = None
+    model: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    max_concurrency: int = 8
+    timeout: float = 60.0
+    retries: int = 2
+    options: Mapping[str, Any] = field(default_factory=dict)
+    secrets: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Case:
+    """One runnable case: an eval, or an eval × one dataset row, with everything rendered but checks."""
+
+    id: str
+    index: int
+    suite: str
+    spec: str
+    eval_name: str
+    line: int
+    endpoint: str
+    steps: tuple[Step, ...]
+    variables: Mapping[str, Any]
+    labels: tuple[str, ...] = ()
+    row: str | None = None
+    row_line: int | None = None
+    trials: int = 1
+    pass_rate: float = 1.0
+    timeout: float = 60.0
+    skip: str | None = None
+
+    @property
+    def checks(self) -> tuple[Check, ...]:
+        return tuple(check for step in self.steps for check in step.checks)
+
+    @property
+    def turn_count(self) -> int:
+        return sum(1 for step in self.steps if step.kind == "send")
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """The judge model named in the project file or on the command line; None model = no judge."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    max_concurrency: int = 4
+    timeout: float = 60.0
+    retries: int = 2
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a run needs: endpoints, judge settings, and a factory that streams the cases."""
+
+    endpoints: Mapping[str, EndpointConfig]
+    judge: JudgeConfig
+    case_factory: Callable[[], Iterator[Case]] = field(repr=False, compare=False)
+    specs: tuple[str, ...] = ()
+
+    def cases(self) -> Iterator[Case]:
+        """Cases in plan order; datasets are re-read on each call, so memory stays flat."""
+        return self.case_factory()

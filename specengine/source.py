@@ -1,0 +1,365 @@
+"""Reading YAML with a position for every value, and finding spec files.
+
+The loader reads YAML 1.2-core scalars on top of PyYAML's safe loader (`no` stays text, `12:30`
+stays text, dates stay text), rejects duplicate keys, and keeps the composed node tree so that every
+later stage can point at the line and column of any value. It knows nothing of what a spec means.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from specengine.diagnostics import Diagnostic, SpecError
+
+PROJECT_FILE = "specengine.yaml"
+YAML_SUFFIXES = (".yaml", ".yml")
+MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
+
+PathKey = tuple[str | int, ...]
+
+
+class YamlInt(int):
+    """An int that remembers how it was written, so `1.10` or `007` can be read back as text."""
+
+    source_text: str
+
+
+class YamlFloat(float):
+    """A float that remembers how it was written (`1.10` stays `1.10` where text is expected)."""
+
+    source_text: str
+
+
+def as_text(value: Any) -> str:
+    """The text a scalar was written as: numbers keep their source spelling."""
+    source = getattr(value, "source_text", None)
+    if source is not None:
+        return source
+    return value if isinstance(value, str) else str(value)
+
+
+_BOOL_12 = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_INT_12 = re.compile(r"^[-+]?[0-9]+$")
+_FLOAT_12 = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
+_DROPPED_TAGS = {
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:timestamp",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+}
+
+# Plain scalars that YAML 1.1 tools (and many editors, and people) read as something other than text.
+AMBIGUOUS_SCALAR = re.compile(
+    r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF"
+    r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?"
+    r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?)$"
+)
+AMBIGUOUS_KINDS = (
+    (re.compile(r"^(?:y|Y|n|N)$"), "a yes/no letter"),
+    (re.compile(r"^(?:yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF)$"), "a yes/no word"),
+    (re.compile(r"^[0-9]{4}-"), "a date"),
+    (re.compile(r"^[-+]?[0-9]"), "a time (YAML 1.1 reads 7:30 as the number 450)"),
+)
+
+
+class SpecLoader(yaml.SafeLoader):
+    """Safe YAML with 1.2-core scalars, numbers that keep their text, and no duplicate keys."""
+
+
+SpecLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag not in _DROPPED_TAGS]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+SpecLoader.add_implicit_resolver("tag:yaml.org,2002:bool", _BOOL_12, list("tTfF"))
+SpecLoader.add_implicit_resolver("tag:yaml.org,2002:int", _INT_12, list("-+0123456789"))
+SpecLoader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list("-+.0123456789"))
+
+
+def _construct_int(loader: SpecLoader, node: yaml.ScalarNode) -> int:
+    text = loader.construct_scalar(node)
+    if node.tag != "tag:yaml.org,2002:int" or not _INT_12.match(text):
+        return yaml.SafeLoader.construct_yaml_int(loader, node)
+    value = YamlInt(int(text))
+    value.source_text = text
+    return value
+
+
+def _construct_float(loader: SpecLoader, node: yaml.ScalarNode) -> float:
+    text = loader.construct_scalar(node)
+    value = YamlFloat(yaml.SafeLoader.construct_yaml_float(loader, node))
+    value.source_text = text
+    return value
+
+
+def _construct_mapping_without_duplicates(loader: SpecLoader, node: yaml.MappingNode) -> dict:
+    loader.flatten_mapping(node)
+    seen: dict[Any, yaml.Mark] = {}
+    result: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, "a mapping key must be text, not a list or mapping", key_node.start_mark
+            ) from None
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"duplicate key '{key}' (first defined on line {seen[key].line + 1})",
+                key_node.start_mark,
+            )
+        seen[key] = key_node.start_mark
+        result[key] = loader.construct_object(value_node, deep=True)
+    return result
+
+
+SpecLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+SpecLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+SpecLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping_without_duplicates)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed YAML file: the plain data, the node tree it came from, and the name to report."""
+
+    path: str
+    data: Any
+    root: yaml.Node | None = field(repr=False, compare=False)
+    file: Path | None = field(default=None, compare=False)
+
+    def node_at(self, key_path: Iterable[str | int]) -> yaml.Node | None:
+        """The deepest node along key_path (stops at the last one that exists)."""
+        return node_at(self.root, key_path)
+
+    def key_node_at(self, key_path: PathKey) -> yaml.Node | None:
+        """The node of the *key* that holds key_path's last step, for pointing at a key itself."""
+        if not key_path:
+            return self.root
+        parent = node_at(self.root, key_path[:-1], exact=True)
+        if isinstance(parent, yaml.MappingNode):
+            for key_node, _ in parent.value:
+                if getattr(key_node, "value", None) == key_path[-1]:
+                    return key_node
+        return node_at(self.root, key_path)
+
+    def position(self, key_path: Iterable[str | int] = ()) -> tuple[int, int]:
+        """1-based (line, col) of the value at key_path, or of the deepest existing parent."""
+        node = self.node_at(key_path)
+        if node is None:
+            return 1, 1
+        return node.start_mark.line + 1, node.start_mark.column + 1
+
+    def line(self, key_path: Iterable[str | int] = ()) -> int:
+        return self.position(key_path)[0]
+
+    def diagnostic(self, key_path: Iterable[str | int], message: str, *, at_key: bool = False) -> Diagnostic:
+        """A Diagnostic at key_path's value (or at its key, with at_key)."""
+        node = self.key_node_at(tuple(key_path)) if at_key else self.node_at(key_path)
+        if node is None:
+            return Diagnostic(self.path, 1, 1, message)
+        return Diagnostic(self.path, node.start_mark.line + 1, node.start_mark.column + 1, message)
+
+
+def node_at(root: yaml.Node | None, key_path: Iterable[str | int], exact: bool = False) -> yaml.Node | None:
+    """Follow key_path through a composed tree; the deepest node reached (None with exact if lost)."""
+    node = root
+    for part in key_path:
+        child = None
+        if isinstance(node, yaml.MappingNode):
+            child = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
+            if child is None and not isinstance(part, str):
+                child = next((v for k, v in node.value if getattr(k, "value", None) == str(part)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            child = node.value[part]
+        if child is None:
+            return None if exact else node
+        node = child
+    return node
+
+
+def display_path(file: Path, base: Path | None = None) -> str:
+    """The path as shown to people and used in case ids: relative to base (else cwd), with '/'."""
+    resolved = file.resolve()
+    for anchor in (base, Path.cwd()):
+        if anchor is None:
+            continue
+        try:
+            return resolved.relative_to(anchor.resolve()).as_posix()
+        except ValueError:
+            continue
+    return file.as_posix()
+
+
+def _mark_diagnostic(path: str, mark: yaml.Mark | None, message: str) -> Diagnostic:
+    if mark is None:
+        return Diagnostic(path, 1, 1, message)
+    return Diagnostic(path, mark.line + 1, mark.column + 1, message)
+
+
+def _yaml_error_message(exc: yaml.YAMLError) -> str:
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    if "found character '\\t' that cannot start any token" in problem:
+        return "a tab is used for indentation here: YAML needs spaces"
+    if "found character '\\t'" in problem:
+        return "a tab is not allowed here: indent with spaces"
+    if problem.startswith("found duplicate") or problem.startswith("duplicate key"):
+        return problem
+    if context and context not in problem and not context.startswith("while constructing"):
+        return f"{problem} ({context})"
+    return problem
+
+
+def parse_yaml(text: str | bytes, path: str, *, file: Path | None = None) -> Document:
+    """Parse one YAML document with positions. Raises SpecError with a located message."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = text[: exc.start].count(b"\n") + 1
+            raise SpecError(Diagnostic(path, line, 1, "the file is not UTF-8 text")) from None
+    if len(text) > MAX_DOCUMENT_BYTES:
+        raise SpecError(Diagnostic(path, 1, 1, "the file is larger than 20 MB; split it"))
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise SpecError(Diagnostic(path, line, 1, "the file holds a NUL byte: it is not a text file"))
+    loader = SpecLoader(text)
+    loader.name = path
+    try:
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise SpecError(_mark_diagnostic(path, mark, _yaml_error_message(exc))) from None
+    except yaml.YAMLError as exc:
+        raise SpecError(Diagnostic(path, 1, 1, _yaml_error_message(exc))) from None
+    except RecursionError:
+        raise SpecError(Diagnostic(path, 1, 1, "the YAML is nested too deeply")) from None
+    finally:
+        loader.dispose()
+    return Document(path=path, data=data, root=root, file=file)
+
+
+def load_yaml(file: Path, path: str | None = None) -> Document:
+    """Read and parse a YAML file; empty or unreadable files are located errors."""
+    shown = path or display_path(file)
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise SpecError(Diagnostic(shown, 1, 1, f"cannot read the file: {exc.strerror or exc}")) from None
+    document = parse_yaml(raw, shown, file=file)
+    if document.root is None:
+        raise SpecError(Diagnostic(shown, 1, 1, "the file is empty"))
+    return document
+
+
+def ambiguous_scalars(root: yaml.Node | None) -> Iterator[tuple[PathKey, yaml.ScalarNode, str, bool]]:
+    """Plain scalars that YAML 1.1 readers take for booleans, dates or numbers.
+
+    Yields (key path, node, what it looks like, is_key). The validator reports them where text is
+    expected, with the hint to quote them.
+    """
+    if root is None:
+        return
+    stack: list[tuple[yaml.Node, PathKey]] = [(root, ())]
+    while stack:
+        node, here = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                key = getattr(key_node, "value", None)
+                if isinstance(key_node, yaml.ScalarNode) and _is_ambiguous(key_node):
+                    yield (*here, key), key_node, _ambiguous_kind(key_node.value), True
+                stack.append((value_node, (*here, key)))
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                stack.append((item, (*here, index)))
+        elif isinstance(node, yaml.ScalarNode) and _is_ambiguous(node):
+            yield here, node, _ambiguous_kind(node.value), False
+
+
+def _is_ambiguous(node: yaml.ScalarNode) -> bool:
+    return (
+        node.style is None
+        and node.tag == "tag:yaml.org,2002:str"
+        and bool(AMBIGUOUS_SCALAR.match(node.value))
+    )
+
+
+def _ambiguous_kind(text: str) -> str:
+    for pattern, kind in AMBIGUOUS_KINDS:
+        if pattern.match(text):
+            return kind
+    return "ambiguous"
+
+
+@dataclass(frozen=True)
+class Discovered:
+    """What a set of command-line paths holds: spec files and explicitly named project files."""
+
+    specs: tuple[Path, ...]
+    project_files: tuple[Path, ...]
+    missing: tuple[str, ...] = ()
+
+
+def discover(paths: Iterable[Path | str]) -> Discovered:
+    """Expand files and folders into spec files (sorted, de-duplicated).
+
+    In a folder every *.yaml / *.yml is a spec except the project file and anything under a folder
+    named `data`; files a spec names as its dataset are removed later by the validator, which is
+    the stage that reads specs.
+    """
+    specs: dict[Path, None] = {}
+    projects: dict[Path, None] = {}
+    missing: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            missing.append(str(raw))
+            continue
+        if path.is_dir():
+            for candidate in sorted(_walk_yaml(path)):
+                if candidate.name == PROJECT_FILE:
+                    continue
+                specs.setdefault(candidate, None)
+            continue
+        if path.name == PROJECT_FILE:
+            projects.setdefault(path, None)
+        else:
+            specs.setdefault(path, None)
+    return Discovered(tuple(specs), tuple(projects), tuple(missing))
+
+
+def _walk_yaml(folder: Path) -> Iterator[Path]:
+    for child in sorted(folder.iterdir()):
+        if child.name.startswith("."):
+            continue
+        if child.is_dir():
+            if child.name in ("data", "node_modules", "__pycache__"):
+                continue
+            yield from _walk_yaml(child)
+        elif child.suffix in YAML_SUFFIXES:
+            yield child
+
+
+def find_project_file(start: Path) -> Path | None:
+    """The nearest specengine.yaml at or above start's folder, stopping at the folder holding .git."""
+    folder = start.resolve()
+    if folder.is_file() or not folder.exists():
+        folder = folder.parent
+    while True:
+        candidate = folder / PROJECT_FILE
+        if candidate.is_file():
+            return candidate
+        if (folder / ".git").exists() or folder.parent == folder:
+            return None
+        folder = folder.parent

@@ -1,0 +1,172 @@
+"""Jinja2 templates from specs: sandboxed, strict about undefined names, located on error.
+
+Spec strings such as `send`, matcher arguments, `value` and judge prompts are templates. They render
+in Jinja2's immutable sandbox with StrictUndefined, so a typo is an error that names the spec file and
+line, never a silently empty string. Compiled templates are cached by source text: a dataset of
+100,000 rows compiles each template once.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+# Names a template may use. Checks also see the turn's outcome.
+CASE_VARIABLES = frozenset({"input", "expected", "metadata"})
+CHECK_VARIABLES = CASE_VARIABLES | frozenset({"reply", "tool_calls", "session_id", "turn"})
+
+_WHOLE_EXPRESSION = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\}\}).)*)\}\}\s*$", re.DOTALL)
+
+
+class TemplateError(Exception):
+    """A template failed to compile or render; `line` is the line inside the template (1-based)."""
+
+    def __init__(self, message: str, line: int = 1):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+def is_template(text: object) -> bool:
+    """True when text holds Jinja2 syntax; plain strings skip the template engine entirely."""
+    return isinstance(text, str) and ("{{" in text or "{%" in text or "{#" in text)
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+@functools.cache
+def environment():
+    """The one sandboxed environment every spec template renders in."""
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    env = ImmutableSandboxedEnvironment(
+        undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True
+    )
+    env.filters["tojson"] = _json_text  # the built-in one HTML-escapes quotes and brackets
+    env.policies["json.dumps_function"] = _json_text
+    return env
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(source: str):
+    env = environment()
+    try:
+        return env.from_string(source)
+    except Exception as exc:  # TemplateSyntaxError and friends
+        raise TemplateError(_syntax_message(exc), getattr(exc, "lineno", 1) or 1) from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled_expression(expression: str):
+    env = environment()
+    try:
+        return env.compile_expression(expression, undefined_to_none=False)
+    except Exception as exc:
+        raise TemplateError(_syntax_message(exc), getattr(exc, "lineno", 1) or 1) from None
+
+
+def _syntax_message(exc: Exception) -> str:
+    return f"template syntax error: {getattr(exc, 'message', None) or exc}"
+
+
+def _render_failure(exc: Exception) -> TemplateError:
+    """Turn a Jinja2 runtime error into a TemplateError with the template's own line."""
+    line = 1
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == "<template>":
+            line = frame.lineno or 1
+    name = type(exc).__name__
+    if name == "UndefinedError":
+        message = f"undefined variable: {exc}"
+    elif name == "SecurityError":
+        message = f"not allowed in a template: {exc}"
+    else:
+        message = f"template error: {name}: {exc}"
+    return TemplateError(message, line)
+
+
+def render(source: str, variables: dict[str, Any]) -> str:
+    """Render a template to text; plain strings come back untouched."""
+    if not is_template(source):
+        return source
+    template = _compiled(source)
+    try:
+        return template.render(variables)
+    except TemplateError:
+        raise
+    except Exception as exc:
+        raise _render_failure(exc) from None
+
+
+def render_native(source: Any, variables: dict[str, Any]) -> Any:
+    """Render a value that may be a structure: strings render, `{{ expr }}` keeps its native type.
+
+    Used for `called_tool_with.args`, where `{{ input.n }}` must stay the number 3, not the text "3".
+    """
+    if isinstance(source, dict):
+        return {key: render_native(value, variables) for key, value in source.items()}
+    if isinstance(source, list):
+        return [render_native(item, variables) for item in source]
+    if not is_template(source):
+        return source
+    whole = _WHOLE_EXPRESSION.match(source)
+    if whole and "{{" not in whole.group("expr") and "{%" not in source:
+        expression = _compiled_expression(whole.group("expr").strip())
+        try:
+            value = expression(**variables)
+        except Exception as exc:
+            raise _render_failure(exc) from None
+        return _plain(value)
+    return render(source, variables)
+
+
+def _plain(value: Any) -> Any:
+    """Undefined-free plain data (tuples to lists) so results serialise as JSON."""
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def undeclared_names(source: str) -> set[str]:
+    """Top-level names a template reads; raises TemplateError on a syntax error."""
+    if not is_template(source):
+        return set()
+    from jinja2 import meta
+
+    env = environment()
+    try:
+        ast = env.parse(source)
+    except Exception as exc:
+        raise TemplateError(_syntax_message(exc), getattr(exc, "lineno", 1) or 1) from None
+    return set(meta.find_undeclared_variables(ast))
+
+
+def value_text(value: Any) -> str:
+    """How a `value:` rendering or a variable is shown as text: None empty, structures as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list, tuple, bool)):
+        return _json_text(value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class TemplateSource:
+    """Where a template came from, for error messages: the spec file and the value's first line."""
+
+    path: str
+    line: int
+    col: int
+    block: bool = False  # literal/folded block scalars start on the line after the key
+
+    def line_of(self, template_line: int) -> int:
+        return self.line + template_line - 1 + (1 if self.block else 0)
