@@ -1,0 +1,190 @@
+"""The project file `specengine.yaml`: endpoints, judge, defaults, run configs, and ${VAR} secrets.
+
+Loading reads the file and applies `--config NAME`; resolving `${VAR}` happens only when a run is
+about to use an endpoint or the judge, so `validate` needs no environment. Every value that came
+from `${VAR}` is remembered as a secret, so reports can redact it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from specengine.diagnostics import Diagnostic, SpecError
+from specengine.plan import EndpointConfig, JudgeConfig
+from specengine.source import Document, display_path, load_yaml
+
+ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_RETRIES = 2
+
+
+@dataclass(frozen=True)
+class Project:
+    """A loaded project file (or the empty project when there is none)."""
+
+    file: Path | None
+    display: str | None
+    folder: Path
+    data: Mapping[str, Any] = field(default_factory=dict)
+    document: Document | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def endpoints(self) -> Mapping[str, Any]:
+        return self.data.get("endpoints") or {}
+
+    @property
+    def defaults(self) -> Mapping[str, Any]:
+        return self.data.get("defaults") or {}
+
+    def default(self, key: str, fallback: Any = None) -> Any:
+        return self.defaults.get(key, fallback)
+
+
+def empty_project(folder: Path | None = None) -> Project:
+    return Project(file=None, display=None, folder=(folder or Path.cwd()).resolve())
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge override into base recursively: mappings merge key by key, anything else replaces."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_project(file: Path | None, config: str | None = None) -> Project:
+    """Read a project file and apply the run config `config`; SpecError on a located problem."""
+    if file is None:
+        if config:
+            raise SpecError(
+                Diagnostic("specengine.yaml", 1, 1, f"--config {config}: there is no project file")
+            )
+        return empty_project()
+    shown = display_path(file)
+    document = load_yaml(file, shown)
+    if not isinstance(document.data, dict):
+        raise SpecError(document.diagnostic((), "the project file must be a mapping of keys to values"))
+    data: dict[str, Any] = document.data
+    if config is not None:
+        configs = data.get("configs") or {}
+        if not isinstance(configs, Mapping) or config not in configs:
+            names = list(configs) if isinstance(configs, Mapping) else []
+            hint = difflib.get_close_matches(config, names, n=1)
+            message = f"unknown config '{config}'"
+            message += (
+                f" - did you mean '{hint[0]}'?" if hint else f" (configs: {', '.join(names) or 'none'})"
+            )
+            raise SpecError(document.diagnostic(("configs",), message))
+        data = deep_merge({k: v for k, v in data.items() if k != "configs"}, configs[config] or {})
+    return Project(file=file, display=shown, folder=file.resolve().parent, data=data, document=document)
+
+
+class MissingVariable(Exception):
+    """A ${VAR} that the environment does not hold; the run stops before any request (exit 2)."""
+
+    def __init__(self, names: list[str], where: str):
+        self.names = sorted(set(names))
+        self.where = where
+        plural = "s" if len(self.names) > 1 else ""
+        super().__init__(
+            f"{where}: environment variable{plural} {', '.join(self.names)} not set (used as ${{...}})"
+        )
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A value with every ${VAR} replaced, and the secret texts that replaced them."""
+
+    value: Any
+    secrets: frozenset[str]
+    missing: tuple[str, ...]
+
+
+def resolve_variables(value: Any, environ: Mapping[str, str]) -> Resolved:
+    """Replace ${VAR} in every string of value (recursively) from environ."""
+    secrets: set[str] = set()
+    missing: list[str] = []
+
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in environ:
+            missing.append(name)
+            return ""
+        secret = environ[name]
+        if secret:
+            secrets.add(secret)
+        return secret
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return ENV_REFERENCE.sub(substitute, item) if "${" in item else item
+        if isinstance(item, Mapping):
+            return {key: walk(sub) for key, sub in item.items()}
+        if isinstance(item, list):
+            return [walk(sub) for sub in item]
+        return item
+
+    resolved = walk(value)
+    return Resolved(resolved, frozenset(secrets), tuple(dict.fromkeys(missing)))
+
+
+ENDPOINT_FIELDS = ("protocol", "url", "model", "headers", "max_concurrency", "timeout", "retries")
+
+
+def endpoint_config(
+    name: str, raw: Mapping[str, Any], project: Project, environ: Mapping[str, str]
+) -> EndpointConfig:
+    """Build a run-ready EndpointConfig from its mapping; MissingVariable for unset ${VAR}."""
+    resolved = resolve_variables(dict(raw), environ)
+    if resolved.missing:
+        raise MissingVariable(list(resolved.missing), f"endpoint '{name}'")
+    data = resolved.value
+    options = {key: value for key, value in data.items() if key not in ENDPOINT_FIELDS}
+    return EndpointConfig(
+        name=name,
+        protocol=str(data.get("protocol", "openai-chat")),
+        url=data.get("url"),
+        model=data.get("model"),
+        headers={str(k): str(v) for k, v in (data.get("headers") or {}).items()},
+        max_concurrency=int(data.get("max_concurrency", 8)),
+        timeout=float(data.get("timeout", DEFAULT_TIMEOUT)),
+        retries=int(data.get("retries", project.default("retries", DEFAULT_RETRIES))),
+        options=options,
+        secrets=resolved.secrets,
+    )
+
+
+def judge_config(
+    project: Project,
+    model: str | None = None,
+    base_url: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> JudgeConfig:
+    """The judge settings: project `judge:` block, overridden by --judge-model / --judge-base-url.
+
+    ${VAR} in the block (a base URL naming a workspace host, say) is resolved only when a judge is
+    configured; the API key itself is read later, when a judge check runs.
+    """
+    block = dict(project.data.get("judge") or {})
+    if not (model or block.get("model")):
+        return JudgeConfig()
+    resolved = resolve_variables(block, environ if environ is not None else {})
+    if resolved.missing and environ is not None:
+        raise MissingVariable(list(resolved.missing), "judge")
+    data = resolved.value
+    return JudgeConfig(
+        model=model or data.get("model"),
+        base_url=base_url or data.get("base_url"),
+        api_key_env=str(data.get("api_key_env", "OPENAI_API_KEY")),
+        max_concurrency=int(data.get("max_concurrency", 4)),
+        timeout=float(data.get("timeout", DEFAULT_TIMEOUT)),
+        retries=int(data.get("retries", DEFAULT_RETRIES)),
+    )
