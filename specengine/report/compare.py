@@ -1,0 +1,222 @@
+"""Comparing two runs case by case: what regressed, what got fixed, what moved.
+
+Case ids survive reordering and dataset growth, so a pull request's run can be diffed against the
+main branch's run locally, with no service. The answer a reviewer needs first is "did anything that
+used to pass stop passing?"; judge score drifts below the pass line come next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from specengine.report.facts import (
+    as_float,
+    case_line,
+    case_spec,
+    checks_of,
+    failure_headline,
+    format_rate,
+    pass_rate,
+    summary_of,
+)
+
+MIN_SCORE_DELTA = 0.05
+_BAD = ("failed", "error")
+
+
+@dataclass(frozen=True)
+class CaseChange:
+    """One case present in either run, with its status in each (None where it is absent)."""
+
+    id: str
+    spec: str
+    line: int | None
+    base_status: str | None
+    head_status: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class ScoreChange:
+    """A judge (or non-binary) score that moved by at least the threshold between the runs."""
+
+    case_id: str
+    check: str
+    spec: str
+    line: int | None
+    base: float
+    head: float
+
+    @property
+    def delta(self) -> float:
+        return self.head - self.base
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The case-by-case difference between a base run and a head run."""
+
+    base_run_id: str | None
+    head_run_id: str | None
+    matched: int
+    regressions: tuple[CaseChange, ...]
+    fixes: tuple[CaseChange, ...]
+    other_changes: tuple[CaseChange, ...]
+    new: tuple[CaseChange, ...]
+    removed: tuple[CaseChange, ...]
+    score_changes: tuple[ScoreChange, ...]
+    base_pass_rate: float | None
+    head_pass_rate: float | None
+
+    @property
+    def regressed(self) -> bool:
+        """True when a case that passed in the base run failed or errored in the head run."""
+        return bool(self.regressions)
+
+    def as_dict(self) -> dict:
+        """Plain JSON-ready data (for `compare --json`)."""
+        data = asdict(self)
+        data["regressed"] = self.regressed
+        for change, raw in zip(self.score_changes, data["score_changes"], strict=True):
+            raw["delta"] = round(change.delta, 6)
+        return data
+
+
+def _check_scores(case: dict) -> dict[tuple, tuple[str, int | None, float]]:
+    """Scores of a case's non-binary checks, keyed by (name, turn, occurrence)."""
+    out: dict[tuple, tuple[str, int | None, float]] = {}
+    seen: dict[tuple, int] = {}
+    for check in checks_of(case):
+        score = as_float(check.get("score"))
+        if score is None:
+            continue
+        if check.get("matcher") != "judge" and (check.get("matcher") is not None or score in (0.0, 1.0)):
+            continue
+        name = str(check.get("name") or check.get("matcher") or "check")
+        base_key = (name, check.get("turn"))
+        n = seen.get(base_key, 0)
+        seen[base_key] = n + 1
+        line = check.get("line")
+        out[(*base_key, n)] = (name, line if isinstance(line, int) else None, score)
+    return out
+
+
+def _change(
+    case: dict, base_status: str | None, head_status: str | None, reason_from: dict | None
+) -> CaseChange:
+    return CaseChange(
+        id=str(case["id"]),
+        spec=case_spec(case),
+        line=case_line(case),
+        base_status=base_status,
+        head_status=head_status,
+        reason=failure_headline(reason_from) if reason_from else "",
+    )
+
+
+def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA) -> Comparison:
+    """Match cases by id and classify every difference between `base` and `head`."""
+    base_cases = {c["id"]: c for c in base.get("cases", []) if isinstance(c, dict) and "id" in c}
+    head_cases = [c for c in head.get("cases", []) if isinstance(c, dict) and "id" in c]
+    head_ids = {c["id"] for c in head_cases}
+    regressions, fixes, other, new, scores = [], [], [], [], []
+    matched = 0
+    for case in head_cases:
+        old = base_cases.get(case["id"])
+        now = case.get("status")
+        if old is None:
+            new.append(_change(case, None, now, case if now != "passed" else None))
+            continue
+        matched += 1
+        was = old.get("status")
+        if was == "passed" and now in _BAD:
+            regressions.append(_change(case, was, now, case))
+        elif was in _BAD and now == "passed":
+            fixes.append(_change(case, was, now, old))
+        elif was != now:
+            other.append(_change(case, was, now, case if now != "passed" else None))
+        old_scores = _check_scores(old)
+        for key, (name, line, score) in _check_scores(case).items():
+            if key in old_scores:
+                before = old_scores[key][2]
+                if abs(score - before) >= min_score_delta - 1e-9:
+                    scores.append(
+                        ScoreChange(
+                            case_id=case["id"],
+                            check=name,
+                            spec=case_spec(case),
+                            line=line,
+                            base=before,
+                            head=score,
+                        )
+                    )
+    removed = [
+        _change(c, c.get("status"), None, None) for cid, c in base_cases.items() if cid not in head_ids
+    ]
+    scores.sort(key=lambda s: s.delta)
+    return Comparison(
+        base_run_id=base.get("run_id"),
+        head_run_id=head.get("run_id"),
+        matched=matched,
+        regressions=tuple(regressions),
+        fixes=tuple(fixes),
+        other_changes=tuple(other),
+        new=tuple(new),
+        removed=tuple(removed),
+        score_changes=tuple(scores),
+        base_pass_rate=pass_rate(summary_of(base)),
+        head_pass_rate=pass_rate(summary_of(head)),
+    )
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
+def headline(comparison: Comparison) -> str:
+    """One line: matched cases and the count of each kind of change."""
+    c = comparison
+    return (
+        f"{_plural(c.matched, 'case')} matched: {_plural(len(c.regressions), 'regression')}, "
+        f"{_plural(len(c.fixes), 'fix', 'fixes')}, {len(c.new)} new, {len(c.removed)} removed, "
+        f"{_plural(len(c.score_changes), 'judge score change')}"
+    )
+
+
+def render_text(comparison: Comparison, *, max_items: int = 50) -> str:
+    """The human summary `specengine compare` prints."""
+    c = comparison
+    lines = [f"base {c.base_run_id or '?'} -> head {c.head_run_id or '?'}: {headline(c)}"]
+    if c.base_pass_rate is not None or c.head_pass_rate is not None:
+        delta = ""
+        if c.base_pass_rate is not None and c.head_pass_rate is not None:
+            delta = f" ({(c.head_pass_rate - c.base_pass_rate) * 100:+.1f} points)"
+        lines.append(f"pass rate {format_rate(c.base_pass_rate)} -> {format_rate(c.head_pass_rate)}{delta}")
+
+    def section(title: str, items: tuple[CaseChange, ...], show_reason: bool) -> None:
+        if not items:
+            return
+        lines.append("")
+        lines.append(f"{title} ({len(items)}):")
+        for item in items[:max_items]:
+            where = f"{item.spec}:{item.line}" if item.line else item.spec
+            move = f"{item.base_status or '-'} -> {item.head_status or '-'}"
+            reason = f"  {item.reason}" if show_reason and item.reason else ""
+            lines.append(f"  {where}  {item.id}  {move}{reason}")
+        if len(items) > max_items:
+            lines.append(f"  … and {len(items) - max_items} more")
+
+    section("Regressions", c.regressions, True)
+    section("Fixes", c.fixes, False)
+    section("Other status changes", c.other_changes, True)
+    section("New cases", c.new, True)
+    section("Removed cases", c.removed, False)
+    if c.score_changes:
+        lines.append("")
+        lines.append(f"Judge score changes ({len(c.score_changes)}):")
+        for s in c.score_changes[:max_items]:
+            where = f"{s.spec}:{s.line}" if s.line else s.spec
+            lines.append(f"  {where}  {s.case_id}  {s.check}: {s.base:.2f} -> {s.head:.2f} ({s.delta:+.2f})")
+        if len(c.score_changes) > max_items:
+            lines.append(f"  … and {len(c.score_changes) - max_items} more")
+    return "\n".join(lines) + "\n"

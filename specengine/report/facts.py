@@ -1,0 +1,321 @@
+"""Facts every report derives from a results dict: which gates failed, where, why, and the counts.
+
+JUnit, annotations, Markdown, HTML and compare all say "this check at this line failed because…".
+Deriving that in one place keeps the outputs in agreement, and keeps each writer tolerant of the
+same gaps (a field missing from an older or hand-made results file never crashes a report).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_THRESHOLD_OPS = (("gte", ">="), ("gt", ">"), ("lte", "<="), ("lt", "<"))
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+
+
+def plain_text(text: object) -> str:
+    """Text with ANSI colour sequences removed and other control characters shown as U+FFFD.
+
+    Agent replies are copied into reports verbatim; a raw ESC or NUL byte would colour a CI log,
+    break an XML parser or hide text, so every writer passes untrusted text through this first.
+    Newlines and tabs are kept.
+    """
+    return _CONTROL.sub("\ufffd", _ANSI.sub("", str(text)))
+
+
+@dataclass(frozen=True)
+class FailedCheck:
+    """A gate check that failed (or errored) in at least one trial of a case."""
+
+    name: str
+    matcher: str | None
+    line: int | None
+    turn: int | None
+    status: str
+    reason: str
+    rationale: str | None
+    score: float | None
+    threshold: dict | None
+    failed_trials: int
+    n_trials: int
+
+    def summary(self) -> str:
+        """The reason in one line of plain words, with score and trial counts when they matter."""
+        parts = [self.reason.strip()] if self.reason and self.reason.strip() else []
+        if not parts:
+            if self.status == "error":
+                parts.append("the check could not run")
+            elif self.score is not None and self.threshold:
+                parts.append(f"score {format_score(self.score)}, needs {format_threshold(self.threshold)}")
+            else:
+                parts.append("failed")
+        if self.n_trials > 1:
+            parts.append(f"(failed in {self.failed_trials} of {self.n_trials} trials)")
+        return " ".join(parts)
+
+    def score_text(self) -> str:
+        """`score 0.40, needs >= 0.7` for judges and other graded checks; empty for pass/fail ones."""
+        if self.score is None or not self.threshold:
+            return ""
+        if self.matcher != "judge" and self.score in (0.0, 1.0):
+            return ""
+        return f"score {format_score(self.score)}, needs {format_threshold(self.threshold)}"
+
+
+def case_spec(case: dict) -> str:
+    """The spec file of a case, relative to the project folder (from the case id when absent)."""
+    spec = case.get("spec")
+    if isinstance(spec, str) and spec:
+        return spec
+    return str(case.get("id", "")).split("::", 1)[0]
+
+
+def case_suite(case: dict) -> str:
+    """The suite a case belongs to; the spec file when the results name none."""
+    suite = case.get("suite")
+    return suite if isinstance(suite, str) and suite else case_spec(case)
+
+
+def case_title(case: dict) -> str:
+    """The eval name plus its row id, the short name a person recognises."""
+    name = case.get("eval")
+    if not isinstance(name, str) or not name:
+        name = str(case.get("id", "")).split("::", 1)[-1]
+        return name
+    row = case.get("row")
+    if isinstance(row, dict):
+        row = row.get("id")
+    return f"{name}[{row}]" if row not in (None, "") and f"[{row}]" not in name else name
+
+
+def as_int(value: Any) -> int | None:
+    """A positive line number or turn, or None (booleans and junk are not line numbers)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value) if value >= 1 else None
+
+
+def case_line(case: dict) -> int | None:
+    """The 1-based line of the case's eval in its spec file, when known."""
+    return as_int(case.get("line"))
+
+
+def as_float(value: Any) -> float | None:
+    """A finite number, or None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def case_duration(case: dict) -> float:
+    """Seconds spent on a case: its own duration when recorded, else the sum of its trials' latency."""
+    own = as_float(case.get("duration_s"))
+    if own is not None:
+        return own
+    return sum(as_float(t.get("latency_s")) or 0.0 for t in trials_of(case))
+
+
+def trials_of(case: dict) -> list[dict]:
+    """The case's trials that are objects (tolerates a missing or malformed list)."""
+    trials = case.get("trials")
+    return [t for t in trials if isinstance(t, dict)] if isinstance(trials, list) else []
+
+
+def checks_of(holder: dict) -> list[dict]:
+    """The checks of a case or a trial that are objects."""
+    checks = holder.get("checks")
+    return [c for c in checks if isinstance(c, dict)] if isinstance(checks, list) else []
+
+
+def error_text(error: Any) -> str:
+    """`type: message` for an error object, or the text itself."""
+    if isinstance(error, dict):
+        etype, message = error.get("type"), error.get("message")
+        if etype and message:
+            return f"{etype}: {message}"
+        return str(message or etype or "error")
+    return "" if error is None else str(error)
+
+
+def case_error(case: dict) -> dict | None:
+    """The error of an errored case: its own, else the first trial error."""
+    own = case.get("error")
+    if isinstance(own, dict):
+        return own
+    if isinstance(own, str) and own:
+        return {"type": "error", "message": own}
+    for trial in trials_of(case):
+        err = trial.get("error")
+        if isinstance(err, dict):
+            return err
+        if isinstance(err, str) and err:
+            return {"type": "error", "message": err}
+    return None
+
+
+def skip_reason(case: dict) -> str:
+    """Why a case was skipped: `skip_reason`/`reason`, else its error, else its skipped checks' reasons."""
+    for key in ("skip_reason", "reason"):
+        value = case.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    err = case.get("error")
+    if err:
+        return error_text(err)
+    reasons: list[str] = []
+    for trial in trials_of(case) or [case]:
+        for check in checks_of(trial):
+            reason = check.get("reason")
+            if (
+                check.get("status") == "skipped"
+                and isinstance(reason, str)
+                and reason
+                and reason not in reasons
+            ):
+                reasons.append(reason)
+    return "; ".join(reasons) or "skipped"
+
+
+def is_gate(check: dict) -> bool:
+    """Soft checks are metrics; everything else (including a check with no `gate` field) is a gate."""
+    return check.get("gate", True) is not False
+
+
+def failed_gates(case: dict) -> list[FailedCheck]:
+    """Gate checks that failed or errored in any trial, once each, in check order.
+
+    A check is identified by (name, line, turn) so the same check across trials folds into one
+    entry that says in how many trials it failed; its reason comes from the first failing trial.
+    Without trials, the case-level aggregate checks are used.
+    """
+    trials = trials_of(case)
+    sources = [checks_of(t) for t in trials] if trials else [checks_of(case)]
+    n_trials = len(trials) if trials else (as_int(case.get("n_trials")) or 1)
+    order: list[tuple] = []
+    first: dict[tuple, dict] = {}
+    counts: dict[tuple, int] = {}
+    for checks in sources:
+        for check in checks:
+            if not is_gate(check) or check.get("status") not in ("failed", "error"):
+                continue
+            key = (check.get("name"), check.get("line"), check.get("turn"))
+            if key not in first:
+                order.append(key)
+                first[key] = check
+            counts[key] = counts.get(key, 0) + 1
+    result = []
+    for key in order:
+        c = first[key]
+        rationale = c.get("rationale")
+        threshold = c.get("threshold")
+        result.append(
+            FailedCheck(
+                name=str(c.get("name") or c.get("matcher") or "check"),
+                matcher=c.get("matcher") if isinstance(c.get("matcher"), str) else None,
+                line=as_int(c.get("line")),
+                turn=as_int(c.get("turn")),
+                status=str(c.get("status")),
+                reason=c.get("reason") if isinstance(c.get("reason"), str) else "",
+                rationale=rationale if isinstance(rationale, str) and rationale.strip() else None,
+                score=as_float(c.get("score")),
+                threshold=threshold if isinstance(threshold, dict) else None,
+                failed_trials=counts[key],
+                n_trials=n_trials,
+            )
+        )
+    return result
+
+
+def failure_headline(case: dict) -> str:
+    """One line saying why a case did not pass (empty for passed cases)."""
+    status = case.get("status")
+    if status == "error":
+        err = case_error(case)
+        return error_text(err) if err else "the case errored"
+    if status == "skipped":
+        return skip_reason(case)
+    if status != "failed":
+        return ""
+    failed = failed_gates(case)
+    if failed:
+        first = failed[0]
+        more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
+        return f"{first.name}: {first.summary()}{more}"
+    err = case_error(case)
+    if err:
+        return error_text(err)
+    passed, n = case.get("passed_trials"), case.get("n_trials")
+    return f"{passed} of {n} trials passed" if passed is not None and n else "failed"
+
+
+def format_score(score: float | None) -> str:
+    """Scores with two decimals; `–` when there is none."""
+    return "–" if score is None else f"{score:.2f}"
+
+
+def format_threshold(threshold: Any) -> str:
+    """`{"gte": 0.7}` -> `>= 0.7`; several bounds joined with `and`."""
+    if not isinstance(threshold, dict):
+        return ""
+    parts = [
+        f"{sym} {threshold[key]:g}" for key, sym in _THRESHOLD_OPS if as_float(threshold.get(key)) is not None
+    ]
+    return " and ".join(parts)
+
+
+def format_duration(seconds: float | None) -> str:
+    """Human duration: `0.41 s`, `12.3 s`, `2 m 05 s`, `1 h 02 m`."""
+    if seconds is None:
+        return "–"
+    if seconds < 10:
+        return f"{seconds:.2f} s"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes} m {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} m"
+
+
+def summarize(cases: list[dict]) -> dict[str, int]:
+    """Counts by status in the results' summary vocabulary (`errored` for status `error`)."""
+    counts = {"cases": 0, "passed": 0, "failed": 0, "errored": 0, "skipped": 0}
+    key = {"passed": "passed", "failed": "failed", "error": "errored", "skipped": "skipped"}
+    for case in cases:
+        counts["cases"] += 1
+        k = key.get(case.get("status"))
+        if k:
+            counts[k] += 1
+    return counts
+
+
+def summary_of(results: dict) -> dict[str, Any]:
+    """The results' summary, with counts recomputed from the cases so they always agree with them."""
+    given = results.get("summary") if isinstance(results.get("summary"), dict) else {}
+    summary = dict(given)
+    summary.update(summarize([c for c in results.get("cases", []) if isinstance(c, dict)]))
+    summary["gates_skipped"] = as_int(given.get("gates_skipped")) or 0
+    summary["duration_s"] = as_float(given.get("duration_s"))
+    return summary
+
+
+def pass_rate(summary: dict) -> float | None:
+    """passed / (passed + failed + errored), the rate `--min-pass-rate` gates on; None if nothing ran."""
+    ran = summary.get("passed", 0) + summary.get("failed", 0) + summary.get("errored", 0)
+    return summary.get("passed", 0) / ran if ran else None
+
+
+def format_rate(rate: float | None) -> str:
+    """`97.5%`, never rounding a failure up to 100%."""
+    if rate is None:
+        return "n/a"
+    pct = rate * 100
+    text = f"{pct:.1f}%"
+    if text == "100.0%" and rate < 1:
+        text = "99.9%"
+    return text

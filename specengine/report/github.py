@@ -1,0 +1,119 @@
+"""GitHub Actions workflow commands (`::error file=…,line=…::…`) that pin failures to spec lines.
+
+In a pull request these show the failed check right on the YAML line that declared it. The escaping
+follows @actions/core exactly: a stray `:` or `,` in a title, or a newline in a judge rationale,
+would otherwise cut the annotation short or split it into garbage lines.
+"""
+
+from __future__ import annotations
+
+from specengine.report.facts import (
+    case_error,
+    case_line,
+    case_spec,
+    error_text,
+    failed_gates,
+    plain_text,
+)
+
+MAX_MESSAGE = 4000
+
+
+def escape_data(text: object) -> str:
+    """Escape a message (the part after `::`): `%`, CR and LF."""
+    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: object) -> str:
+    """Escape a property value (file, title): as escape_data, plus `:` and `,`."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_command(
+    level: str,
+    message: str,
+    *,
+    file: str | None = None,
+    line: int | None = None,
+    col: int | None = None,
+    title: str | None = None,
+) -> str:
+    """One `::error`/`::warning`/`::notice` line with the given properties, all escaped."""
+    props = []
+    if file:
+        props.append(f"file={escape_property(file)}")
+        if line:
+            props.append(f"line={int(line)}")
+            if col:
+                props.append(f"col={int(col)}")
+    if title:
+        props.append(f"title={escape_property(plain_text(title))}")
+    head = f"::{level} {','.join(props)}" if props else f"::{level}"
+    if len(message) > MAX_MESSAGE:
+        message = message[:MAX_MESSAGE] + "…"
+    return f"{head}::{escape_data(plain_text(message))}"
+
+
+def diagnostic_annotation(
+    path: str, line: int | None, col: int | None, message: str, level: str = "error"
+) -> str:
+    """An annotation for a spec diagnostic (`validate --format github`)."""
+    return workflow_command(level, message, file=path, line=line, col=col, title="specengine validate")
+
+
+def _join(prefix: str, path: str) -> str:
+    if not prefix:
+        return path
+    return prefix.rstrip("/") + "/" + path.lstrip("/")
+
+
+def annotations(results: dict, *, path_prefix: str = "", limit: int | None = None) -> list[str]:
+    """Annotation lines for every failed gate check and every errored case, in case order.
+
+    `path_prefix` makes spec paths repo-relative when the project file is not at the repo root.
+    GitHub shows at most 10 error annotations per step; `limit` caps the list and ends it with a
+    notice that says how many more failures are in the report.
+    """
+    out: list[str] = []
+    for case in results.get("cases", []):
+        if not isinstance(case, dict) or case.get("status") not in ("failed", "error"):
+            continue
+        spec = _join(path_prefix, case_spec(case))
+        case_id = str(case.get("id", ""))
+        if case.get("status") == "error":
+            err = case_error(case)
+            out.append(
+                workflow_command(
+                    "error",
+                    error_text(err) if err else "the case errored",
+                    file=spec,
+                    line=case_line(case),
+                    title=f"{case_id}: error",
+                )
+            )
+            continue
+        failed = failed_gates(case)
+        for fc in failed:
+            message = fc.summary()
+            if fc.rationale:
+                message += "\nrationale: " + fc.rationale.strip()
+            out.append(
+                workflow_command(
+                    "error",
+                    message,
+                    file=spec,
+                    line=fc.line or case_line(case),
+                    title=f"{case_id}: {fc.name}",
+                )
+            )
+        if not failed:
+            passed, n = case.get("passed_trials"), case.get("n_trials")
+            detail = f"{passed} of {n} trials passed" if n else "the case failed"
+            out.append(workflow_command("error", detail, file=spec, line=case_line(case), title=case_id))
+    if limit is not None and len(out) > limit:
+        extra = len(out) - limit
+        out = out[:limit]
+        out.append(
+            workflow_command("notice", f"{extra} more failures are not annotated; see the full report")
+        )
+    return out

@@ -1,0 +1,190 @@
+"""JUnit XML for CI test reporters (GitHub, GitLab, Jenkins, Azure): one testsuite per suite.
+
+Every CI system understands this format, so a failed eval shows up where developers already look.
+Agent replies may hold ANSI colour codes or NUL bytes, which XML 1.0 cannot carry: ElementTree would
+write them raw and produce a file that no reporter can parse, so every text is cleaned first.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from specengine.report.facts import (
+    case_duration,
+    case_error,
+    case_line,
+    case_spec,
+    case_suite,
+    error_text,
+    failed_gates,
+    plain_text,
+    skip_reason,
+    summary_of,
+    trials_of,
+)
+
+MAX_SYSTEM_OUT = 20_000
+
+
+def clean(text: object) -> str:
+    """Text that XML 1.0 can hold: ANSI sequences dropped, other control characters shown as U+FFFD."""
+    return plain_text(text)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _failure_text(case: dict, spec: str) -> tuple[str, str, str]:
+    """(message, type, details) for a failed case."""
+    failed = failed_gates(case)
+    lines: list[str] = []
+    for fc in failed:
+        where = f"{spec}:{fc.line}" if fc.line else spec
+        turn = f" (turn {fc.turn})" if fc.turn else ""
+        lines.append(f"{where}: {fc.name}{turn}: {fc.summary()}")
+        if fc.score_text() and fc.score_text() not in fc.reason:
+            lines.append(f"  {fc.score_text()}")
+        if fc.rationale:
+            lines.append("  rationale: " + fc.rationale.strip().replace("\n", "\n    "))
+    for i, trial in enumerate(trials_of(case), 1):
+        if trial.get("error"):
+            lines.append(f"trial {i}: error: {error_text(trial.get('error'))}")
+    passed, n = case.get("passed_trials"), case.get("n_trials")
+    if isinstance(n, int) and n > 1:
+        lines.append(f"{passed} of {n} trials passed")
+    if failed:
+        first = failed[0]
+        where = f"{spec}:{first.line}" if first.line else spec
+        message = f"{first.name} ({where}): {first.summary()}"
+        if len(failed) > 1:
+            message = f"{len(failed)} checks failed; first: {message}"
+        kind = first.matcher or "failed"
+    else:
+        err = case_error(case)
+        message = error_text(err) if err else "the case failed"
+        kind = "failed"
+    return message, kind, "\n".join(lines)
+
+
+def _transcript_text(case: dict) -> str:
+    """The transcript of the first trial that did not pass, for the reporter's output pane."""
+    trials = trials_of(case)
+    chosen = next((t for t in trials if t.get("status") != "passed"), trials[0] if trials else None)
+    if not chosen or not isinstance(chosen.get("transcript"), list):
+        return ""
+    out: list[str] = []
+    for msg in chosen["transcript"]:
+        if not isinstance(msg, dict):
+            continue
+        content = msg.get("content")
+        out.append(f"[{msg.get('role', '?')}] {'' if content is None else content}")
+        for call in msg.get("tool_calls") or []:
+            if isinstance(call, dict):
+                out.append(f"  -> {call.get('name')}({_args(call.get('args'))})")
+    text = "\n".join(out)
+    if len(text) > MAX_SYSTEM_OUT:
+        text = (
+            text[:MAX_SYSTEM_OUT] + f"\n… ({len(text) - MAX_SYSTEM_OUT} more characters in the results file)"
+        )
+    return text
+
+
+def _args(args: object) -> str:
+    try:
+        return json.dumps(args, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return str(args)
+
+
+def build_junit(results: dict) -> ET.Element:
+    """The <testsuites> element for a results dict."""
+    summary = summary_of(results)
+    root = ET.Element(
+        "testsuites",
+        name="specengine",
+        tests=str(summary["cases"]),
+        failures=str(summary["failed"]),
+        errors=str(summary["errored"]),
+        skipped=str(summary["skipped"]),
+    )
+    cases = [c for c in results.get("cases", []) if isinstance(c, dict)]
+    total_time = summary.get("duration_s")
+    root.set("time", _seconds(total_time if total_time is not None else sum(map(case_duration, cases))))
+    started = results.get("started_at")
+    groups: dict[str, list[dict]] = {}
+    for case in cases:
+        groups.setdefault(case_suite(case), []).append(case)
+    for suite_name, members in groups.items():
+        counts = {s: sum(1 for c in members if c.get("status") == s) for s in ("failed", "error", "skipped")}
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=clean(suite_name),
+            tests=str(len(members)),
+            failures=str(counts["failed"]),
+            errors=str(counts["error"]),
+            skipped=str(counts["skipped"]),
+            time=_seconds(sum(map(case_duration, members))),
+        )
+        if isinstance(started, str) and started:
+            suite.set("timestamp", clean(started))
+        specs = {case_spec(c) for c in members}
+        if len(specs) == 1:
+            suite.set("file", clean(specs.pop()))
+        if results.get("run_id"):
+            props = ET.SubElement(suite, "properties")
+            ET.SubElement(props, "property", name="run_id", value=clean(results["run_id"]))
+        for case in members:
+            _add_case(suite, case, suite_name)
+    return root
+
+
+def _add_case(suite: ET.Element, case: dict, suite_name: str) -> None:
+    spec = case_spec(case)
+    tc = ET.SubElement(
+        suite,
+        "testcase",
+        classname=clean(suite_name),
+        name=clean(case.get("id", "")),
+        file=clean(spec),
+        time=_seconds(case_duration(case)),
+    )
+    line = case_line(case)
+    if line:
+        tc.set("line", str(line))
+    status = case.get("status")
+    if status == "failed":
+        message, kind, details = _failure_text(case, spec)
+        el = ET.SubElement(tc, "failure", message=clean(message), type=clean(kind))
+        el.text = clean(details)
+    elif status == "error":
+        err = case_error(case) or {}
+        message = str(err.get("message") or "the case errored")
+        el = ET.SubElement(tc, "error", message=clean(message), type=clean(err.get("type") or "error"))
+        _, _, details = _failure_text(case, spec)
+        el.text = clean(details or message)
+    elif status == "skipped":
+        ET.SubElement(tc, "skipped", message=clean(skip_reason(case)))
+    if status in ("failed", "error"):
+        transcript = _transcript_text(case)
+        if transcript:
+            ET.SubElement(tc, "system-out").text = clean(transcript)
+
+
+def render_junit(results: dict) -> str:
+    """JUnit XML text (with the XML declaration) for a results dict."""
+    root = build_junit(results)
+    ET.indent(root)
+    body = ET.tostring(root, encoding="unicode")
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + body + "\n"
+
+
+def write_junit(results: dict, path: str | Path) -> Path:
+    """Write JUnit XML to `path` (parent folders are created); return the path."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(render_junit(results), encoding="utf-8")
+    return p

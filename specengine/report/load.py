@@ -1,0 +1,87 @@
+"""Reading a results file (the final JSON that `specengine run` writes) for the report commands.
+
+Report, compare and merge never run anything: they start from this file. A user who points them at
+the wrong file (a spec, the JSONL log, a truncated download from CI) must get one plain sentence
+naming the file and what is wrong with it, never a traceback, so the commands can exit 2 cleanly.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+CASE_STATUSES = ("passed", "failed", "error", "skipped")
+
+
+class ResultsError(Exception):
+    """A results file that cannot be used; the message names the file and says what is wrong."""
+
+
+def load_results(path: str | Path) -> dict[str, Any]:
+    """Read and shape-check a results file; raise ResultsError with a plain message on any problem."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise ResultsError(
+            f"{p}: no such file (expected the results JSON written by `specengine run`)"
+        ) from None
+    except IsADirectoryError:
+        raise ResultsError(f"{p}: is a folder, not a results file") from None
+    except OSError as exc:
+        raise ResultsError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{p}: not UTF-8 text (byte {exc.start}); is this a results file?") from None
+    return parse_results(text, str(p))
+
+
+def parse_results(text: str, source: str = "<results>") -> dict[str, Any]:
+    """Parse results JSON text; `source` names it in messages."""
+    if not text.strip():
+        raise ResultsError(f"{source}: the file is empty (was the run interrupted before it finished?)")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = ""
+        if exc.msg == "Extra data" and text.lstrip().startswith("{"):
+            hint = (
+                "; this looks like the JSONL log (one case per line), not the final results JSON"
+                " (use the file given to --output)"
+            )
+        raise ResultsError(f"{source}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}{hint}") from None
+    check_results(data, source)
+    return data
+
+
+def check_results(data: Any, source: str = "<results>") -> dict[str, Any]:
+    """Check the parts of the results format the reports rely on; return the data unchanged."""
+    if not isinstance(data, dict):
+        raise ResultsError(f"{source}: not a specengine results file (expected a JSON object at the top)")
+    cases = data.get("cases")
+    if not isinstance(cases, list):
+        raise ResultsError(f'{source}: not a specengine results file (no "cases" list)')
+    seen: set[str] = set()
+    for i, case in enumerate(cases):
+        where = f"{source}: cases[{i}]"
+        if not isinstance(case, dict):
+            raise ResultsError(f"{where}: expected an object")
+        case_id = case.get("id")
+        if not isinstance(case_id, str) or not case_id:
+            raise ResultsError(f'{where}: missing "id"')
+        status = case.get("status")
+        if status not in CASE_STATUSES:
+            allowed = ", ".join(CASE_STATUSES)
+            raise ResultsError(f'{where} ({case_id}): "status" is {status!r}; expected one of {allowed}')
+        if case_id in seen:
+            raise ResultsError(f"{where}: case id {case_id!r} appears twice")
+        seen.add(case_id)
+        for key in ("trials", "checks"):
+            if key in case and case[key] is not None and not isinstance(case[key], list):
+                raise ResultsError(f'{where} ({case_id}): "{key}" must be a list')
+    summary = data.get("summary")
+    if summary is not None and not isinstance(summary, dict):
+        raise ResultsError(f'{source}: "summary" must be an object')
+    return data

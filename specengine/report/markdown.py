@@ -1,0 +1,214 @@
+"""A Markdown summary for pull-request comments and `$GITHUB_STEP_SUMMARY`.
+
+A reviewer reads it in ten seconds: did the run pass, what failed where and why, and (given a
+baseline) what regressed. It stays compact on 10,000-case runs: tables are capped with "and N more",
+and reasons are cut short. Cell text comes from agent replies, so it is escaped: a `|` must not
+break the table, HTML must not render, and an `@name` must not ping anyone.
+"""
+
+from __future__ import annotations
+
+import re
+
+from specengine.report.compare import Comparison, headline
+from specengine.report.facts import (
+    case_error,
+    case_line,
+    case_spec,
+    case_title,
+    error_text,
+    failed_gates,
+    format_duration,
+    format_rate,
+    pass_rate,
+    plain_text,
+    skip_reason,
+    summary_of,
+)
+
+MAX_ROWS = 50
+MAX_CELL = 200
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#!])")
+_STATUS_ICON = {"passed": "✅", "failed": "❌", "error": "💥", "skipped": "⏭️"}
+
+
+def escape_cell(text: object, limit: int | None = MAX_CELL) -> str:
+    """Text safe inside a GitHub table cell: one line, no markup, no mentions, at most `limit` chars."""
+    s = " ".join(plain_text(text).split())  # newlines, tabs and runs of spaces become one space
+    if limit is not None and len(s) > limit:
+        s = s[: limit - 1].rstrip() + "…"
+    s = _MD_SPECIAL.sub(r"\\\1", s)
+    return s.replace("@", "@\u200b")
+
+
+def code(text: object) -> str:
+    """An inline code span that survives backticks and pipes inside a table cell."""
+    s = " ".join(plain_text(text).split()).replace("|", "\\|")
+    fence = "`"
+    while fence in s:
+        fence += "`"
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def _where(spec: str, line: int | None, source_url: str | None) -> str:
+    label = f"{spec}:{line}" if line else spec
+    if source_url:
+        anchor = f"#L{line}" if line else ""
+        url = source_url.rstrip("/") + "/" + spec.lstrip("/") + anchor
+        return f"[{code(label)}]({url.replace(' ', '%20').replace(')', '%29')})"
+    return code(label)
+
+
+def _failure_rows(results: dict, source_url: str | None) -> list[str]:
+    rows: list[str] = []
+    for case in results.get("cases", []):
+        if not isinstance(case, dict) or case.get("status") not in ("failed", "error"):
+            continue
+        spec = case_spec(case)
+        title = escape_cell(case_title(case), 120)
+        if case.get("status") == "error":
+            err = case_error(case)
+            reason = error_text(err) if err else "the case errored"
+            where = _where(spec, case_line(case), source_url)
+            rows.append(f"| 💥 {title} | error | {where} | {escape_cell(reason)} |")
+            continue
+        failed = failed_gates(case)
+        if not failed:
+            passed, n = case.get("passed_trials"), case.get("n_trials")
+            detail = f"{passed} of {n} trials passed" if n else "failed"
+            rows.append(
+                f"| ❌ {title} | – | {_where(spec, case_line(case), source_url)} | {escape_cell(detail)} |"
+            )
+        for fc in failed:
+            reason = fc.summary()
+            if fc.rationale:
+                reason += f" — {fc.rationale.strip()}"
+            where = _where(spec, fc.line or case_line(case), source_url)
+            rows.append(f"| ❌ {title} | {escape_cell(fc.name, 80)} | {where} | {escape_cell(reason)} |")
+    return rows
+
+
+def _table(header: str, rows: list[str], max_rows: int, noun: str) -> list[str]:
+    out = [header, "| " + " | ".join("---" for _ in header.strip("|").split("|")) + " |"]
+    out.extend(rows[:max_rows])
+    if len(rows) > max_rows:
+        out.append("")
+        out.append(f"_… and {len(rows) - max_rows} more {noun}; see the full report._")
+    return out
+
+
+def render_markdown(
+    results: dict,
+    comparison: Comparison | None = None,
+    *,
+    max_rows: int = MAX_ROWS,
+    title: str = "specengine",
+    source_url: str | None = None,
+) -> str:
+    """The pull-request summary for a results dict, with regressions and fixes when `comparison` is given.
+
+    `source_url` (e.g. `https://github.com/org/repo/blob/<sha>`) turns `file:line` cells into links.
+    """
+    summary = summary_of(results)
+    rate = pass_rate(summary)
+    bad = summary["failed"] + summary["errored"]
+    icon = "✅" if bad == 0 else "❌"
+    ran = summary["passed"] + bad
+    head = f"{summary['passed']} of {ran} cases passed ({format_rate(rate)})"
+    lines = [f"## {icon} {escape_cell(title, 80)}: {head}", ""]
+    facts = [
+        f"**{summary['passed']}** passed",
+        f"**{summary['failed']}** failed",
+        f"**{summary['errored']}** errored",
+        f"{summary['skipped']} skipped",
+    ]
+    if summary.get("duration_s") is not None:
+        facts.append(format_duration(summary["duration_s"]))
+    if results.get("run_id"):
+        facts.append(f"run {code(results['run_id'])}")
+    lines.append(" · ".join(facts))
+    if summary.get("gates_skipped"):
+        n = summary["gates_skipped"]
+        lines += [
+            "",
+            f"> ⚠️ {n} gate{'s' if n != 1 else ''} skipped: those checks did not run, so they prove nothing.",
+        ]
+
+    if comparison is not None:
+        lines += ["", *_comparison_section(comparison, max_rows, source_url)]
+
+    rows = _failure_rows(results, source_url)
+    if rows:
+        lines += ["", f"### Failures ({bad} case{'s' if bad != 1 else ''})", ""]
+        lines += _table("| Case | Check | Where | Reason |", rows, max_rows, "failed checks")
+
+    skipped = [c for c in results.get("cases", []) if isinstance(c, dict) and c.get("status") == "skipped"]
+    if skipped:
+        reasons: dict[str, int] = {}
+        for case in skipped:
+            reason = skip_reason(case)
+            reasons[reason] = reasons.get(reason, 0) + 1
+        lines += ["", f"<details><summary>{len(skipped)} skipped</summary>", ""]
+        for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1])[:max_rows]:
+            lines.append(f"- {count} × {escape_cell(reason)}")
+        lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def _status(status: str | None) -> str:
+    return f"{_STATUS_ICON[status]} {status}" if status in _STATUS_ICON else "–"
+
+
+def _change_rows(items: tuple, source_url: str | None, with_reason: bool) -> list[str]:
+    rows = []
+    for item in items:
+        move = f"{_status(item.base_status)} → {_status(item.head_status)}"
+        cells = [escape_cell(item.id, 160), move, _where(item.spec, item.line, source_url)]
+        if with_reason:
+            cells.append(escape_cell(item.reason))
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
+
+
+def _comparison_section(c: Comparison, max_rows: int, source_url: str | None) -> list[str]:
+    base = code(c.base_run_id) if c.base_run_id else "the baseline"
+    lines = [f"### Compared with {base}", "", escape_cell(headline(c), None)]
+    if c.base_pass_rate is not None and c.head_pass_rate is not None:
+        delta = (c.head_pass_rate - c.base_pass_rate) * 100
+        rates = f"{format_rate(c.base_pass_rate)} → {format_rate(c.head_pass_rate)}"
+        lines[-1] += f" · pass rate {rates} ({delta:+.1f} pts)"
+    if c.regressions:
+        lines += ["", f"#### 🔻 Regressions ({len(c.regressions)})", ""]
+        lines += _table(
+            "| Case | Status | Where | Reason |",
+            _change_rows(c.regressions, source_url, True),
+            max_rows,
+            "regressions",
+        )
+    if c.fixes:
+        lines += ["", f"#### 🔺 Fixes ({len(c.fixes)})", ""]
+        lines += _table(
+            "| Case | Status | Where |", _change_rows(c.fixes, source_url, False), max_rows, "fixes"
+        )
+    if c.score_changes:
+        lines += ["", f"<details><summary>Judge score changes ({len(c.score_changes)})</summary>", ""]
+        rows = [
+            f"| {escape_cell(s.case_id, 160)} | {escape_cell(s.check, 80)} "
+            f"| {s.base:.2f} | {s.head:.2f} | {s.delta:+.2f} |"
+            for s in c.score_changes
+        ]
+        lines += _table("| Case | Check | Base | Head | Δ |", rows, max_rows, "score changes")
+        lines += ["", "</details>"]
+    for label, items in (
+        ("New cases", c.new),
+        ("Removed cases", c.removed),
+        ("Other status changes", c.other_changes),
+    ):
+        if items:
+            lines += ["", f"<details><summary>{label} ({len(items)})</summary>", ""]
+            lines += _table(
+                "| Case | Status | Where |", _change_rows(items, source_url, False), max_rows, label.lower()
+            )
+            lines += ["", "</details>"]
+    return lines
