@@ -1,0 +1,621 @@
+"""The deterministic matchers: every matcher passing and failing, the words of its reasons, and the
+deep-contain rules that `called_tool_with` relies on."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from specengine.endpoints.base import ToolCall, Turn
+from specengine.matchers import (
+    MATCHERS,
+    TEXT_MATCHERS,
+    MatchInput,
+    MatchResult,
+    deep_contains,
+    default_name,
+    match,
+    scalars_equal,
+)
+
+
+def data(reply: str = "", *turns: Turn, calls: tuple[ToolCall, ...] = (), **turn_fields) -> MatchInput:
+    """A MatchInput for one turn; extra turns widen the scope (scope: conversation)."""
+    turn = Turn(reply=reply, tool_calls=calls, **turn_fields)
+    return MatchInput(text=reply, turn=turn, turns=(*turns, turn))
+
+
+def run(matcher: str, argument, reply: str = "", **kwargs) -> MatchResult:
+    return match(matcher, argument, data(reply, **kwargs))
+
+
+WEATHER = ToolCall("get_weather", {"city": "paris", "units": "metric"})
+BOOKING = ToolCall("book_table", {"people": 2})
+
+
+# ---------------------------------------------------------------------------------------------------
+# Registry
+
+
+def test_registry_names_every_matcher_of_the_spec():
+    assert set(MATCHERS) == {
+        "succeeded",
+        "includes",
+        "includes_any",
+        "not_includes",
+        "equals",
+        "matches",
+        "starts_with",
+        "is_json",
+        "called_tool",
+        "not_called_tool",
+        "called_tool_with",
+        "tool_calls_in_order",
+        "latency_below",
+    }
+    assert {
+        "includes",
+        "includes_any",
+        "not_includes",
+        "equals",
+        "matches",
+        "starts_with",
+        "is_json",
+    } == TEXT_MATCHERS
+    assert set(MATCHERS) >= TEXT_MATCHERS
+
+
+def test_unknown_matcher_is_an_error_result_not_an_exception():
+    result = run("smells_nice", None, "x")
+    assert result.score == 0.0
+    assert result.error
+    assert "unknown matcher 'smells_nice'" in result.reason
+
+
+def test_a_matcher_fault_becomes_an_error_result():
+    broken = MatchInput(text=None, turn=Turn(reply=""), turns=())  # type: ignore[arg-type]
+    result = match("includes", "x", broken)
+    assert result.score == 0.0
+    assert result.error
+    assert result.reason.startswith("includes could not run: TypeError")
+
+
+def test_module_import_stays_light():
+    heavy = ("jsonschema", "jinja2", "httpx", "deepdiff")
+    code = f"import sys, specengine.matchers; print([m for m in {heavy!r} if m in sys.modules])"
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root, env=env
+    )
+    assert out.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------------------------------------------
+# succeeded
+
+
+def test_succeeded_passes_without_error():
+    result = run("succeeded", None, "hello")
+    assert result.score == 1.0
+    assert result.passed
+
+
+def test_succeeded_fails_with_the_error_as_reason():
+    result = run("succeeded", None, "", error="response.failed: rate limited")
+    assert result.score == 0.0
+    assert result.reason == "the endpoint reported an error: response.failed: rate limited"
+    assert result.got == "response.failed: rate limited"
+
+
+# ---------------------------------------------------------------------------------------------------
+# includes / includes_any / not_includes
+
+
+def test_includes_one_text():
+    assert run("includes", "Sunny", "It is Sunny today").score == 1.0
+    result = run("includes", "Sunny", "It is raining")
+    assert result.score == 0.0
+    assert result.reason == 'the reply does not include "Sunny"'
+    assert result.expected == '"Sunny"'
+    assert result.got == "It is raining"
+
+
+def test_includes_is_case_sensitive_and_says_so():
+    result = run("includes", "Sunny", "it is sunny")
+    assert result.score == 0.0
+    assert "different upper/lower case" in result.reason
+
+
+def test_includes_list_names_only_the_missing_texts():
+    assert run("includes", ["Paris", "Sunny"], "Paris is Sunny").score == 1.0
+    result = run("includes", ["Paris", "Sunny", "warm"], "Paris is cloudy")
+    assert result.score == 0.0
+    assert result.reason == 'the reply does not include "Sunny", "warm" (2 of 3 texts missing)'
+
+
+def test_includes_numbers_as_text():
+    assert run("includes", 21, "It is 21 degrees").score == 1.0
+
+
+def test_includes_reports_the_value_subject_and_truncates_got():
+    long = "x" * 500
+    result = match("includes", "y", MatchInput(text=long, turn=Turn(reply=""), turns=(), subject="the value"))
+    assert result.reason == 'the value does not include "y"'
+    assert result.got is not None and len(result.got) == 200 and result.got.endswith("…")
+
+
+def test_includes_passing_reason_says_what_matched():
+    assert run("includes", "Sunny", "Sunny").reason == 'the reply includes "Sunny"'
+
+
+def test_includes_any():
+    result = run("includes_any", ["rain", "Sunny"], "Sunny day")
+    assert result.score == 1.0
+    assert result.reason == 'the reply includes "Sunny"'
+    result = run("includes_any", ["rain", "snow"], "Sunny day")
+    assert result.score == 0.0
+    assert result.reason == 'the reply includes none of "rain", "snow"'
+    assert result.expected == 'any of "rain", "snow"'
+
+
+def test_not_includes_names_the_texts_found():
+    assert run("not_includes", ["sorry", "error"], "All good").score == 1.0
+    result = run("not_includes", ["sorry", "error", "oops"], "sorry, an error")
+    assert result.score == 0.0
+    assert result.reason == 'the reply includes "sorry", "error"'
+    assert run("not_includes", "sorry", "Sorry").score == 1.0  # case-sensitive
+
+
+# ---------------------------------------------------------------------------------------------------
+# equals / starts_with / matches
+
+
+def test_equals_ignores_surrounding_whitespace():
+    assert run("equals", "Paris", "  Paris\n").score == 1.0
+    assert run("equals", " Paris ", "Paris").score == 1.0
+
+
+def test_equals_failure_hints():
+    result = run("equals", "Paris", "Paris, France")
+    assert result.score == 0.0
+    assert result.reason == 'the reply is not equal to "Paris"'
+    assert result.expected == '"Paris"'
+    assert result.got == '"Paris, France"'
+    assert "only in upper/lower case" in run("equals", "Paris", "paris").reason
+    assert "only in spaces or line breaks" in run("equals", "a b", "a\n b").reason
+    assert "the reply is empty" in run("equals", "Paris", "   ").reason
+
+
+def test_starts_with():
+    assert run("starts_with", "Hello", "Hello there").score == 1.0
+    assert run("starts_with", "Hello", "\n  Hello there").score == 1.0  # leading whitespace ignored
+    assert run("starts_with", " Hello", "Hello").score == 0.0  # unless the text asks for it
+    result = run("starts_with", "Hello", "Well, Hello")
+    assert result.score == 0.0
+    assert result.reason == 'the reply does not start with "Hello"; the text appears later in it'
+    assert "different upper/lower case" in run("starts_with", "Hello", "hello").reason
+
+
+def test_matches_searches_anywhere():
+    result = run("matches", "Sun+y", "It is Sunnny")
+    assert result.score == 1.0
+    assert result.reason == 'the reply matches /Sun+y/ at "Sunnny"'
+    result = run("matches", r"^\d+ degrees$", "warm")
+    assert result.score == 0.0
+    assert result.reason == r"the reply does not match /^\d+ degrees$/"
+
+
+def test_matches_invalid_pattern_is_an_error():
+    result = run("matches", "Sun(ny", "Sunny")
+    assert result.score == 0.0
+    assert result.error
+    assert result.reason.startswith("invalid regular expression /Sun(ny/: missing )")
+
+
+# ---------------------------------------------------------------------------------------------------
+# is_json
+
+
+def test_is_json_parses():
+    assert run("is_json", None, ' {"a": 1} ').score == 1.0
+    assert run("is_json", True, "[1, 2]").score == 1.0
+    result = run("is_json", None, "{'a': 1}")
+    assert result.score == 0.0
+    assert result.reason.startswith("the reply is not valid JSON: Expecting property name")
+    assert "line 1 column 2" in result.reason
+
+
+def test_is_json_explains_code_fences_and_empty_replies():
+    assert "wrapped in a ``` code block" in run("is_json", None, '```json\n{"a": 1}\n```').reason
+    assert run("is_json", None, "").reason == "the reply is empty, so it is not JSON"
+
+
+SCHEMA = {
+    "type": "object",
+    "required": ["temp", "city"],
+    "properties": {"temp": {"type": "number"}, "city": {"type": "string"}},
+}
+
+
+def test_is_json_with_schema():
+    assert run("is_json", SCHEMA, '{"temp": 21.5, "city": "Paris"}').score == 1.0
+    result = run("is_json", SCHEMA, '{"temp": "x", "city": "Paris"}')
+    assert result.score == 0.0
+    assert result.reason == "the reply does not match the JSON Schema: $.temp: 'x' is not of type 'number'"
+    result = run("is_json", SCHEMA, '{"temp": 1}')
+    assert "$: 'city' is a required property" in result.reason
+
+
+def test_is_json_lists_at_most_three_schema_errors():
+    schema = {"type": "array", "items": {"type": "integer"}}
+    result = run("is_json", schema, '["a", "b", "c", "d", "e"]')
+    assert "$[0]: 'a' is not of type 'integer'" in result.reason
+    assert "$[3]" not in result.reason
+    assert result.reason.endswith("and 2 more")
+
+
+def test_is_json_invalid_schema_is_an_error():
+    result = run("is_json", {"type": "nonsense"}, "{}")
+    assert result.error
+    assert result.reason.startswith("the JSON Schema is not valid")
+
+
+def test_is_json_rejects_an_odd_argument():
+    result = run("is_json", "yes please", "{}")
+    assert result.error
+    assert "is_json takes no argument or a JSON Schema" in result.reason
+
+
+# ---------------------------------------------------------------------------------------------------
+# called_tool / not_called_tool
+
+
+def test_called_tool():
+    result = run("called_tool", "get_weather", calls=(WEATHER, WEATHER))
+    assert result.score == 1.0
+    assert result.reason == "get_weather was called 2 times"
+    result = run("called_tool", "get_weather", calls=(BOOKING,))
+    assert result.score == 0.0
+    assert result.reason == 'get_weather was not called; calls made: book_table({"people": 2})'
+    assert run("called_tool", "get_weather").reason == "get_weather was not called; no tools were called"
+
+
+def test_called_tool_with_conversation_scope_sees_earlier_turns():
+    earlier = Turn(reply="", tool_calls=(WEATHER,))
+    assert match("called_tool", "get_weather", data("", earlier)).score == 1.0
+    assert match("called_tool", "get_weather", data("")).score == 0.0
+
+
+def test_not_called_tool_lists_the_calls_with_count():
+    assert run("not_called_tool", "delete_account", calls=(WEATHER,)).score == 1.0
+    result = run("not_called_tool", "get_weather", calls=(WEATHER, BOOKING, ToolCall("get_weather")))
+    assert result.score == 0.0
+    assert result.reason == (
+        'get_weather was called 2 times: get_weather({"city": "paris", "units": "metric"}), get_weather()'
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# called_tool_with
+
+
+def test_called_tool_with_passes_on_a_subset():
+    argument = {"name": "get_weather", "args": {"city": "paris"}}
+    result = run("called_tool_with", argument, calls=(BOOKING, WEATHER))
+    assert result.score == 1.0
+    assert result.reason == 'get_weather was called with {"city": "paris", "units": "metric"}'
+
+
+def test_called_tool_with_without_args_needs_only_the_call():
+    assert run("called_tool_with", {"name": "book_table"}, calls=(BOOKING,)).score == 1.0
+
+
+def test_called_tool_with_says_where_it_differs_and_lists_calls():
+    argument = {"name": "get_weather", "args": {"city": "Paris"}}
+    result = run("called_tool_with", argument, calls=(WEATHER, BOOKING))
+    assert result.score == 0.0
+    assert result.reason == (
+        'args.city: expected "Paris", got "paris"\n'
+        'calls made: get_weather({"city": "paris", "units": "metric"}), book_table({"people": 2})'
+    )
+    assert result.expected == 'get_weather({"city": "Paris"})'
+
+
+def test_called_tool_with_numbers_each_call_of_the_tool():
+    argument = {"name": "get_weather", "args": {"city": "Paris"}}
+    calls = (WEATHER, ToolCall("get_weather", {"town": "Paris"}))
+    result = run("called_tool_with", argument, calls=calls)
+    lines = result.reason.splitlines()
+    assert lines[0] == 'call 1 of 2: args.city: expected "Paris", got "paris"'
+    assert lines[1] == "call 2 of 2: args.city: missing (present: town)"
+    assert lines[2].startswith("calls made: get_weather(")
+
+
+def test_called_tool_with_when_the_tool_was_never_called():
+    argument = {"name": "get_weather", "args": {"city": "Paris"}}
+    result = run("called_tool_with", argument, calls=(BOOKING,))
+    assert result.reason == 'get_weather was not called; calls made: book_table({"people": 2})'
+    assert run("called_tool_with", argument).reason == "get_weather was not called; no tools were called"
+
+
+def test_called_tool_with_includes_the_invalid_json_note():
+    note = "arguments were not valid JSON (Expecting value): '{city: Paris'"
+    result = run(
+        "called_tool_with",
+        {"name": "get_weather", "args": {"city": "Paris"}},
+        calls=(ToolCall("get_weather", {}, note=note),),
+    )
+    assert result.score == 0.0
+    assert "args.city: missing (present: none)" in result.reason
+    assert note in result.reason
+
+
+def test_called_tool_with_text_from_a_csv_matches_a_number():
+    argument = {"name": "book_table", "args": {"people": "2"}}
+    assert run("called_tool_with", argument, calls=(BOOKING,)).score == 1.0
+
+
+def test_called_tool_with_bad_argument_is_an_error():
+    assert run("called_tool_with", "get_weather").error
+
+
+# ---------------------------------------------------------------------------------------------------
+# tool_calls_in_order / latency_below
+
+
+def test_tool_calls_in_order_is_a_subsequence():
+    calls = (ToolCall("search"), ToolCall("get_weather"), ToolCall("log"), ToolCall("book_table"))
+    assert run("tool_calls_in_order", ["get_weather", "book_table"], calls=calls).score == 1.0
+    assert run("tool_calls_in_order", ["search", "search"], calls=calls).score == 0.0
+
+
+def test_tool_calls_in_order_shows_the_actual_order():
+    calls = (ToolCall("book_table"), ToolCall("get_weather"))
+    result = run("tool_calls_in_order", ["get_weather", "book_table"], calls=calls)
+    assert result.score == 0.0
+    assert result.reason == (
+        "book_table was not called after get_weather; the actual order was: book_table → get_weather"
+    )
+    result = run("tool_calls_in_order", ["get_weather", "pay"], calls=calls)
+    assert result.reason.startswith("pay was not called;")
+    assert run("tool_calls_in_order", ["a"]).got == "no tool calls"
+
+
+def test_latency_below():
+    assert run("latency_below", 2, latency_s=1.5).score == 1.0
+    result = run("latency_below", "2", latency_s=2.5)
+    assert result.score == 0.0
+    assert result.reason == "the turn took 2.50 s, the limit is 2 s"
+    assert run("latency_below", 2, latency_s=2.0).score == 0.0  # strictly less
+
+
+def test_latency_below_sums_the_conversation():
+    earlier = Turn(reply="", latency_s=1.5)
+    result = match("latency_below", 2, data("", earlier, latency_s=1.0))
+    assert result.score == 0.0
+    assert result.reason == "the 2 turns took 2.50 s, the limit is 2 s"
+
+
+def test_latency_below_needs_a_number():
+    assert run("latency_below", "soon").error
+
+
+# ---------------------------------------------------------------------------------------------------
+# default_name
+
+
+@pytest.mark.parametrize(
+    ("matcher", "argument", "name"),
+    [
+        ("succeeded", None, "succeeded"),
+        ("includes", "Sunny", 'includes "Sunny"'),
+        ("includes", ["Sunny", "Paris"], 'includes "Sunny", "Paris"'),
+        ("matches", "Sun+y", "matches /Sun+y/"),
+        ("called_tool", "get_weather", "called_tool get_weather"),
+        (
+            "called_tool_with",
+            {"name": "get_weather", "args": {"city": "Paris"}},
+            'called_tool_with get_weather {"city": "Paris"}',
+        ),
+        ("called_tool_with", {"name": "get_weather"}, "called_tool_with get_weather"),
+        ("tool_calls_in_order", ["a", "b"], "tool_calls_in_order a → b"),
+        ("judge", "closed_qa", "judge closed_qa"),
+        ("latency_below", 2.5, "latency_below 2.5"),
+        ("is_json", None, "is_json"),
+        ("is_json", {"type": "object"}, "is_json (schema)"),
+        ("equals", "{{ expected.city }}", 'equals "{{ expected.city }}"'),
+    ],
+)
+def test_default_name(matcher, argument, name):
+    assert default_name(matcher, argument) == name
+
+
+def test_default_name_is_short_and_single_line():
+    name = default_name("includes", "a very long text\nthat goes on " * 10)
+    assert len(name) == 60
+    assert name.endswith("…")
+    assert "\n" not in name
+
+
+# ---------------------------------------------------------------------------------------------------
+# deep_contains
+
+
+ACTUAL = {
+    "city": "Oslo",
+    "units": "metric",
+    "days": 3,
+    "filters": {"wind": True, "rain": {"min": 1.0, "max": 5}, "extra": "x"},
+    "stops": [{"id": 1, "note": "x"}, {"id": 2}],
+}
+
+
+@pytest.mark.parametrize(
+    ("expected", "problems"),
+    [
+        ({"city": "Oslo"}, []),
+        ({}, []),
+        ({"city": "Oslo", "filters": {"rain": {"min": 1}}, "stops": [{"id": 1}, {"id": 2}]}, []),
+        ({"city": "oslo"}, ['args.city: expected "oslo", got "Oslo"']),
+        ({"days": True}, ["args.days: expected true, got 3"]),
+        ({"filters": {"rain": {"max": 6}}}, ["args.filters.rain.max: expected 6, got 5"]),
+        ({"filters": {"snow": 1}}, ["args.filters.snow: missing (present: extra, rain, wind)"]),
+        ({"stops": [{"id": 1}]}, ["args.stops: expected 1 item, got 2"]),
+        ({"stops": [{"id": 1}, {"id": 2}, {"id": 3}]}, ["args.stops: expected 3 items, got 2"]),
+        ({"stops": [{"id": 1}, {"id": 3}]}, ["args.stops[1].id: expected 3, got 2"]),
+        ({"city": {"name": "Oslo"}}, ['args.city: expected an object, got "Oslo"']),
+        (
+            {"filters": ["wind"]},
+            [
+                "args.filters: expected a list, got an object "
+                '{"wind": true, "rain": {"min": 1.0, "max": 5}, "extra": "x"}'
+            ],
+        ),
+        (
+            {"units": "metric", "days": 4, "nope": 1},
+            [
+                "args.days: expected 4, got 3",
+                "args.nope: missing (present: city, days, filters, stops, units)",
+            ],
+        ),
+        # text spelling a number or boolean (values from CSV rows)
+        ({"days": "3"}, []),
+        ({"days": "3.0"}, []),
+        ({"days": " 3 "}, []),
+        ({"days": "03"}, []),
+        ({"days": "3.5"}, ['args.days: expected "3.5", got 3']),
+        ({"days": "three"}, ['args.days: expected "three", got 3']),
+        ({"filters": {"wind": "true"}}, []),
+        ({"filters": {"wind": "TRUE"}}, []),
+        ({"filters": {"wind": "false"}}, ['args.filters.wind: expected "false", got true']),
+        ({"filters": {"wind": "yes"}}, ['args.filters.wind: expected "yes", got true']),
+        # booleans never equal numbers; ints equal floats
+        ({"filters": {"wind": 1}}, ["args.filters.wind: expected 1, got true"]),
+        ({"filters": {"rain": {"min": 1}}}, []),
+        ({"filters": {"rain": {"min": True}}}, ["args.filters.rain.min: expected true, got 1.0"]),
+        # None only equals None
+        ({"city": None}, ['args.city: expected null, got "Oslo"']),
+    ],
+)
+def test_deep_contains_table(expected, problems):
+    assert deep_contains(expected, ACTUAL) == problems
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "equal"),
+    [
+        ("4", 4, True),
+        (4, "4", True),  # the reverse direction: the agent sent text
+        ("4.0", 4, True),
+        ("4e0", 4, True),
+        ("-2.5", -2.5, True),
+        ("0.1", 0.1, True),
+        ("12345678901234567891", 12345678901234567891, True),
+        ("12345678901234567891", 12345678901234567890, False),
+        ("nan", float("nan"), False),
+        ("inf", float("inf"), False),
+        ("1_000", 1000, False),
+        ("0x10", 16, False),
+        ("", 0, False),
+        ("true", True, True),
+        (True, "True", True),
+        ("false", False, True),
+        ("1", True, False),
+        (1, True, False),
+        (0, False, False),
+        (True, 1.0, False),
+        (1, 1.0, True),
+        ("4", "4.0", False),  # two texts compare as texts
+        ("Paris", "Paris", True),
+        (None, None, True),
+        (None, "", False),
+        ("null", None, False),
+    ],
+)
+def test_scalars_equal(expected, actual, equal):
+    assert scalars_equal(expected, actual) is equal
+
+
+def test_deep_contains_paths_quote_unusual_keys():
+    assert deep_contains({"two words": 1}, {"two words": 2}) == ['args["two words"]: expected 1, got 2']
+    assert deep_contains({"a": 1}, {"a": 2}, path="$") == ["$.a: expected 1, got 2"]
+
+
+def test_deep_contains_finds_text_keys_for_number_keys():
+    assert deep_contains({1: "x"}, {"1": "x"}) == []
+
+
+def test_deep_contains_top_level_mismatch_and_empty_actual():
+    assert deep_contains({"city": "Paris"}, {}) == ["args.city: missing (present: none)"]
+    assert deep_contains({"city": "Paris"}, "Paris") == ['args: expected an object, got "Paris"']
+    assert deep_contains(["a"], ["a"]) == []
+
+
+def test_deep_contains_shortens_long_values():
+    [message] = deep_contains({"text": "short"}, {"text": "y" * 300})
+    assert len(message) < 140
+    assert message.endswith("…")
+
+
+# Property tests over JSON-like data
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+json_values = st.recursive(
+    json_scalars,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_everything_contains_itself(value):
+    assert deep_contains(value, value) == []
+
+
+@st.composite
+def value_and_subset(draw):
+    """A JSON-like value and a subset of it: mappings drop some keys, recursively."""
+    value = draw(json_values)
+
+    def subset(node):
+        if isinstance(node, dict):
+            keep = draw(st.lists(st.sampled_from(sorted(node)), unique=True)) if node else []
+            return {key: subset(node[key]) for key in keep}
+        if isinstance(node, list):
+            return [subset(item) for item in node]
+        return node
+
+    return subset(value), value
+
+
+@given(value_and_subset())
+def test_a_subset_is_contained(pair):
+    expected, actual = pair
+    assert deep_contains(expected, actual) == []
+
+
+@given(
+    st.dictionaries(st.text(min_size=1, max_size=5), json_scalars, min_size=1),
+    st.text(min_size=1, max_size=5),
+)
+def test_a_missing_key_is_reported_at_its_path(actual, key):
+    actual.pop(key, None)
+    problems = deep_contains({key: 1}, actual)
+    assert len(problems) == 1
+    assert "missing (present: " in problems[0]
+
+
+@given(st.integers(min_value=-(10**30), max_value=10**30))
+def test_an_integer_equals_its_spelling_and_never_a_boolean(number):
+    assert deep_contains({"n": str(number)}, {"n": number}) == []
+    assert deep_contains({"n": number}, {"n": str(number)}) == []
+    assert deep_contains({"n": number}, {"n": number != 0}) != []
