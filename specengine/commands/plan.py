@@ -1,1 +1,119 @@
-"""Placeholder until the command lands."""
+"""`specengine plan`: print the compiled eval plan without touching the network."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from specengine.cli import app
+
+
+def case_as_dict(case, endpoint) -> dict:
+    """What a case will do: where it is sent, each turn's message, each check and its line."""
+    steps = []
+    for step in case.steps:
+        if step.kind == "reset":
+            steps.append({"reset": True})
+            continue
+        steps.append(
+            {
+                "send": step.message,
+                "checks": [
+                    {
+                        "name": check.name,
+                        "matcher": check.matcher,
+                        "line": check.source.line,
+                        "gate": check.gate,
+                        "threshold": check.threshold.as_dict(),
+                    }
+                    for check in step.checks
+                ],
+            }
+        )
+    return {
+        "id": case.id,
+        "spec": case.spec,
+        "line": case.line,
+        "suite": case.suite,
+        "endpoint": {"name": case.endpoint, "protocol": endpoint.protocol, "url": endpoint.url},
+        "labels": list(case.labels),
+        "trials": case.trials,
+        "pass_rate": case.pass_rate,
+        "timeout": case.timeout,
+        "skip": case.skip,
+        "steps": steps,
+    }
+
+
+class _Unresolved(dict):
+    """An environment in which every ${VAR} stays as written: the plan never reads secrets."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __getitem__(self, name: str) -> str:
+        return f"${{{name}}}"
+
+
+@app.command("plan")
+def plan_command(
+    paths: Annotated[
+        list[str], typer.Argument(help="Spec files or folders; PATH::eval name selects one eval.")
+    ],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+    label: Annotated[
+        list[str] | None, typer.Option("--label", help="Only cases with this label (repeatable).")
+    ] = None,
+    keyword: Annotated[str | None, typer.Option("-k", help="Only cases whose id contains this text.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N cases.")] = None,
+    project: Annotated[Path | None, typer.Option("--project", help="The project file to use.")] = None,
+    config: Annotated[
+        str | None, typer.Option("--config", help="A run config from the project file.")
+    ] = None,
+) -> None:
+    """Show what would be sent, to where, and which checks apply (no network)."""
+    from specengine.pipeline import PrepareOptions, UsageError, prepare
+
+    try:
+        prepared = prepare(
+            paths,
+            PrepareOptions(
+                project=project,
+                config=config,
+                labels=tuple(label or ()),
+                keyword=keyword,
+                limit=limit,
+                environ=_Unresolved(),
+            ),
+        )
+        cases = [case_as_dict(case, prepared.plan.endpoints[case.endpoint]) for case in prepared.cases()]
+    except UsageError as exc:
+        for line in exc.lines:
+            typer.echo(line, err=True)
+        raise typer.Exit(2) from None
+    if json_out:
+        typer.echo(json.dumps({"cases": cases}, indent=2, ensure_ascii=False))
+        return
+    for case in cases:
+        endpoint = case["endpoint"]
+        typer.echo(f"{case['id']}  ({case['spec']}:{case['line']})")
+        target = endpoint["url"] or ("built-in demo agent" if endpoint["protocol"] == "demo" else "")
+        typer.echo(f"  endpoint: {endpoint['name']} [{endpoint['protocol']}] {target}".rstrip())
+        if case["trials"] > 1:
+            typer.echo(f"  trials: {case['trials']} (pass rate {case['pass_rate']:g})")
+        if case["skip"]:
+            typer.echo(f"  skipped: {case['skip']}")
+        turn = 0
+        for step in case["steps"]:
+            if step.get("reset"):
+                typer.echo("  --- reset ---")
+                continue
+            turn += 1
+            typer.echo(f"  turn {turn} send: {step['send']!r}")
+            for check in step["checks"]:
+                soft = "" if check["gate"] else " (soft)"
+                typer.echo(f"    - {check['name']}{soft}  [line {check['line']}]")
+    typer.echo(f"{len(cases)} case{'s' * (len(cases) != 1)}", err=True)

@@ -1,1 +1,79 @@
-"""Placeholder until the command lands."""
+"""`specengine run`: validate, compile, execute, grade and report; exit codes for CI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from specengine.cli import app
+
+
+@app.command("run")
+def run_command(
+    paths: Annotated[
+        list[str], typer.Argument(help="Spec files or folders; PATH::eval name selects one eval.")
+    ],
+    concurrency: Annotated[
+        int, typer.Option("-j", "--concurrency", min=1, help="Trials in flight at once.")
+    ] = 8,
+    label: Annotated[
+        list[str] | None, typer.Option("--label", help="Only cases with this label (repeatable).")
+    ] = None,
+    keyword: Annotated[str | None, typer.Option("-k", help="Only cases whose id contains this text.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N cases.")] = None,
+    trials: Annotated[int | None, typer.Option("--trials", min=1, help="Run each case N times.")] = None,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", min=0.001, help="Seconds per trial; overrides every spec.")
+    ] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Soft checks count as gates.")] = False,
+    config: Annotated[
+        str | None, typer.Option("--config", help="A run config from the project file.")
+    ] = None,
+    project: Annotated[Path | None, typer.Option("--project", help="The project file to use.")] = None,
+    judge_model: Annotated[str | None, typer.Option("--judge-model", help="The judge model to use.")] = None,
+    judge_base_url: Annotated[
+        str | None, typer.Option("--judge-base-url", help="An OpenAI-compatible base URL for the judge.")
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Ask the judge again; ignore the cache.")
+    ] = False,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Results JSON (default .specengine/runs/<id>.json).")
+    ] = None,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here.")] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print results JSON on stdout, the rest on stderr.")
+    ] = False,
+    min_pass_rate: Annotated[
+        float | None,
+        typer.Option("--min-pass-rate", min=0.0, max=1.0, help="Exit 0 when the pass rate >= R."),
+    ] = None,
+) -> None:
+    """Run specs against their agents and report pass/fail per case."""
+    from specengine.execute import RunRequest, execute_run
+    from specengine.pipeline import PrepareOptions
+
+    request = RunRequest(
+        paths=tuple(paths),
+        prepare=PrepareOptions(
+            project=project,
+            config=config,
+            judge_model=judge_model,
+            judge_base_url=judge_base_url,
+            trials=trials,
+            timeout=timeout,
+            labels=tuple(label or ()),
+            keyword=keyword,
+            limit=limit,
+        ),
+        concurrency=concurrency,
+        strict=strict,
+        output=output,
+        junit=junit,
+        json_out=json_out,
+        min_pass_rate=min_pass_rate,
+        use_cache=not no_cache,
+    )
+    raise typer.Exit(execute_run(request))

@@ -1,0 +1,371 @@
+"""Compile valid spec documents into a Plan: cases × rows, rendered messages, located checks.
+
+Input is what `validate` accepted, so this stage trusts the shape of the data and does no network
+I/O. Dataset rows are read lazily each time the plan's cases are iterated, so memory stays flat.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from specengine.diagnostics import Diagnostic, SpecError
+from specengine.plan import (
+    JUDGE_DEFAULT,
+    PASS_AT_ONE,
+    Case,
+    Check,
+    EndpointConfig,
+    JudgeConfig,
+    Plan,
+    Source,
+    Step,
+    Threshold,
+)
+from specengine.project import DEFAULT_TIMEOUT, Project, endpoint_config
+from specengine.source import Document, as_text
+from specengine.templates import TemplateError, render
+
+MODIFIERS = frozenset({"name", "value", "soft", "threshold", "at_least", "not", "scope"})
+JUDGE_OPTIONS = frozenset({"criteria", "expected", "prompt", "choices", "use_cot"})
+DEMO_PROTOCOL = "demo"
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """Command-line overrides that reach into the plan."""
+
+    trials: int | None = None
+    timeout: float | None = None
+    environ: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SpecInput:
+    """One valid spec file and the project it belongs to."""
+
+    file: Path
+    display: str
+    document: Document
+    project: Project
+
+
+def row_id(row: Mapping[str, Any]) -> str:
+    """A row's id: its `id`, else 8 hex digits of the sha256 of canonical {input, expected}."""
+    if row.get("id") not in (None, ""):
+        return as_text(row["id"])
+    canonical = json.dumps(
+        {"input": row.get("input") or {}, "expected": row.get("expected") or {}},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        default=str,
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:8]
+
+
+def _merge_top(base: Mapping[str, Any] | None, override: Mapping[str, Any] | None) -> dict[str, Any]:
+    merged = dict(base or {})
+    merged.update(override or {})
+    return merged
+
+
+def _unique(*groups: Sequence[Any] | None) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for group in groups:
+        for label in group or ():
+            seen.setdefault(as_text(label), None)
+    return tuple(seen)
+
+
+class _Endpoints:
+    """Collects the endpoints the plan uses, resolving ${VAR} once per endpoint."""
+
+    def __init__(self, environ: Mapping[str, str]):
+        self.environ = environ
+        self.configs: dict[str, EndpointConfig] = {}
+        self._by_identity: dict[tuple[str, str], str] = {}
+
+    def named(self, name: str, project: Project, where: Diagnostic) -> str:
+        identity = (project.display or "", name)
+        if identity in self._by_identity:
+            return self._by_identity[identity]
+        raw = project.endpoints.get(name)
+        if raw is None:
+            raise SpecError(Diagnostic(where.path, where.line, where.col, f"unknown endpoint '{name}'"))
+        key = name if name not in self.configs else f"{name} ({project.display})"
+        self.configs[key] = endpoint_config(key, raw, project, self.environ)
+        self._by_identity[identity] = key
+        return key
+
+    def inline(self, raw: Mapping[str, Any], project: Project, where: Diagnostic) -> str:
+        key = f"{where.path}:{where.line}"
+        if key not in self.configs:
+            self.configs[key] = endpoint_config(key, raw, project, self.environ)
+        return key
+
+
+@dataclass(frozen=True)
+class _EvalTemplate:
+    """An eval with everything but the dataset row resolved; rows turn it into cases."""
+
+    spec: SpecInput
+    index: int
+    name: str
+    line: int
+    suite: str
+    endpoint: str
+    raw: Mapping[str, Any]
+    file_data: Mapping[str, Any]
+    checks_by_turn: tuple[tuple[Check, ...], ...]
+    dataset: Any  # None, a list of inline rows, or a Path
+    dataset_display: str | None
+    trials: int
+    pass_rate: float
+    timeout: float
+
+
+def _threshold(raw: Mapping[str, Any], is_judge: bool) -> Threshold:
+    if "threshold" in raw and isinstance(raw["threshold"], Mapping) and raw["threshold"]:
+        op, value = next(iter(raw["threshold"].items()))
+        return Threshold(str(op), float(value))
+    if "at_least" in raw:
+        return Threshold("gte", float(raw["at_least"]))
+    return JUDGE_DEFAULT if is_judge else PASS_AT_ONE
+
+
+def compile_check(entry: Any, document: Document, key_path: tuple[str | int, ...]) -> Check:
+    """One `expect` item to a Check (bare strings are argument-less matchers)."""
+    from specengine.matchers import default_name
+
+    line, col = document.position(key_path)
+    source = Source(document.path, line, col)
+    if isinstance(entry, str):
+        return Check(matcher=entry, argument=None, name=default_name(entry, None), source=source)
+    matcher = next(key for key in entry if key not in MODIFIERS and key not in JUDGE_OPTIONS)
+    argument = entry[matcher]
+    is_judge = matcher == "judge"
+    options = {key: entry[key] for key in JUDGE_OPTIONS if key in entry}
+    return Check(
+        matcher=matcher,
+        argument=argument,
+        name=as_text(entry["name"]) if "name" in entry else default_name(matcher, argument),
+        source=source,
+        gate=not bool(entry.get("soft", False)),
+        threshold=_threshold(entry, is_judge),
+        negate=bool(entry.get("not", False)),
+        scope=entry.get("scope", "turn"),
+        value=entry.get("value"),
+        options=options,
+    )
+
+
+def _turn_checks(
+    raw: Mapping[str, Any], document: Document, eval_path: tuple
+) -> tuple[tuple[Check, ...], ...]:
+    """Checks per turn (reset steps get an empty tuple); the eval's own expect joins the last turn."""
+    own = tuple(
+        compile_check(item, document, (*eval_path, "expect", i))
+        for i, item in enumerate(raw.get("expect") or ())
+    )
+    if "turns" not in raw:
+        return (own,)
+    per_step: list[tuple[Check, ...]] = []
+    for i, step in enumerate(raw["turns"]):
+        if isinstance(step, Mapping):
+            per_step.append(
+                tuple(
+                    compile_check(item, document, (*eval_path, "turns", i, "expect", j))
+                    for j, item in enumerate(step.get("expect") or ())
+                )
+            )
+        else:
+            per_step.append(())
+    last_send = max(i for i, step in enumerate(raw["turns"]) if isinstance(step, Mapping))
+    per_step[last_send] = per_step[last_send] + own
+    return tuple(per_step)
+
+
+def _resolve_dataset(value: Any, spec: SpecInput) -> tuple[Any, str | None]:
+    if value is None or value == "none":
+        return None, None
+    if isinstance(value, list):
+        return value, spec.display
+    from specengine.source import display_path
+
+    path = (spec.file.parent / str(value)).resolve()
+    return path, display_path(path, spec.project.folder)
+
+
+def _eval_templates(
+    spec: SpecInput, endpoints: _Endpoints, options: CompileOptions
+) -> Iterator[_EvalTemplate]:
+    data = spec.document.data
+    project = spec.project
+    for index, raw in enumerate(data["evals"]):
+        eval_path = ("evals", index)
+        line, col = spec.document.position(eval_path)
+        where = Diagnostic(spec.display, line, col, "")
+        endpoint_value = raw.get("endpoint", data.get("endpoint", project.default("endpoint")))
+        if endpoint_value is None:
+            raise SpecError(
+                Diagnostic(
+                    spec.display, line, col, "no endpoint: set `endpoint:` here, in the file or in defaults"
+                )
+            )
+        if isinstance(endpoint_value, Mapping):
+            endpoint_line = spec.document.line(
+                (*eval_path, "endpoint") if "endpoint" in raw else ("endpoint",)
+            )
+            endpoint = endpoints.inline(
+                endpoint_value, project, Diagnostic(spec.display, endpoint_line, 1, "")
+            )
+        else:
+            endpoint = endpoints.named(as_text(endpoint_value), project, where)
+        dataset_value = raw["dataset"] if "dataset" in raw else data.get("dataset")
+        dataset, dataset_display = _resolve_dataset(dataset_value, spec)
+        timeout = options.timeout or raw.get("timeout") or data.get("timeout") or project.default("timeout")
+        yield _EvalTemplate(
+            spec=spec,
+            index=index,
+            name=as_text(raw["name"]),
+            line=line,
+            suite=as_text(data.get("suite") or spec.file.stem),
+            endpoint=endpoint,
+            raw=raw,
+            file_data=data,
+            checks_by_turn=_turn_checks(raw, spec.document, eval_path),
+            dataset=dataset,
+            dataset_display=dataset_display,
+            trials=int(
+                options.trials or raw.get("trials") or data.get("trials") or project.default("trials") or 1
+            ),
+            pass_rate=float(
+                raw.get("pass_rate") or data.get("pass_rate") or project.default("pass_rate") or 1.0
+            ),
+            timeout=float(timeout or DEFAULT_TIMEOUT),
+        )
+
+
+@dataclass(frozen=True)
+class _Row:
+    data: Mapping[str, Any]
+    line: int | None
+
+
+def _rows(template: _EvalTemplate) -> Iterator[_Row | None]:
+    if template.dataset is None:
+        yield None
+        return
+    if isinstance(template.dataset, list):
+        dataset_path = ("evals", template.index, "dataset") if "dataset" in template.raw else ("dataset",)
+        for i, row in enumerate(template.dataset):
+            yield _Row(row, template.spec.document.line((*dataset_path, i)))
+        return
+    from specengine.datasets import iter_rows
+
+    for row in iter_rows(template.dataset, template.dataset_display or str(template.dataset)):
+        yield _Row(row.data, row.line)
+
+
+def _render_send(text: Any, variables: Mapping[str, Any], document: Document, key_path: tuple) -> str:
+    try:
+        return render(as_text(text), dict(variables))
+    except TemplateError as exc:
+        line, col = document.position(key_path)
+        node = document.node_at(key_path)
+        block = getattr(node, "style", None) in ("|", ">")
+        raise SpecError(
+            Diagnostic(document.path, line + exc.line - 1 + (1 if block else 0), col, exc.message)
+        ) from None
+
+
+def _steps(template: _EvalTemplate, variables: Mapping[str, Any]) -> tuple[Step, ...]:
+    raw = template.raw
+    document = template.spec.document
+    eval_path = ("evals", template.index)
+    if "turns" not in raw:
+        key = (*eval_path, "send")
+        message = _render_send(raw["send"], variables, document, key)
+        return (Step("send", message, template.checks_by_turn[0], Source(document.path, document.line(key))),)
+    steps: list[Step] = []
+    for i, step in enumerate(raw["turns"]):
+        if isinstance(step, Mapping):
+            key = (*eval_path, "turns", i, "send")
+            message = _render_send(step["send"], variables, document, key)
+            steps.append(
+                Step("send", message, template.checks_by_turn[i], Source(document.path, document.line(key)))
+            )
+        else:
+            steps.append(Step("reset", source=Source(document.path, document.line((*eval_path, "turns", i)))))
+    return tuple(steps)
+
+
+def _cases(templates: Sequence[_EvalTemplate]) -> Iterator[Case]:
+    index = 0
+    for template in templates:
+        raw, data = template.raw, template.file_data
+        base_case_id = f"{template.spec.display}::{template.name}"
+        for row in _rows(template):
+            row_data = row.data if row else {}
+            variables = {
+                "input": _merge_top(raw.get("input"), row_data.get("input")),
+                "expected": _merge_top(raw.get("expected"), row_data.get("expected")),
+                "metadata": _merge_top(
+                    _merge_top(data.get("metadata"), raw.get("metadata")), row_data.get("metadata")
+                ),
+            }
+            rid = row_id(row_data) if row else None
+            skip = raw.get("skip")
+            steps = _steps(template, variables) if skip is None else _steps_unrendered(template)
+            yield Case(
+                id=f"{base_case_id}[{rid}]" if rid is not None else base_case_id,
+                index=index,
+                suite=template.suite,
+                spec=template.spec.display,
+                eval_name=template.name,
+                line=template.line,
+                endpoint=template.endpoint,
+                steps=steps,
+                variables=variables,
+                labels=_unique(data.get("labels"), raw.get("labels"), row_data.get("labels")),
+                row=rid,
+                row_line=row.line if row else None,
+                trials=template.trials,
+                pass_rate=template.pass_rate,
+                timeout=template.timeout,
+                skip=as_text(skip) if skip is not None else None,
+            )
+            index += 1
+
+
+def _steps_unrendered(template: _EvalTemplate) -> tuple[Step, ...]:
+    """A skipped eval is never sent, so its templates are not rendered (they may need missing data)."""
+    raw = template.raw
+    if "turns" not in raw:
+        return (Step("send", as_text(raw["send"]), template.checks_by_turn[0]),)
+    return tuple(
+        Step("send", as_text(step["send"]), template.checks_by_turn[i])
+        if isinstance(step, Mapping)
+        else Step("reset")
+        for i, step in enumerate(raw["turns"])
+    )
+
+
+def compile_plan(
+    specs: Sequence[SpecInput], judge: JudgeConfig, options: CompileOptions | None = None
+) -> Plan:
+    """Build the Plan. Raises SpecError (located) or project.MissingVariable before anything runs."""
+    options = options or CompileOptions()
+    endpoints = _Endpoints(options.environ)
+    templates = [template for spec in specs for template in _eval_templates(spec, endpoints, options)]
+    return Plan(
+        endpoints=dict(endpoints.configs),
+        judge=judge,
+        case_factory=lambda: _cases(templates),
+        specs=tuple(spec.display for spec in specs),
+    )

@@ -1,0 +1,142 @@
+"""The `run` command's flow: prepare the plan, run it with progress, write results, pick the exit code.
+
+Kept apart from the typer command so the command stays a list of options, and so `regrade` and the
+tests can drive the same flow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from specengine.pipeline import PrepareOptions, UsageError, count_cases, prepare
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    paths: tuple[str, ...]
+    prepare: PrepareOptions
+    concurrency: int = 8
+    strict: bool = False
+    output: Path | None = None
+    junit: Path | None = None
+    json_out: bool = False
+    min_pass_rate: float | None = None
+    use_cache: bool = True
+
+
+def exit_code(summary: dict[str, Any], min_pass_rate: float | None) -> int:
+    """0 when every case passed or was skipped; with --min-pass-rate, 0 exactly when rate >= R."""
+    ran = summary["passed"] + summary["failed"] + summary["errored"]
+    if min_pass_rate is not None:
+        rate = summary["passed"] / ran if ran else 1.0
+        return EXIT_OK if rate >= min_pass_rate - 1e-12 else EXIT_FAILED
+    return EXIT_FAILED if summary["failed"] or summary["errored"] else EXIT_OK
+
+
+def execute_run(request: RunRequest) -> int:
+    from rich.console import Console
+
+    console = Console(stderr=request.json_out, highlight=False)
+    errors = Console(stderr=True, highlight=False)
+    try:
+        prepared = prepare(request.paths, request.prepare)
+        total = count_cases(prepared)
+    except UsageError as exc:
+        for line in exc.lines:
+            errors.print(line, markup=False)
+        return EXIT_USAGE
+    if total == 0:
+        errors.print("error: the selection matched no case (check --label, -k and PATH::eval)", markup=False)
+        return EXIT_USAGE
+    return asyncio.run(_run(request, prepared, total, console))
+
+
+async def _run(request: RunRequest, prepared, total: int, console) -> int:
+    from specengine.report.console import FailureLog, print_report
+    from specengine.results_file import ResultsWriter, default_output, new_run_id, utc_now
+    from specengine.run import Runner, RunOptions
+
+    run_id = new_run_id()
+    output = request.output or default_output(run_id)
+    writer = ResultsWriter(output=output, run_id=run_id, started_at=utc_now()).open()
+    failures = FailureLog()
+    judge = _make_judge(prepared.plan.judge, request.use_cache)
+    progress = _progress(console, total, request.json_out)
+    task = progress.add_task("running", total=total)
+
+    def on_result(result) -> None:
+        case = result.as_dict()
+        writer.append(case)
+        failures.add(case)
+        progress.advance(task)
+
+    started = time.perf_counter()
+    runner = Runner(
+        prepared.plan, RunOptions(concurrency=request.concurrency, strict=request.strict), on_result, judge
+    )
+    with progress:
+        try:
+            await runner.run(prepared.cases())
+        finally:
+            if judge is not None:
+                await judge.aclose()
+    extra = _judge_summary(judge)
+    summary = writer.close(time.perf_counter() - started, extra)
+    if request.junit:
+        _write_junit(output, request.junit)
+    if request.json_out:
+        sys.stdout.write(output.read_text(encoding="utf-8"))
+        sys.stdout.flush()
+    print_report(console, summary, failures, str(output), writer.tally.pass_rate)
+    return exit_code(summary, request.min_pass_rate)
+
+
+def _make_judge(config, use_cache: bool):
+    if not config.model:
+        return None
+    from specengine.judges import Judge
+
+    return Judge(config, use_cache=use_cache)
+
+
+def _judge_summary(judge) -> dict[str, Any]:
+    if judge is None:
+        return {}
+    stats = judge.stats
+    return {
+        "judge_calls": stats.calls,
+        "judge_cache_hits": stats.cache_hits,
+        "judge_tokens": stats.prompt_tokens + stats.completion_tokens,
+    }
+
+
+def _write_junit(results_path: Path, junit_path: Path) -> None:
+    from specengine.report.junit import write_junit
+
+    results = json.loads(results_path.read_text(encoding="utf-8"))
+    write_junit(results, junit_path)
+
+
+def _progress(console, total: int, quiet: bool):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=quiet or not console.is_terminal,
+    )

@@ -1,0 +1,234 @@
+"""Grade a trial's turns: render each check's templates, run its matcher or judge, apply modifiers.
+
+Matchers and judges only score; this module owns what the modifiers mean (`value`, `not`,
+`threshold`, `soft`, `scope`, `--strict`), so every matcher behaves the same way under them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from specengine.endpoints.base import Turn
+from specengine.plan import Case, Check, JudgeConfig
+from specengine.results import CheckResult
+from specengine.source import as_text
+from specengine.templates import TemplateError, render_native, value_text
+
+if TYPE_CHECKING:
+    from specengine.judges import Judge
+
+NO_JUDGE = "no judge configured (--judge-model)"
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """A sent message and what came back, with the turn number and the conversation it belongs to."""
+
+    number: int
+    message: str
+    turn: Turn
+    conversation: int
+
+
+def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
+    """The results transcript: user and assistant messages, tool calls with parsed arguments."""
+    out: list[dict[str, Any]] = []
+    conversation = records[0].conversation if records else 0
+    for record in records:
+        if record.conversation != conversation:
+            out.append({"role": "reset"})
+            conversation = record.conversation
+        out.append({"role": "user", "content": record.message})
+        assistant: dict[str, Any] = {"role": "assistant", "content": record.turn.reply}
+        if record.turn.tool_calls:
+            assistant["tool_calls"] = [call.as_dict() for call in record.turn.tool_calls]
+        if record.turn.error:
+            assistant["error"] = record.turn.error
+        if record.turn.session_id:
+            assistant["session_id"] = record.turn.session_id
+        assistant["latency_s"] = round(record.turn.latency_s, 4)
+        if record.turn.ttft_s is not None:
+            assistant["ttft_s"] = round(record.turn.ttft_s, 4)
+        out.append(assistant)
+    return out
+
+
+def _variables(case: Case, record: TurnRecord) -> dict[str, Any]:
+    return {
+        **case.variables,
+        "reply": record.turn.reply,
+        "tool_calls": [call.as_dict() for call in record.turn.tool_calls],
+        "session_id": record.turn.session_id,
+        "turn": record.number,
+    }
+
+
+def _located(check: Check, exc: TemplateError) -> str:
+    return f"{check.source.path}:{check.source.line + exc.line - 1}: {exc.message}"
+
+
+def _result(check: Check, record: TurnRecord, gate: bool, **fields: Any) -> CheckResult:
+    return CheckResult(
+        name=check.name,
+        matcher=check.matcher,
+        line=check.source.line,
+        turn=record.number,
+        gate=gate,
+        threshold=check.threshold.as_dict(),
+        **fields,
+    )
+
+
+def _scope(check: Check, record: TurnRecord, records: Sequence[TurnRecord]) -> list[TurnRecord]:
+    if check.scope != "conversation":
+        return [record]
+    return [r for r in records if r.conversation == record.conversation and r.number <= record.number]
+
+
+def _text(check: Check, record: TurnRecord, variables: Mapping[str, Any]) -> str:
+    if check.value is None:
+        return record.turn.reply
+    return value_text(render_native(check.value, dict(variables)))
+
+
+def _finish(
+    check: Check, record: TurnRecord, gate: bool, score: float, reason: str, **extra: Any
+) -> CheckResult:
+    """Apply `not:` and the threshold; the reason says what was found either way."""
+    if check.negate:
+        score = 1.0 - score
+        if score < 1.0:
+            reason = f"expected the opposite of: {check.name}" + (f" ({reason})" if reason else "")
+    passed = check.threshold.passes(score)
+    if not passed and check.matcher == "judge":
+        reason = f"{reason}, needs {check.threshold}"
+    elif not passed and not reason:
+        reason = f"score {score:.2f} is not {check.threshold}"
+    return _result(
+        check, record, gate, status="passed" if passed else "failed", score=score, reason=reason, **extra
+    )
+
+
+def grade_check(
+    case: Case, check: Check, record: TurnRecord, records: Sequence[TurnRecord], strict: bool
+) -> CheckResult:
+    """Grade one deterministic check against its turn (or conversation)."""
+    from specengine.matchers import MatchInput, match
+
+    gate = check.gate or strict
+    variables = _variables(case, record)
+    try:
+        argument = render_native(check.argument, variables) if check.argument is not None else None
+        text = _text(check, record, variables)
+    except TemplateError as exc:
+        return _result(check, record, gate, status="error", score=None, reason=_located(check, exc))
+    if (
+        isinstance(argument, (int, float))
+        and not isinstance(argument, bool)
+        and check.matcher != "latency_below"
+    ):
+        argument = as_text(argument)
+    scoped = _scope(check, record, records)
+    data = MatchInput(
+        text=text,
+        turn=record.turn,
+        turns=tuple(r.turn for r in scoped),
+        subject="the value" if check.value is not None else "the reply",
+    )
+    outcome = match(check.matcher, argument, data)
+    if outcome.error:  # could not be evaluated: never inverted by `not:`, never a pass
+        return _result(check, record, gate, status="error", score=None, reason=outcome.reason)
+    return _finish(
+        check, record, gate, outcome.score, outcome.reason, expected=outcome.expected, got=outcome.got
+    )
+
+
+def _question(check: Check, record: TurnRecord, records: Sequence[TurnRecord]) -> str:
+    if check.scope != "conversation":
+        return record.message
+    lines = []
+    for r in _scope(check, record, records):
+        lines.append(f"user: {r.message}")
+        lines.append(f"assistant: {r.turn.reply}")
+    return "\n".join(lines)
+
+
+def _judge_text(value: Any, variables: Mapping[str, Any]) -> str | None:
+    if value is None:
+        return None
+    rendered = render_native(value, dict(variables))
+    return rendered if isinstance(rendered, str) else json.dumps(rendered, ensure_ascii=False, default=str)
+
+
+async def grade_judge(
+    case: Case,
+    check: Check,
+    record: TurnRecord,
+    records: Sequence[TurnRecord],
+    strict: bool,
+    judge: Judge | None,
+    config: JudgeConfig,
+) -> CheckResult:
+    """Grade one judge check; skipped (never passed) when no judge model is configured."""
+    gate = check.gate or strict
+    if judge is None or not config.model:
+        return _result(check, record, gate, status="skipped", score=None, reason=NO_JUDGE)
+    from specengine.judges import JudgeRequest
+
+    variables = _variables(case, record)
+    try:
+        choices = check.options.get("choices")
+        request = JudgeRequest(
+            kind=str(check.argument),
+            question=_question(check, record, records),
+            reply=_text(check, record, variables),
+            criteria=_judge_text(check.options.get("criteria"), variables),
+            expected=_judge_text(check.options.get("expected"), variables),
+            prompt=_judge_text(check.options.get("prompt"), variables),
+            choices={as_text(k): float(v) for k, v in choices.items()} if choices else None,
+            use_cot=bool(check.options.get("use_cot", True)),
+        )
+    except TemplateError as exc:
+        return _result(check, record, gate, status="error", score=None, reason=_located(check, exc))
+    verdict = await judge.verdict(request)
+    if verdict.error or verdict.score is None:
+        return _result(
+            check,
+            record,
+            gate,
+            status="error",
+            score=None,
+            reason=verdict.error or "the judge gave no score",
+            usage=verdict.usage,
+        )
+    reason = f"{check.argument} score {verdict.score:.2f}" + (
+        f" (choice {verdict.choice})" if verdict.choice else ""
+    )
+    return _finish(
+        check,
+        record,
+        gate,
+        float(verdict.score),
+        reason,
+        rationale=verdict.rationale,
+        usage=verdict.usage,
+        cached=verdict.cached,
+    )
+
+
+def grade_skipped(case: Case, check: Check, number: int, strict: bool, reason: str) -> CheckResult:
+    """A check whose turn never ran (the trial errored before it)."""
+    return CheckResult(
+        name=check.name,
+        matcher=check.matcher,
+        line=check.source.line,
+        turn=number,
+        gate=check.gate or strict,
+        status="skipped",
+        score=None,
+        threshold=check.threshold.as_dict(),
+        reason=reason,
+    )

@@ -1,0 +1,116 @@
+"""Shared front half of `plan`, `run` and `regrade`: validate the specs, compile, select.
+
+Every problem found here stops the command before anything is sent (exit 2), and is reported as
+`file:line:col: message`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from specengine.compile import CompileOptions, SpecInput, compile_plan
+from specengine.diagnostics import Diagnostic, SpecError
+from specengine.plan import Case, Plan
+from specengine.project import MissingVariable, judge_config
+from specengine.select import Selection, parse_targets
+
+
+class UsageError(Exception):
+    """A problem with the command line or the specs that must stop the command with exit 2."""
+
+    def __init__(self, lines: Sequence[str]):
+        self.lines = list(lines)
+        super().__init__("\n".join(self.lines))
+
+
+@dataclass(frozen=True)
+class Prepared:
+    plan: Plan
+    selection: Selection
+    spec_files: Mapping[str, str] = field(default_factory=dict)
+
+    def cases(self) -> Iterator[Case]:
+        return self.selection.apply(self.plan.cases(), dict(self.spec_files))
+
+
+@dataclass(frozen=True)
+class PrepareOptions:
+    project: Path | None = None
+    config: str | None = None
+    judge_model: str | None = None
+    judge_base_url: str | None = None
+    trials: int | None = None
+    timeout: float | None = None
+    labels: tuple[str, ...] = ()
+    keyword: str | None = None
+    limit: int | None = None
+    environ: Mapping[str, str] | None = None
+
+
+def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
+    """Validate, compile and select; raises UsageError with printable lines on any problem."""
+    from specengine.validate import validate_paths
+
+    targets = parse_targets(arguments)
+    missing = [str(target.path) for target in targets if not target.path.exists()]
+    if missing:
+        raise UsageError([f"error: no such file or folder: {path}" for path in missing])
+    validation = validate_paths([target.path for target in targets], options.project, options.config)
+    if validation.diagnostics:
+        raise UsageError([str(d) for d in validation.diagnostics] + [_problems_line(validation.diagnostics)])
+    environ = os.environ if options.environ is None else options.environ
+    specs = [
+        SpecInput(
+            file=spec.path,
+            display=spec.display,
+            document=spec.document,
+            project=spec.project or validation.project,
+        )
+        for spec in validation.specs
+    ]
+    named = {(str(target.path.resolve()), target.eval_name) for target in targets if target.eval_name}
+    known = {
+        (str(spec.file.resolve()), ev.get("name")) for spec in specs for ev in spec.document.data["evals"]
+    }
+    unknown = [name for path, name in named if (path, name) not in known]
+    if unknown:
+        raise UsageError([f"error: no eval named '{name}' in the given file" for name in unknown])
+    try:
+        project = validation.project or (specs[0].project if specs else None)
+        judge = (
+            judge_config(project, options.judge_model, options.judge_base_url, environ) if project else None
+        )
+        from specengine.plan import JudgeConfig
+
+        plan = compile_plan(
+            specs,
+            judge or JudgeConfig(model=options.judge_model, base_url=options.judge_base_url),
+            CompileOptions(trials=options.trials, timeout=options.timeout, environ=environ),
+        )
+    except SpecError as exc:
+        raise UsageError([str(d) for d in exc.diagnostics]) from None
+    except MissingVariable as exc:
+        raise UsageError([f"error: {exc}"]) from None
+    selection = Selection(
+        evals=frozenset(named),
+        labels=frozenset(options.labels),
+        keyword=options.keyword,
+        limit=options.limit,
+    )
+    return Prepared(plan, selection, {spec.display: str(spec.file.resolve()) for spec in specs})
+
+
+def count_cases(prepared: Prepared) -> int:
+    """Walk the selected cases once: counts them and surfaces template errors before any request."""
+    try:
+        return sum(1 for _ in prepared.cases())
+    except SpecError as exc:
+        raise UsageError([str(d) for d in exc.diagnostics]) from None
+
+
+def _problems_line(diagnostics: Sequence[Diagnostic]) -> str:
+    files = len({d.path for d in diagnostics})
+    return f"{len(diagnostics)} problem{'s' * (len(diagnostics) != 1)} in {files} file{'s' * (files != 1)}"

@@ -1,0 +1,135 @@
+"""The console: a progress bar while running, then a summary and a failures section.
+
+Human output goes to stderr when `--json` puts the results on stdout. Failure details are kept for
+the first cases only, so a huge failing suite prints a readable report in constant memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_DETAILED_FAILURES = 30
+MAX_TEXT = 300
+
+STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "skipped": "yellow"}
+
+
+def _short(text: Any, limit: int = MAX_TEXT) -> str:
+    text = "" if text is None else str(text)
+    text = text.replace("\r", "")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass
+class FailureLog:
+    """Collects the failed and errored cases worth printing; counts the rest."""
+
+    limit: int = MAX_DETAILED_FAILURES
+    cases: list[Mapping[str, Any]] = field(default_factory=list)
+    omitted: int = 0
+
+    def add(self, case: Mapping[str, Any]) -> None:
+        if case["status"] not in ("failed", "error"):
+            return
+        if len(self.cases) < self.limit:
+            self.cases.append(_failure_digest(case))
+        else:
+            self.omitted += 1
+
+
+def _failure_digest(case: Mapping[str, Any]) -> dict[str, Any]:
+    """Just what the failures section prints, so full transcripts are not kept in memory."""
+    failed_checks = []
+    for trial_number, trial in enumerate(case.get("trials", ()), start=1):
+        for check in trial.get("checks", ()):
+            if check.get("gate") and check.get("status") in ("failed", "error"):
+                failed_checks.append({**check, "trial": trial_number})
+    return {
+        "id": case["id"],
+        "spec": case["spec"],
+        "line": case["line"],
+        "status": case["status"],
+        "error": case.get("error"),
+        "passed_trials": case.get("passed_trials"),
+        "n_trials": case.get("n_trials"),
+        "checks": failed_checks[:10],
+    }
+
+
+def failure_lines(case: Mapping[str, Any]) -> list[str]:
+    """Plain-text lines describing why a case did not pass (shared by console and other reports)."""
+    lines: list[str] = []
+    spec = case["spec"]
+    if case.get("n_trials", 1) and case.get("n_trials", 1) > 1:
+        lines.append(f"  {case['passed_trials']} of {case['n_trials']} trials passed")
+    error = case.get("error")
+    if error:
+        lines.append(f"  {spec}:{case['line']}: {error.get('type')}: {_short(error.get('message'))}")
+    seen: set[tuple[str, int]] = set()
+    for check in case.get("checks", ()):
+        key = (check["name"], check["line"])
+        if key in seen:
+            continue
+        seen.add(key)
+        where = f"{spec}:{check['line']}"
+        turn = f" (turn {check['turn']})" if check.get("turn", 1) > 1 else ""
+        lines.append(f"  ✗ {where}: {check['name']}{turn} [{check['status']}]")
+        if check.get("expected") is not None:
+            lines.append(f"      expected: {_short(check['expected'])}")
+        if check.get("got") is not None:
+            lines.append(f"      got:      {_short(check['got'])}")
+        if check.get("reason"):
+            lines.append(f"      reason:   {_short(check['reason'], 600)}")
+        if check.get("rationale"):
+            lines.append(f"      judge:    {_short(check['rationale'], 600)}")
+    return lines
+
+
+def print_report(
+    console: Any,
+    summary: Mapping[str, Any],
+    failures: FailureLog,
+    output: str | None,
+    pass_rate: float | None,
+) -> None:
+    """Failures first (what to fix), then the one-line summary (what happened)."""
+    from rich.markup import escape
+
+    if failures.cases:
+        console.print()
+        console.rule("[bold red]Failures", style="red")
+        for case in failures.cases:
+            style = STATUS_STYLE[case["status"]]
+            console.print(f"[{style}]{case['status'].upper()}[/] [bold]{escape(case['id'])}[/]")
+            for line in failure_lines(case):
+                console.print(escape(line), highlight=False, soft_wrap=True)
+        if failures.omitted:
+            console.print(f"… and {failures.omitted} more failed cases (see the results file)")
+    console.print()
+    parts = []
+    for key, label in (
+        ("passed", "passed"),
+        ("failed", "failed"),
+        ("errored", "errored"),
+        ("skipped", "skipped"),
+    ):
+        count = summary.get(key, 0)
+        status = "error" if key == "errored" else key
+        parts.append(f"[{STATUS_STYLE[status]}]{count} {label}[/]" if count else f"{count} {label}")
+    rate = f" · pass rate {pass_rate:.1%}" if pass_rate is not None else ""
+    console.print(
+        f"[bold]{summary['cases']} cases[/]: " + ", ".join(parts) + f"{rate} · {summary['duration_s']:.2f} s"
+    )
+    if summary.get("judge_calls") is not None:
+        console.print(
+            f"judge: {summary.get('judge_calls', 0)} calls, {summary.get('judge_cache_hits', 0)} cache hits, "
+            f"{summary.get('judge_tokens', 0)} tokens"
+        )
+    if summary.get("gates_skipped"):
+        console.print(
+            f"[yellow]warning: {summary['gates_skipped']} gates skipped[/] (judge checks need --judge-model)"
+        )
+    if output:
+        console.print(f"results: {escape(output)}", highlight=False)

@@ -1,0 +1,259 @@
+"""Outcomes as plain data: checks, trials, cases; the rules that combine them; JSON shapes.
+
+The outcome rules of the format live here and nowhere else: a trial passes when it has no error and
+every gate that ran passed; a case passes when passed trials / N reaches its pass rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from specengine.plan import Case
+
+Status = Literal["passed", "failed", "skipped", "error"]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check's outcome in one trial."""
+
+    name: str
+    matcher: str
+    line: int
+    turn: int
+    gate: bool
+    status: Status
+    score: float | None
+    threshold: Mapping[str, float] | None = None
+    reason: str = ""
+    rationale: str | None = None
+    expected: str | None = None
+    got: str | None = None
+    usage: Mapping[str, int] | None = None
+    cached: bool | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "name": self.name,
+            "matcher": self.matcher,
+            "line": self.line,
+            "turn": self.turn,
+            "gate": self.gate,
+            "status": self.status,
+            "score": self.score,
+            "threshold": dict(self.threshold) if self.threshold else None,
+            "reason": self.reason,
+            "rationale": self.rationale,
+        }
+        if self.expected is not None:
+            data["expected"] = self.expected
+        if self.got is not None:
+            data["got"] = self.got
+        if self.usage:
+            data["usage"] = dict(self.usage)
+        if self.cached is not None:
+            data["cached"] = self.cached
+        return data
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """One run of a case: the transcript, the checks, and how it ended."""
+
+    status: Status
+    latency_s: float
+    error: Mapping[str, str] | None
+    transcript: Sequence[Mapping[str, Any]]
+    checks: tuple[CheckResult, ...]
+    ttft_s: float | None = None
+    attempts: int = 1
+
+    def as_dict(self) -> dict[str, Any]:
+        data = {
+            "status": self.status,
+            "latency_s": round(self.latency_s, 4),
+            "error": dict(self.error) if self.error else None,
+            "transcript": list(self.transcript),
+            "checks": [check.as_dict() for check in self.checks],
+        }
+        if self.ttft_s is not None:
+            data["ttft_s"] = round(self.ttft_s, 4)
+        if self.attempts > 1:
+            data["attempts"] = self.attempts
+        return data
+
+
+def trial_status(error: Mapping[str, str] | None, checks: Sequence[CheckResult]) -> Status:
+    """error on a transport fault; else failed if a gate failed, error if a gate errored,
+    skipped when no gate ran, passed otherwise."""
+    if error:
+        return "error"
+    gates = [check for check in checks if check.gate]
+    if any(check.status == "failed" for check in gates):
+        return "failed"
+    if any(check.status == "error" for check in gates):
+        return "error"
+    if gates and all(check.status == "skipped" for check in gates):
+        return "skipped"
+    return "passed"
+
+
+@dataclass(frozen=True)
+class CaseOutcome:
+    status: Status
+    passed_trials: int
+    n_trials: int
+    pass_at_k: bool
+    pass_hat_k: bool
+
+
+def case_outcome(trials: Sequence[TrialResult], pass_rate: float) -> CaseOutcome:
+    """Combine trials: passed when passed / N >= pass_rate; error when every non-passing trial errored."""
+    n = len(trials)
+    passed = sum(1 for trial in trials if trial.status == "passed")
+    skipped = sum(1 for trial in trials if trial.status == "skipped")
+    ran = n - skipped
+    if n == 0 or ran == 0:
+        status: Status = "skipped"
+    elif passed / ran >= pass_rate - 1e-9:
+        status = "passed"
+    elif all(trial.status == "error" for trial in trials if trial.status not in ("passed", "skipped")):
+        status = "error"
+    else:
+        status = "failed"
+    return CaseOutcome(status, passed, n, passed > 0, ran > 0 and passed == ran)
+
+
+def aggregate_checks(trials: Sequence[TrialResult], pass_rate: float) -> list[dict[str, Any]]:
+    """A case's checks: one entry per check, mean score over the trials that scored it."""
+    if not trials:
+        return []
+    longest = max(trials, key=lambda trial: len(trial.checks))
+    rows: list[dict[str, Any]] = []
+    for position, template in enumerate(longest.checks):
+        same = [trial.checks[position] for trial in trials if position < len(trial.checks)]
+        scores = [check.score for check in same if check.score is not None]
+        statuses = [check.status for check in same]
+        ran = [status for status in statuses if status != "skipped"]
+        if not ran:
+            status: Status = "skipped"
+        elif statuses.count("passed") / len(ran) >= pass_rate - 1e-9:
+            status = "passed"
+        elif "failed" in ran:
+            status = "failed"
+        else:
+            status = "error"
+        rows.append(
+            {
+                "name": template.name,
+                "matcher": template.matcher,
+                "line": template.line,
+                "turn": template.turn,
+                "gate": template.gate,
+                "status": status,
+                "score": round(sum(scores) / len(scores), 4) if scores else None,
+            }
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """A finished case, ready to be appended to the results log."""
+
+    case: Case = field(repr=False)
+    outcome: CaseOutcome
+    trials: tuple[TrialResult, ...]
+    error: Mapping[str, str] | None = None
+    skip_reason: str | None = None
+
+    @property
+    def status(self) -> Status:
+        return self.outcome.status
+
+    def as_dict(self) -> dict[str, Any]:
+        case = self.case
+        error = self.error
+        if error is None and self.outcome.status == "error":
+            error = next((trial.error for trial in self.trials if trial.error), None)
+        data: dict[str, Any] = {
+            "id": case.id,
+            "index": case.index,
+            "suite": case.suite,
+            "spec": case.spec,
+            "eval": case.eval_name,
+            "line": case.line,
+            "row": case.row,
+            "labels": list(case.labels),
+            "endpoint": case.endpoint,
+            "status": self.outcome.status,
+            "error": dict(error) if error else None,
+            "passed_trials": self.outcome.passed_trials,
+            "n_trials": self.outcome.n_trials,
+            "pass_at_k": self.outcome.pass_at_k,
+            "pass_hat_k": self.outcome.pass_hat_k,
+            "trials": [trial.as_dict() for trial in self.trials],
+            "checks": aggregate_checks(self.trials, case.pass_rate),
+        }
+        if case.row_line is not None:
+            data["row_line"] = case.row_line
+        if self.skip_reason:
+            data["skip_reason"] = self.skip_reason
+        return data
+
+
+def skipped_case(case: Case, reason: str) -> CaseResult:
+    return CaseResult(
+        case=case,
+        outcome=CaseOutcome("skipped", 0, 0, False, False),
+        trials=(),
+        skip_reason=reason,
+    )
+
+
+@dataclass
+class Tally:
+    """Running counts for the summary; mutable on purpose, owned by the run loop."""
+
+    cases: int = 0
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    skipped: int = 0
+    gates_skipped: int = 0
+
+    def add(self, case: Mapping[str, Any]) -> None:
+        self.cases += 1
+        status = case["status"]
+        if status == "passed":
+            self.passed += 1
+        elif status == "failed":
+            self.failed += 1
+        elif status == "error":
+            self.errored += 1
+        else:
+            self.skipped += 1
+        for trial in case.get("trials", ()):
+            self.gates_skipped += sum(
+                1
+                for check in trial.get("checks", ())
+                if check.get("gate") and check.get("status") == "skipped"
+            )
+
+    @property
+    def pass_rate(self) -> float | None:
+        ran = self.passed + self.failed + self.errored
+        return self.passed / ran if ran else None
+
+    def as_dict(self, duration_s: float) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "passed": self.passed,
+            "failed": self.failed,
+            "errored": self.errored,
+            "skipped": self.skipped,
+            "gates_skipped": self.gates_skipped,
+            "duration_s": round(duration_s, 3),
+        }

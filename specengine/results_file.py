@@ -1,0 +1,106 @@
+"""Writing results: a JSONL log appended as each case finishes, then the final JSON in plan order.
+
+The log is the durable record: a crash or Ctrl-C loses at most the cases in flight. The final file is
+assembled from the log by streaming (only byte offsets are held in memory), so a run of 100,000
+cases does not hold 100,000 result objects.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any
+
+from specengine.results import Tally
+
+RESULTS_FOLDER = Path(".specengine/runs")
+
+
+def new_run_id() -> str:
+    return secrets.token_hex(4)
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def default_output(run_id: str) -> Path:
+    return RESULTS_FOLDER / f"{run_id}.json"
+
+
+def log_path(output: Path) -> Path:
+    """The JSONL log beside the final file: `<output>.jsonl`."""
+    return output.with_name(output.name + "l") if output.suffix == ".json" else Path(f"{output}.jsonl")
+
+
+@dataclass
+class ResultsWriter:
+    """Appends finished cases to the log and remembers where each one is (by plan index)."""
+
+    output: Path
+    run_id: str
+    started_at: str
+    header: Mapping[str, Any] = field(default_factory=dict)
+    tally: Tally = field(default_factory=Tally)
+    _offsets: list[tuple[int, int]] = field(default_factory=list)
+    _log: IO[bytes] | None = None
+
+    def open(self, append: bool = False) -> ResultsWriter:
+        self.output.parent.mkdir(parents=True, exist_ok=True)
+        self._log = log_path(self.output).open("ab" if append else "wb")
+        return self
+
+    def append(self, case: Mapping[str, Any]) -> None:
+        """Write one finished case to the log, flushed, so it survives a crash."""
+        assert self._log is not None
+        line = (json.dumps(case, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        offset = self._log.tell()
+        self._log.write(line)
+        self._log.flush()
+        self._offsets.append((int(case.get("index", len(self._offsets))), offset))
+        self.tally.add(case)
+
+    def adopt(self, case: Mapping[str, Any], offset: int) -> None:
+        """Count a case already in the log (resume)."""
+        self._offsets.append((int(case.get("index", len(self._offsets))), offset))
+        self.tally.add(case)
+
+    def close(self, duration_s: float, extra_summary: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Write the final JSON (cases in plan order) and return its summary."""
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        summary = {**self.tally.as_dict(duration_s), **(extra_summary or {})}
+        temporary = self.output.with_name(self.output.name + ".tmp")
+        with temporary.open("w", encoding="utf-8") as out, log_path(self.output).open("rb") as log:
+            out.write("{")
+            out.write(f'"run_id": {json.dumps(self.run_id)}, "started_at": {json.dumps(self.started_at)}, ')
+            for key, value in self.header.items():
+                out.write(f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False, default=str)}, ")
+            out.write(f'"summary": {json.dumps(summary)}, "cases": [')
+            for position, (_, offset) in enumerate(sorted(self._offsets)):
+                log.seek(offset)
+                line = log.readline().decode("utf-8").rstrip("\n")
+                out.write(("\n" if position == 0 else ",\n") + line)
+            out.write("\n]}\n")
+        os.replace(temporary, self.output)
+        return summary
+
+
+def read_log(path: Path) -> Iterator[tuple[dict[str, Any], int]]:
+    """Cases from a JSONL log with their byte offsets; a torn last line (crash) is ignored."""
+    with path.open("rb") as log:
+        while True:
+            offset = log.tell()
+            line = log.readline()
+            if not line:
+                return
+            try:
+                yield json.loads(line), offset
+            except ValueError:
+                return

@@ -1,0 +1,252 @@
+"""Execute a plan: asyncio, one httpx.AsyncClient per endpoint, bounded concurrency, deadlines, retries.
+
+Cases stream in from the plan; at most `concurrency` trials are in flight, and each endpoint's own
+`max_concurrency` bounds its requests. A finished case is handed to `on_result` at once (the caller
+appends it to the results log), so nothing already done is lost if the run is interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AsyncExitStack, ExitStack
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from specengine.endpoints import adapter_class
+from specengine.endpoints.base import Adapter, EndpointError
+from specengine.grade import TurnRecord, grade_check, grade_judge, grade_skipped, transcript
+from specengine.plan import Case, EndpointConfig, Plan
+from specengine.results import CaseResult, TrialResult, case_outcome, skipped_case, trial_status
+
+if TYPE_CHECKING:
+    from specengine.judges import Judge
+
+BACKOFF_BASE_S = 0.5
+BACKOFF_CAP_S = 30.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    concurrency: int = 8
+    strict: bool = False
+    backoff_base: float = BACKOFF_BASE_S
+
+
+@dataclass
+class _Pending:
+    """Trials of one case still running; mutable bookkeeping owned by the scheduler."""
+
+    case: Case
+    trials: list[TrialResult | None] = field(default_factory=list)
+    remaining: int = 0
+
+
+class Runner:
+    """Runs cases against their endpoints; one instance per run."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        options: RunOptions,
+        on_result: Callable[[CaseResult], None],
+        judge: Judge | None = None,
+    ):
+        self.plan = plan
+        self.options = options
+        self.on_result = on_result
+        self.judge = judge
+        self._adapters: dict[str, Adapter] = {}
+        self._endpoint_limits: dict[str, asyncio.Semaphore] = {}
+        self._stop = asyncio.Event()
+
+    def stop(self) -> None:
+        """Stop scheduling new trials (Ctrl-C); trials in flight are cancelled by the caller."""
+        self._stop.set()
+
+    async def run(self, cases: Iterable[Case]) -> None:
+        async with AsyncExitStack() as stack:
+            with ExitStack() as servers:
+                endpoints = self._start_builtin_agents(servers)
+                await self._open_clients(stack, endpoints)
+                await self._schedule(cases)
+
+    def _start_builtin_agents(self, servers: ExitStack) -> Mapping[str, EndpointConfig]:
+        """Point every `protocol: demo` endpoint at a demo agent served on a free loopback port."""
+        endpoints = dict(self.plan.endpoints)
+        demo_names = [name for name, config in endpoints.items() if config.protocol == "demo"]
+        if demo_names:
+            from dataclasses import replace
+
+            from specengine.demo_agent import start_demo_agent
+
+            server = servers.enter_context(start_demo_agent(port=0))
+            for name in demo_names:
+                endpoints[name] = replace(
+                    endpoints[name], url=server.url, model=endpoints[name].model or "demo"
+                )
+        return endpoints
+
+    async def _open_clients(self, stack: AsyncExitStack, endpoints: Mapping[str, EndpointConfig]) -> None:
+        import httpx
+
+        for name, config in endpoints.items():
+            limits = httpx.Limits(
+                max_connections=config.max_concurrency, max_keepalive_connections=config.max_concurrency
+            )
+            client: httpx.AsyncClient = await stack.enter_async_context(
+                httpx.AsyncClient(
+                    timeout=httpx.Timeout(config.timeout, connect=min(config.timeout, 10.0)),
+                    transport=httpx.AsyncHTTPTransport(limits=limits),
+                    follow_redirects=True,
+                )
+            )
+            self._adapters[name] = adapter_class(config.protocol)(config, client)
+            self._endpoint_limits[name] = asyncio.Semaphore(config.max_concurrency)
+
+    async def _schedule(self, cases: Iterable[Case]) -> None:
+        slots = asyncio.Semaphore(self.options.concurrency)
+        tasks: set[asyncio.Task[None]] = set()
+        try:
+            for case in cases:
+                if self._stop.is_set():
+                    break
+                if case.skip is not None:
+                    self.on_result(skipped_case(case, case.skip))
+                    continue
+                pending = _Pending(case, [None] * case.trials, case.trials)
+                for trial_index in range(case.trials):
+                    await slots.acquire()
+                    if self._stop.is_set():
+                        slots.release()
+                        break
+                    task = asyncio.create_task(self._trial_task(pending, trial_index))
+                    tasks.add(task)
+                    task.add_done_callback(lambda t: (tasks.discard(t), slots.release()))
+            if tasks:
+                await asyncio.gather(*list(tasks))
+        finally:
+            for task in list(tasks):
+                task.cancel()
+            if tasks:
+                await asyncio.gather(*list(tasks), return_exceptions=True)
+
+    async def _trial_task(self, pending: _Pending, index: int) -> None:
+        pending.trials[index] = await self.run_trial(pending.case)
+        pending.remaining -= 1
+        if pending.remaining == 0:
+            trials = tuple(trial for trial in pending.trials if trial is not None)
+            self.on_result(
+                CaseResult(
+                    case=pending.case, outcome=case_outcome(trials, pending.case.pass_rate), trials=trials
+                )
+            )
+
+    async def run_trial(self, case: Case) -> TrialResult:
+        """Send every turn (retrying transport faults on a fresh conversation), then grade."""
+        adapter = self._adapters[case.endpoint]
+        config = adapter.config
+        deadline = time.monotonic() + case.timeout
+        attempts = 0
+        records: list[TurnRecord] = []
+        error: dict[str, str] | None = None
+        while True:
+            attempts += 1
+            records = []
+            try:
+                await asyncio.wait_for(
+                    self._converse(case, adapter, records), timeout=max(0.0, deadline - time.monotonic())
+                )
+                error = None
+                break
+            except (asyncio.TimeoutError, TimeoutError):
+                error = {"type": "TimeoutError", "message": f"case exceeded {case.timeout:g} s"}
+                break
+            except EndpointError as exc:
+                error = {"type": exc.kind, "message": _redact(exc.message, config.secrets)}
+                if not exc.retryable or attempts > config.retries:
+                    if attempts > 1:
+                        error["message"] += f" (after {attempts} attempts)"
+                    break
+                delay = self._backoff(attempts, exc.retry_after)
+                if time.monotonic() + delay > deadline:
+                    error["message"] += (
+                        f"; retry in {delay:.1f} s would pass the case's {case.timeout:g} s timeout"
+                    )
+                    break
+                await asyncio.sleep(delay)
+        checks = await self._grade(case, records, error)
+        latency = sum(record.turn.latency_s for record in records)
+        first = next((record.turn.ttft_s for record in records if record.turn.ttft_s is not None), None)
+        return TrialResult(
+            status=trial_status(error, checks),
+            latency_s=latency,
+            error=error,
+            transcript=transcript(records),
+            checks=tuple(checks),
+            ttft_s=first,
+            attempts=attempts,
+        )
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(BACKOFF_CAP_S, retry_after)
+        return min(BACKOFF_CAP_S, self.options.backoff_base * 2 ** (attempt - 1) * random.uniform(0.5, 1.0))
+
+    async def _converse(self, case: Case, adapter: Adapter, records: list[TurnRecord]) -> None:
+        limit = self._endpoint_limits[case.endpoint]
+        conversation = adapter.conversation()
+        number = 0
+        conversation_index = 0
+        for step in case.steps:
+            if step.kind == "reset":
+                conversation = adapter.conversation()
+                conversation_index += 1
+                continue
+            number += 1
+            async with limit:
+                turn = await conversation.send(step.message)
+            records.append(TurnRecord(number, step.message, turn, conversation_index))
+
+    async def _grade(self, case: Case, records: list[TurnRecord], error: Mapping[str, str] | None):
+        strict = self.options.strict
+        results = []
+        number = 0
+        for step in case.steps:
+            if step.kind == "reset":
+                continue
+            number += 1
+            record = records[number - 1] if number - 1 < len(records) else None
+            for check in step.checks:
+                if error is not None or record is None:
+                    results.append(
+                        grade_skipped(case, check, number, strict, "not run: the trial ended in an error")
+                    )
+                elif check.is_judge:
+                    results.append(
+                        await grade_judge(case, check, record, records, strict, self.judge, self.plan.judge)
+                    )
+                else:
+                    results.append(grade_check(case, check, record, records, strict))
+        return results
+
+
+def _redact(text: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+async def run_cases(
+    plan: Plan,
+    cases: Iterable[Case],
+    options: RunOptions,
+    on_result: Callable[[CaseResult], None],
+    judge: Judge | None = None,
+) -> Runner:
+    runner = Runner(plan, options, on_result, judge)
+    await runner.run(cases)
+    return runner

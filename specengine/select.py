@@ -1,0 +1,55 @@
+"""Choosing which cases run: `PATH::eval name`, --label, -k and --limit.
+
+Selection filters the plan's case stream lazily, so it costs nothing for cases it drops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from specengine.plan import Case
+
+
+@dataclass(frozen=True)
+class Target:
+    """A command-line path, optionally narrowed to one eval with `PATH::eval name`."""
+
+    path: Path
+    eval_name: str | None = None
+
+
+def parse_targets(arguments: Iterable[str]) -> list[Target]:
+    targets = []
+    for argument in arguments:
+        path, separator, name = argument.partition("::")
+        targets.append(Target(Path(path), name if separator else None))
+    return targets
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The filters of one run; an empty filter selects everything."""
+
+    evals: frozenset[tuple[str, str]] = frozenset()  # (resolved spec path, eval name)
+    labels: frozenset[str] = frozenset()
+    keyword: str | None = None
+    limit: int | None = None
+
+    def accepts(self, case: Case, spec_file: str) -> bool:
+        if self.evals and (spec_file, case.eval_name) not in self.evals:
+            return False
+        if self.labels and not self.labels.intersection(case.labels):
+            return False
+        return not (self.keyword and self.keyword not in case.id)
+
+    def apply(self, cases: Iterable[Case], spec_files: dict[str, str]) -> Iterator[Case]:
+        """Selected cases in plan order; spec_files maps a case's display path to its resolved path."""
+        taken = 0
+        for case in cases:
+            if self.limit is not None and taken >= self.limit:
+                return
+            if self.accepts(case, spec_files.get(case.spec, case.spec)):
+                taken += 1
+                yield case
