@@ -161,6 +161,7 @@ def compile_check(entry: Any, document: Document, key_path: tuple[str | int, ...
         scope=entry.get("scope", "turn"),
         value=entry.get("value"),
         options=options,
+        named="name" in entry,
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from specengine.endpoints.base import Turn
@@ -70,9 +70,11 @@ def _located(check: Check, exc: TemplateError) -> str:
     return f"{check.source.path}:{check.source.line + exc.line - 1}: {exc.message}"
 
 
-def _result(check: Check, record: TurnRecord, gate: bool, **fields: Any) -> CheckResult:
+def _result(
+    check: Check, record: TurnRecord, gate: bool, name: str | None = None, **fields: Any
+) -> CheckResult:
     return CheckResult(
-        name=check.name,
+        name=name or check.name,
         matcher=check.matcher,
         line=check.source.line,
         turn=record.number,
@@ -95,28 +97,33 @@ def _text(check: Check, record: TurnRecord, variables: Mapping[str, Any]) -> str
 
 
 def _finish(
-    check: Check, record: TurnRecord, gate: bool, score: float, reason: str, **extra: Any
+    check: Check,
+    record: TurnRecord,
+    gate: bool,
+    score: float,
+    reason: str,
+    name: str | None = None,
+    **extra: Any,
 ) -> CheckResult:
     """Apply `not:` and the threshold; the reason says what was found either way."""
     if check.negate:
         score = 1.0 - score
         if score < 1.0:
-            reason = f"expected the opposite of: {check.name}" + (f" ({reason})" if reason else "")
+            reason = f"expected the opposite of: {name or check.name}" + (f" ({reason})" if reason else "")
     passed = check.threshold.passes(score)
     if not passed and check.matcher == "judge":
         reason = f"{reason}, needs {check.threshold}"
     elif not passed and not reason:
         reason = f"score {score:.2f} is not {check.threshold}"
-    return _result(
-        check, record, gate, status="passed" if passed else "failed", score=score, reason=reason, **extra
-    )
+    status = "passed" if passed else "failed"
+    return _result(check, record, gate, name, status=status, score=score, reason=reason, **extra)
 
 
 def grade_check(
     case: Case, check: Check, record: TurnRecord, records: Sequence[TurnRecord], strict: bool
 ) -> CheckResult:
     """Grade one deterministic check against its turn (or conversation)."""
-    from specengine.matchers import MatchInput, match
+    from specengine.matchers import MatchInput, default_name, match
 
     gate = check.gate or strict
     variables = _variables(case, record)
@@ -139,11 +146,13 @@ def grade_check(
         subject="the value" if check.value is not None else "the reply",
     )
     outcome = match(check.matcher, argument, data)
+    name = check.name if check.named else default_name(check.matcher, argument)
     if outcome.error:  # could not be evaluated: never inverted by `not:`, never a pass
-        return _result(check, record, gate, status="error", score=None, reason=outcome.reason)
-    return _finish(
-        check, record, gate, outcome.score, outcome.reason, expected=outcome.expected, got=outcome.got
-    )
+        return _result(check, record, gate, name, status="error", score=None, reason=outcome.reason)
+    result = _finish(check, record, gate, outcome.score, outcome.reason, name=name)
+    if result.status != "passed":  # expected/got only where someone will read them
+        result = replace(result, expected=outcome.expected, got=outcome.got)
+    return result
 
 
 def _question(check: Check, record: TurnRecord, records: Sequence[TurnRecord]) -> str:

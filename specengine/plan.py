@@ -72,6 +72,7 @@ class Check:
     scope: Scope = "turn"
     value: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    named: bool = False  # the spec set `name:`; else the shown name is made from the rendered argument
 
     @property
     def is_judge(self) -> bool:
