@@ -1,0 +1,484 @@
+"""The judge engine against a scripted OpenAI-compatible judge on loopback: real httpx, real autoevals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from judge_server import Answer, JudgeServer, choose, plain_text, status
+
+from specengine.judge_cache import JudgeCache
+from specengine.judges import (
+    NO_JUDGE,
+    NO_TOOL_CALL,
+    Judge,
+    JudgeRequest,
+    JudgeVerdict,
+    transcript,
+)
+from specengine.plan import JudgeConfig
+
+KEY = "sk-test-SECRET-0123456789"
+ENV = {"OPENAI_API_KEY": KEY}
+
+QA = JudgeRequest(
+    kind="closed_qa", question="Weather in Paris?", reply="Sunny, 21 °C.", criteria="Gives a temperature?"
+)
+
+
+def config(server: JudgeServer, **overrides) -> JudgeConfig:
+    values = {
+        "model": "judge-m",
+        "base_url": server.base_url,
+        "retries": 2,
+        "timeout": 5.0,
+        "max_concurrency": 4,
+    }
+    values.update(overrides)
+    return JudgeConfig(**values)
+
+
+def run(judge: Judge, *requests: JudgeRequest) -> list[JudgeVerdict]:
+    async def go() -> list[JudgeVerdict]:
+        try:
+            return list(await asyncio.gather(*(judge.verdict(r) for r in requests)))
+        finally:
+            await judge.aclose()
+
+    return asyncio.run(go())
+
+
+def make(server: JudgeServer, tmp_path: Path, env=ENV, **overrides) -> Judge:
+    use_cache = overrides.pop("use_cache", True)
+    return Judge(
+        config(server, **overrides),
+        cache_dir=tmp_path / "cache",
+        use_cache=use_cache,
+        environ=env,
+        backoff_base=0.001,
+        wait_cap=1.0,
+    )
+
+
+def all_text(verdict: JudgeVerdict) -> str:
+    return json.dumps(verdict.as_dict())
+
+
+# -- the three judges -------------------------------------------------------------------------------
+
+
+def test_closed_qa_yes_scores_one_with_rationale(tmp_path):
+    with JudgeServer(lambda r, n: choose("Y", "It says 21 °C.")) as server:
+        [verdict] = run(make(server, tmp_path), QA)
+    assert verdict.error is None
+    assert verdict.score == 1.0
+    assert verdict.choice == "Y"
+    assert verdict.rationale == "It says 21 °C."
+    assert verdict.cached is False
+    [request] = server.requests
+    assert request.path == "/v1/chat/completions"
+    assert request.enum == ["Y", "N"]
+    assert request.body["tool_choice"] == {"type": "function", "function": {"name": "select_choice"}}
+    assert "Weather in Paris?" in request.prompt
+    assert "Sunny, 21 °C." in request.prompt
+    assert "Gives a temperature?" in request.prompt
+
+
+def test_closed_qa_no_scores_zero(tmp_path):
+    with JudgeServer(lambda r, n: choose("N")) as server:
+        [verdict] = run(make(server, tmp_path), QA)
+    assert (verdict.score, verdict.choice, verdict.error) == (0.0, "N", None)
+
+
+@pytest.mark.parametrize(("letter", "score"), [("A", 0.4), ("B", 0.6), ("C", 1.0), ("D", 0.0), ("E", 1.0)])
+def test_factuality_letters_map_to_scores(tmp_path, letter, score):
+    request = JudgeRequest(kind="factuality", question="Capital?", reply="Paris", expected="Paris, France")
+    with JudgeServer(lambda r, n: choose(letter)) as server:
+        [verdict] = run(make(server, tmp_path), request)
+    assert verdict.error is None
+    assert verdict.score == pytest.approx(score)
+    assert verdict.choice == letter
+    [sent] = server.requests
+    assert sent.enum == ["A", "B", "C", "D", "E"]
+    assert "[Expert]: Paris, France" in sent.prompt
+    assert "[Submission]: Paris" in sent.prompt
+
+
+def test_custom_choices_and_braces_reach_the_judge_untouched(tmp_path):
+    prompt = "Grade this.\nTemplate shown to users: {{ name }} and {{{raw}}} and {% if x %}\nReply: ok"
+    request = JudgeRequest(
+        kind="custom", question="q", reply="ok", prompt=prompt, choices={"A": 1.0, "B": 0.5, "C": 0.0}
+    )
+    with JudgeServer(lambda r, n: choose("B", "Half right.")) as server:
+        [verdict] = run(make(server, tmp_path), request)
+    assert (verdict.score, verdict.choice, verdict.rationale) == (0.5, "B", "Half right.")
+    [sent] = server.requests
+    assert prompt in sent.prompt  # literal braces intact: mustache never saw our text
+    assert sent.enum == ["A", "B", "C"]
+    assert "['A', 'B', 'C']" in sent.prompt  # autoevals' own suffix still rendered
+
+
+def test_closed_qa_inputs_with_braces_are_not_rendered(tmp_path):
+    request = JudgeRequest(
+        kind="closed_qa", question="Say {{x}}", reply="{{x}} {{{y}}}", criteria="Echo {{x}}"
+    )
+    with JudgeServer() as server:
+        [verdict] = run(make(server, tmp_path), request)
+    assert verdict.score == 1.0
+    prompt = server.requests[0].prompt
+    assert "[Task]: Say {{x}}" in prompt
+    assert "[Submission]: {{x}} {{{y}}}" in prompt
+    assert "[Criterion]: Echo {{x}}" in prompt
+
+
+def test_structured_inputs_are_sent_as_json_not_python_repr(tmp_path):
+    request = JudgeRequest(kind="closed_qa", question="q", reply={"temp": 21, "ok": True}, criteria="c")  # type: ignore[arg-type]
+    with JudgeServer() as server:
+        run(make(server, tmp_path), request)
+    prompt = server.requests[0].prompt
+    assert '{"temp": 21, "ok": true}' in prompt
+    assert "'temp'" not in prompt
+
+
+def test_without_cot_no_reasons_asked_and_no_rationale(tmp_path):
+    request = JudgeRequest(kind="closed_qa", question="q", reply="r", criteria="c", use_cot=False)
+
+    def script(r, n):
+        arguments = json.dumps({"choice": "Y"})
+        answer = choose("Y")
+        answer.body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = arguments
+        return answer
+
+    with JudgeServer(script) as server:
+        [verdict] = run(make(server, tmp_path), request)
+    assert (verdict.score, verdict.rationale) == (1.0, None)
+    properties = server.requests[0].body["tools"][0]["function"]["parameters"]["properties"]
+    assert "reasons" not in properties
+
+
+def test_choice_depends_on_the_request(tmp_path):
+    def script(r, n):
+        return choose("Y" if "Sunny" in r.prompt else "N")
+
+    good = QA
+    bad = JudgeRequest(
+        kind="closed_qa", question="Weather?", reply="No idea.", criteria="Gives a temperature?"
+    )
+    with JudgeServer(script) as server:
+        verdicts = run(make(server, tmp_path), good, bad)
+    assert [v.score for v in verdicts] == [1.0, 0.0]
+
+
+# -- what goes on the wire -------------------------------------------------------------------------
+
+
+def test_model_and_authorization_are_sent_and_key_never_in_verdict(tmp_path):
+    with JudgeServer() as server:
+        [verdict] = run(make(server, tmp_path), QA)
+    [sent] = server.requests
+    assert sent.body["model"] == "judge-m"
+    assert sent.headers["authorization"] == f"Bearer {KEY}"
+    assert KEY not in all_text(verdict)
+
+
+def test_gpt5_models_still_use_chat_completions(tmp_path):
+    with JudgeServer() as server:
+        [verdict] = run(make(server, tmp_path, model="gpt-5-mini"), QA)
+    assert verdict.score == 1.0
+    [sent] = server.requests
+    assert sent.path == "/v1/chat/completions"
+    assert sent.body["model"] == "gpt-5-mini"
+    assert sent.body["tool_choice"] == {"type": "function", "function": {"name": "select_choice"}}
+    assert sent.body["tools"][0]["function"]["name"] == "select_choice"
+    assert "input" not in sent.body
+
+
+def test_openai_environment_variables_do_not_reroute_the_judge(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    with JudgeServer() as server:
+        [verdict] = run(make(server, tmp_path), QA)
+    assert verdict.score == 1.0
+    assert server.hits == 1
+
+
+def test_usage_is_kept_and_summed(tmp_path):
+    usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    other = JudgeRequest(kind="closed_qa", question="q2", reply="r2", criteria="c")
+    with JudgeServer(lambda r, n: choose("Y", usage=usage)) as server:
+        judge = make(server, tmp_path)
+        verdicts = run(judge, QA, other)
+    assert [dict(v.usage or {}) for v in verdicts] == [usage, usage]
+    stats = judge.stats
+    assert (stats.calls, stats.prompt_tokens, stats.completion_tokens, stats.errors) == (2, 200, 40, 0)
+
+
+# -- cache ------------------------------------------------------------------------------------------
+
+
+def test_cache_hit_makes_no_request_and_changed_reply_makes_one(tmp_path):
+    usage = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+    with JudgeServer(lambda r, n: choose("Y", "Fine.", usage=usage)) as server:
+        [first] = run(make(server, tmp_path), QA)
+        assert server.hits == 1
+        judge = make(server, tmp_path)
+        [second] = run(judge, QA)
+        assert server.hits == 1
+        changed = JudgeRequest(kind="closed_qa", question=QA.question, reply="Rainy.", criteria=QA.criteria)
+        [third] = run(make(server, tmp_path), changed)
+        assert server.hits == 2
+    assert first.cached is False
+    assert second.cached is True
+    assert (second.score, second.choice, second.rationale) == (1.0, "Y", "Fine.")
+    assert dict(second.usage or {}) == usage
+    assert (judge.stats.cache_hits, judge.stats.calls, judge.stats.prompt_tokens) == (1, 0, 0)
+    assert third.cached is False
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"model": "other-model"},
+        {"base_url_suffix": "/other"},
+    ],
+)
+def test_cache_key_includes_model_and_server(tmp_path, change):
+    with JudgeServer() as server:
+        run(make(server, tmp_path), QA)
+        if "model" in change:
+            judge = make(server, tmp_path, model=change["model"])
+        else:
+            judge = make(server, tmp_path, base_url=server.base_url + change["base_url_suffix"])
+        run(judge, QA)
+    assert server.hits == 2
+
+
+def test_cache_key_includes_every_rendered_input(tmp_path):
+    variants = [
+        JudgeRequest(kind="closed_qa", question="q", reply="r", criteria="c"),
+        JudgeRequest(kind="closed_qa", question="q2", reply="r", criteria="c"),
+        JudgeRequest(kind="closed_qa", question="q", reply="r", criteria="c2"),
+        JudgeRequest(kind="closed_qa", question="q", reply="r", criteria="c", use_cot=False),
+        JudgeRequest(kind="custom", question="q", reply="r", prompt="p", choices={"Y": 1.0, "N": 0.0}),
+        JudgeRequest(kind="custom", question="q", reply="r", prompt="p2", choices={"Y": 1.0, "N": 0.0}),
+        JudgeRequest(kind="custom", question="q", reply="r", prompt="p", choices={"Y": 1.0, "N": 0.5}),
+    ]
+    with JudgeServer() as server:
+        for request in variants:
+            run(make(server, tmp_path), request)
+        assert server.hits == len(variants)
+        for request in variants:
+            [verdict] = run(make(server, tmp_path), request)
+            assert verdict.cached
+        assert server.hits == len(variants)
+
+
+def test_errors_are_not_cached(tmp_path):
+    with JudgeServer(lambda r, n: plain_text() if n == 1 else choose("Y")) as server:
+        [first] = run(make(server, tmp_path), QA)
+        [second] = run(make(server, tmp_path), QA)
+    assert first.error is not None
+    assert second.error is None and second.cached is False and second.score == 1.0
+    assert server.hits == 2
+
+
+def test_no_cache_neither_reads_nor_writes(tmp_path):
+    with JudgeServer() as server:
+        run(make(server, tmp_path), QA)  # fills the cache
+        [uncached] = run(make(server, tmp_path, use_cache=False), QA)
+        assert server.hits == 2 and uncached.cached is False
+        other = JudgeRequest(kind="closed_qa", question="new", reply="r", criteria="c")
+        run(make(server, tmp_path, use_cache=False), other)
+        [after] = run(make(server, tmp_path), other)
+    assert after.cached is False  # the --no-cache run wrote nothing
+    assert server.hits == 4
+
+
+def test_corrupt_cache_entry_is_a_miss_and_gets_replaced(tmp_path):
+    with JudgeServer() as server:
+        run(make(server, tmp_path), QA)
+        [entry] = list((tmp_path / "cache" / "judge").rglob("*.json"))
+        entry.write_text('{"format": 1, "key": "trunc')
+        [verdict] = run(make(server, tmp_path), QA)
+        assert verdict.cached is False and verdict.score == 1.0
+        [again] = run(make(server, tmp_path), QA)
+    assert again.cached is True
+    assert server.hits == 2
+    assert not list((tmp_path / "cache" / "judge").rglob("*.tmp"))
+
+
+def test_identical_requests_in_flight_together_ask_once(tmp_path):
+    with JudgeServer() as server:
+        verdicts = run(make(server, tmp_path), QA, QA, QA)
+    assert server.hits == 1
+    assert sorted(v.cached for v in verdicts) == [False, True, True]
+
+
+def test_cache_clear_and_info(tmp_path):
+    cache = JudgeCache(tmp_path / "cache")
+    assert cache.info().entries == 0
+    with JudgeServer() as server:
+        run(make(server, tmp_path), QA, JudgeRequest(kind="closed_qa", question="x", reply="y", criteria="z"))
+    info = cache.info()
+    assert info.entries == 2 and info.bytes > 0
+    removed = cache.clear()
+    assert (removed.entries, removed.bytes) == (2, info.bytes)
+    assert cache.info().entries == 0
+
+
+# -- failures ---------------------------------------------------------------------------------------
+
+
+def test_rate_limited_forever_gives_up_after_retries_plus_one(tmp_path):
+    with JudgeServer(lambda r, n: status(429, "slow down", {"Retry-After": "0"})) as server:
+        judge = make(server, tmp_path, retries=3)
+        [verdict] = run(judge, QA)
+    assert server.hits == 4
+    assert verdict.score is None
+    assert verdict.error is not None and verdict.error.startswith("judge HTTP 429 after 4 attempts: ")
+    assert "slow down" in verdict.error
+    assert (judge.stats.errors, judge.stats.requests) == (1, 4)
+
+
+def test_retry_after_longer_than_the_cap_stops_at_once(tmp_path):
+    with JudgeServer(lambda r, n: status(429, "quota", {"Retry-After": "120"})) as server:
+        [verdict] = run(make(server, tmp_path), QA)
+    assert server.hits == 1
+    assert verdict.error is not None and "120 s" in verdict.error and "HTTP 429" in verdict.error
+
+
+def test_server_error_then_ok_is_retried(tmp_path):
+    with JudgeServer(lambda r, n: status(500, "oops") if n == 1 else choose("Y")) as server:
+        judge = make(server, tmp_path)
+        [verdict] = run(judge, QA)
+    assert (verdict.score, verdict.error) == (1.0, None)
+    assert server.hits == 2
+    assert (judge.stats.calls, judge.stats.requests, judge.stats.errors) == (1, 2, 0)
+
+
+def test_client_error_is_not_retried_and_key_is_redacted(tmp_path):
+    body = f"Incorrect API key provided: {KEY}"
+    with JudgeServer(lambda r, n: status(401, body)) as server:
+        [verdict] = run(make(server, tmp_path), QA)
+    assert server.hits == 1
+    assert verdict.error is not None and "judge HTTP 401" in verdict.error
+    assert "OPENAI_API_KEY" in verdict.error
+    assert KEY not in all_text(verdict)
+
+
+def test_no_tool_call_is_an_error_with_the_reason(tmp_path):
+    with JudgeServer(lambda r, n: plain_text("Y, looks good")) as server:
+        judge = make(server, tmp_path)
+        [verdict] = run(judge, QA)
+    assert verdict.score is None
+    assert verdict.error is not None and verdict.error.startswith(NO_TOOL_CALL)
+    assert "Y, looks good" in verdict.error
+    assert server.hits == 1  # a wrong answer is never retried
+    assert judge.stats.errors == 1
+
+
+def test_choice_not_in_the_choices_is_an_error(tmp_path):
+    with JudgeServer(lambda r, n: choose("Maybe")) as server:
+        [verdict] = run(make(server, tmp_path), QA)
+    assert verdict.score is None
+    assert verdict.error == "the judge chose 'Maybe', which is not one of the choices (Y, N)"
+
+
+def test_unreadable_answers_are_errors(tmp_path):
+    answers = {
+        1: Answer(body="not json at all"),
+        2: Answer(body={"error": {"message": "model overloaded"}}),
+        3: Answer(body={"choices": []}),
+    }
+    requests = [JudgeRequest(kind="closed_qa", question=f"q{i}", reply="r", criteria="c") for i in (1, 2, 3)]
+    errors = []
+    with JudgeServer(lambda r, n: answers[int(r.prompt.split("[Task]: q")[1][0])]) as server:
+        for request in requests:
+            [verdict] = run(make(server, tmp_path), request)
+            errors.append(verdict.error)
+    assert errors[0] is not None and errors[0].startswith("the judge's answer is not JSON")
+    assert errors[1] == "the judge reported an error: model overloaded"
+    assert errors[2] is not None and errors[2].startswith("the judge's answer has no choices")
+
+
+def test_missing_key_names_the_variable_and_sends_nothing(tmp_path):
+    with JudgeServer() as server:
+        judge = make(server, tmp_path, env={}, api_key_env="MY_JUDGE_KEY")
+        [verdict] = run(judge, QA)
+    assert server.hits == 0
+    assert verdict.score is None
+    assert verdict.error == "the judge needs MY_JUDGE_KEY in the environment"
+    assert judge.stats.errors == 1
+
+
+def test_no_judge_model_is_an_error_not_a_pass(tmp_path):
+    judge = Judge(JudgeConfig(model=None), cache_dir=tmp_path, environ=ENV)
+    [verdict] = run(judge, QA)
+    assert (verdict.score, verdict.error) == (None, NO_JUDGE)
+
+
+def test_custom_choices_outside_zero_to_one_are_refused_before_any_request(tmp_path):
+    request = JudgeRequest(kind="custom", question="q", reply="r", prompt="p", choices={"A": 2.0, "B": 0.0})
+    with JudgeServer() as server:
+        [verdict] = run(make(server, tmp_path), request)
+    assert server.hits == 0
+    assert verdict.error is not None and "from 0 to 1" in verdict.error
+
+
+def test_slow_judge_times_out_without_hanging(tmp_path):
+    with JudgeServer(lambda r, n: Answer(delay=1.5, body=choose("Y").body)) as server:
+        [verdict] = run(make(server, tmp_path, timeout=0.2, retries=1), QA)
+    assert server.hits == 2
+    assert verdict.error == "the judge did not answer within 0.2 s (after 2 attempts)"
+
+
+def test_unreachable_judge_is_an_error_after_retries(tmp_path):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    judge = Judge(
+        JudgeConfig(model="m", base_url=f"http://127.0.0.1:{port}/v1", retries=1, timeout=2.0),
+        cache_dir=tmp_path,
+        environ=ENV,
+        backoff_base=0.001,
+    )
+    [verdict] = run(judge, QA)
+    assert verdict.error is not None
+    assert verdict.error.startswith("could not reach the judge: ConnectError")
+    assert verdict.error.endswith("(after 2 attempts)")
+    assert judge.stats.requests == 2
+
+
+def test_concurrency_limit_is_respected(tmp_path):
+    requests = [JudgeRequest(kind="closed_qa", question=f"q{i}", reply="r", criteria="c") for i in range(6)]
+    with JudgeServer(hold_until_in_flight=2) as server:
+        verdicts = run(make(server, tmp_path, max_concurrency=2), *requests)
+    assert all(v.score == 1.0 for v in verdicts)
+    assert server.hits == 6
+    assert server.max_in_flight == 2
+
+
+# -- odds and ends ----------------------------------------------------------------------------------
+
+
+def test_transcript_renders_role_lines():
+    assert transcript([("user", "Hi"), ("assistant", "Hello!"), ("user", "Bye")]) == (
+        "user: Hi\nassistant: Hello!\nuser: Bye"
+    )
+
+
+def test_importing_judges_loads_no_heavy_library():
+    import subprocess
+
+    heavy = "('httpx', 'autoevals', 'openai')"
+    code = f"import sys, specengine.judges; print(sorted(m for m in {heavy} if m in sys.modules))"
+
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ
+    )
+    assert out.stdout.strip() == "[]"
