@@ -200,7 +200,12 @@ def render_text(comparison: Comparison, *, max_items: int = 50) -> str:
         lines.append(f"{title} ({len(items)}):")
         for item in items[:max_items]:
             where = f"{item.spec}:{item.line}" if item.line else item.spec
-            move = f"{item.base_status or '-'} -> {item.head_status or '-'}"
+            if item.base_status is None:
+                move = f"new, {item.head_status}"
+            elif item.head_status is None:
+                move = f"was {item.base_status}"
+            else:
+                move = f"{item.base_status} -> {item.head_status}"
             reason = f"  {item.reason}" if show_reason and item.reason else ""
             lines.append(f"  {where}  {item.id}  {move}{reason}")
         if len(items) > max_items:

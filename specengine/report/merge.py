@@ -12,7 +12,7 @@ import hashlib
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from specengine.report.facts import as_float, as_int, summarize
+from specengine.report.facts import as_float, summarize
 
 
 class MergeError(Exception):
@@ -123,6 +123,8 @@ def merge(
                 continue
             owner[cid] = name
             cases.append(case)
+    if cases and all(isinstance(c.get("index"), int) and not isinstance(c.get("index"), bool) for c in cases):
+        cases.sort(key=lambda c: c["index"])  # plan order, when every case knows its plan position
     if duplicates:
         shown = "; ".join(duplicates[:5])
         more = f"; and {len(duplicates) - 5} more" if len(duplicates) > 5 else ""
@@ -145,10 +147,6 @@ def merge(
         merged["started_at"] = _format_time(min(known))
     merged["summary"] = _summary(items, starts)
     merged["cases"] = cases
-    merged["merged_from"] = [
-        {"run_id": r.get("run_id"), "shard": r.get("shard"), "cases": len(r.get("cases", []))}
-        for _, r in items
-    ]
     order = ["run_id", "started_at", "summary"]
     return {k: merged[k] for k in order if k in merged} | {k: v for k, v in merged.items() if k not in order}
 
@@ -157,9 +155,12 @@ def _summary(items: list[tuple[str, dict]], starts: list[datetime | None]) -> di
     """Counts from the merged cases; duration is the wall-clock span when start times are known."""
     cases = [c for _, r in items for c in r.get("cases", [])]
     summary: dict[str, Any] = summarize(cases)
-    summary["gates_skipped"] = sum(
-        as_int((r.get("summary") or {}).get("gates_skipped")) or 0 for _, r in items
-    )
+    recomputed = set(summary) | {"duration_s"}
+    summary["gates_skipped"] = 0
+    for _, results in items:  # the other counters (gates_skipped, judge_calls, judge_tokens, …) add up
+        for key, value in (results.get("summary") or {}).items():
+            if key not in recomputed and isinstance(value, int) and not isinstance(value, bool):
+                summary[key] = summary.get(key, 0) + value
     durations = [as_float((r.get("summary") or {}).get("duration_s")) for _, r in items]
     if all(d is not None for d in durations) and all(s is not None for s in starts):
         begin = min(s for s in starts if s is not None)

@@ -1,0 +1,65 @@
+"""`specengine compare BASE HEAD`: what regressed and what got fixed between two runs.
+
+Exit 1 when any case that passed in BASE failed or errored in HEAD, so a CI step can gate a pull
+request on "no regressions" even while some known failures remain.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from specengine.cli import app
+
+
+@app.command()
+def compare(
+    base: Annotated[Path, typer.Argument(metavar="BASE", help="Results of the earlier run (e.g. main).")],
+    head: Annotated[
+        Path, typer.Argument(metavar="HEAD", help="Results of the new run (e.g. the pull request).")
+    ],
+    md: Annotated[
+        Path | None,
+        typer.Option("--md", metavar="FILE", help="Also write a Markdown summary ('-' for stdout)."),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the comparison as JSON instead of text.")
+    ] = False,
+    min_score_delta: Annotated[
+        float, typer.Option("--min-score-delta", min=0.0, help="Smallest judge score change to list.")
+    ] = 0.05,
+) -> None:
+    """Compare two results files case by case. Exit 1 if anything regressed, 0 if not, 2 on bad input."""
+    import json
+
+    from specengine.report.compare import compare as compare_runs
+    from specengine.report.compare import render_text
+    from specengine.report.load import ResultsError, load_results
+
+    try:
+        base_data = load_results(base)
+        head_data = load_results(head)
+    except ResultsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    comparison = compare_runs(base_data, head_data, min_score_delta=min_score_delta)
+    if json_out:
+        typer.echo(json.dumps(comparison.as_dict(), indent=2, ensure_ascii=False))
+    elif str(md) != "-":
+        typer.echo(render_text(comparison), nl=False)
+    if md:
+        from specengine.report.markdown import render_markdown
+
+        text = render_markdown(head_data, comparison)
+        if str(md) == "-":
+            typer.echo(text, nl=False)
+        else:
+            try:
+                md.parent.mkdir(parents=True, exist_ok=True)
+                md.write_text(text, encoding="utf-8", errors="replace")
+            except OSError as exc:
+                typer.echo(f"error: cannot write {md}: {exc.strerror or exc}", err=True)
+                raise typer.Exit(2) from None
+    raise typer.Exit(1 if comparison.regressed else 0)

@@ -1,0 +1,65 @@
+"""`specengine merge R1.json R2.json … --output ALL.json`: join the results of a sharded run.
+
+The merged file is an ordinary results file, so `report`, `compare` and CI gates treat a sharded
+run exactly like a single one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from specengine.cli import app
+
+
+@app.command()
+def merge(
+    inputs: Annotated[
+        list[Path], typer.Argument(metavar="RESULTS...", help="Results files to join (shards of one run).")
+    ],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output", "-o", metavar="FILE", help="Where to write the merged results ('-' for stdout)."
+        ),
+    ],  # noqa: E501
+    allow_partial: Annotated[
+        bool, typer.Option("--allow-partial", help="Merge even when some shards of the run are missing.")
+    ] = False,
+) -> None:
+    """Merge results files into one. Exit 0 when written; 2 when an input is unreadable or they don't fit."""
+    import json
+
+    from specengine.report.facts import format_rate, pass_rate
+    from specengine.report.load import ResultsError, load_results
+    from specengine.report.merge import MergeError
+    from specengine.report.merge import merge as merge_results
+
+    try:
+        loaded = [load_results(p) for p in inputs]
+        merged = merge_results(loaded, [str(p) for p in inputs], allow_partial=allow_partial)
+    except (ResultsError, MergeError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    text = json.dumps(merged, ensure_ascii=False, indent=1) + "\n"
+    if str(output) == "-":
+        typer.echo(text, nl=False)
+    else:
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            tmp = output.with_name(output.name + ".tmp")
+            tmp.write_text(text, encoding="utf-8", errors="replace")
+            tmp.replace(output)
+        except OSError as exc:
+            typer.echo(f"error: cannot write {output}: {exc.strerror or exc}", err=True)
+            raise typer.Exit(2) from None
+    s = merged["summary"]
+    files = f"{len(inputs)} file{'s' if len(inputs) != 1 else ''}"
+    counts = f"{s['passed']} passed, {s['failed']} failed, {s['errored']} errored, {s['skipped']} skipped"
+    target = "" if str(output) == "-" else f" -> {output}"
+    typer.echo(
+        f"merged {files}: {s['cases']} cases, {counts} (pass rate {format_rate(pass_rate(s))}){target}",
+        err=True,
+    )

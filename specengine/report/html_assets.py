@@ -1,0 +1,558 @@
+# ruff: noqa: E501  (CSS and JavaScript text, wrapped for reading, not to Python's line length)
+"""The stylesheet and script inlined into the HTML report (kept apart so html.py stays readable).
+
+The script is plain browser JavaScript with no dependencies: the report must open offline, from a
+CI artifact, years later. It builds every element with textContent, never innerHTML, because the
+data holds agent replies. The table renders one page of rows at a time so 10,000 cases stay fast.
+"""
+
+CSS = r"""
+:root {
+  --bg: #ffffff; --fg: #1f2328; --muted: #59636e; --border: #d1d9e0; --panel: #f6f8fa; --hover: #eef2f6;
+  --accent: #0969da; --pass: #1a7f37; --fail: #cf222e; --err: #bc4c00; --skip: #6e7781;
+  --pass-bg: #dafbe1; --fail-bg: #ffebe9; --err-bg: #fff1e5; --skip-bg: #eaeef2;
+  --mono: ui-monospace, SFMono-Regular, "SF Mono", Menlo, Consolas, "Liberation Mono", monospace;
+}
+@media (prefers-color-scheme: dark) {
+  :root {
+    --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --border: #30363d; --panel: #151b23; --hover: #1c2330;
+    --accent: #4493f8; --pass: #3fb950; --fail: #f85149; --err: #db6d28; --skip: #9198a1;
+    --pass-bg: #12261e; --fail-bg: #2d1216; --err-bg: #2b1a0e; --skip-bg: #21262d;
+  }
+}
+* { box-sizing: border-box; }
+html, body { margin: 0; background: var(--bg); color: var(--fg); }
+body { font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+.mono, pre, code { font-family: var(--mono); font-size: 12.5px; }
+.top { display: flex; flex-wrap: wrap; gap: 4px 24px; align-items: baseline; padding: 14px 24px;
+  border-bottom: 1px solid var(--border); background: var(--panel); }
+.brand { font-weight: 600; font-size: 16px; }
+.logo { color: var(--accent); }
+.meta { color: var(--muted); }
+.summary { display: flex; flex-wrap: wrap; gap: 16px 40px; padding: 20px 24px 8px; align-items: center; }
+.rate .big { font-size: 40px; font-weight: 650; line-height: 1.1; letter-spacing: -0.5px; }
+.rate.passed .big { color: var(--pass); }
+.rate.failed .big { color: var(--fail); }
+.rate .sub { color: var(--muted); }
+.totals { flex: 1; min-width: 320px; }
+.bar { display: flex; height: 10px; border-radius: 5px; overflow: hidden; background: var(--skip-bg); margin-bottom: 12px; }
+.seg.passed { background: var(--pass); } .seg.failed { background: var(--fail); }
+.seg.error { background: var(--err); } .seg.skipped { background: var(--skip); }
+.chips { display: flex; flex-wrap: wrap; gap: 8px; }
+.chip { border: 1px solid var(--border); background: var(--bg); color: var(--fg); border-radius: 999px;
+  padding: 3px 12px; cursor: pointer; font: inherit; }
+.chip:hover { background: var(--hover); }
+.chip[aria-pressed="true"] { border-color: var(--accent); box-shadow: inset 0 0 0 1px var(--accent); }
+.chip .n { font-weight: 600; margin-left: 4px; }
+.warn { color: var(--err); margin: 10px 0 0; }
+.config { margin-top: 8px; color: var(--muted); }
+main { padding: 8px 24px 40px; }
+.controls { display: flex; flex-wrap: wrap; gap: 10px; align-items: center; margin: 8px 0 12px; }
+.controls input[type=search] { flex: 1; min-width: 240px; max-width: 520px; }
+input[type=search], select { font: inherit; color: var(--fg); background: var(--bg); border: 1px solid var(--border);
+  border-radius: 6px; padding: 5px 10px; }
+input[type=search]:focus, select:focus, .chip:focus-visible, tr.row:focus-visible, button:focus-visible {
+  outline: 2px solid var(--accent); outline-offset: 1px; }
+.deep { color: var(--muted); user-select: none; }
+table.cases { width: 100%; border-collapse: collapse; table-layout: fixed; }
+table.cases th { text-align: left; font-weight: 600; color: var(--muted); border-bottom: 1px solid var(--border);
+  padding: 6px 8px; white-space: nowrap; }
+table.cases th[data-sort] { cursor: pointer; }
+table.cases th[data-sort]:hover { color: var(--fg); }
+table.cases th.sorted-asc::after { content: " ▲"; font-size: 10px; }
+table.cases th.sorted-desc::after { content: " ▼"; font-size: 10px; }
+table.cases th:nth-child(1) { width: 92px; } table.cases th:nth-child(2) { width: 32%; }
+table.cases th:nth-child(3) { width: 12%; } table.cases th:nth-child(4) { width: 12%; }
+table.cases th:nth-child(5) { width: 64px; } table.cases th:nth-child(6) { width: 76px; }
+table.cases td { padding: 7px 8px; border-bottom: 1px solid var(--border); vertical-align: top;
+  overflow: hidden; text-overflow: ellipsis; }
+tr.row { cursor: pointer; }
+tr.row:hover { background: var(--hover); }
+tr.row.open { background: var(--hover); box-shadow: inset 3px 0 0 var(--accent); }
+td .title { font-weight: 550; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+td .sub { color: var(--muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+td.reason { color: var(--muted); white-space: nowrap; }
+.num { text-align: right; font-variant-numeric: tabular-nums; }
+.pill { display: inline-block; border-radius: 999px; padding: 0 9px; font-size: 12px; font-weight: 600;
+  line-height: 20px; white-space: nowrap; }
+.pill.passed { color: var(--pass); background: var(--pass-bg); } .pill.failed { color: var(--fail); background: var(--fail-bg); }
+.pill.error { color: var(--err); background: var(--err-bg); } .pill.skipped { color: var(--skip); background: var(--skip-bg); }
+.label { display: inline-block; border: 1px solid var(--border); border-radius: 4px; padding: 0 6px; margin: 0 4px 2px 0;
+  font-size: 12px; color: var(--muted); }
+.empty { color: var(--muted); padding: 24px 0; text-align: center; }
+.pager { display: flex; gap: 12px; align-items: center; justify-content: flex-end; padding: 12px 0; color: var(--muted); }
+button { font: inherit; color: var(--fg); background: var(--panel); border: 1px solid var(--border); border-radius: 6px;
+  padding: 3px 12px; cursor: pointer; }
+button:hover:not(:disabled) { background: var(--hover); }
+button:disabled { opacity: 0.45; cursor: default; }
+.scrim { position: fixed; inset: 0; background: rgba(1, 4, 9, 0.35); }
+.drawer { position: fixed; top: 0; right: 0; bottom: 0; width: min(960px, 94vw); background: var(--bg);
+  border-left: 1px solid var(--border); box-shadow: -8px 0 24px rgba(1, 4, 9, 0.18); overflow-y: auto; outline: none; }
+.drawer .bar-top { position: sticky; top: 0; z-index: 1; display: flex; gap: 8px; align-items: center;
+  padding: 10px 20px; background: var(--panel); border-bottom: 1px solid var(--border); }
+.drawer .bar-top .spacer { flex: 1; }
+.drawer .pos { color: var(--muted); }
+.drawer .body { padding: 16px 20px 40px; }
+.drawer h2 { font-size: 20px; margin: 0 0 4px; display: flex; gap: 10px; align-items: center; flex-wrap: wrap; word-break: break-word; }
+.drawer h3 { font-size: 14px; margin: 22px 0 8px; text-transform: uppercase; letter-spacing: 0.4px; color: var(--muted); }
+.drawer .id { color: var(--muted); word-break: break-all; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 12px 0 0; }
+dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; word-break: break-word; }
+.errorbox { border: 1px solid var(--err); background: var(--err-bg); border-radius: 6px; padding: 8px 12px; margin: 12px 0;
+  white-space: pre-wrap; word-break: break-word; }
+.trialinfo { color: var(--muted); margin: 4px 0; }
+.tabs { display: flex; gap: 6px; flex-wrap: wrap; margin-bottom: 10px; }
+.tabs button[aria-selected="true"] { border-color: var(--accent); box-shadow: inset 0 0 0 1px var(--accent); }
+.check { border: 1px solid var(--border); border-radius: 8px; padding: 10px 12px; margin-bottom: 8px; }
+.check.failed { border-left: 4px solid var(--fail); } .check.error { border-left: 4px solid var(--err); }
+.check.passed { border-left: 4px solid var(--pass); } .check.skipped { border-left: 4px solid var(--skip); }
+.check .head { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
+.check .name { font-weight: 600; word-break: break-word; }
+.check .info { color: var(--muted); font-size: 13px; display: flex; gap: 14px; flex-wrap: wrap; margin-top: 2px; }
+.check .reason { margin: 6px 0 0; white-space: pre-wrap; word-break: break-word; }
+.check .rationale { margin: 6px 0 0; padding: 6px 10px; border-left: 3px solid var(--border); color: var(--muted);
+  white-space: pre-wrap; word-break: break-word; }
+.tag { font-size: 11px; border-radius: 4px; padding: 0 5px; border: 1px solid var(--border); color: var(--muted); }
+a.turnlink { color: var(--accent); cursor: pointer; text-decoration: none; }
+a.turnlink:hover { text-decoration: underline; }
+.msg { border: 1px solid var(--border); border-radius: 8px; margin-bottom: 8px; overflow: hidden; }
+.msg .role { font-size: 12px; font-weight: 600; padding: 3px 10px; background: var(--panel); color: var(--muted);
+  border-bottom: 1px solid var(--border); display: flex; justify-content: space-between; }
+.msg.user .role { color: var(--accent); }
+.msg .content { padding: 8px 10px; white-space: pre-wrap; word-break: break-word; }
+.msg .content.none { color: var(--muted); font-style: italic; }
+.msg.flash { box-shadow: 0 0 0 2px var(--accent); }
+.call { margin: 0 10px 8px; border: 1px dashed var(--border); border-radius: 6px; }
+.call .fn { padding: 3px 8px; font-family: var(--mono); font-size: 12.5px; font-weight: 600; }
+.call pre { margin: 0; padding: 6px 8px; border-top: 1px dashed var(--border); overflow-x: auto; }
+table.agg { border-collapse: collapse; width: 100%; }
+table.agg td, table.agg th { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--border); }
+table.agg th { color: var(--muted); font-weight: 600; }
+@media (max-width: 760px) {
+  table.cases th:nth-child(3), table.cases td:nth-child(3), table.cases th:nth-child(4), table.cases td:nth-child(4),
+  table.cases th:nth-child(7), table.cases td:nth-child(7) { display: none; }
+  table.cases th:nth-child(2) { width: auto; }
+}
+"""
+
+JS = r"""
+"use strict";
+(() => {
+  const DATA = JSON.parse(document.getElementById("specengine-data").textContent);
+  const CASES = DATA.cases, DER = DATA.derived;
+  const STATUSES = ["passed", "failed", "error", "skipped"];
+  const STATUS_LABEL = { passed: "Passed", failed: "Failed", error: "Error", skipped: "Skipped" };
+  const STATUS_RANK = { failed: 0, error: 1, skipped: 2, passed: 3 };
+  const ANSI = /\x1b\[[0-9;?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g;
+  const $ = (id) => document.getElementById(id);
+
+  const state = { status: "all", suite: "", label: "", q: "", deep: false, sort: "", dir: 1, page: 0, size: 100, open: -1, trial: -1 };
+  let view = [];
+  let counts = {};
+  const hay = [], deepHay = [];
+
+  function clean(s) { return s == null ? "" : String(s).replace(ANSI, ""); }
+  function h(tag, attrs, ...kids) {
+    const el = document.createElement(tag);
+    if (attrs) for (const [k, v] of Object.entries(attrs)) {
+      if (v == null || v === false) continue;
+      if (k === "class") el.className = v;
+      else if (k === "text") el.textContent = clean(v);
+      else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v === true ? "" : String(v));
+    }
+    add(el, kids);
+    return el;
+  }
+  function add(el, kid) {
+    if (kid == null || kid === false) return;
+    if (Array.isArray(kid)) { for (const k of kid) add(el, k); return; }
+    el.appendChild(kid instanceof Node ? kid : document.createTextNode(clean(kid)));
+  }
+  function pill(status) { return h("span", { class: "pill " + status, text: STATUS_LABEL[status] || status }); }
+  function fmtDur(s) {
+    if (s == null || isNaN(s)) return "–";
+    if (s < 10) return s.toFixed(2) + " s";
+    if (s < 60) return s.toFixed(1) + " s";
+    const m = Math.floor(s / 60), r = Math.round(s % 60);
+    return m < 60 ? m + " m " + String(r).padStart(2, "0") + " s" : Math.floor(m / 60) + " h " + String(m % 60).padStart(2, "0") + " m";
+  }
+  function fmtScore(x) { return typeof x === "number" ? x.toFixed(2) : "–"; }
+  function fmtThreshold(t) {
+    if (!t || typeof t !== "object") return "";
+    const ops = [["gte", "≥"], ["gt", ">"], ["lte", "≤"], ["lt", "<"]];
+    return ops.filter(([k]) => typeof t[k] === "number").map(([k, s]) => s + " " + t[k]).join(" and ");
+  }
+  function pretty(v) {
+    if (typeof v === "string") { try { return JSON.stringify(JSON.parse(v), null, 2); } catch (e) { return v; } }
+    try { return JSON.stringify(v, null, 2); } catch (e) { return String(v); }
+  }
+  function text(v) { return typeof v === "string" ? v : v == null ? "" : pretty(v); }
+  function spec(c) { return c.spec || String(c.id).split("::")[0]; }
+  function where(c, line) { return line ? spec(c) + ":" + line : spec(c); }
+
+  function haystack(i) {
+    if (hay[i] === undefined) {
+      const c = CASES[i], d = DER[i];
+      const parts = [c.id, d.suite, d.reason, (c.labels || []).join(" ")];
+      for (const t of c.trials || []) for (const k of t.checks || []) {
+        if (k.status === "failed" || k.status === "error") parts.push(k.name, k.reason, k.rationale);
+      }
+      hay[i] = clean(parts.filter(Boolean).join("\n")).toLowerCase();
+    }
+    if (!state.deep) return hay[i];
+    if (deepHay[i] === undefined) {
+      const parts = [];
+      for (const t of CASES[i].trials || []) for (const m of t.transcript || []) {
+        parts.push(text(m.content));
+        for (const call of m.tool_calls || []) parts.push(call.name, pretty(call.args));
+      }
+      deepHay[i] = hay[i] + "\n" + clean(parts.join("\n")).toLowerCase();
+    }
+    return deepHay[i];
+  }
+
+  function sortKey(i) {
+    const c = CASES[i], d = DER[i];
+    switch (state.sort) {
+      case "status": return STATUS_RANK[c.status] ?? 9;
+      case "id": return String(c.id).toLowerCase();
+      case "suite": return String(d.suite).toLowerCase();
+      case "duration": return d.duration || 0;
+      case "trials": return c.n_trials ? (c.passed_trials || 0) / c.n_trials : 2;
+      default: return i;
+    }
+  }
+
+  function recompute() {
+    const terms = state.q.trim().toLowerCase().split(/\s+/).filter(Boolean);
+    view = [];
+    counts = { all: 0, passed: 0, failed: 0, error: 0, skipped: 0 };
+    for (let i = 0; i < CASES.length; i++) {
+      const c = CASES[i];
+      if (state.suite && DER[i].suite !== state.suite) continue;
+      if (state.label && !(c.labels || []).includes(state.label)) continue;
+      if (terms.length) { const s = haystack(i); if (!terms.every((t) => s.includes(t))) continue; }
+      counts.all++;
+      counts[c.status] = (counts[c.status] || 0) + 1;
+      if (state.status !== "all" && c.status !== state.status) continue;
+      view.push(i);
+    }
+    if (state.sort) {
+      const keys = new Map(view.map((i) => [i, sortKey(i)]));
+      view.sort((a, b) => {
+        const x = keys.get(a), y = keys.get(b);
+        return (x < y ? -1 : x > y ? 1 : a - b) * (x === y ? 1 : state.dir);
+      });
+    }
+    const pages = Math.max(1, Math.ceil(view.length / state.size));
+    if (state.page >= pages) state.page = pages - 1;
+  }
+
+  function renderChips() {
+    const box = $("status-filters");
+    box.replaceChildren();
+    for (const s of ["all", ...STATUSES]) {
+      const label = s === "all" ? "All" : STATUS_LABEL[s];
+      box.appendChild(h("button", {
+        class: "chip " + s, type: "button", "data-status": s, "aria-pressed": String(state.status === s),
+        onclick: () => { state.status = s; state.page = 0; update(); },
+      }, label, h("span", { class: "n", text: String(counts[s] || 0) })));
+    }
+  }
+
+  function renderTable() {
+    const tbody = $("rows");
+    const start = state.page * state.size;
+    const frag = document.createDocumentFragment();
+    for (const i of view.slice(start, start + state.size)) frag.appendChild(row(i));
+    tbody.replaceChildren(frag);
+    $("empty").hidden = view.length > 0;
+    for (const th of document.querySelectorAll("th[data-sort]")) {
+      th.classList.toggle("sorted-asc", th.dataset.sort === state.sort && state.dir === 1);
+      th.classList.toggle("sorted-desc", th.dataset.sort === state.sort && state.dir === -1);
+    }
+    renderPager();
+  }
+
+  function row(i) {
+    const c = CASES[i], d = DER[i];
+    const trials = c.n_trials ? (c.passed_trials ?? 0) + "/" + c.n_trials : "–";
+    return h("tr", { class: "row s-" + c.status + (state.open === i ? " open" : ""), tabindex: "0", "data-index": i,
+                     "data-id": c.id },
+      h("td", null, pill(c.status)),
+      h("td", { title: c.id }, h("div", { class: "title", text: d.title }), h("div", { class: "sub mono", text: d.where })),
+      h("td", { text: d.suite, title: d.suite }),
+      h("td", null, (c.labels || []).map((l) => h("span", { class: "label", text: l }))),
+      h("td", { class: "num", text: trials }),
+      h("td", { class: "num", text: fmtDur(d.duration) }),
+      h("td", { class: "reason", text: d.reason, title: clean(d.reason) }));
+  }
+
+  function renderPager() {
+    const nav = $("pager");
+    const pages = Math.max(1, Math.ceil(view.length / state.size));
+    const start = view.length ? state.page * state.size + 1 : 0;
+    const end = Math.min(view.length, (state.page + 1) * state.size);
+    const size = h("select", { "aria-label": "rows per page", onchange: (e) => { state.size = +e.target.value; state.page = 0; update(); } },
+      [50, 100, 250, 1000].map((n) => h("option", { value: n, selected: n === state.size, text: n + " per page" })));
+    nav.replaceChildren(
+      h("span", { text: start + "–" + end + " of " + view.length }),
+      size,
+      h("button", { type: "button", disabled: state.page === 0, onclick: () => { state.page--; renderTable(); window.scrollTo(0, 0); } }, "‹ Prev"),
+      h("span", { text: "page " + (state.page + 1) + " of " + pages }),
+      h("button", { type: "button", disabled: state.page >= pages - 1, onclick: () => { state.page++; renderTable(); window.scrollTo(0, 0); } }, "Next ›"));
+  }
+
+  function update() { recompute(); renderChips(); renderTable(); saveHash(); }
+
+  // ---- case details -------------------------------------------------------------------------
+  function openCase(i, trial) {
+    const c = CASES[i];
+    if (!c) return;
+    state.open = i;
+    const trials = c.trials || [];
+    if (trial == null || trial < 0 || trial >= trials.length) {
+      trial = trials.findIndex((t) => t.status !== "passed");
+      if (trial < 0) trial = 0;
+    }
+    state.trial = trial;
+    const drawer = $("drawer");
+    drawer.replaceChildren(drawerBar(i), h("div", { class: "body" }, caseView(c, DER[i], trial)));
+    drawer.hidden = false;
+    $("scrim").hidden = false;
+    drawer.scrollTop = 0;
+    drawer.focus();
+    for (const tr of document.querySelectorAll("tr.row.open")) tr.classList.remove("open");
+    const tr = document.querySelector('tr.row[data-index="' + i + '"]');
+    if (tr) tr.classList.add("open");
+    saveHash();
+  }
+  function closeCase() {
+    if (state.open < 0) return;
+    const last = state.open;
+    state.open = -1;
+    $("drawer").hidden = true;
+    $("scrim").hidden = true;
+    for (const tr of document.querySelectorAll("tr.row.open")) tr.classList.remove("open");
+    const tr = document.querySelector('tr.row[data-index="' + last + '"]');
+    if (tr) tr.focus();
+    saveHash();
+  }
+  function step(delta) {
+    const at = view.indexOf(state.open);
+    const next = view[at + delta];
+    if (next === undefined) return;
+    const page = Math.floor((at + delta) / state.size);
+    if (page !== state.page) { state.page = page; renderTable(); }
+    openCase(next);
+  }
+  function drawerBar(i) {
+    const at = view.indexOf(i);
+    return h("div", { class: "bar-top" },
+      h("button", { type: "button", disabled: at <= 0, onclick: () => step(-1), title: "previous case (k)" }, "‹ Prev"),
+      h("button", { type: "button", disabled: at < 0 || at >= view.length - 1, onclick: () => step(1), title: "next case (j)" }, "Next ›"),
+      h("span", { class: "pos", text: at >= 0 ? (at + 1) + " of " + view.length : "" }),
+      h("span", { class: "spacer" }),
+      h("button", { type: "button", class: "close", onclick: closeCase, title: "close (Esc)", "aria-label": "close" }, "✕ Close"));
+  }
+
+  function caseView(c, d, trialIndex) {
+    const out = [];
+    out.push(h("h2", null, pill(c.status), h("span", { text: d.title })));
+    out.push(h("div", { class: "id mono", text: c.id }));
+    const facts = [["Spec", where(c, c.line)], ["Suite", d.suite]];
+    if ((c.labels || []).length) facts.push(["Labels", c.labels.map((l) => h("span", { class: "label", text: l }))]);
+    if (c.row != null) facts.push(["Row", typeof c.row === "object" ? pretty(c.row) : String(c.row)]);
+    if (c.endpoint) facts.push(["Endpoint", String(c.endpoint)]);
+    if (c.n_trials) {
+      let t = (c.passed_trials ?? 0) + " of " + c.n_trials + " passed";
+      if (c.n_trials > 1) t += " · pass@k " + (c.pass_at_k ? "yes" : "no") + " · pass^k " + (c.pass_hat_k ? "yes" : "no");
+      facts.push(["Trials", t]);
+    }
+    facts.push(["Time", fmtDur(d.duration)]);
+    out.push(h("dl", { class: "facts" }, facts.map(([k, v]) => [h("dt", { text: k }), h("dd", null, v)])));
+    if (c.status === "skipped") out.push(h("p", { class: "errorbox", text: "Skipped: " + d.reason }));
+    else if (c.error) out.push(h("div", { class: "errorbox", text: errText(c.error) }));
+
+    const trials = c.trials || [];
+    if (trials.length > 1 && (c.checks || []).length) {
+      out.push(h("h3", { text: "Checks across " + trials.length + " trials" }));
+      out.push(h("table", { class: "agg" },
+        h("thead", null, h("tr", null, ["Status", "Check", "Mean score", "Where"].map((x) => h("th", { text: x })))),
+        h("tbody", null, c.checks.map((k) => h("tr", null,
+          h("td", null, pill(k.status)), h("td", { text: k.name + (k.gate === false ? " (soft)" : "") }),
+          h("td", { class: "num", text: fmtScore(k.score) }), h("td", { class: "mono", text: where(c, k.line) }))))));
+    }
+    if (!trials.length) {
+      if (c.status !== "skipped") out.push(h("p", { class: "empty", text: "No trials recorded." }));
+      return out;
+    }
+    if (trials.length > 1) {
+      out.push(h("h3", { text: "Trials" }));
+      out.push(h("div", { class: "tabs", role: "tablist" }, trials.map((t, j) => h("button", {
+        type: "button", role: "tab", "aria-selected": String(j === trialIndex),
+        onclick: () => openCase(state.open, j),
+      }, "Trial " + (j + 1) + " ", pill(t.status)))));
+    }
+    out.push(trialView(c, trials[trialIndex], trialIndex, trials.length));
+    return out;
+  }
+
+  function errText(e) {
+    if (!e) return "";
+    if (typeof e === "string") return e;
+    return (e.type ? e.type + ": " : "") + (e.message || "");
+  }
+
+  function trialView(c, t, j, n) {
+    const box = h("section", { class: "trial" });
+    const info = [t.status ? pill(t.status) : null, " "];
+    if (typeof t.latency_s === "number") info.push("latency " + fmtDur(t.latency_s));
+    if (typeof t.ttft_s === "number") info.push(" · first token " + fmtDur(t.ttft_s));
+    if (t.attempts > 1) info.push(" · " + t.attempts + " attempts");
+    if (n > 1) box.appendChild(h("div", { class: "trialinfo" }, info));
+    if (t.error) box.appendChild(h("div", { class: "errorbox", text: errText(t.error) }));
+    const checks = t.checks || [];
+    box.appendChild(h("h3", { text: "Checks (" + checks.length + ")" }));
+    if (!checks.length) box.appendChild(h("p", { class: "empty", text: t.error ? "Checks did not run: the trial errored." : "No checks." }));
+    const order = { failed: 0, error: 1, skipped: 2, passed: 3 };
+    const sorted = checks.map((k, i) => [k, i]).sort((a, b) => ((order[a[0].status] ?? 4) - (order[b[0].status] ?? 4)) || a[1] - b[1]);
+    for (const [k] of sorted) box.appendChild(checkView(c, k));
+    box.appendChild(h("h3", { text: "Transcript" }));
+    box.appendChild(transcriptView(t.transcript || []));
+    return box;
+  }
+
+  function checkView(c, k) {
+    const info = [];
+    const graded = k.matcher === "judge" || (typeof k.score === "number" && k.score !== 0 && k.score !== 1);
+    if (graded && typeof k.score === "number") info.push(h("span", { text: "score " + fmtScore(k.score) + (k.threshold ? " (needs " + fmtThreshold(k.threshold) + ")" : "") }));
+    info.push(h("span", { class: "mono", text: where(c, k.line) }));
+    if (k.turn) info.push(h("a", { class: "turnlink", href: "#", onclick: (e) => { e.preventDefault(); flashTurn(k.turn); }, text: "turn " + k.turn }));
+    if (k.matcher) info.push(h("span", { text: k.matcher }));
+    return h("div", { class: "check " + k.status },
+      h("div", { class: "head" }, pill(k.status), h("span", { class: "name", text: k.name || k.matcher || "check" }),
+        h("span", { class: "tag", text: k.gate === false ? "soft" : "gate" })),
+      h("div", { class: "info" }, info),
+      k.reason ? h("div", { class: "reason", text: k.reason }) : null,
+      k.rationale ? h("div", { class: "rationale" }, h("strong", { text: "Judge rationale: " }), k.rationale) : null);
+  }
+
+  function transcriptView(messages) {
+    const box = h("div", { class: "transcript" });
+    if (!messages.length) { box.appendChild(h("p", { class: "empty", text: "No messages." })); return box; }
+    let turn = 0;
+    for (const m of messages) {
+      const role = m.role || "message";
+      const head = h("div", { class: "role" }, h("span", { text: role }));
+      const attrs = { class: "msg " + role };
+      if (role === "user") { turn++; attrs["data-turn"] = turn; head.appendChild(h("span", { text: "turn " + turn })); }
+      const content = text(m.content);
+      const calls = m.tool_calls || [];
+      box.appendChild(h("div", attrs, head,
+        content || !calls.length ? h("div", { class: "content" + (content ? "" : " none"), text: content || "(empty)" }) : null,
+        calls.map((call) => h("div", { class: "call" },
+          h("div", { class: "fn", text: "⚙ " + (call.name || "tool") }),
+          call.args !== undefined ? h("pre", { text: pretty(call.args) }) : null))));
+    }
+    return box;
+  }
+
+  function flashTurn(n) {
+    const el = document.querySelector('#drawer .msg[data-turn="' + n + '"]');
+    if (!el) return;
+    el.scrollIntoView({ block: "center" });
+    el.classList.add("flash");
+    setTimeout(() => el.classList.remove("flash"), 1200);
+  }
+
+  // ---- state in the URL, so a link opens the same view ------------------------------------
+  let restoring = false;
+  function saveHash() {
+    if (restoring) return;
+    const p = new URLSearchParams();
+    if (state.status !== "all") p.set("status", state.status);
+    if (state.suite) p.set("suite", state.suite);
+    if (state.label) p.set("label", state.label);
+    if (state.q) p.set("q", state.q);
+    if (state.deep) p.set("deep", "1");
+    if (state.open >= 0) p.set("case", CASES[state.open].id);
+    const hash = p.toString();
+    history.replaceState(null, "", hash ? "#" + hash : location.pathname + location.search);
+  }
+  function loadHash() {
+    const p = new URLSearchParams(location.hash.slice(1));
+    state.status = STATUSES.includes(p.get("status")) ? p.get("status") : "all";
+    state.suite = p.get("suite") || "";
+    state.label = p.get("label") || "";
+    state.q = p.get("q") || "";
+    state.deep = p.get("deep") === "1";
+    return p.get("case");
+  }
+
+  // ---- wiring ---------------------------------------------------------------------------------
+  function fillSelect(id, values) {
+    const sel = $(id);
+    for (const v of values) sel.appendChild(h("option", { value: v, text: v }));
+  }
+  const suites = [...new Set(DER.map((d) => d.suite))].sort();
+  const labels = [...new Set(CASES.flatMap((c) => c.labels || []))].sort();
+  fillSelect("suite", suites);
+  fillSelect("label", labels);
+  if (labels.length === 0) $("label").hidden = true;
+
+  restoring = true;
+  const wanted = loadHash();
+  $("search").value = state.q;
+  $("deep").checked = state.deep;
+  $("suite").value = state.suite;
+  $("label").value = state.label;
+  update();
+  restoring = false;
+  if (wanted) {
+    const i = CASES.findIndex((c) => c.id === wanted);
+    if (i >= 0) {
+      const at = view.indexOf(i);
+      if (at >= 0) { state.page = Math.floor(at / state.size); renderTable(); }
+      openCase(i);
+    }
+  }
+
+  let timer = 0;
+  $("search").addEventListener("input", (e) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { state.q = e.target.value; state.page = 0; update(); }, 120);
+  });
+  $("deep").addEventListener("change", (e) => { state.deep = e.target.checked; state.page = 0; update(); });
+  $("suite").addEventListener("change", (e) => { state.suite = e.target.value; state.page = 0; update(); });
+  $("label").addEventListener("change", (e) => { state.label = e.target.value; state.page = 0; update(); });
+  $("rows").addEventListener("click", (e) => {
+    const tr = e.target.closest("tr.row");
+    if (tr) openCase(+tr.dataset.index);
+  });
+  $("rows").addEventListener("keydown", (e) => {
+    const tr = e.target.closest("tr.row");
+    if (tr && (e.key === "Enter" || e.key === " ")) { e.preventDefault(); openCase(+tr.dataset.index); }
+  });
+  for (const th of document.querySelectorAll("th[data-sort]")) {
+    th.addEventListener("click", () => {
+      const key = th.dataset.sort;
+      if (state.sort === key) { if (state.dir === 1) state.dir = -1; else { state.sort = ""; state.dir = 1; } }
+      else { state.sort = key; state.dir = 1; }
+      update();
+    });
+  }
+  $("scrim").addEventListener("click", closeCase);
+  document.addEventListener("keydown", (e) => {
+    if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement) {
+      if (e.key === "Escape" && e.target.id === "search" && !e.target.value) e.target.blur();
+      return;
+    }
+    if (e.key === "Escape") closeCase();
+    else if (state.open >= 0 && (e.key === "j" || e.key === "ArrowDown" && e.altKey)) step(1);
+    else if (state.open >= 0 && (e.key === "k" || e.key === "ArrowUp" && e.altKey)) step(-1);
+    else if (e.key === "/" && state.open < 0) { e.preventDefault(); $("search").focus(); }
+  });
+})();
+"""
