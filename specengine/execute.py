@@ -33,6 +33,8 @@ class RunRequest:
     json_out: bool = False
     min_pass_rate: float | None = None
     use_cache: bool = True
+    resume: bool = False
+    rerun_failed: Path | None = None
 
 
 def exit_code(summary: dict[str, Any], min_pass_rate: float | None) -> int:
@@ -51,33 +53,74 @@ def execute_run(request: RunRequest) -> int:
     errors = Console(stderr=True, highlight=False)
     try:
         prepared = prepare(request.paths, request.prepare)
+        done = _already_done(request)
+        prepared = _narrow(prepared, request, done)
         total = count_cases(prepared)
     except UsageError as exc:
         for line in exc.lines:
-            errors.print(line, markup=False)
+            errors.print(line, markup=False, soft_wrap=True)
         return EXIT_USAGE
-    if total == 0:
+    if total == 0 and not done:
         errors.print("error: the selection matched no case (check --label, -k and PATH::eval)", markup=False)
         return EXIT_USAGE
-    return asyncio.run(_run(request, prepared, total, console))
+    return asyncio.run(_run(request, prepared, total, console, done))
 
 
-async def _run(request: RunRequest, prepared, total: int, console) -> int:
+def _already_done(request: RunRequest) -> list[tuple[dict[str, Any], int]]:
+    """With --resume, the cases the results log already holds (with their offsets in it)."""
+    if not request.resume:
+        return []
+    from specengine.results_file import log_path, read_log
+
+    if request.output is None:
+        raise UsageError(["error: --resume needs --output FILE (the results of the run to resume)"])
+    log = log_path(request.output)
+    if not log.exists():
+        raise UsageError([f"error: --resume: no results log at {log}; nothing to resume"])
+    return list(read_log(log))
+
+
+def _narrow(prepared, request: RunRequest, done: list[tuple[dict[str, Any], int]]):
+    """Apply --resume (skip what is done) and --rerun-failed (only what failed or errored)."""
+    from dataclasses import replace
+
+    selection = prepared.selection
+    if done:
+        selection = replace(selection, skip_ids=frozenset(case["id"] for case, _ in done))
+    if request.rerun_failed is not None:
+        from specengine.report.load import ResultsError, load_results
+
+        try:
+            previous = load_results(request.rerun_failed)
+        except ResultsError as exc:
+            raise UsageError([f"error: --rerun-failed: {exc}"]) from None
+        failed = frozenset(case["id"] for case in previous["cases"] if case["status"] in ("failed", "error"))
+        if not failed:
+            raise UsageError([f"error: --rerun-failed: {request.rerun_failed} has no failed or errored case"])
+        selection = replace(selection, only_ids=failed)
+    return replace(prepared, selection=selection)
+
+
+async def _run(request: RunRequest, prepared, total: int, console, done) -> int:
     from specengine.report.console import FailureLog, print_report
     from specengine.results_file import ResultsWriter, default_output, new_run_id, utc_now
     from specengine.run import Runner, RunOptions
 
     run_id = new_run_id()
     output = request.output or default_output(run_id)
-    writer = ResultsWriter(output=output, run_id=run_id, started_at=utc_now()).open()
+    writer = ResultsWriter(
+        output=output, run_id=run_id, started_at=utc_now(), secrets=_secrets(prepared.plan)
+    )
+    writer.open(append=bool(done))
+    for case, offset in done:
+        writer.adopt(case, offset)
     failures = FailureLog()
     judge = _make_judge(prepared.plan.judge, request.use_cache)
     progress = _progress(console, total, request.json_out)
     task = progress.add_task("running", total=total)
 
     def on_result(result) -> None:
-        case = result.as_dict()
-        writer.append(case)
+        case = writer.append(result.as_dict())
         failures.add(case)
         progress.advance(task)
 
@@ -85,21 +128,71 @@ async def _run(request: RunRequest, prepared, total: int, console) -> int:
     runner = Runner(
         prepared.plan, RunOptions(concurrency=request.concurrency, strict=request.strict), on_result, judge
     )
-    with progress:
-        try:
-            await runner.run(prepared.cases())
-        finally:
-            if judge is not None:
-                await judge.aclose()
-    extra = _judge_summary(judge)
-    summary = writer.close(time.perf_counter() - started, extra)
+    interrupted = await _run_interruptibly(runner, prepared.cases(), progress)
+    if judge is not None:
+        await judge.aclose()
+    summary = writer.close(time.perf_counter() - started, _judge_summary(judge))
     if request.junit:
         _write_junit(output, request.junit)
     if request.json_out:
         sys.stdout.write(output.read_text(encoding="utf-8"))
         sys.stdout.flush()
     print_report(console, summary, failures, str(output), writer.tally.pass_rate)
+    if interrupted:
+        console.print(
+            f"[yellow]interrupted[/]: results of the {summary['cases']} finished cases are in {output};"
+            f" finish with: specengine run … --output {output} --resume",
+            highlight=False,
+        )
+        return EXIT_INTERRUPTED
     return exit_code(summary, request.min_pass_rate)
+
+
+async def _run_interruptibly(runner, cases, progress) -> bool:
+    """Run until done or until SIGINT/SIGTERM; on a signal, stop scheduling and cancel what is in flight."""
+    import signal
+
+    loop = asyncio.get_running_loop()
+    work = asyncio.ensure_future(runner.run(cases))
+    interrupted = False
+
+    def on_signal() -> None:
+        nonlocal interrupted
+        interrupted = True
+        runner.stop()
+        work.cancel()
+
+    installed = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, on_signal)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    try:
+        with progress:
+            await work
+    except asyncio.CancelledError:
+        if not interrupted:
+            raise
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+    return interrupted
+
+
+def _secrets(plan) -> frozenset[str]:
+    """Every value that came from ${VAR}, and the judge's key: never written anywhere."""
+    import os
+
+    found: set[str] = set()
+    for endpoint in plan.endpoints.values():
+        found |= endpoint.secrets
+    if plan.judge.model:
+        key = os.environ.get(plan.judge.api_key_env)
+        if key:
+            found.add(key)
+    return frozenset(found)
 
 
 def _make_judge(config, use_cache: bool):

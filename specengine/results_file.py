@@ -47,6 +47,7 @@ class ResultsWriter:
     started_at: str
     header: Mapping[str, Any] = field(default_factory=dict)
     tally: Tally = field(default_factory=Tally)
+    secrets: frozenset[str] = frozenset()
     _offsets: list[tuple[int, int]] = field(default_factory=list)
     _log: IO[bytes] | None = None
 
@@ -55,15 +56,23 @@ class ResultsWriter:
         self._log = log_path(self.output).open("ab" if append else "wb")
         return self
 
-    def append(self, case: Mapping[str, Any]) -> None:
-        """Write one finished case to the log, flushed, so it survives a crash."""
+    def append(self, case: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Write one finished case to the log, flushed, so it survives a crash.
+
+        Returns the case as written: with secrets redacted, when there are any to redact.
+        """
         assert self._log is not None
-        line = (json.dumps(case, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        text = json.dumps(case, ensure_ascii=False, default=str)
+        if self.secrets:
+            redacted = redact(text, self.secrets)
+            if redacted != text:
+                text, case = redacted, json.loads(redacted)
         offset = self._log.tell()
-        self._log.write(line)
+        self._log.write((text + "\n").encode("utf-8"))
         self._log.flush()
         self._offsets.append((int(case.get("index", len(self._offsets))), offset))
         self.tally.add(case)
+        return case
 
     def adopt(self, case: Mapping[str, Any], offset: int) -> None:
         """Count a case already in the log (resume)."""
@@ -90,6 +99,18 @@ class ResultsWriter:
             out.write("\n]}\n")
         os.replace(temporary, self.output)
         return summary
+
+
+def redact(text: str, secrets: frozenset[str]) -> str:
+    """Replace every secret (as written, and as JSON escapes it) with ***."""
+    for secret in secrets:
+        if not secret:
+            continue
+        text = text.replace(secret, "***")
+        escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
+        if escaped != secret:
+            text = text.replace(escaped, "***")
+    return text
 
 
 def read_log(path: Path) -> Iterator[tuple[dict[str, Any], int]]:

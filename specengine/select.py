@@ -36,8 +36,12 @@ class Selection:
     labels: frozenset[str] = frozenset()
     keyword: str | None = None
     limit: int | None = None
+    only_ids: frozenset[str] | None = None  # --rerun-failed
+    skip_ids: frozenset[str] = frozenset()  # --resume: cases already done
 
     def accepts(self, case: Case, spec_file: str) -> bool:
+        if case.id in self.skip_ids or (self.only_ids is not None and case.id not in self.only_ids):
+            return False
         if self.evals and (spec_file, case.eval_name) not in self.evals:
             return False
         if self.labels and not self.labels.intersection(case.labels):

@@ -46,6 +46,12 @@ def run_command(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print results JSON on stdout, the rest on stderr.")
     ] = False,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Run only the cases the --output results lack, then finish them.")
+    ] = False,
+    rerun_failed: Annotated[
+        Path | None, typer.Option("--rerun-failed", help="Run only the failed and errored cases of RESULTS.")
+    ] = None,
     min_pass_rate: Annotated[
         float | None,
         typer.Option("--min-pass-rate", min=0.0, max=1.0, help="Exit 0 when the pass rate >= R."),
@@ -75,5 +81,7 @@ def run_command(
         json_out=json_out,
         min_pass_rate=min_pass_rate,
         use_cache=not no_cache,
+        resume=resume,
+        rerun_failed=rerun_failed,
     )
     raise typer.Exit(execute_run(request))
