@@ -482,3 +482,42 @@ def test_importing_judges_loads_no_heavy_library():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ
     )
     assert out.stdout.strip() == "[]"
+
+
+# -- the cache command ------------------------------------------------------------------------------
+
+
+def test_cache_command_clear_and_info(tmp_path):
+    from typer.testing import CliRunner
+
+    from specengine.commands.cache import cache_app
+
+    folder = tmp_path / "cache"
+    runner = CliRunner()
+    result = runner.invoke(cache_app, ["clear", "--dir", str(folder)])
+    assert result.exit_code == 0
+    assert "already empty" in result.output
+    with JudgeServer() as server:
+        run(make(server, tmp_path), QA, JudgeRequest(kind="closed_qa", question="x", reply="y", criteria="z"))
+    size = JudgeCache(folder).info().bytes
+    result = runner.invoke(cache_app, ["info", "--dir", str(folder)])
+    assert result.exit_code == 0
+    assert result.output.startswith(f"2 cached judge verdicts ({size} bytes) in ")
+    result = runner.invoke(cache_app, ["clear", "--dir", str(folder)])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"Removed 2 cached judge verdicts ({size} bytes) from {folder}."
+    assert not list(folder.rglob("*.json"))
+    with JudgeServer() as server:
+        run(make(server, tmp_path), QA)
+        assert server.hits == 1  # cleared: the judge is asked again
+
+
+def test_cache_command_is_registered_on_the_app():
+    from typer.testing import CliRunner
+
+    import specengine.commands.cache  # noqa: F401  (registers the sub-app)
+    from specengine.cli import app
+
+    result = CliRunner().invoke(app, ["cache", "--help"])
+    assert result.exit_code == 0
+    assert "clear" in result.output and "info" in result.output

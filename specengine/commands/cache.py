@@ -1,0 +1,62 @@
+"""`specengine cache clear|info`: look at or empty the judge verdict cache.
+
+Judge verdicts are cached on disk so an unchanged suite does not pay the judge twice. After changing
+the judge (a new prompt version, a different server behind the same URL) a user wants a clean slate:
+`cache clear` removes every stored verdict and says how much it removed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from specengine.cli import app
+
+cache_app = typer.Typer(
+    name="cache",
+    help="Inspect or empty the judge verdict cache (.specengine/cache).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+DIR_OPTION = typer.Option(
+    Path(".specengine/cache"), "--dir", help="The cache folder.", file_okay=False, show_default=True
+)
+
+
+def _size(count: int) -> str:
+    value = float(count)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{int(value)} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{count} bytes"
+
+
+def _verdicts(count: int) -> str:
+    return f"{count} cached judge verdict{'' if count == 1 else 's'}"
+
+
+@cache_app.command("clear")
+def clear(cache_dir: Path = DIR_OPTION) -> None:
+    """Delete every cached judge verdict; the next run asks the judge again."""
+    from specengine.judge_cache import JudgeCache
+
+    removed = JudgeCache(cache_dir).clear()
+    if removed.entries == 0 and removed.bytes == 0:
+        typer.echo(f"The judge cache in {cache_dir} is already empty.")
+        return
+    typer.echo(f"Removed {_verdicts(removed.entries)} ({_size(removed.bytes)}) from {cache_dir}.")
+
+
+@cache_app.command("info")
+def info(cache_dir: Path = DIR_OPTION) -> None:
+    """Show how many judge verdicts are cached and how much space they take."""
+    from specengine.judge_cache import JudgeCache
+
+    summary = JudgeCache(cache_dir).info()
+    typer.echo(f"{_verdicts(summary.entries)} ({_size(summary.bytes)}) in {cache_dir}")
+
+
+app.add_typer(cache_app, name="cache")
