@@ -1,1 +1,90 @@
-"""Placeholder until the command lands."""
+"""`specengine validate PATH...`: check specs and project files, report every problem, run nothing.
+
+pre-commit runs this on every commit, so it imports only what checking needs (PyYAML, jsonschema,
+and Jinja2 only when a spec holds a template) and never touches the network.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from specengine.cli import app
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    github = "github"
+    json = "json"
+
+
+def _safe(text: str) -> str:
+    """Text that any output stream can write (a spec may hold lone surrogates from YAML escapes)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+@app.command()
+def validate(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Spec files or folders (every *.yaml / *.yml below a folder).", show_default=False),
+    ],
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option("--format", help="text (default), github (Actions annotations) or json.", case_sensitive=False),
+    ] = OutputFormat.text,
+    project: Annotated[
+        Path | None,
+        typer.Option("--project", help="The project file to use (default: the nearest specengine.yaml)."),
+    ] = None,
+    config: Annotated[
+        str | None,
+        typer.Option("--config", help="A run config of the project file to merge in (as `run --config`)."),
+    ] = None,
+) -> None:
+    """Check specs and the project file without running anything: every problem, with file:line:col.
+
+    Exit 0 when everything is valid, 1 when a file has problems, 2 on a command-line error.
+    """
+    from specengine.validate import UsageError, validate_paths
+
+    missing = [str(path) for path in paths if not path.exists()]
+    if missing:
+        typer.echo(_safe(f"Error: no such file or folder: {', '.join(missing)}"), err=True)
+        raise typer.Exit(2)
+    try:
+        result = validate_paths(list(paths), project_file=project, config=config)
+    except UsageError as exc:
+        typer.echo(_safe(f"Error: {exc}"), err=True)
+        raise typer.Exit(2) from None
+
+    diagnostics = result.diagnostics
+    if output_format is OutputFormat.json:
+        typer.echo(_safe(json.dumps([d.as_dict() for d in diagnostics], ensure_ascii=False, indent=2)))
+    elif output_format is OutputFormat.github:
+        from specengine.report.github import diagnostic_annotation
+
+        for d in diagnostics:
+            typer.echo(_safe(diagnostic_annotation(d.path, d.line, d.col, d.message)))
+    else:
+        for d in diagnostics:
+            typer.echo(_safe(str(d)))
+        files_with_problems = len({d.path for d in diagnostics})
+        if diagnostics:
+            summary = f"{_plural(len(diagnostics), 'problem')} in {_plural(files_with_problems, 'file')}"
+        elif result.checked:
+            summary = f"{_plural(len(result.checked), 'file')} valid"
+        else:
+            summary = "no spec files found"
+        typer.echo(summary, err=True)
+    sys.stdout.flush()
+    raise typer.Exit(1 if diagnostics else 0)

@@ -1,0 +1,361 @@
+"""Reading dataset files row by row, each row with the line it came from.
+
+A dataset makes an eval run once per row, and a dataset may hold 100,000 rows, so rows are streamed:
+`iter_rows` yields one `Row` at a time and memory does not grow with the file. Every row is checked
+as it is read (only `id`, `input`, `expected`, `metadata`, `labels`; mappings where mappings belong),
+so a bad row stops the run with its own `file:line`, never a traceback or a half-built case.
+
+CSV columns map onto row keys: `id` and `labels` (comma-separated) belong to the row, `expected.y`
+fills `expected`, `metadata.k` fills `metadata`, and any other column `x` (or `input.x`) is `input.x`.
+CSV values stay text; the matchers compare text with the number it spells.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from specengine.diagnostics import Diagnostic, SpecError
+from specengine.source import Document, as_text, load_yaml
+
+# The keys a row may hold (the same as `$defs/row` in schemas/spec.schema.json; a test keeps them equal).
+ROW_KEYS = ("id", "input", "expected", "metadata", "labels")
+MAPPING_KEYS = ("input", "expected", "metadata")
+FORBIDDEN_IN_IDS = ("::", "[", "]")
+DATASET_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".json": "json", ".yaml": "yaml", ".yml": "yaml"}
+NO_DATASET = "none"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One dataset row: `data` holds only id (as text), input, expected, metadata, labels."""
+
+    data: dict
+    line: int
+
+
+def is_dataset_path(value: Any) -> bool:
+    """True when a spec's `dataset:` value names a file (not inline rows, not `none`)."""
+    return isinstance(value, str) and value.strip() != NO_DATASET and dataset_format(value) is not None
+
+
+def dataset_format(name: str | Path) -> str | None:
+    """'csv', 'jsonl', 'json' or 'yaml' from the file name's suffix; None when it is none of them."""
+    return DATASET_FORMATS.get(Path(str(name).strip()).suffix.lower())
+
+
+def row_id(data: dict) -> str:
+    """The row's id: its `id`, else the first 8 hex digits of sha256 of canonical JSON {input, expected}.
+
+    Hashing only input and expected keeps the id stable when rows are reordered or relabelled.
+    """
+    given = data.get("id")
+    if given is not None:
+        return given if isinstance(given, str) else as_text(given)
+    canonical = json.dumps(
+        {"input": data.get("input", {}), "expected": data.get("expected", {})},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        default=str,
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:8]
+
+
+def id_problem(text: str) -> str | None:
+    """Why a row id or eval name cannot be part of a case id, or None when it can."""
+    bad = [part for part in FORBIDDEN_IN_IDS if part in text]
+    if bad:
+        shown = " or ".join(f"'{part}'" for part in bad)
+        return f"may not contain {shown}: case ids use '::' and '[...]' as separators"
+    return None
+
+
+def iter_rows(file: Path, display: str) -> Iterator[Row]:
+    """Stream the rows of a CSV, JSONL, JSON or YAML dataset; a bad row raises SpecError at its line."""
+    kind = dataset_format(file)
+    if kind is None:
+        raise SpecError(
+            Diagnostic(display, 1, 1, "a dataset must be a .csv, .jsonl, .json, .yaml or .yml file")
+        )
+    if kind == "yaml":
+        yield from _yaml_rows(file, display)
+        return
+    try:
+        handle = open(file, encoding="utf-8-sig", newline="" if kind == "csv" else None)  # noqa: SIM115
+    except OSError as exc:
+        raise SpecError(
+            Diagnostic(display, 1, 1, f"cannot read the dataset: {exc.strerror or exc}")
+        ) from None
+    with handle:
+        if kind == "csv":
+            yield from _csv_rows(handle, display)
+        elif kind == "jsonl":
+            yield from _jsonl_rows(handle, display)
+        else:
+            yield from _json_rows(handle, display)
+
+
+def iter_inline_rows(document: Document, key_path: tuple[str | int, ...]) -> Iterator[Row]:
+    """Rows written inline in a spec (`dataset: [...]`), checked like file rows, lines from the spec."""
+    items = document.data
+    for part in key_path:
+        items = items[part]
+    for index, item in enumerate(items):
+        line, col = document.position((*key_path, index))
+        yield _checked(item, document.path, line, col)
+
+
+# --- rows -----------------------------------------------------------------------------------------
+
+
+def _row_problem(data: Any) -> tuple[str, dict | None]:
+    """(message, None) for a bad row, ("", normalised data) for a good one."""
+    if not isinstance(data, dict):
+        return f"a row must be a mapping with keys {', '.join(ROW_KEYS)}, not {_kind(data)}", None
+    unknown = [key for key in data if key not in ROW_KEYS]
+    if unknown:
+        key = unknown[0]
+        hint = _suggest(str(key), ROW_KEYS)
+        return (
+            f"unknown key '{key}' in a row{hint}; a row may hold only {', '.join(ROW_KEYS)}"
+            " (put template variables under input)",
+            None,
+        )
+    out = dict(data)
+    for key in MAPPING_KEYS:
+        if key in out and not isinstance(out[key], dict):
+            return f"the row's '{key}' must be a mapping (name: value), not {_kind(out[key])}", None
+    if "id" in out:
+        given = out["id"]
+        if isinstance(given, bool) or not isinstance(given, (str, int, float)):
+            return f"the row's 'id' must be text, not {_kind(given)}", None
+        text = as_text(given)
+        if not text.strip():
+            return "the row's 'id' is empty", None
+        problem = id_problem(text)
+        if problem:
+            return f"row id '{text}' {problem}", None
+        out["id"] = text
+    if "labels" in out:
+        labels = out["labels"]
+        if not isinstance(labels, list) or any(
+            isinstance(label, bool) or not isinstance(label, (str, int, float)) for label in labels
+        ):
+            return "the row's 'labels' must be a list of texts", None
+        out["labels"] = [as_text(label) for label in labels]
+    return "", out
+
+
+def _checked(data: Any, display: str, line: int, col: int = 1) -> Row:
+    problem, out = _row_problem(data)
+    if out is None:
+        raise SpecError(Diagnostic(display, line, col, problem))
+    return Row(out, line)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _suggest(word: str, choices: tuple[str, ...] | list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" - did you mean '{close[0]}'?" if close else ""
+
+
+# --- CSV ------------------------------------------------------------------------------------------
+
+
+def _csv_columns(header: list[str], display: str, line: int) -> list[tuple[str, str | None]]:
+    """Where each column goes: ('id', None), ('labels', None) or (row key, inner key)."""
+    columns: list[tuple[str, str | None]] = []
+    seen: dict[str, int] = {}
+    for number, raw in enumerate(header, 1):
+        name = raw.strip()
+        if not name:
+            raise SpecError(Diagnostic(display, line, 1, f"column {number} of the header has no name"))
+        if name in seen:
+            raise SpecError(
+                Diagnostic(
+                    display, line, 1, f"column '{name}' appears twice (columns {seen[name]} and {number})"
+                )
+            )
+        seen[name] = number
+        if name in ("id", "labels"):
+            columns.append((name, None))
+            continue
+        prefix, dot, rest = name.partition(".")
+        if prefix in MAPPING_KEYS and not dot:
+            raise SpecError(
+                Diagnostic(
+                    display, line, 1, f"column '{name}' needs a key: write {name}.<name>, e.g. {name}.city"
+                )
+            )
+        if prefix in MAPPING_KEYS:
+            if not rest:
+                raise SpecError(Diagnostic(display, line, 1, f"column '{name}' needs a key after the dot"))
+            columns.append((prefix, rest))
+        else:
+            columns.append(("input", name))
+    return columns
+
+
+def _csv_rows(handle, display: str) -> Iterator[Row]:
+    reader = csv.reader(handle)
+    previous = 0
+    width = 0
+    columns: list[tuple[str, str | None]] | None = None
+    try:
+        for values in reader:
+            start = previous + 1
+            previous = reader.line_num
+            if not values or (len(values) == 1 and not values[0].strip()):
+                continue
+            if columns is None:
+                columns = _csv_columns(values, display, start)
+                width = len(columns)
+                continue
+            if len(values) != width:
+                raise SpecError(
+                    Diagnostic(
+                        display,
+                        start,
+                        1,
+                        f"this row has {len(values)} values but the header has {width} columns",
+                    )
+                )
+            data: dict[str, Any] = {}
+            for (target, key), value in zip(columns, values, strict=True):
+                if key is not None:
+                    inner = data.get(target)
+                    if inner is None:
+                        data[target] = inner = {}
+                    inner[key] = value
+                elif target == "id":
+                    value = value.strip()
+                    if value:
+                        problem = id_problem(value)
+                        if problem:
+                            raise SpecError(Diagnostic(display, start, 1, f"row id '{value}' {problem}"))
+                        data["id"] = value
+                else:
+                    data["labels"] = [label.strip() for label in value.split(",") if label.strip()]
+            yield Row(data, start)
+    except csv.Error as exc:
+        raise SpecError(Diagnostic(display, previous + 1, 1, f"not valid CSV: {exc}")) from None
+    except UnicodeDecodeError:
+        raise SpecError(Diagnostic(display, previous + 1, 1, "the file is not UTF-8 text")) from None
+
+
+# --- JSON Lines -----------------------------------------------------------------------------------
+
+
+def _jsonl_rows(handle, display: str) -> Iterator[Row]:
+    number = 0
+    try:
+        for number, text in enumerate(handle, 1):  # noqa: B007 - number is used after the loop
+            if not text.strip():
+                continue
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise SpecError(
+                    Diagnostic(display, number, exc.colno, f"not valid JSON: {exc.msg}")
+                ) from None
+            yield _checked(data, display, number)
+    except UnicodeDecodeError:
+        raise SpecError(Diagnostic(display, number + 1, 1, "the file is not UTF-8 text")) from None
+
+
+# --- JSON array -----------------------------------------------------------------------------------
+
+_SPACE = " \t\n\r"
+
+
+def _json_rows(handle, display: str) -> Iterator[Row]:
+    """Rows of a JSON array, decoded one element at a time so each keeps its line."""
+    try:
+        text = handle.read()
+    except UnicodeDecodeError as exc:
+        raise SpecError(Diagnostic(display, 1, 1, f"the file is not UTF-8 text ({exc.reason})")) from None
+    decoder = json.JSONDecoder()
+    size = len(text)
+    line, counted = 1, 0
+
+    def position(index: int) -> tuple[int, int]:
+        nonlocal line, counted
+        line += text.count("\n", counted, index)
+        counted = index
+        return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+    def fail(index: int, message: str) -> SpecError:
+        at_line, col = position(index)
+        return SpecError(Diagnostic(display, at_line, col, message))
+
+    def skip(index: int) -> int:
+        while index < size and text[index] in _SPACE:
+            index += 1
+        return index
+
+    index = skip(0)
+    if index >= size:
+        raise fail(0, 'the dataset is empty: write a JSON list of rows, e.g. [{"input": {...}}]')
+    if text[index] != "[":
+        raise fail(index, "a JSON dataset must be a list of rows: [{...}, {...}]")
+    index = skip(index + 1)
+    if index < size and text[index] == "]":
+        index = skip(index + 1)
+    else:
+        while True:
+            try:
+                data, end = decoder.raw_decode(text, index)
+            except json.JSONDecodeError as exc:
+                raise fail(exc.pos, f"not valid JSON: {exc.msg}") from None
+            at_line, col = position(index)
+            yield _checked(data, display, at_line, col)
+            index = skip(end)
+            if index < size and text[index] == ",":
+                index = skip(index + 1)
+                continue
+            if index < size and text[index] == "]":
+                index = skip(index + 1)
+                break
+            raise fail(index, "not valid JSON: expected ',' or ']' after a row")
+    if index < size:
+        raise fail(index, "not valid JSON: extra text after the closing ']'")
+
+
+# --- YAML -----------------------------------------------------------------------------------------
+
+
+def _yaml_rows(file: Path, display: str) -> Iterator[Row]:
+    document = load_yaml(file, display)
+    if not isinstance(document.data, list):
+        line, col = document.position()
+        raise SpecError(
+            Diagnostic(
+                display, line, col, "a YAML dataset must be a list of rows (each line starting with '- ')"
+            )
+        )
+    for index, item in enumerate(document.data):
+        line, col = document.position((index,))
+        yield _checked(item, display, line, col)

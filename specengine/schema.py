@@ -1,0 +1,508 @@
+"""The JSON Schemas in schemas/, and their errors turned into `path:line:col: message` with a fix.
+
+The schemas are the one source of truth for keys, matcher names, judge names and threshold
+operators: editors read them for completion, and this module reads the same names from them for
+"did you mean" hints, so the two can never disagree. jsonschema's own messages are written for
+programmers ("Additional properties are not allowed"); each error is rewritten here in plain words
+and pointed at the exact key or value in the YAML (an unknown key at the key itself).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from specengine.diagnostics import Diagnostic
+from specengine.source import Document
+
+SCHEMA_FILES = {
+    "spec": "spec.schema.json",
+    "project": "project.schema.json",
+    "results": "results.schema.json",
+}
+_PACKAGE = Path(__file__).resolve().parent
+SCHEMA_DIRS = (_PACKAGE / "_schemas", _PACKAGE.parent / "schemas")
+_YES_NO = frozenset(
+    {"y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF"}
+)
+
+KeyPath = tuple[str | int, ...]
+
+
+class SchemaNotFound(RuntimeError):
+    """The installed package lacks its schemas: an installation problem, not a spec problem."""
+
+
+def schema_file(name: str) -> Path:
+    """The schema file for 'spec', 'project' or 'results': the packaged copy first, then the repo's."""
+    filename = SCHEMA_FILES[name]
+    for folder in SCHEMA_DIRS:
+        candidate = folder / filename
+        if candidate.is_file():
+            return candidate
+    raise SchemaNotFound(f"{filename} not found in {' or '.join(str(d) for d in SCHEMA_DIRS)}")
+
+
+@functools.cache
+def load_schema(name: str) -> dict:
+    """The parsed schema (cached: validate reads it once per process)."""
+    return json.loads(schema_file(name).read_text(encoding="utf-8"))
+
+
+@functools.cache
+def validator(name: str):
+    """A compiled Draft 2020-12 validator for the schema (cached)."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(load_schema(name))
+
+
+def _defs(name: str = "spec") -> dict:
+    return load_schema(name).get("$defs", {})
+
+
+# --- names read from the schema -------------------------------------------------------------------
+
+
+@functools.cache
+def matcher_names() -> tuple[str, ...]:
+    """Every matcher, in schema order: the keys of `$defs/check`'s `oneOf: [{required: [m]}]`."""
+    return tuple(key for branch in _defs()["check"].get("oneOf", []) for key in branch.get("required", []))
+
+
+@functools.cache
+def check_keys() -> tuple[str, ...]:
+    """Every key a check mapping may hold: matchers, modifiers and judge options."""
+    return tuple(_defs()["check"]["properties"])
+
+
+@functools.cache
+def judge_names() -> tuple[str, ...]:
+    return tuple(_defs()["check"]["properties"]["judge"].get("enum", ()))
+
+
+@functools.cache
+def threshold_operators() -> tuple[str, ...]:
+    return tuple(_defs()["threshold"]["properties"])
+
+
+@functools.cache
+def bare_matchers() -> tuple[str, ...]:
+    """Matchers that may be written alone, as a bare string (`- succeeded`)."""
+    return tuple(_defs().get("bare_check", {}).get("enum", ()))
+
+
+@functools.cache
+def row_keys() -> tuple[str, ...]:
+    return tuple(_defs()["row"]["properties"])
+
+
+@functools.cache
+def protocol_names() -> tuple[str, ...]:
+    return tuple(_defs()["endpoint_fields"]["properties"]["protocol"].get("enum", ()))
+
+
+# Names other eval tools use for what specengine calls otherwise (promptfoo, openai/evals, DeepEval):
+# people type them from habit, so they get the same "did you mean" as a typo.
+FOREIGN_NAMES = {
+    "assert": "expect",
+    "asserts": "expect",
+    "assertions": "expect",
+    "checks": "expect",
+    "tests": "evals",
+    "cases": "evals",
+    "vars": "input",
+    "inputs": "input",
+    "prompt": "send",
+    "message": "send",
+    "contains": "includes",
+    "not_contains": "not_includes",
+    "contains_any": "includes_any",
+    "regex": "matches",
+    "startswith": "starts_with",
+    "provider": "endpoint",
+    "providers": "endpoints",
+    "min_score": "at_least",
+}
+
+
+def closest(word: Any, choices: Iterable[Any]) -> str | None:
+    """The choice closest to word (a typo, another case, or another tool's name for it), or None."""
+    if not isinstance(word, str):
+        return None
+    options = [c for c in choices if isinstance(c, str)]
+    if not options:
+        return None
+    lowered = {c.lower(): c for c in options}
+    if word.lower() in lowered:
+        return lowered[word.lower()]
+    best, best_ratio = None, 0.0
+    matcher = difflib.SequenceMatcher(b=word.lower())
+    for option in options:
+        matcher.set_seq1(option.lower())
+        ratio = matcher.ratio()
+        if ratio > best_ratio:
+            best, best_ratio = option, ratio
+    for foreign, ours in FOREIGN_NAMES.items():
+        if ours not in options:
+            continue
+        matcher.set_seq1(foreign)
+        ratio = matcher.ratio() + 0.05  # a near-exact foreign name beats a loose match of our own
+        if ratio > best_ratio:
+            best, best_ratio = ours, ratio
+    return best if best_ratio >= 0.6 else None
+
+
+def suggest(word: Any, choices: Iterable[Any]) -> str:
+    """' - did you mean 'x'?' for the closest choice, or '' when nothing is close."""
+    found = closest(word, choices)
+    return f" - did you mean '{found}'?" if found else ""
+
+
+# --- errors to diagnostics ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SchemaReport:
+    """The diagnostics of one document, plus what later checks need to avoid repeating them.
+
+    `suggested` holds (mapping path, key) for every unknown key whose fix is a known key, so a
+    "missing key" or "no checks" message caused by the same typo is not reported a second time.
+    `flagged` holds the ids of the YAML nodes already reported.
+    """
+
+    diagnostics: tuple[Diagnostic, ...]
+    suggested: frozenset[tuple[KeyPath, str]]
+    flagged: frozenset[int]
+
+
+_TYPE_WORDS = {
+    "string": "text",
+    "number": "a number",
+    "integer": "a whole number",
+    "boolean": "true or false",
+    "object": "a mapping (key: value)",
+    "array": "a list",
+    "null": "empty",
+}
+
+
+def kind_of(value: Any) -> str:
+    """How a value reads to a spec author: 'text', 'a number', 'a list', ..."""
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int):
+        return "a whole number"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _label(path: KeyPath) -> str:
+    """The last key of a path with its list indexes: ('evals', 0, 'labels', 2) -> 'labels[2]'."""
+    indexes: list[str] = []
+    for part in reversed(path):
+        if isinstance(part, int):
+            indexes.append(f"[{part}]")
+            continue
+        return str(part) + "".join(reversed(indexes))
+    return "".join(reversed(indexes))
+
+
+def _owner(path: KeyPath, document_kind: str) -> str:
+    """What the mapping at path is, for "X needs 'key'" messages."""
+    if not path:
+        return "the spec" if document_kind == "spec" else "the project file"
+    if len(path) >= 2 and isinstance(path[-1], int):
+        container = path[-2]
+        return {
+            "evals": "this eval",
+            "turns": "this turn",
+            "expect": "this check",
+            "dataset": "this row",
+        }.get(str(container), f"'{_label(path)}'")
+    if path[-1] == "endpoint" or (len(path) >= 2 and path[-2] == "endpoints"):
+        return "this endpoint"
+    return f"'{_label(path)}'"
+
+
+def _quote(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return f"'{text}'" if isinstance(value, str) else text
+
+
+def _bounds_message(err, label: str) -> str:
+    limit = err.validator_value
+    word = {
+        "minimum": "at least",
+        "maximum": "at most",
+        "exclusiveMinimum": "greater than",
+        "exclusiveMaximum": "less than",
+    }[err.validator]
+    return f"{label} must be {word} {limit:g}, not {err.instance}" if label else f"must be {word} {limit:g}"
+
+
+class _Mapper:
+    """Turns one document's jsonschema errors into located, plain-words diagnostics."""
+
+    def __init__(self, document: Document, kind: str):
+        self.document = document
+        self.kind = kind
+        self.defs = _defs(kind)
+        self.def_of = {id(schema): name for name, schema in self.defs.items()}
+        self.out: dict[tuple[int, int, str], Diagnostic] = {}
+        self.suggested: set[tuple[KeyPath, str]] = set()
+        self.unknown_at: set[KeyPath] = set()
+        self.flagged: set[int] = set()
+
+    # positions
+
+    def _at(self, path: KeyPath, message: str, *, at_key: bool = False) -> None:
+        node = self.document.key_node_at(path) if at_key else self.document.node_at(path)
+        if node is None:
+            self.out.setdefault((1, 1, message), Diagnostic(self.document.path, 1, 1, message))
+            return
+        self._at_node(node, message)
+
+    def _at_node(self, node, message: str) -> None:
+        self.flagged.add(id(node))
+        line, col = node.start_mark.line + 1, node.start_mark.column + 1
+        self.out.setdefault((line, col, message), Diagnostic(self.document.path, line, col, message))
+
+    # dispatch
+
+    def add(self, err) -> None:
+        path: KeyPath = tuple(err.path)
+        handler = getattr(self, f"_on_{err.validator}", None)
+        if handler is not None and handler(err, path) is not False:
+            return
+        self._generic(err, path)
+
+    def _generic(self, err, path: KeyPath) -> None:
+        label = _label(path)
+        custom = err.schema.get("errorMessage") if isinstance(err.schema, dict) else None
+        text = custom or err.message
+        self._at(path, f"{label}: {text}" if label else text)
+
+    # handlers (return False to fall back to the generic message)
+
+    def _on_additionalProperties(self, err, path: KeyPath):
+        if not isinstance(err.instance, dict):
+            return False
+        allowed = list(err.schema.get("properties", {}))
+        node = self.document.node_at(path)
+        keys = getattr(node, "value", None)
+        if not isinstance(keys, list):
+            return False
+        schema_name = self.def_of.get(id(err.schema))
+        self.unknown_at.add(path)
+        for key_node, _ in keys:
+            key = getattr(key_node, "value", None)
+            if not isinstance(key, str) or key in allowed:
+                continue
+            hint = suggest(key, allowed)
+            if hint:
+                self.suggested.add((path, hint.split("'")[1]))
+            self._at_node(key_node, self._unknown_key_message(key, hint, schema_name, allowed, path))
+        return None
+
+    def _unknown_key_message(
+        self, key: str, hint: str, schema_name: str | None, allowed, path: KeyPath
+    ) -> str:
+        if schema_name == "threshold":
+            return f"unknown threshold operator '{key}'{hint} (use one of {', '.join(allowed)})"
+        if schema_name == "check":
+            guess = hint.split("'")[1] if hint else None
+            if guess in matcher_names() or (not hint and key not in check_keys()):
+                what = "matcher" if guess in matcher_names() else "matcher or option"
+                return f"unknown {what} '{key}'{hint}"
+            return f"unknown key '{key}' in this check{hint}"
+        where = f" in {_owner(path, self.kind)}" if path else ""
+        return f"unknown key '{key}'{where}{hint}"
+
+    def _on_unevaluatedProperties(self, err, path: KeyPath):
+        return self._on_additionalProperties(err, path)
+
+    def _on_required(self, err, path: KeyPath):
+        if not isinstance(err.instance, dict):
+            return False
+        owner = _owner(path, self.kind)
+        for key in err.validator_value:
+            if key in err.instance or (path, key) in self.suggested:
+                continue
+            judge = err.instance.get("judge")
+            if isinstance(judge, str) and key in ("criteria", "prompt", "choices", "expected"):
+                self._at(path, f"judge: {judge} needs '{key}'")
+            else:
+                self._at(path, f"{owner} needs '{key}'")
+        return None
+
+    def _on_oneOf(self, err, path: KeyPath):
+        branches = err.validator_value
+        if not (isinstance(err.instance, dict) and all(set(b) == {"required"} for b in branches)):
+            return self._on_anyOf(err, path)
+        keys = [key for branch in branches for key in branch["required"]]
+        found = [key for key in keys if key in err.instance]
+        is_check = self.def_of.get(id(err.schema)) == "check"
+        if len(found) > 1:
+            if is_check:
+                self._at(
+                    path,
+                    f"use one matcher per check (found: {', '.join(found)}); write each as its own - item",
+                )
+            else:
+                self._at(path, f"use only one of {', '.join(found)}")
+        elif path not in self.unknown_at:
+            if is_check:
+                self._at(path, f"this check has no matcher: add one of {', '.join(keys)}")
+            else:
+                self._at(path, f"{_owner(path, self.kind)} needs one of {', '.join(keys)}")
+        return None
+
+    def _on_anyOf(self, err, path: KeyPath):
+        custom = err.schema.get("errorMessage") if isinstance(err.schema, dict) else None
+        if custom or not err.context:
+            return False
+        from jsonschema.exceptions import best_match
+
+        best = best_match(err.context)
+        if best is None:
+            return False
+        self.add(best)
+        return None
+
+    def _on_type(self, err, path: KeyPath):
+        label = _label(path)
+        wanted = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        value = err.instance
+        if "boolean" in wanted and isinstance(value, str) and value in _YES_NO:
+            self._at(path, f"{label}: write true or false, not '{value}'")
+            return None
+        custom = err.schema.get("errorMessage") if isinstance(err.schema, dict) else None
+        if custom:
+            return False
+        words = " or ".join(
+            _TYPE_WORDS.get(w, w) for w in wanted if not (w == "number" and "string" in wanted)
+        )
+        got = kind_of(value)
+        self._at(path, f"{label} must be {words}, not {got}" if label else f"must be {words}, not {got}")
+        return None
+
+    def _on_enum(self, err, path: KeyPath):
+        label = _label(path)
+        options = err.validator_value
+        value = err.instance
+        schema_name = self.def_of.get(id(err.schema))
+        if schema_name == "bare_check" and isinstance(value, str):
+            if value in matcher_names():
+                alone = " and ".join(bare_matchers())
+                self._at(
+                    path,
+                    f"'{value}' needs a value after a colon, e.g. '{value}: ...' (only {alone} stand alone)",
+                )
+            else:
+                self._at(path, f"unknown matcher '{value}'{suggest(value, matcher_names())}")
+            return None
+        if all(isinstance(o, str) for o in options) and isinstance(value, str):
+            what = "judge" if path and path[-1] == "judge" else label
+            self._at(
+                path, f"unknown {what} '{value}'{suggest(value, options)} (use one of {', '.join(options)})"
+            )
+            return None
+        custom = err.schema.get("errorMessage") if isinstance(err.schema, dict) else None
+        if custom:
+            return False
+        shown = ", ".join("nothing" if o is None else json.dumps(o) for o in options)
+        self._at(path, f"{label} must be one of: {shown}; got {_quote(value)}")
+        return None
+
+    def _on_const(self, err, path: KeyPath):
+        custom = err.schema.get("errorMessage") if isinstance(err.schema, dict) else None
+        hint = suggest(err.instance, [err.validator_value])
+        self._at(path, (custom or f"{_label(path)} must be {_quote(err.validator_value)}") + hint)
+        return None
+
+    def _on_not(self, err, path: KeyPath):
+        custom = err.schema.get("errorMessage") if isinstance(err.schema, dict) else None
+        if not custom:
+            return False
+        # a `not: {}` under properties forbids a key: point at the key itself
+        self._at(path, custom, at_key=bool(path) and err.validator_value == {})
+        return None
+
+    def _on_minItems(self, err, path: KeyPath):
+        label = _label(path) or "the list"
+        if err.validator_value == 1:
+            self._at(path, f"{label} is empty: add at least one item")
+        else:
+            self._at(path, f"{label} needs at least {err.validator_value} items")
+        return None
+
+    def _on_minLength(self, err, path: KeyPath):
+        self._at(path, f"{_label(path) or 'this value'} must not be empty")
+        return None
+
+    def _on_minProperties(self, err, path: KeyPath):
+        custom = err.schema.get("errorMessage") if isinstance(err.schema, dict) else None
+        if custom:
+            return False
+        label = _label(path) or "this mapping"
+        self._at(path, f"{label} needs at least {err.validator_value} entries")
+        return None
+
+    def _on_maxProperties(self, err, path: KeyPath):
+        custom = err.schema.get("errorMessage") if isinstance(err.schema, dict) else None
+        if custom:
+            return False
+        self._at(path, f"{_label(path)} may hold at most {err.validator_value} entries")
+        return None
+
+    def _on_minimum(self, err, path: KeyPath):
+        self._at(path, _bounds_message(err, _label(path)))
+        return None
+
+    _on_maximum = _on_minimum
+    _on_exclusiveMinimum = _on_minimum
+    _on_exclusiveMaximum = _on_minimum
+
+    def _on_pattern(self, err, path: KeyPath):
+        custom = err.schema.get("errorMessage") if isinstance(err.schema, dict) else None
+        label = _label(path)
+        text = custom or f"{_quote(err.instance)} does not have the expected form ({err.validator_value})"
+        self._at(path, f"{label}: {text}" if label else text)
+        return None
+
+    def _on_propertyNames(self, err, path: KeyPath):
+        self._at(path, f"{_label(path) or 'a key'}: a name may not be empty")
+        return None
+
+
+def check_document(document: Document, kind: str = "spec") -> SchemaReport:
+    """Validate a parsed document against schemas/<kind>.schema.json; every error, located."""
+    mapper = _Mapper(document, kind)
+    errors = list(validator(kind).iter_errors(document.data))
+    # additionalProperties first, so a typo's "did you mean" silences the "missing key" it causes
+    errors.sort(
+        key=lambda e: (e.validator not in ("additionalProperties", "unevaluatedProperties"), len(e.path))
+    )
+    for err in errors:
+        mapper.add(err)
+    diagnostics = tuple(sorted(mapper.out.values()))
+    return SchemaReport(
+        diagnostics=diagnostics,
+        suggested=frozenset(mapper.suggested),
+        flagged=frozenset(mapper.flagged),
+    )

@@ -1,0 +1,900 @@
+"""The validate stage: every spec and project file checked, every problem in every file reported.
+
+The JSON Schema (specengine.schema) checks the shape; this module checks what a schema cannot
+express: dataset files exist and parse, row ids are unique, templates compile and use only known
+variables, eval names are unique, every eval checks something, `turns` do not start or end with
+`reset`, `matches` patterns compile, `not:`/`value:`/`scope:` make sense for their matcher, `${VAR}`
+is well formed, and every eval reaches an endpoint. A spec author fixes everything in one pass,
+so nothing stops at the first problem, and nothing a spec holds can raise a traceback.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from specengine import schema
+from specengine.datasets import is_dataset_path, iter_rows, row_id
+from specengine.diagnostics import Diagnostic, SpecError
+from specengine.project import Project, load_project
+from specengine.source import (
+    PROJECT_FILE,
+    Document,
+    SpecLoader,
+    ambiguous_scalars,
+    as_text,
+    discover,
+    display_path,
+    find_project_file,
+    parse_yaml,
+)
+from specengine.templates import CASE_VARIABLES, CHECK_VARIABLES, TemplateError, TemplateSource
+
+KeyPath = tuple[str | int, ...]
+
+TOOL_MATCHERS = frozenset({"called_tool", "not_called_tool", "called_tool_with", "tool_calls_in_order"})
+JUDGE = "judge"
+JUDGE_TEMPLATES = ("criteria", "expected", "prompt")
+RESET = "reset"
+MAX_DUPLICATES_SHOWN = 50
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\}")
+
+
+class UsageError(Exception):
+    """A command-line problem (a path that does not exist, an unknown --config): exit 2."""
+
+
+@dataclass(frozen=True)
+class SpecFile:
+    """A spec that parsed, with the project it belongs to and the dataset files it names."""
+
+    path: Path
+    display: str
+    document: Document
+    project: Project | None
+    datasets: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class Validation:
+    """What validate found. Compile only when `diagnostics` is empty.
+
+    `project` is the project named with --project, else the one the first spec uses. `checked`
+    lists every file that was read as a spec or project file (display paths), for the summary.
+    """
+
+    specs: tuple[SpecFile, ...]
+    project: Project | None
+    diagnostics: tuple[Diagnostic, ...]
+    checked: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return not self.diagnostics
+
+
+# --- parsing --------------------------------------------------------------------------------------
+
+
+def _fast_loader_class():
+    """SpecLoader's resolvers and constructors on libyaml's parser (about 10x faster), or None.
+
+    The C parser only tokenises and composes; scalars are still resolved and constructed by
+    SpecLoader's own tables, so the data is the same. Errors are re-parsed by the pure-Python
+    loader, whose messages (tabs, duplicate keys) are the ones users see.
+    """
+    try:
+        from yaml.cyaml import CParser
+    except ImportError:  # PyYAML built without libyaml
+        return None
+
+    class FastSpecLoader(CParser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+        def __init__(self, stream):
+            CParser.__init__(self, stream)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+    FastSpecLoader.yaml_implicit_resolvers = SpecLoader.yaml_implicit_resolvers
+    FastSpecLoader.yaml_constructors = SpecLoader.yaml_constructors
+    return FastSpecLoader
+
+
+_FAST_LOADER = _fast_loader_class()
+
+
+def parse_document(raw: bytes, display: str, file: Path | None = None) -> Document:
+    """Parse YAML bytes like source.parse_yaml (same data and positions), but faster when valid."""
+    if _FAST_LOADER is not None and b"\x00" not in raw:
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None and "\t" not in text:
+            loader = _FAST_LOADER(text)
+            try:
+                root = loader.get_single_node()
+                data = loader.construct_document(root) if root is not None else None
+                _plain_style_as_none(root)
+                return Document(path=display, data=data, root=root, file=file)
+            except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
+                pass
+            finally:
+                loader.dispose()
+    return parse_yaml(raw, display, file=file)
+
+
+def _plain_style_as_none(root: yaml.Node | None) -> None:
+    """libyaml marks plain scalars with style '' where PyYAML uses None; make them agree."""
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.ScalarNode):
+            if node.style == "":
+                node.style = None
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append(key)
+                stack.append(value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+
+
+def _read(file: Path, display: str) -> tuple[Document, str]:
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise SpecError(Diagnostic(display, 1, 1, f"cannot read the file: {exc.strerror or exc}")) from None
+    document = parse_document(raw, display, file)
+    if document.root is None:
+        raise SpecError(Diagnostic(display, 1, 1, "the file is empty"))
+    return document, raw.decode("utf-8-sig", errors="replace")
+
+
+# --- the report being built -----------------------------------------------------------------------
+
+
+class _Report:
+    """Diagnostics of one file, with the positions already reported (no second message there)."""
+
+    def __init__(self, document: Document, text: str, flagged: Iterable[int] = ()):
+        self.document = document
+        self.lines = text.splitlines()
+        self.items: list[Diagnostic] = []
+        self.flagged: set[int] = set(flagged)  # ids of nodes already reported
+
+    def at(self, key_path: KeyPath, message: str, *, at_key: bool = False) -> None:
+        node = self.document.key_node_at(key_path) if at_key else self.document.node_at(key_path)
+        if node is not None:
+            self.flagged.add(id(node))
+        self.items.append(self.document.diagnostic(key_path, message, at_key=at_key))
+
+    def add(self, diagnostic: Diagnostic) -> None:
+        self.items.append(diagnostic)
+
+    def node(self, key_path: KeyPath) -> yaml.Node | None:
+        return self.document.node_at(key_path)
+
+
+# --- public entry point ---------------------------------------------------------------------------
+
+
+def validate_paths(
+    paths: list[Path], project_file: Path | None = None, config: str | None = None
+) -> Validation:
+    """Check every spec under paths, and the project files they use; collect every problem.
+
+    Raises UsageError for command-line problems only (missing path, unknown --config).
+    """
+    return _Validator(project_file, config).run(paths)
+
+
+class _Validator:
+    def __init__(self, project_file: Path | None, config: str | None):
+        self.project_file = project_file
+        self.config = config
+        self.diagnostics: list[Diagnostic] = []
+        self.checked: dict[str, None] = {}
+        self.projects: dict[Path, Project | None] = {}
+        self.dataset_results: dict[Path, tuple[list[Diagnostic], int]] = {}
+        self.dataset_scan: dict[Path, set[Path]] = {}
+
+    # projects
+
+    def _project_for(self, file: Path | None) -> Project | None:
+        if file is None:
+            if self.config:
+                raise UsageError(f"--config {self.config}: no {PROJECT_FILE} found for the specs")
+            return None
+        key = file.resolve()
+        if key in self.projects:
+            return self.projects[key]
+        project = self._load_project(file)
+        self.projects[key] = project
+        return project
+
+    def _load_project(self, file: Path) -> Project | None:
+        display = display_path(file)
+        self.checked.setdefault(display, None)
+        try:
+            base = load_project(file)
+        except SpecError as exc:
+            self.diagnostics.extend(exc.diagnostics)
+            return None
+        project = base
+        if self.config:
+            configs = base.data.get("configs")
+            if not isinstance(configs, Mapping) or self.config not in configs:
+                names = list(configs) if isinstance(configs, Mapping) else []
+                hint = schema.suggest(self.config, names)
+                listed = f" (configs in {display}: {', '.join(map(str, names)) or 'none'})"
+                raise UsageError(f"unknown config '{self.config}'{hint or listed}")
+            try:
+                project = load_project(file, self.config)
+            except SpecError as exc:
+                self.diagnostics.extend(exc.diagnostics)
+                return None
+        self.diagnostics.extend(_check_project(project, display))
+        return project
+
+    # the run
+
+    def run(self, paths: list[Path]) -> Validation:
+        found = discover(paths)
+        if found.missing:
+            raise UsageError(f"no such file or folder: {', '.join(found.missing)}")
+        explicit_project: Project | None = None
+        if self.project_file is not None:
+            if not self.project_file.is_file():
+                raise UsageError(f"--project: no such file: {self.project_file}")
+            explicit_project = self._project_for(self.project_file)
+        for project_file in found.project_files:
+            self._project_for(project_file)
+
+        named = {Path(p).resolve() for p in paths if Path(p).is_file()}
+        parsed: list[_Parsed] = []
+        for file in found.specs:
+            if self.project_file is not None:
+                project_path: Path | None = self.project_file
+                project = explicit_project
+            else:
+                project_path = find_project_file(file.parent)
+                project = self._project_for(project_path)
+            base = (
+                project.folder
+                if project is not None
+                else (project_path.resolve().parent if project_path else None)
+            )
+            if file.resolve() in named and _under_data_folder(file, base):
+                continue
+            display = display_path(file, base)
+            entry = _Parsed(file, project, project_path is not None and project is None, display)
+            try:
+                entry.document, entry.text = _read(file, display)
+            except SpecError as exc:
+                entry.problems = list(exc.diagnostics)
+            parsed.append(entry)
+
+        # a YAML file that a spec names as its dataset is a dataset, not a spec
+        datasets_named: set[Path] = set()
+        for entry in parsed:
+            if entry.document is not None:
+                datasets_named.update(_dataset_files(entry.document.data, entry.file))
+        specs: list[SpecFile] = []
+        for entry in parsed:
+            resolved = entry.file.resolve()
+            if resolved in datasets_named:
+                continue
+            document = entry.document
+            if (
+                resolved in named
+                and document is not None
+                and isinstance(document.data, list)
+                and self._named_elsewhere(resolved, entry.project, entry.file)
+            ):
+                continue
+            self.checked.setdefault(entry.display, None)
+            if document is None:
+                self.diagnostics.extend(entry.problems)
+                continue
+            try:
+                items = self._check_spec(entry, document)
+            except Exception as exc:  # a bug of ours must not hide the other files' problems
+                message = f"internal error while checking this file: {type(exc).__name__}: {exc}"
+                items = [Diagnostic(entry.display, 1, 1, message)]
+            self.diagnostics.extend(items)
+            datasets = tuple(sorted(_dataset_files(document.data, entry.file)))
+            specs.append(SpecFile(entry.file, entry.display, document, entry.project, datasets))
+
+        first = explicit_project or next((s.project for s in specs if s.project is not None), None)
+        if first is None and self.projects:
+            first = next((p for p in self.projects.values() if p is not None), None)
+        return Validation(
+            specs=tuple(specs),
+            project=first,
+            diagnostics=tuple(sorted(set(self.diagnostics))),
+            checked=tuple(self.checked),
+        )
+
+    def _named_elsewhere(self, file: Path, project: Project | None, given: Path) -> bool:
+        """Whether some spec of the same project names this list-shaped YAML file as its dataset.
+
+        pre-commit passes changed files one by one; a changed dataset must not be read as a spec.
+        """
+        root = project.folder if project is not None else given.resolve().parent
+        if root not in self.dataset_scan:
+            named: set[Path] = set()
+            for candidate in discover([root]).specs:
+                try:
+                    raw = candidate.read_bytes()
+                except OSError:
+                    continue
+                if b"dataset" not in raw:
+                    continue
+                try:
+                    document = parse_document(raw, str(candidate), candidate)
+                except SpecError:
+                    continue
+                named.update(_dataset_files(document.data, candidate))
+            self.dataset_scan[root] = named
+        return file in self.dataset_scan[root]
+
+    # one spec
+
+    def _check_spec(self, entry: _Parsed, document: Document) -> list[Diagnostic]:
+        display = entry.display
+        data = document.data
+        if not isinstance(data, dict):
+            kind = schema.kind_of(data)
+            hint = (
+                " (if it is a dataset, name it in a spec's dataset: or put it in a folder named data)"
+                if isinstance(data, list)
+                else ""
+            )
+            return [
+                Diagnostic(
+                    display,
+                    *document.position(),
+                    f"a spec must be a mapping with evals: (a list of evals), not {kind}{hint}",
+                )
+            ]
+        checked = schema.check_document(document, "spec")
+        report = _Report(document, entry.text, checked.flagged)
+        report.items.extend(checked.diagnostics)
+        _SpecChecks(self, entry, report, checked.suggested).run()
+        _report_ambiguous(report)
+        return report.items
+
+    # datasets (each file read once per run)
+
+    def dataset_result(self, path: Path, display: str) -> tuple[list[Diagnostic], int]:
+        key = path.resolve()
+        if key not in self.dataset_results:
+            self.dataset_results[key] = _check_dataset_file(path, display)
+        return self.dataset_results[key]
+
+
+@dataclass
+class _Parsed:
+    """A candidate spec file while the run sorts specs from datasets."""
+
+    file: Path
+    project: Project | None
+    project_failed: bool  # a project file exists but did not load (its problems are reported)
+    display: str
+    document: Document | None = None
+    text: str = ""
+    problems: list[Diagnostic] = field(default_factory=list)
+
+
+def _under_data_folder(file: Path, base: Path | None) -> bool:
+    """A file named on the command line that sits under a folder named `data` is data, not a spec.
+
+    Only folders below the project folder (else the working folder) count, so a checkout that
+    happens to live in /srv/data/ is not skipped wholesale.
+    """
+    resolved = file.resolve()
+    for anchor in (base, Path.cwd()):
+        if anchor is None:
+            continue
+        try:
+            return "data" in resolved.relative_to(anchor.resolve()).parent.parts
+        except ValueError:
+            continue
+    return "data" in file.parent.parts
+
+
+def _dataset_files(data: Any, spec_file: Path) -> set[Path]:
+    """Resolved paths of the dataset files a spec names (file level and eval level)."""
+    found: set[Path] = set()
+    if not isinstance(data, dict):
+        return found
+    values = [data.get("dataset")]
+    evals = data.get("evals")
+    if isinstance(evals, list):
+        values.extend(item.get("dataset") for item in evals if isinstance(item, dict))
+    for value in values:
+        if is_dataset_path(value):
+            try:
+                found.add((spec_file.parent / value.strip()).resolve())
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+# --- dataset files --------------------------------------------------------------------------------
+
+
+def _check_dataset_file(path: Path, display: str) -> tuple[list[Diagnostic], int]:
+    """(problems, row count): the first bad row stops reading; duplicate ids name both lines."""
+    problems: list[Diagnostic] = []
+    count = 0
+    first_line: dict[str, int] = {}
+    duplicates = 0
+    try:
+        for row in iter_rows(path, display):
+            count += 1
+            rid = row_id(row.data)
+            if rid in first_line:
+                duplicates += 1
+                if duplicates <= MAX_DUPLICATES_SHOWN:
+                    problems.append(
+                        Diagnostic(display, row.line, 1, _duplicate_message(row.data, rid, first_line[rid]))
+                    )
+            else:
+                first_line[rid] = row.line
+    except SpecError as exc:
+        problems.extend(exc.diagnostics)
+    if duplicates > MAX_DUPLICATES_SHOWN:
+        problems.append(
+            Diagnostic(display, 1, 1, f"{duplicates - MAX_DUPLICATES_SHOWN} more duplicate row ids not shown")
+        )
+    return problems, count
+
+
+def _duplicate_message(data: Mapping[str, Any], rid: str, first: int) -> str:
+    if data.get("id") not in (None, ""):
+        return f"duplicate row id '{rid}' (first used on line {first})"
+    return (
+        f"this row has the same input and expected as the row on line {first} (both get the id {rid}):"
+        " give the rows an id column or make them differ"
+    )
+
+
+# --- one spec's semantic checks -------------------------------------------------------------------
+
+
+class _SpecChecks:
+    """The checks of one spec file that JSON Schema cannot express."""
+
+    def __init__(
+        self,
+        validator: _Validator,
+        entry: _Parsed,
+        report: _Report,
+        suggested: frozenset[tuple[KeyPath, str]],
+    ):
+        self.validator = validator
+        self.file = entry.file
+        self.report = report
+        self.document = report.document
+        self.data: dict = report.document.data
+        self.project = entry.project
+        self.project_failed = entry.project_failed
+        self.suggested = suggested
+
+    def run(self) -> None:
+        data = self.data
+        self._endpoint_value(data.get("endpoint"), ("endpoint",))
+        self._dataset(data.get("dataset"), ("dataset",))
+        evals = data.get("evals")
+        if not isinstance(evals, list):
+            return
+        names: dict[str, int] = {}
+        for index, item in enumerate(evals):
+            if isinstance(item, dict):
+                self._eval(item, ("evals", index), names)
+
+    # evals
+
+    def _eval(self, item: dict, here: KeyPath, names: dict[str, int]) -> None:
+        name = item.get("name")
+        if isinstance(name, (str, int, float)) and not isinstance(name, bool):
+            text = as_text(name)
+            if text in names:
+                self.report.at(
+                    (*here, "name"),
+                    f"eval name '{text}' is used twice in this file (first on line {names[text]})",
+                )
+            else:
+                names[text] = self.document.line((*here, "name"))
+        if "endpoint" in item:
+            self._endpoint_value(item["endpoint"], (*here, "endpoint"))
+        elif "endpoint" not in self.data and not self._default_endpoint() and not self.project_failed:
+            self.report.at(
+                here,
+                "this eval has no endpoint: set endpoint: on the eval or at the top of the file,"
+                f" or defaults: {{endpoint: NAME}} in {PROJECT_FILE}",
+            )
+        if "dataset" in item:
+            self._dataset(item["dataset"], (*here, "dataset"))
+        self._send(item.get("send"), (*here, "send"))
+        turns = item.get("turns")
+        has_check = "expect" in item
+        if isinstance(turns, list):
+            has_check = self._turns(turns, (*here, "turns")) or has_check
+        self._expect(item.get("expect"), (*here, "expect"))
+        if not has_check and "skip" not in item and (here, "expect") not in self.suggested:
+            self.report.at(
+                here,
+                "this eval checks nothing: add expect: with at least one check"
+                ' (an eval with nothing to check would always pass), or skip: "reason"',
+            )
+
+    def _turns(self, turns: list, here: KeyPath) -> bool:
+        has_check = False
+        for index, step in enumerate(turns):
+            if isinstance(step, dict):
+                self._send(step.get("send"), (*here, index, "send"))
+                if "expect" in step:
+                    has_check = True
+                    self._expect(step.get("expect"), (*here, index, "expect"))
+        if turns and turns[0] == RESET:
+            self.report.at(
+                (*here, 0), "turns may not start with reset: the first send already opens a new conversation"
+            )
+        if len(turns) > 1 and turns[-1] == RESET:
+            self.report.at((*here, len(turns) - 1), "turns may not end with reset: nothing is sent after it")
+        return has_check
+
+    def _send(self, value: Any, here: KeyPath) -> None:
+        if isinstance(value, str):
+            self._template(value, here, CASE_VARIABLES, "send")
+
+    # checks
+
+    def _expect(self, checks: Any, here: KeyPath) -> None:
+        if not isinstance(checks, list):
+            return
+        matchers = set(schema.matcher_names())
+        for index, entry in enumerate(checks):
+            if isinstance(entry, dict):
+                self._check(entry, (*here, index), matchers)
+
+    def _check(self, entry: dict, here: KeyPath, matchers: set[str]) -> None:
+        found = [key for key in entry if key in matchers]
+        matcher = found[0] if len(found) == 1 else None
+        if matcher is not None:
+            self._templates_in(entry[matcher], (*here, matcher))
+        for key in JUDGE_TEMPLATES:
+            if isinstance(entry.get(key), str) and matcher == JUDGE:
+                self._template(entry[key], (*here, key), CHECK_VARIABLES, key)
+        if "value" in entry:
+            self._value(entry, here, matcher)
+        if matcher is None:
+            return
+        argument = entry[matcher]
+        if entry.get("not") is True:
+            self._negation(matcher, argument, here)
+        if entry.get("scope") == "conversation" and matcher != JUDGE and matcher not in TOOL_MATCHERS:
+            self.report.at(
+                (*here, "scope"),
+                f"scope: conversation works with tool checks and judges, not with {matcher}"
+                " (a text check looks at one turn's reply)",
+                at_key=True,
+            )
+        if matcher == "matches" and isinstance(argument, (str, int, float)) and not _is_template(argument):
+            pattern = as_text(argument)
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                where = f" at position {exc.pos}" if exc.pos is not None else ""
+                self.report.at((*here, matcher), f"matches: not a valid regular expression: {exc.msg}{where}")
+            except (OverflowError, RecursionError, ValueError) as exc:
+                self.report.at((*here, matcher), f"matches: not a valid regular expression: {exc}")
+
+    def _value(self, entry: dict, here: KeyPath, matcher: str | None) -> None:
+        from specengine.matchers import TEXT_MATCHERS
+
+        value = entry["value"]
+        if isinstance(value, str) and "{{" in value:
+            self._template(value, (*here, "value"), CHECK_VARIABLES, "value")
+        elif value is not None and (here, "value") not in self.suggested:
+            self.report.at(
+                (*here, "value"),
+                'value must be a template such as "{{ session_id }}"'
+                " (without {{ }} it would check a fixed text)",
+            )
+        if matcher is not None and matcher != JUDGE and matcher not in TEXT_MATCHERS:
+            self.report.at(
+                (*here, "value"),
+                f"value works with text matchers and judges, not with {matcher}",
+                at_key=True,
+            )
+
+    def _negation(self, matcher: str, argument: Any, here: KeyPath) -> None:
+        where = (*here, "not")
+        if matcher == JUDGE:
+            message = "not: true cannot invert a judge: to pass on a low score, write threshold: {lt: 0.5}"
+        elif matcher == "succeeded":
+            message = "not: true cannot invert succeeded: remove not (a turn that errored never passes)"
+        elif matcher == "latency_below":
+            message = "not: true cannot invert latency_below: remove not and set the limit in seconds"
+        elif matcher == "called_tool":
+            message = "not: true with called_tool: write not_called_tool: instead"
+        elif matcher == "not_called_tool":
+            message = "not: true with not_called_tool: write called_tool: instead"
+        elif isinstance(argument, list) or matcher in ("includes_any", "tool_calls_in_order"):
+            hint = {
+                "includes": "to require that none of them appears, write not_includes: [...]",
+                "includes_any": "to require that none of them appears, write not_includes: [...]",
+                "not_includes": "to require that at least one appears, write includes_any: [...]",
+            }.get(matcher, "write one check per item")
+            message = f"not: true cannot invert a list: {hint}"
+        else:
+            return
+        self.report.at(where, message, at_key=True)
+
+    # templates
+
+    def _templates_in(self, value: Any, here: KeyPath) -> None:
+        """Every string inside a matcher argument is a template (also inside called_tool_with.args)."""
+        if isinstance(value, str):
+            self._template(value, here, CHECK_VARIABLES, _label(here))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                self._templates_in(item, (*here, key))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                self._templates_in(item, (*here, index))
+
+    def _template(self, text: str, here: KeyPath, allowed: frozenset[str], what: str) -> None:
+        if not _is_template(text):
+            return
+        from specengine.templates import undeclared_names
+
+        node = self.report.node(here)
+        if node is None:
+            return
+        source = TemplateSource(
+            self.document.path,
+            node.start_mark.line + 1,
+            node.start_mark.column + 1,
+            block=getattr(node, "style", None) in ("|", ">"),
+        )
+        try:
+            names = undeclared_names(text)
+        except TemplateError as exc:
+            self._template_problem(source, exc.line, f"{what}: {exc.message}")
+            return
+        except Exception as exc:  # jinja2 can raise odd errors on odd bytes; never a traceback
+            self._template_problem(source, 1, f"{what}: template error: {exc}")
+            return
+        for name in sorted(names - allowed):
+            hint = schema.suggest(name, sorted(allowed))
+            extra = (
+                " (reply, tool_calls, session_id and turn are known only in checks)"
+                if name in CHECK_VARIABLES
+                else ""
+            )
+            message = (
+                f"{what}: undefined variable '{name}'{hint}; known here: {', '.join(sorted(allowed))}{extra}"
+            )
+            self._template_problem(source, _line_naming(text, name), message)
+
+    def _template_problem(self, source: TemplateSource, template_line: int, message: str) -> None:
+        line = source.line_of(template_line)
+        if line == source.line:
+            col = source.col
+        else:
+            index = line - 1
+            text = self.report.lines[index] if 0 <= index < len(self.report.lines) else ""
+            col = len(text) - len(text.lstrip()) + 1
+        self.report.add(Diagnostic(self.document.path, line, col, message))
+
+    # endpoints
+
+    def _default_endpoint(self) -> Any:
+        if self.project is None:
+            return None
+        defaults = self.project.data.get("defaults")
+        return defaults.get("endpoint") if isinstance(defaults, Mapping) else None
+
+    def _endpoint_value(self, value: Any, here: KeyPath) -> None:
+        if isinstance(value, dict):
+            for path, message in _env_problems(value, here):
+                self.report.at(path, message)
+            return
+        if not isinstance(value, str) or not value or self.project_failed:
+            return
+        if self.project is None:
+            self.report.at(
+                here,
+                f"unknown endpoint '{value}': no {PROJECT_FILE} was found at or above this folder"
+                " to define it (or write the endpoint inline: endpoint: {protocol: ..., url: ...})",
+            )
+            return
+        endpoints = self.project.data.get("endpoints")
+        names = list(endpoints) if isinstance(endpoints, Mapping) else []
+        if value not in names:
+            listed = ", ".join(map(str, names)) or "none"
+            hint = schema.suggest(value, names)
+            self.report.at(
+                here, f"unknown endpoint '{value}'{hint} (endpoints in {self.project.display}: {listed})"
+            )
+
+    # datasets
+
+    def _dataset(self, value: Any, here: KeyPath) -> None:
+        if value is None or value == "none":
+            return
+        if isinstance(value, list):
+            self._inline_rows(value, here)
+            return
+        if not is_dataset_path(value):
+            return  # the schema reports a wrong suffix or type
+        path = self.file.parent / value.strip()
+        base = self.project.folder if self.project is not None else None
+        display = display_path(path, base)
+        if not path.is_file():
+            self.report.at(here, f"dataset file not found: {display}")
+            return
+        problems, count = self.validator.dataset_result(path, display)
+        self.report.items.extend(problems)
+        if not problems and count == 0:
+            self.report.at(
+                here, f"the dataset {display} has no rows: the evals using it would run zero times"
+            )
+
+    def _inline_rows(self, rows: list, here: KeyPath) -> None:
+        first_line: dict[str, int] = {}
+        for index, row in enumerate(rows):
+            if not isinstance(row, dict):
+                continue
+            rid = row_id(row)
+            line = self.document.line((*here, index))
+            if rid in first_line:
+                self.report.at((*here, index), _duplicate_message(row, rid, first_line[rid]))
+            else:
+                first_line[rid] = line
+
+
+def _is_template(value: Any) -> bool:
+    return isinstance(value, str) and ("{{" in value or "{%" in value or "{#" in value)
+
+
+def _label(here: KeyPath) -> str:
+    for part in reversed(here):
+        if isinstance(part, str):
+            return part
+    return "template"
+
+
+def _line_naming(text: str, name: str) -> int:
+    """The template line (1-based) where a variable first appears inside {{ }} or {% %}."""
+    pattern = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+    for number, line in enumerate(text.splitlines() or [text], 1):
+        if pattern.search(line):
+            return number
+    return 1
+
+
+def _iter_strings(value: Any, here: KeyPath) -> Iterator[tuple[KeyPath, str]]:
+    if isinstance(value, str):
+        yield here, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _iter_strings(item, (*here, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _iter_strings(item, (*here, index))
+
+
+def _env_problems(value: Any, here: KeyPath) -> Iterator[tuple[KeyPath, str]]:
+    """`${` must be followed by a variable name and `}` wherever ${VAR} is read."""
+    for path, text in _iter_strings(value, here):
+        start = text.find("${")
+        while start != -1:
+            if not _ENV_NAME.match(text, start + 2):
+                yield (
+                    path,
+                    "${ must be followed by an environment variable name and }, e.g. ${API_TOKEN}"
+                    " (letters, digits and _, not starting with a digit)",
+                )
+                break
+            start = text.find("${", start + 2)
+
+
+# --- YAML 1.1 surprises ---------------------------------------------------------------------------
+
+
+def _ambiguous_message(text: str, kind: str, is_key: bool) -> str:
+    what = "key" if is_key else "value"
+    if kind == "a yes/no word" or kind == "a yes/no letter":
+        return (
+            f'the {what} {text} is read as the text "{text}" here, but YAML 1.1 tools read it as'
+            f' true/false: quote it ("{text}") for text, or write true or false'
+        )
+    if kind == "a date":
+        return (
+            f'the {what} {text} looks like a date, which YAML 1.1 tools turn into a date: quote it ("{text}")'
+        )
+    if kind.startswith("a time"):
+        number = _sexagesimal(text)
+        shown = f"the number {number}" if number is not None else "a number"
+        return f'the {what} {text} is read as {shown} by YAML 1.1 tools: quote it ("{text}")'
+    return f'the {what} {text} is ambiguous in YAML: quote it ("{text}")'
+
+
+def _sexagesimal(text: str) -> int | float | None:
+    """What YAML 1.1 makes of 12:30 (750): base 60, as the hint shows it."""
+    sign = -1 if text.startswith("-") else 1
+    value: float = 0
+    try:
+        for part in text.lstrip("+-").replace("_", "").split(":"):
+            value = value * 60 + float(part)
+    except ValueError:
+        return None
+    value *= sign
+    return int(value) if value == int(value) else value
+
+
+def _report_ambiguous(report: _Report) -> None:
+    """Unquoted yes/no, dates and 12:30 where text is expected; where the schema wants another
+    type (soft: yes), its error has already been reported at the same place."""
+    for _path, node, kind, is_key in ambiguous_scalars(report.document.root):
+        if id(node) in report.flagged:
+            continue
+        line, col = node.start_mark.line + 1, node.start_mark.column + 1
+        report.add(Diagnostic(report.document.path, line, col, _ambiguous_message(node.value, kind, is_key)))
+
+
+# --- the project file -----------------------------------------------------------------------------
+
+
+def _check_project(project: Project, display: str) -> list[Diagnostic]:
+    """Schema, ${VAR} syntax, defaults.endpoint and configs naming real endpoints."""
+    document = project.document
+    if document is None:
+        return []
+    if not isinstance(document.data, dict):
+        return [
+            Diagnostic(display, *document.position(), "the project file must be a mapping of keys to values")
+        ]
+    checked = schema.check_document(document, "project")
+    report = _Report(document, "", checked.flagged)
+    report.items.extend(checked.diagnostics)
+    data = document.data
+    for path, message in _env_problems(data, ()):
+        report.at(path, message)
+    endpoints = data.get("endpoints")
+    names = list(endpoints) if isinstance(endpoints, dict) else []
+    defaults = data.get("defaults")
+    if isinstance(defaults, dict) and isinstance(defaults.get("endpoint"), str):
+        name = defaults["endpoint"]
+        if name not in names:
+            report.at(
+                ("defaults", "endpoint"),
+                f"unknown endpoint '{name}'{schema.suggest(name, names)}"
+                f" (endpoints: {', '.join(map(str, names)) or 'none'})",
+            )
+    configs = data.get("configs")
+    if isinstance(configs, dict):
+        for config_name, config in configs.items():
+            overrides = config.get("endpoints") if isinstance(config, dict) else None
+            if not isinstance(overrides, dict):
+                continue
+            for name in overrides:
+                if name not in names:
+                    report.at(
+                        ("configs", config_name, "endpoints", name),
+                        f"config '{config_name}' changes endpoint '{name}', which endpoints: does not define"
+                        f"{schema.suggest(name, names)}",
+                        at_key=True,
+                    )
+    _report_ambiguous(report)
+    return report.items
