@@ -1,0 +1,87 @@
+"""Reading results files: good files load, bad ones give one plain sentence naming the file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specengine.report.load import ResultsError, load_results, parse_results
+
+FIXTURES = Path(__file__).parent / "fixtures" / "results"
+
+
+def test_loads_a_results_file():
+    data = load_results(FIXTURES / "basic.json")
+    assert data["run_id"] == "a1b2c3d4"
+    assert [c["status"] for c in data["cases"]] == [
+        "passed",
+        "failed",
+        "error",
+        "skipped",
+        "failed",
+        "passed",
+    ]
+
+
+def test_missing_file_names_it(tmp_path):
+    with pytest.raises(ResultsError, match=r"nope\.json: no such file"):
+        load_results(tmp_path / "nope.json")
+
+
+def test_folder_is_not_a_results_file(tmp_path):
+    with pytest.raises(ResultsError, match="is a folder"):
+        load_results(tmp_path)
+
+
+def test_truncated_json_gives_line_and_column(tmp_path):
+    path = tmp_path / "cut.json"
+    path.write_text('{"run_id": "x",\n "cases": [')
+    with pytest.raises(ResultsError) as err:
+        load_results(path)
+    assert str(err.value).startswith(f"{path}:2:")
+    assert "not valid JSON" in str(err.value)
+
+
+def test_jsonl_log_is_recognised(tmp_path):
+    path = tmp_path / "run.jsonl"
+    line = json.dumps({"id": "a::b", "status": "passed"})
+    path.write_text(line + "\n" + line + "\n")
+    with pytest.raises(ResultsError, match="JSONL log"):
+        load_results(path)
+
+
+def test_empty_and_binary_files(tmp_path):
+    (tmp_path / "empty.json").write_text("  \n")
+    with pytest.raises(ResultsError, match="empty"):
+        load_results(tmp_path / "empty.json")
+    (tmp_path / "bin.json").write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ResultsError, match="not UTF-8"):
+        load_results(tmp_path / "bin.json")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[]", "expected a JSON object"),
+        ('{"summary": {}}', 'no "cases" list'),
+        ('{"cases": [1]}', r"cases\[0\]: expected an object"),
+        ('{"cases": [{"status": "passed"}]}', 'missing "id"'),
+        (
+            '{"cases": [{"id": "a", "status": "green"}]}',
+            "'green'; expected one of passed, failed, error, skipped",
+        ),
+        ('{"cases": [{"id": "a", "status": "passed"}, {"id": "a", "status": "failed"}]}', "appears twice"),
+        ('{"cases": [{"id": "a", "status": "passed", "trials": {}}]}', '"trials" must be a list'),
+    ],
+)
+def test_shape_errors(text, message):
+    with pytest.raises(ResultsError, match=message):
+        parse_results(text, "r.json")
+
+
+def test_utf8_bom_is_accepted(tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"cases": []}).encode())
+    assert load_results(path) == {"cases": []}
