@@ -19,9 +19,14 @@ app = typer.Typer(
 
 # Registration: each module adds its command(s) to `app` when imported.
 from specengine.commands import (  # noqa: E402,F401
+    cache,
+    compare,
     demo_agent,
     init,
+    merge,
     plan,
+    regrade,
+    report,
     run,
     validate,
 )

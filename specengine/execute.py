@@ -102,9 +102,27 @@ def _narrow(prepared, request: RunRequest, done: list[tuple[dict[str, Any], int]
 
 
 async def _run(request: RunRequest, prepared, total: int, console, done) -> int:
+    from specengine.run import Runner, RunOptions
+
+    def start(on_result, judge):
+        runner = Runner(
+            prepared.plan,
+            RunOptions(concurrency=request.concurrency, strict=request.strict),
+            on_result,
+            judge,
+        )
+        return runner.run(prepared.cases()), runner.stop
+
+    return await execute_with_reports(request, prepared, total, console, done, start)
+
+
+async def execute_with_reports(request: RunRequest, prepared, total: int, console, done, start) -> int:
+    """The shared back half of run and regrade: results log, progress, judge, reports, exit code.
+
+    `start(on_result, judge)` returns the work coroutine and a function that stops its scheduling.
+    """
     from specengine.report.console import FailureLog, print_report
     from specengine.results_file import ResultsWriter, default_output, new_run_id, utc_now
-    from specengine.run import Runner, RunOptions
 
     run_id = new_run_id()
     output = request.output or default_output(run_id)
@@ -125,12 +143,12 @@ async def _run(request: RunRequest, prepared, total: int, console, done) -> int:
         progress.advance(task)
 
     started = time.perf_counter()
-    runner = Runner(
-        prepared.plan, RunOptions(concurrency=request.concurrency, strict=request.strict), on_result, judge
-    )
-    interrupted = await _run_interruptibly(runner, prepared.cases(), progress)
-    if judge is not None:
-        await judge.aclose()
+    work, stop = start(on_result, judge)
+    try:
+        interrupted = await _run_interruptibly(work, stop, progress)
+    finally:
+        if judge is not None:
+            await judge.aclose()
     summary = writer.close(time.perf_counter() - started, _judge_summary(judge))
     if request.junit:
         _write_junit(output, request.junit)
@@ -148,19 +166,19 @@ async def _run(request: RunRequest, prepared, total: int, console, done) -> int:
     return exit_code(summary, request.min_pass_rate)
 
 
-async def _run_interruptibly(runner, cases, progress) -> bool:
+async def _run_interruptibly(work, stop, progress) -> bool:
     """Run until done or until SIGINT/SIGTERM; on a signal, stop scheduling and cancel what is in flight."""
     import signal
 
     loop = asyncio.get_running_loop()
-    work = asyncio.ensure_future(runner.run(cases))
+    future = asyncio.ensure_future(work)
     interrupted = False
 
     def on_signal() -> None:
         nonlocal interrupted
         interrupted = True
-        runner.stop()
-        work.cancel()
+        stop()
+        future.cancel()
 
     installed = []
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -171,7 +189,7 @@ async def _run_interruptibly(runner, cases, progress) -> bool:
             pass
     try:
         with progress:
-            await work
+            await future
     except asyncio.CancelledError:
         if not interrupted:
             raise
@@ -233,3 +251,64 @@ def _progress(console, total: int, quiet: bool):
         transient=True,
         disable=quiet or not console.is_terminal,
     )
+
+
+def execute_regrade(request: RunRequest, results_path: Path) -> int:
+    """Regrade the transcripts of a results file with the current specs; no agent is called."""
+    from rich.console import Console
+
+    from specengine.report.load import ResultsError, load_results
+
+    console = Console(stderr=request.json_out, highlight=False)
+    errors = Console(stderr=True, highlight=False)
+    try:
+        stored_results = load_results(results_path)
+    except ResultsError as exc:
+        errors.print(f"error: {exc}", markup=False)
+        return EXIT_USAGE
+    stored = {case["id"]: case for case in stored_results["cases"]}
+    paths = request.paths or tuple(dict.fromkeys(case["spec"] for case in stored_results["cases"]))
+    try:
+        prepared = prepare(paths, request.prepare)
+        total = count_cases(prepared)
+    except UsageError as exc:
+        for line in exc.lines:
+            errors.print(line, markup=False, soft_wrap=True)
+        return EXIT_USAGE
+    report = {}
+
+    def start(on_result, judge):
+        from specengine.regrade import regrade_cases
+
+        async def work() -> None:
+            report["result"] = await regrade_cases(
+                prepared.cases(),
+                stored,
+                on_result,
+                strict=request.strict,
+                judge=judge,
+                judge_config=prepared.plan.judge,
+                concurrency=request.concurrency,
+            )
+
+        return work(), lambda: None
+
+    code = asyncio.run(execute_with_reports(request, prepared, total, console, [], start))
+    outcome = report.get("result")
+    if outcome is not None and outcome.orphaned:
+        errors.print(
+            f"warning: {len(outcome.orphaned)} cases in {results_path} match no eval in the specs"
+            " (renamed or removed) and were not regraded:",
+            markup=False,
+        )
+        for case_id in outcome.orphaned[:20]:
+            errors.print(f"  {case_id}", markup=False)
+        if len(outcome.orphaned) > 20:
+            errors.print(f"  … and {len(outcome.orphaned) - 20} more", markup=False)
+    if outcome is not None and outcome.not_in_results:
+        errors.print(
+            f"note: {outcome.not_in_results} cases of the specs are not in {results_path} (never run); "
+            "run them with `specengine run`",
+            markup=False,
+        )
+    return code

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from specengine.endpoints.base import Turn
 from specengine.plan import Case, Check, JudgeConfig
-from specengine.results import CheckResult
+from specengine.results import CheckResult, TrialResult, trial_status
 from specengine.source import as_text
 from specengine.templates import TemplateError, render_native, value_text
 
@@ -240,4 +240,62 @@ def grade_skipped(case: Case, check: Check, number: int, strict: bool, reason: s
         score=None,
         threshold=check.threshold.as_dict(),
         reason=reason,
+    )
+
+
+async def grade_trial(
+    case: Case,
+    records: Sequence[TurnRecord],
+    error: Mapping[str, str] | None,
+    strict: bool,
+    judge: Judge | None,
+    config: JudgeConfig,
+) -> list[CheckResult]:
+    """Every check of a trial, in spec order; judge checks run concurrently (the judge limits them)."""
+    import asyncio
+
+    pending: list[Any] = []
+    number = 0
+    for step in case.steps:
+        if step.kind == "reset":
+            continue
+        number += 1
+        record = records[number - 1] if number - 1 < len(records) else None
+        for check in step.checks:
+            if error is not None:
+                pending.append(
+                    grade_skipped(case, check, number, strict, "not run: the trial ended in an error")
+                )
+            elif record is None:
+                pending.append(
+                    grade_skipped(case, check, number, strict, f"not run: there is no turn {number}")
+                )
+            elif check.is_judge:
+                pending.append(
+                    asyncio.ensure_future(grade_judge(case, check, record, records, strict, judge, config))
+                )
+            else:
+                pending.append(grade_check(case, check, record, records, strict))
+    judged = [item for item in pending if isinstance(item, asyncio.Future)]
+    if judged:
+        await asyncio.gather(*judged)
+    return [item.result() if isinstance(item, asyncio.Future) else item for item in pending]
+
+
+def trial_result(
+    records: Sequence[TurnRecord],
+    error: Mapping[str, str] | None,
+    checks: Sequence[CheckResult],
+    attempts: int = 1,
+) -> TrialResult:
+    """A trial's outcome from what was sent and received and how its checks went."""
+    first = next((record.turn.ttft_s for record in records if record.turn.ttft_s is not None), None)
+    return TrialResult(
+        status=trial_status(error, checks),
+        latency_s=sum(record.turn.latency_s for record in records),
+        error=error,
+        transcript=transcript(records),
+        checks=tuple(checks),
+        ttft_s=first,
+        attempts=attempts,
     )

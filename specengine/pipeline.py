@@ -14,7 +14,7 @@ from pathlib import Path
 from specengine.compile import CompileOptions, SpecInput, compile_plan
 from specengine.diagnostics import Diagnostic, SpecError
 from specengine.plan import Case, Plan
-from specengine.project import MissingVariable, judge_config
+from specengine.project import MissingVariable, Unresolved, judge_config
 from specengine.select import Selection, parse_targets
 
 
@@ -48,6 +48,7 @@ class PrepareOptions:
     keyword: str | None = None
     limit: int | None = None
     environ: Mapping[str, str] | None = None
+    resolve_endpoints: bool = True  # False for commands that never call the agent (plan, regrade)
 
 
 def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
@@ -88,7 +89,11 @@ def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
         plan = compile_plan(
             specs,
             judge or JudgeConfig(model=options.judge_model, base_url=options.judge_base_url),
-            CompileOptions(trials=options.trials, timeout=options.timeout, environ=environ),
+            CompileOptions(
+                trials=options.trials,
+                timeout=options.timeout,
+                environ=environ if options.resolve_endpoints else Unresolved(),
+            ),
         )
     except SpecError as exc:
         raise UsageError([str(d) for d in exc.diagnostics]) from None

@@ -99,6 +99,17 @@ class MissingVariable(Exception):
         )
 
 
+class Unresolved(dict):
+    """An environment in which every ${VAR} stays as written, for commands that never send a request
+    (`plan`, `regrade`): they neither need nor read secrets."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __getitem__(self, name: str) -> str:
+        return f"${{{name}}}"
+
+
 @dataclass(frozen=True)
 class Resolved:
     """A value with every ${VAR} replaced, and the secret texts that replaced them."""

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 from specengine.endpoints import adapter_class
 from specengine.endpoints.base import Adapter, EndpointError
-from specengine.grade import TurnRecord, grade_check, grade_judge, grade_skipped, transcript
+from specengine.grade import TurnRecord, grade_trial, trial_result
 from specengine.plan import Case, EndpointConfig, Plan
-from specengine.results import CaseResult, TrialResult, case_outcome, skipped_case, trial_status
+from specengine.results import CaseResult, TrialResult, case_outcome, skipped_case
 
 if TYPE_CHECKING:
     from specengine.judges import Judge
@@ -177,18 +177,8 @@ class Runner:
                     )
                     break
                 await asyncio.sleep(delay)
-        checks = await self._grade(case, records, error)
-        latency = sum(record.turn.latency_s for record in records)
-        first = next((record.turn.ttft_s for record in records if record.turn.ttft_s is not None), None)
-        return TrialResult(
-            status=trial_status(error, checks),
-            latency_s=latency,
-            error=error,
-            transcript=transcript(records),
-            checks=tuple(checks),
-            ttft_s=first,
-            attempts=attempts,
-        )
+        checks = await grade_trial(case, records, error, self.options.strict, self.judge, self.plan.judge)
+        return trial_result(records, error, checks, attempts)
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -209,28 +199,6 @@ class Runner:
             async with limit:
                 turn = await conversation.send(step.message)
             records.append(TurnRecord(number, step.message, turn, conversation_index))
-
-    async def _grade(self, case: Case, records: list[TurnRecord], error: Mapping[str, str] | None):
-        strict = self.options.strict
-        results = []
-        number = 0
-        for step in case.steps:
-            if step.kind == "reset":
-                continue
-            number += 1
-            record = records[number - 1] if number - 1 < len(records) else None
-            for check in step.checks:
-                if error is not None or record is None:
-                    results.append(
-                        grade_skipped(case, check, number, strict, "not run: the trial ended in an error")
-                    )
-                elif check.is_judge:
-                    results.append(
-                        await grade_judge(case, check, record, records, strict, self.judge, self.plan.judge)
-                    )
-                else:
-                    results.append(grade_check(case, check, record, records, strict))
-        return results
 
 
 def _redact(text: str, secrets: Iterable[str]) -> str:

@@ -48,16 +48,6 @@ def case_as_dict(case, endpoint) -> dict:
     }
 
 
-class _Unresolved(dict):
-    """An environment in which every ${VAR} stays as written: the plan never reads secrets."""
-
-    def __contains__(self, name: object) -> bool:
-        return True
-
-    def __getitem__(self, name: str) -> str:
-        return f"${{{name}}}"
-
-
 @app.command("plan")
 def plan_command(
     paths: Annotated[
@@ -86,7 +76,7 @@ def plan_command(
                 labels=tuple(label or ()),
                 keyword=keyword,
                 limit=limit,
-                environ=_Unresolved(),
+                resolve_endpoints=False,
             ),
         )
         cases = [case_as_dict(case, prepared.plan.endpoints[case.endpoint]) for case in prepared.cases()]

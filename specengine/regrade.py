@@ -1,0 +1,104 @@
+"""Regrade: apply the current specs' checks to the transcripts stored in a results file.
+
+A spec author tunes checks and thresholds without paying for agent calls again: the replies come
+from the results file, only judges (through their cache) may be called.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from specengine.endpoints.base import ToolCall, Turn
+from specengine.grade import TurnRecord, grade_trial, trial_result
+from specengine.plan import Case, JudgeConfig
+from specengine.results import CaseResult, case_outcome
+
+if TYPE_CHECKING:
+    from specengine.judges import Judge
+
+
+def records_from_transcript(messages: Sequence[Mapping[str, Any]]) -> list[TurnRecord]:
+    """Rebuild the turns of a trial from its stored transcript (user/assistant pairs, resets)."""
+    records: list[TurnRecord] = []
+    conversation = 0
+    pending_user: str | None = None
+    for message in messages:
+        role = message.get("role")
+        if role == "reset":
+            conversation += 1
+        elif role == "user":
+            pending_user = str(message.get("content") or "")
+        elif role == "assistant" and pending_user is not None:
+            calls = tuple(
+                ToolCall(name=str(call.get("name")), args=call.get("args", {}))
+                for call in message.get("tool_calls") or ()
+            )
+            turn = Turn(
+                reply=str(message.get("content") or ""),
+                tool_calls=calls,
+                session_id=message.get("session_id"),
+                latency_s=float(message.get("latency_s") or 0.0),
+                error=message.get("error"),
+                ttft_s=message.get("ttft_s"),
+            )
+            records.append(TurnRecord(len(records) + 1, pending_user, turn, conversation))
+            pending_user = None
+    return records
+
+
+@dataclass(frozen=True)
+class RegradeReport:
+    """Which stored cases were regraded, and which no longer match an eval in the specs."""
+
+    regraded: int
+    orphaned: tuple[str, ...]
+    not_in_results: int
+
+
+async def regrade_cases(
+    cases: Iterable[Case],
+    stored: Mapping[str, Mapping[str, Any]],
+    on_result: Callable[[CaseResult], None],
+    *,
+    strict: bool,
+    judge: Judge | None,
+    judge_config: JudgeConfig,
+    concurrency: int = 8,
+) -> RegradeReport:
+    """Grade each planned case that the results hold; never contacts an agent."""
+    slots = asyncio.Semaphore(concurrency)
+    seen: set[str] = set()
+    missing = 0
+
+    async def one(case: Case, old: Mapping[str, Any]) -> None:
+        async with slots:
+            trials = []
+            for old_trial in old.get("trials") or ():
+                records = records_from_transcript(old_trial.get("transcript") or ())
+                error = old_trial.get("error")
+                checks = await grade_trial(case, records, error, strict, judge, judge_config)
+                trials.append(trial_result(records, error, checks, int(old_trial.get("attempts", 1))))
+            on_result(
+                CaseResult(case=case, outcome=case_outcome(trials, case.pass_rate), trials=tuple(trials))
+            )
+
+    tasks = []
+    for case in cases:
+        old = stored.get(case.id)
+        if old is None or (case.skip is None and not old.get("trials")):
+            missing += 1
+            continue
+        seen.add(case.id)
+        if case.skip is not None:
+            from specengine.results import skipped_case
+
+            on_result(skipped_case(case, case.skip))
+            continue
+        tasks.append(asyncio.ensure_future(one(case, old)))
+    if tasks:
+        await asyncio.gather(*tasks)
+    orphaned = tuple(case_id for case_id in stored if case_id not in seen)
+    return RegradeReport(regraded=len(seen), orphaned=orphaned, not_in_results=missing)
