@@ -1,1 +1,139 @@
-"""Placeholder until the command lands."""
+"""`specengine init [DIR]`: a starter project that validates and runs with no key and no network.
+
+It writes `specengine.yaml` (a `demo` endpoint as the default, a commented judge block) and
+`specs/example.yaml` (with the editor's schema line), and never overwrites a file: if either exists,
+nothing is written and the command exits 2 naming it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from specengine.cli import app
+
+SCHEMA_URL = "https://specengine.dev/schemas/{name}.schema.json"
+
+PROJECT_TEMPLATE = """\
+# yaml-language-server: $schema={schema}
+# The specengine project file: endpoints, judge and defaults for every spec below this folder.
+
+endpoints:
+  demo:
+    protocol: demo             # the built-in scripted agent: no key, no network
+  # my-agent:
+  #   protocol: openai-chat    # openai-chat | openai-responses | databricks | appkit | http | demo
+  #   url: http://127.0.0.1:8000/v1/chat/completions
+  #   headers: {{Authorization: "Bearer ${{AGENT_TOKEN}}"}}   # ${{VAR}} reads the environment
+
+# Judge checks (judge: closed_qa / factuality / custom) are skipped until a judge model is named:
+# judge:
+#   model: gpt-4o-mini
+#   base_url: https://api.openai.com/v1    # any OpenAI-compatible server
+#   api_key_env: OPENAI_API_KEY
+
+defaults:
+  endpoint: demo
+  timeout: 60
+"""
+
+SPEC_TEMPLATE = """\
+# yaml-language-server: $schema={schema}
+# Each eval sends a message to the agent and checks the reply and the tools it called.
+# Check it with `specengine validate specs/`, run it with `specengine run specs/`.
+suite: example
+description: The demo agent answers weather questions and books tables.
+labels: [smoke]
+
+evals:
+  - name: weather in paris
+    input: {{city: Paris}}
+    send: "What's the weather in {{{{ input.city }}}}?"
+    expect:
+      - succeeded
+      - includes: Sunny
+      - called_tool_with:
+          name: get_weather
+          args: {{city: "{{{{ input.city }}}}"}}
+
+  - name: weather per city      # runs once per row
+    dataset:
+      - {{id: london, input: {{city: London}}, expected: {{weather: Rainy}}}}
+      - {{id: tokyo, input: {{city: Tokyo}}, expected: {{weather: Cloudy}}}}
+    send: "What's the weather in {{{{ input.city }}}}?"
+    expect:
+      - includes: "{{{{ expected.weather }}}}"
+      - called_tool: get_weather
+
+  - name: booking follow-up     # a conversation: the second turn changes the booking
+    turns:
+      - send: Book a table for 2 at 7pm
+        expect:
+          - called_tool: book_table
+      - send: Make it 4 people
+        expect:
+          - called_tool_with: {{name: book_table, args: {{people: 4}}}}
+          - includes: "4"
+
+  # With a judge configured in specengine.yaml, add checks such as:
+  #     - judge: closed_qa
+  #       criteria: Does the reply state the weather for the city asked about?
+  #       at_least: 0.7
+"""
+
+
+def schema_reference(name: str, folder: Path) -> str:
+    """The `$schema=` target for a file in folder: a relative path to schemas/<name>.schema.json when
+    one exists in folder or above it (a checkout of specengine, or a project that vendors the
+    schemas), else the schema's public URL."""
+    filename = f"{name}.schema.json"
+    for parent in (folder, *folder.parents):
+        candidate = parent / "schemas" / filename
+        if candidate.is_file():
+            return Path(os.path.relpath(candidate, folder)).as_posix()
+    return _schema_id(name)
+
+
+def _schema_id(name: str) -> str:
+    try:
+        from specengine.schema import load_schema
+
+        found = load_schema(name).get("$id")
+    except Exception:  # no schemas in this installation: the URL is still right
+        found = None
+    return found if isinstance(found, str) and found else SCHEMA_URL.format(name=name)
+
+
+@app.command()
+def init(
+    directory: Annotated[
+        Path, typer.Argument(help="Where to create the project (default: the current folder).")
+    ] = Path("."),
+) -> None:
+    """Write a starter specengine.yaml and specs/example.yaml (never overwrites a file)."""
+    directory = Path(os.path.abspath(directory))
+    if directory.exists() and not directory.is_dir():
+        typer.echo(f"Error: {directory} is a file, not a folder", err=True)
+        raise typer.Exit(2)
+    project_file = directory / "specengine.yaml"
+    spec_file = directory / "specs" / "example.yaml"
+    existing = [path for path in (project_file, spec_file) if path.exists()]
+    if existing:
+        names = ", ".join(str(path) for path in existing)
+        typer.echo(f"Error: refusing to overwrite {names} (nothing was written)", err=True)
+        raise typer.Exit(2)
+    try:
+        spec_file.parent.mkdir(parents=True, exist_ok=True)
+        project_text = PROJECT_TEMPLATE.format(schema=schema_reference("project", directory))
+        spec_text = SPEC_TEMPLATE.format(schema=schema_reference("spec", spec_file.parent))
+        project_file.write_text(project_text, encoding="utf-8")
+        spec_file.write_text(spec_text, encoding="utf-8")
+    except OSError as exc:
+        typer.echo(f"Error: cannot write the project: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"wrote {project_file}")
+    typer.echo(f"wrote {spec_file}")
+    typer.echo("next: specengine validate specs/ && specengine run specs/", err=True)

@@ -36,11 +36,15 @@ def _plural(count: int, word: str) -> str:
 def validate(
     paths: Annotated[
         list[Path],
-        typer.Argument(help="Spec files or folders (every *.yaml / *.yml below a folder).", show_default=False),
+        typer.Argument(
+            help="Spec files or folders (every *.yaml / *.yml below a folder).", show_default=False
+        ),
     ],
     output_format: Annotated[
         OutputFormat,
-        typer.Option("--format", help="text (default), github (Actions annotations) or json.", case_sensitive=False),
+        typer.Option(
+            "--format", help="text (default), github (Actions annotations) or json.", case_sensitive=False
+        ),
     ] = OutputFormat.text,
     project: Annotated[
         Path | None,
