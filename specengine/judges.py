@@ -376,11 +376,9 @@ class Judge:
         if self._http is None:
             import httpx
 
-            size = max(1, self.config.max_concurrency)
-            self._http = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.config.timeout),
-                limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
-            )
+            # no pool limit of its own: the semaphore is the one limit, so a pool wait never eats
+            # into an attempt's timeout
+            self._http = httpx.AsyncClient(timeout=httpx.Timeout(self.config.timeout))
         return self._http
 
     def _slots(self) -> asyncio.Semaphore:

@@ -3,29 +3,33 @@
 It answers `POST …/chat/completions` the way a real judge does under autoevals: a forced
 `select_choice` tool call with a choice and reasons. A script decides each answer, so tests can
 play a fixed choice, a choice computed from the request, rate limits, server errors, a plain-text
-answer with no tool call, or a choice outside the enum. Every request is recorded (path, headers,
-JSON body); the server counts hits and the most requests it had in flight at once.
+answer with no tool call, or a choice outside the enum. Built on `servers.ScriptedHTTPServer`, which
+records every request and counts hits and the most requests in flight at once.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
-import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
+
+from servers import Reply, Request, ScriptedHTTPServer
 
 
 @dataclass(frozen=True)
-class Recorded:
-    """One request the server received."""
+class JudgeCall:
+    """One request the judge received, with the parts judge tests look at."""
 
     path: str
     headers: Mapping[str, str]
     body: Any
+
+    @classmethod
+    def of(cls, request: Request) -> JudgeCall:
+        body = request.json
+        return cls(request.path, request.headers, body if body is not None else request.text)
 
     @property
     def prompt(self) -> str:
@@ -38,21 +42,15 @@ class Recorded:
         return self.body["tools"][0]["function"]["parameters"]["properties"]["choice"]["enum"]
 
 
-@dataclass(frozen=True)
-class Answer:
-    """What the server sends back: a status, a JSON (or raw text) body and headers."""
-
-    status: int = 200
-    body: Any = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    delay: float = 0.0
-
-
 def choose(
     choice: str, reasons: str = "Because the reply fits.", usage: Mapping[str, int] | None = None
-) -> Answer:
+) -> Reply:
     """A well-formed answer: the forced select_choice tool call with this choice."""
-    arguments = json.dumps({"reasons": reasons, "choice": choice})
+    return tool_answer(json.dumps({"reasons": reasons, "choice": choice}), usage)
+
+
+def tool_answer(arguments: str, usage: Mapping[str, int] | None = None, delay: float = 0.0) -> Reply:
+    """A select_choice tool call with these raw arguments."""
     body: dict[str, Any] = {
         "id": "judge-1",
         "object": "chat.completion",
@@ -78,12 +76,12 @@ def choose(
     }
     if usage is not None:
         body["usage"] = dict(usage)
-    return Answer(body=body)
+    return Reply(body=body, delay=delay)
 
 
-def plain_text(text: str = "I think the answer is Y.") -> Answer:
+def plain_text(text: str = "I think the answer is Y.") -> Reply:
     """A server without function calling: a text answer and no tool call."""
-    return Answer(
+    return Reply(
         body={
             "id": "judge-1",
             "object": "chat.completion",
@@ -92,102 +90,51 @@ def plain_text(text: str = "I think the answer is Y.") -> Answer:
     )
 
 
-def status(code: int, text: str = "", headers: Mapping[str, str] | None = None) -> Answer:
+def status(code: int, text: str = "", headers: Mapping[str, str] | None = None) -> Reply:
     """An error status with a JSON error body."""
-    return Answer(status=code, body={"error": {"message": text or f"status {code}"}}, headers=headers or {})
+    return Reply(status=code, body={"error": {"message": text or f"status {code}"}}, headers=headers or {})
 
 
-Script = Callable[[Recorded, int], Answer]  # (request, 1-based hit number) -> answer
+Script = Callable[[JudgeCall, int], Reply]  # (request, 1-based hit number) -> answer
 
 
-class JudgeServer:
-    """A ThreadingHTTPServer in a daemon thread on a free loopback port; use as a context manager.
+class JudgeServer(ScriptedHTTPServer):
+    """The scripted judge; use as a context manager. `judge_url` is what a JudgeConfig takes.
 
-    `script` decides each answer; by default every request gets `choose("Y")`. `base_url` is what a
-    JudgeConfig takes (`http://127.0.0.1:PORT/v1`). `hold_until_in_flight=n` makes the first n requests
-    wait (up to 2 s) until n are in flight together, so parallelism up to a limit shows deterministically.
+    `script` decides each answer; by default every request gets `choose("Y")`. Every path is
+    answered (tests assert on the path). `hold_until_in_flight=n` holds the first requests until n
+    are in flight together or `hold_timeout` passes, then lets everything through: with a client
+    limit of n-1, the limit is reached (the first requests wait for it) and never exceeded.
     """
 
-    def __init__(self, script: Script | None = None, *, hold_until_in_flight: int = 0):
-        self.script: Script = script or (lambda request, hit: choose("Y"))
-        self.requests: list[Recorded] = []
-        self.in_flight = 0
-        self.max_in_flight = 0
+    def __init__(
+        self, script: Script | None = None, *, hold_until_in_flight: int = 0, hold_timeout: float = 2.0
+    ):
+        super().__init__()
+        self.script: Script = script or (lambda call, hit: choose("Y"))
         self.hold_until_in_flight = hold_until_in_flight
-        self._lock = threading.Condition()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
+        self.hold_timeout = hold_timeout
+        self._arrivals = threading.Condition()
+        self._count = 0
+        self._released = False
+        self.route("*", self._answer)
 
     @property
-    def port(self) -> int:
-        return self._server.server_address[1]
+    def judge_url(self) -> str:
+        return f"{self.base_url}/v1"
 
     @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+    def calls(self) -> list[JudgeCall]:
+        return [JudgeCall.of(request) for request in self.requests]
 
-    @property
-    def hits(self) -> int:
-        with self._lock:
-            return len(self.requests)
-
-    def __enter__(self) -> JudgeServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def _answer(self, recorded: Recorded) -> Answer:
-        with self._lock:
-            self.requests.append(recorded)
-            hit = len(self.requests)
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            self._lock.notify_all()
-            if hit <= self.hold_until_in_flight:
-                self._lock.wait_for(lambda: self.max_in_flight >= self.hold_until_in_flight, timeout=2.0)
-        try:
-            answer = self.script(recorded, hit)
-            if answer.delay:
-                time.sleep(answer.delay)
-            return answer
-        finally:
-            with self._lock:
-                self.in_flight -= 1
-
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length)
-                try:
-                    body = json.loads(raw or b"null")
-                except ValueError:
-                    body = raw.decode("utf-8", "replace")
-                headers = {name.lower(): value for name, value in self.headers.items()}
-                answer = server._answer(Recorded(self.path, headers, body))
-                payload = (
-                    answer.body.encode() if isinstance(answer.body, str) else json.dumps(answer.body).encode()
+    def _answer(self, request: Request) -> Reply:
+        with self._arrivals:
+            self._count += 1
+            hit = self._count
+            self._arrivals.notify_all()  # max_in_flight already counts this request
+            if self.hold_until_in_flight and not self._released:
+                self._arrivals.wait_for(
+                    lambda: self.max_in_flight >= self.hold_until_in_flight, timeout=self.hold_timeout
                 )
-                self.send_response(answer.status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(payload)))
-                for name, value in answer.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                with contextlib.suppress(OSError):  # the client gave up (a timeout test)
-                    self.wfile.write(payload)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        return Handler
+                self._released = True
+        return self.script(JudgeCall.of(request), hit)

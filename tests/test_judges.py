@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from judge_server import Answer, JudgeServer, choose, plain_text, status
+from judge_server import JudgeServer, choose, plain_text, status, tool_answer
+from servers import Reply, free_port
 
 from specengine.judge_cache import JudgeCache
 from specengine.judges import (
@@ -33,7 +34,7 @@ QA = JudgeRequest(
 def config(server: JudgeServer, **overrides) -> JudgeConfig:
     values = {
         "model": "judge-m",
-        "base_url": server.base_url,
+        "base_url": server.judge_url,
         "retries": 2,
         "timeout": 5.0,
         "max_concurrency": 4,
@@ -79,7 +80,7 @@ def test_closed_qa_yes_scores_one_with_rationale(tmp_path):
     assert verdict.choice == "Y"
     assert verdict.rationale == "It says 21 °C."
     assert verdict.cached is False
-    [request] = server.requests
+    [request] = server.calls
     assert request.path == "/v1/chat/completions"
     assert request.enum == ["Y", "N"]
     assert request.body["tool_choice"] == {"type": "function", "function": {"name": "select_choice"}}
@@ -102,7 +103,7 @@ def test_factuality_letters_map_to_scores(tmp_path, letter, score):
     assert verdict.error is None
     assert verdict.score == pytest.approx(score)
     assert verdict.choice == letter
-    [sent] = server.requests
+    [sent] = server.calls
     assert sent.enum == ["A", "B", "C", "D", "E"]
     assert "[Expert]: Paris, France" in sent.prompt
     assert "[Submission]: Paris" in sent.prompt
@@ -116,7 +117,7 @@ def test_custom_choices_and_braces_reach_the_judge_untouched(tmp_path):
     with JudgeServer(lambda r, n: choose("B", "Half right.")) as server:
         [verdict] = run(make(server, tmp_path), request)
     assert (verdict.score, verdict.choice, verdict.rationale) == (0.5, "B", "Half right.")
-    [sent] = server.requests
+    [sent] = server.calls
     assert prompt in sent.prompt  # literal braces intact: mustache never saw our text
     assert sent.enum == ["A", "B", "C"]
     assert "['A', 'B', 'C']" in sent.prompt  # autoevals' own suffix still rendered
@@ -129,7 +130,7 @@ def test_closed_qa_inputs_with_braces_are_not_rendered(tmp_path):
     with JudgeServer() as server:
         [verdict] = run(make(server, tmp_path), request)
     assert verdict.score == 1.0
-    prompt = server.requests[0].prompt
+    prompt = server.calls[0].prompt
     assert "[Task]: Say {{x}}" in prompt
     assert "[Submission]: {{x}} {{{y}}}" in prompt
     assert "[Criterion]: Echo {{x}}" in prompt
@@ -139,7 +140,7 @@ def test_structured_inputs_are_sent_as_json_not_python_repr(tmp_path):
     request = JudgeRequest(kind="closed_qa", question="q", reply={"temp": 21, "ok": True}, criteria="c")  # type: ignore[arg-type]
     with JudgeServer() as server:
         run(make(server, tmp_path), request)
-    prompt = server.requests[0].prompt
+    prompt = server.calls[0].prompt
     assert '{"temp": 21, "ok": true}' in prompt
     assert "'temp'" not in prompt
 
@@ -147,16 +148,10 @@ def test_structured_inputs_are_sent_as_json_not_python_repr(tmp_path):
 def test_without_cot_no_reasons_asked_and_no_rationale(tmp_path):
     request = JudgeRequest(kind="closed_qa", question="q", reply="r", criteria="c", use_cot=False)
 
-    def script(r, n):
-        arguments = json.dumps({"choice": "Y"})
-        answer = choose("Y")
-        answer.body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = arguments
-        return answer
-
-    with JudgeServer(script) as server:
+    with JudgeServer(lambda r, n: tool_answer(json.dumps({"choice": "Y"}))) as server:
         [verdict] = run(make(server, tmp_path), request)
     assert (verdict.score, verdict.rationale) == (1.0, None)
-    properties = server.requests[0].body["tools"][0]["function"]["parameters"]["properties"]
+    properties = server.calls[0].body["tools"][0]["function"]["parameters"]["properties"]
     assert "reasons" not in properties
 
 
@@ -179,7 +174,7 @@ def test_choice_depends_on_the_request(tmp_path):
 def test_model_and_authorization_are_sent_and_key_never_in_verdict(tmp_path):
     with JudgeServer() as server:
         [verdict] = run(make(server, tmp_path), QA)
-    [sent] = server.requests
+    [sent] = server.calls
     assert sent.body["model"] == "judge-m"
     assert sent.headers["authorization"] == f"Bearer {KEY}"
     assert KEY not in all_text(verdict)
@@ -189,7 +184,7 @@ def test_gpt5_models_still_use_chat_completions(tmp_path):
     with JudgeServer() as server:
         [verdict] = run(make(server, tmp_path, model="gpt-5-mini"), QA)
     assert verdict.score == 1.0
-    [sent] = server.requests
+    [sent] = server.calls
     assert sent.path == "/v1/chat/completions"
     assert sent.body["model"] == "gpt-5-mini"
     assert sent.body["tool_choice"] == {"type": "function", "function": {"name": "select_choice"}}
@@ -202,7 +197,7 @@ def test_openai_environment_variables_do_not_reroute_the_judge(tmp_path, monkeyp
     with JudgeServer() as server:
         [verdict] = run(make(server, tmp_path), QA)
     assert verdict.score == 1.0
-    assert server.hits == 1
+    assert server.hits() == 1
 
 
 def test_usage_is_kept_and_summed(tmp_path):
@@ -223,13 +218,13 @@ def test_cache_hit_makes_no_request_and_changed_reply_makes_one(tmp_path):
     usage = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
     with JudgeServer(lambda r, n: choose("Y", "Fine.", usage=usage)) as server:
         [first] = run(make(server, tmp_path), QA)
-        assert server.hits == 1
+        assert server.hits() == 1
         judge = make(server, tmp_path)
         [second] = run(judge, QA)
-        assert server.hits == 1
+        assert server.hits() == 1
         changed = JudgeRequest(kind="closed_qa", question=QA.question, reply="Rainy.", criteria=QA.criteria)
         [third] = run(make(server, tmp_path), changed)
-        assert server.hits == 2
+        assert server.hits() == 2
     assert first.cached is False
     assert second.cached is True
     assert (second.score, second.choice, second.rationale) == (1.0, "Y", "Fine.")
@@ -251,9 +246,9 @@ def test_cache_key_includes_model_and_server(tmp_path, change):
         if "model" in change:
             judge = make(server, tmp_path, model=change["model"])
         else:
-            judge = make(server, tmp_path, base_url=server.base_url + change["base_url_suffix"])
+            judge = make(server, tmp_path, base_url=server.judge_url + change["base_url_suffix"])
         run(judge, QA)
-    assert server.hits == 2
+    assert server.hits() == 2
 
 
 def test_cache_key_includes_every_rendered_input(tmp_path):
@@ -269,32 +264,33 @@ def test_cache_key_includes_every_rendered_input(tmp_path):
     with JudgeServer() as server:
         for request in variants:
             run(make(server, tmp_path), request)
-        assert server.hits == len(variants)
+        assert server.hits() == len(variants)
         for request in variants:
             [verdict] = run(make(server, tmp_path), request)
             assert verdict.cached
-        assert server.hits == len(variants)
+        assert server.hits() == len(variants)
 
 
 def test_errors_are_not_cached(tmp_path):
     with JudgeServer(lambda r, n: plain_text() if n == 1 else choose("Y")) as server:
         [first] = run(make(server, tmp_path), QA)
+        assert not list((tmp_path / "cache").rglob("*.json"))
         [second] = run(make(server, tmp_path), QA)
     assert first.error is not None
     assert second.error is None and second.cached is False and second.score == 1.0
-    assert server.hits == 2
+    assert server.hits() == 2
 
 
 def test_no_cache_neither_reads_nor_writes(tmp_path):
     with JudgeServer() as server:
         run(make(server, tmp_path), QA)  # fills the cache
         [uncached] = run(make(server, tmp_path, use_cache=False), QA)
-        assert server.hits == 2 and uncached.cached is False
+        assert server.hits() == 2 and uncached.cached is False
         other = JudgeRequest(kind="closed_qa", question="new", reply="r", criteria="c")
         run(make(server, tmp_path, use_cache=False), other)
         [after] = run(make(server, tmp_path), other)
     assert after.cached is False  # the --no-cache run wrote nothing
-    assert server.hits == 4
+    assert server.hits() == 4
 
 
 def test_corrupt_cache_entry_is_a_miss_and_gets_replaced(tmp_path):
@@ -306,14 +302,14 @@ def test_corrupt_cache_entry_is_a_miss_and_gets_replaced(tmp_path):
         assert verdict.cached is False and verdict.score == 1.0
         [again] = run(make(server, tmp_path), QA)
     assert again.cached is True
-    assert server.hits == 2
+    assert server.hits() == 2
     assert not list((tmp_path / "cache" / "judge").rglob("*.tmp"))
 
 
 def test_identical_requests_in_flight_together_ask_once(tmp_path):
     with JudgeServer() as server:
         verdicts = run(make(server, tmp_path), QA, QA, QA)
-    assert server.hits == 1
+    assert server.hits() == 1
     assert sorted(v.cached for v in verdicts) == [False, True, True]
 
 
@@ -336,7 +332,7 @@ def test_rate_limited_forever_gives_up_after_retries_plus_one(tmp_path):
     with JudgeServer(lambda r, n: status(429, "slow down", {"Retry-After": "0"})) as server:
         judge = make(server, tmp_path, retries=3)
         [verdict] = run(judge, QA)
-    assert server.hits == 4
+    assert server.hits() == 4
     assert verdict.score is None
     assert verdict.error is not None and verdict.error.startswith("judge HTTP 429 after 4 attempts: ")
     assert "slow down" in verdict.error
@@ -346,7 +342,7 @@ def test_rate_limited_forever_gives_up_after_retries_plus_one(tmp_path):
 def test_retry_after_longer_than_the_cap_stops_at_once(tmp_path):
     with JudgeServer(lambda r, n: status(429, "quota", {"Retry-After": "120"})) as server:
         [verdict] = run(make(server, tmp_path), QA)
-    assert server.hits == 1
+    assert server.hits() == 1
     assert verdict.error is not None and "120 s" in verdict.error and "HTTP 429" in verdict.error
 
 
@@ -355,7 +351,7 @@ def test_server_error_then_ok_is_retried(tmp_path):
         judge = make(server, tmp_path)
         [verdict] = run(judge, QA)
     assert (verdict.score, verdict.error) == (1.0, None)
-    assert server.hits == 2
+    assert server.hits() == 2
     assert (judge.stats.calls, judge.stats.requests, judge.stats.errors) == (1, 2, 0)
 
 
@@ -363,7 +359,7 @@ def test_client_error_is_not_retried_and_key_is_redacted(tmp_path):
     body = f"Incorrect API key provided: {KEY}"
     with JudgeServer(lambda r, n: status(401, body)) as server:
         [verdict] = run(make(server, tmp_path), QA)
-    assert server.hits == 1
+    assert server.hits() == 1
     assert verdict.error is not None and "judge HTTP 401" in verdict.error
     assert "OPENAI_API_KEY" in verdict.error
     assert KEY not in all_text(verdict)
@@ -376,7 +372,7 @@ def test_no_tool_call_is_an_error_with_the_reason(tmp_path):
     assert verdict.score is None
     assert verdict.error is not None and verdict.error.startswith(NO_TOOL_CALL)
     assert "Y, looks good" in verdict.error
-    assert server.hits == 1  # a wrong answer is never retried
+    assert server.hits() == 1  # a wrong answer is never retried
     assert judge.stats.errors == 1
 
 
@@ -389,9 +385,9 @@ def test_choice_not_in_the_choices_is_an_error(tmp_path):
 
 def test_unreadable_answers_are_errors(tmp_path):
     answers = {
-        1: Answer(body="not json at all"),
-        2: Answer(body={"error": {"message": "model overloaded"}}),
-        3: Answer(body={"choices": []}),
+        1: Reply(body="not json at all"),
+        2: Reply(body={"error": {"message": "model overloaded"}}),
+        3: Reply(body={"choices": []}),
     }
     requests = [JudgeRequest(kind="closed_qa", question=f"q{i}", reply="r", criteria="c") for i in (1, 2, 3)]
     errors = []
@@ -408,7 +404,7 @@ def test_missing_key_names_the_variable_and_sends_nothing(tmp_path):
     with JudgeServer() as server:
         judge = make(server, tmp_path, env={}, api_key_env="MY_JUDGE_KEY")
         [verdict] = run(judge, QA)
-    assert server.hits == 0
+    assert server.hits() == 0
     assert verdict.score is None
     assert verdict.error == "the judge needs MY_JUDGE_KEY in the environment"
     assert judge.stats.errors == 1
@@ -424,23 +420,21 @@ def test_custom_choices_outside_zero_to_one_are_refused_before_any_request(tmp_p
     request = JudgeRequest(kind="custom", question="q", reply="r", prompt="p", choices={"A": 2.0, "B": 0.0})
     with JudgeServer() as server:
         [verdict] = run(make(server, tmp_path), request)
-    assert server.hits == 0
+    assert server.hits() == 0
     assert verdict.error is not None and "from 0 to 1" in verdict.error
 
 
 def test_slow_judge_times_out_without_hanging(tmp_path):
-    with JudgeServer(lambda r, n: Answer(delay=1.5, body=choose("Y").body)) as server:
+    with JudgeServer(
+        lambda r, n: tool_answer(json.dumps({"choice": "Y", "reasons": "late"}), delay=1.5)
+    ) as server:
         [verdict] = run(make(server, tmp_path, timeout=0.2, retries=1), QA)
-    assert server.hits == 2
+    assert server.hits() == 2
     assert verdict.error == "the judge did not answer within 0.2 s (after 2 attempts)"
 
 
 def test_unreachable_judge_is_an_error_after_retries(tmp_path):
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     judge = Judge(
         JudgeConfig(model="m", base_url=f"http://127.0.0.1:{port}/v1", retries=1, timeout=2.0),
         cache_dir=tmp_path,
@@ -456,10 +450,10 @@ def test_unreachable_judge_is_an_error_after_retries(tmp_path):
 
 def test_concurrency_limit_is_respected(tmp_path):
     requests = [JudgeRequest(kind="closed_qa", question=f"q{i}", reply="r", criteria="c") for i in range(6)]
-    with JudgeServer(hold_until_in_flight=2) as server:
+    with JudgeServer(hold_until_in_flight=3, hold_timeout=0.3) as server:
         verdicts = run(make(server, tmp_path, max_concurrency=2), *requests)
     assert all(v.score == 1.0 for v in verdicts)
-    assert server.hits == 6
+    assert server.hits() == 6
     assert server.max_in_flight == 2
 
 
@@ -509,7 +503,7 @@ def test_cache_command_clear_and_info(tmp_path):
     assert not list(folder.rglob("*.json"))
     with JudgeServer() as server:
         run(make(server, tmp_path), QA)
-        assert server.hits == 1  # cleared: the judge is asked again
+        assert server.hits() == 1  # cleared: the judge is asked again
 
 
 def test_cache_command_is_registered_on_the_app():
