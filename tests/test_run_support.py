@@ -1,0 +1,92 @@
+"""Helpers shared by the end-to-end tests of `specengine run` and `specengine plan` (no tests here).
+
+Each run test writes a project whose one endpoint is a scripted agent server on 127.0.0.1, writes a
+spec, runs the real CLI with `--output`, and reads back the results JSON the run wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conftest import CliResult, run_cli, write_project, write_spec
+
+RESULTS = "out/results.json"
+
+
+@dataclass(frozen=True)
+class Run:
+    """A finished `specengine run`: what the CLI printed and the results JSON it wrote (or None)."""
+
+    cli: CliResult
+    results: dict[str, Any] | None
+    folder: Path
+
+    @property
+    def exit_code(self) -> int:
+        return self.cli.exit_code
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        assert self.results is not None, self.cli.output
+        return self.results["summary"]
+
+    @property
+    def cases(self) -> list[dict[str, Any]]:
+        assert self.results is not None, self.cli.output
+        return self.results["cases"]
+
+    def case(self, suffix: str) -> dict[str, Any]:
+        """The one case whose id ends with `::suffix` (or equals `suffix`)."""
+        found = [c for c in self.cases if c["id"] == suffix or c["id"].endswith("::" + suffix)]
+        assert len(found) == 1, f"{suffix!r} matched {[c['id'] for c in found]} of {self.ids}"
+        return found[0]
+
+    def status(self, suffix: str) -> str:
+        return self.case(suffix)["status"]
+
+    @property
+    def ids(self) -> list[str]:
+        return [c["id"] for c in self.cases]
+
+
+def setup_project(folder: Path, server: Any, **endpoint_extra: Any) -> Path:
+    """A project whose only (default) endpoint `agent` is the scripted server."""
+    return write_project(folder, endpoints={"agent": server.endpoint(**endpoint_extra)})
+
+
+def run_spec(
+    folder: Path,
+    spec_text: str | None = None,
+    *args: str,
+    name: str = "spec.yaml",
+    env: Mapping[str, str] | None = None,
+    output: str = RESULTS,
+    paths: Sequence[str] | None = None,
+) -> Run:
+    """Write `spec_text` as `folder/name` (when given) and run `specengine run` on it in `folder`."""
+    if spec_text is not None:
+        write_spec(folder, name, spec_text)
+    cli = run_cli(["run", *(paths or [name]), "--output", output, *args], cwd=folder, env=env)
+    path = folder / output
+    results = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    return Run(cli, results, folder)
+
+
+def check(case: Mapping[str, Any], name: str, trial: int = 0) -> dict[str, Any]:
+    """A check of one trial of a case, by its shown name."""
+    found = [c for c in case["trials"][trial]["checks"] if c["name"] == name]
+    names = [c["name"] for c in case["trials"][trial]["checks"]]
+    assert len(found) == 1, f"check {name!r} not found once in {names}"
+    return found[0]
+
+
+def user_messages(body: Mapping[str, Any]) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "user"]
+
+
+def last_user(body: Mapping[str, Any]) -> str:
+    return user_messages(body)[-1]
