@@ -412,7 +412,7 @@ JS = r"""
     if (typeof t.ttft_s === "number") info.push(" · first token " + fmtDur(t.ttft_s));
     if (t.attempts > 1) info.push(" · " + t.attempts + " attempts");
     if (n > 1) box.appendChild(h("div", { class: "trialinfo" }, info));
-    if (t.error) box.appendChild(h("div", { class: "errorbox", text: errText(t.error) }));
+    if (t.error && !(n === 1 && errText(t.error) === errText(c.error))) box.appendChild(h("div", { class: "errorbox", text: errText(t.error) }));
     const checks = t.checks || [];
     box.appendChild(h("h3", { text: "Checks (" + checks.length + ")" }));
     if (!checks.length) box.appendChild(h("p", { class: "empty", text: t.error ? "Checks did not run: the trial errored." : "No checks." }));

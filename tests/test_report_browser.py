@@ -1,0 +1,129 @@
+"""The HTML report in a real headless Chromium: filter, open a failed case, read its checks and transcript.
+
+Skipped (with the reason) when the `playwright` package or a Chromium binary is missing. Chromium comes
+from the system (Debian package `chromium`); Playwright's own browser download is never used.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from specengine.report.html import write_html
+from specengine.report.load import load_results
+
+FIXTURES = Path(__file__).parent / "fixtures" / "results"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _chromium() -> str | None:
+    for candidate in (os.environ.get("SPECENGINE_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    executable = _chromium()
+    if executable is None:
+        pytest.skip("no Chromium binary (install the Debian package `chromium`)")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, tmp_path):
+    """A page on the fixture report that records script errors, dialogs and any non-file request."""
+    path = write_html(load_results(FIXTURES / "basic.json"), tmp_path / "report.html")
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    page.problems = []  # type: ignore[attr-defined]
+    page.on("pageerror", lambda exc: page.problems.append(f"script error: {exc}"))
+    page.on("dialog", lambda dialog: (page.problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+
+    def guard(route):
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            page.problems.append(f"network request: {route.request.url}")
+            route.abort()
+
+    page.route("**/*", guard)
+    page.report_url = path.as_uri()  # type: ignore[attr-defined]
+    yield page
+    context.close()
+
+
+def test_filter_to_failed_and_open_a_failed_case(page, tmp_path):
+    page.goto(page.report_url)
+    assert page.locator("tr.row").count() == 6
+    assert page.locator("#pass-rate").inner_text() == "40.0%"
+
+    page.click('button[data-status="failed"]')
+    rows = page.locator("tr.row")
+    assert rows.count() == 2
+    assert rows.nth(0).locator(".pill").inner_text() == "Failed"
+    assert "status=failed" in page.url
+
+    rows.filter(has_text="rain in london").click()
+    drawer = page.locator("#drawer")
+    drawer.wait_for(state="visible")
+    failed_check = drawer.locator(".check.failed").first
+    assert failed_check.locator(".name").inner_text() == 'includes "Rain"'
+    assert 'reply does not contain "Rain"' in failed_check.locator(".reason").inner_text()
+    assert "specs/weather.yaml:35" in failed_check.inner_text()
+    judge = drawer.locator(".check.failed").nth(1)
+    assert "score 0.40 (needs ≥ 0.7)" in judge.inner_text()
+    assert "but gives <b>no</b> temperature." in judge.locator(".rationale").inner_text()
+    transcript = drawer.locator(".transcript").inner_text()
+    assert "Will it rain in London?" in transcript
+    assert "</script><script>alert(1)</script>" in transcript  # shown as text, never run
+    assert '"city": "London"' in drawer.locator(".call pre").inner_text()
+
+    shot = tmp_path / "failed-case.png"
+    page.screenshot(path=str(shot))
+    assert shot.stat().st_size > 10_000
+    page.keyboard.press("Escape")
+    drawer.wait_for(state="hidden")
+    assert page.problems == []
+
+
+def test_trials_search_and_deep_link(page):
+    page.goto(page.report_url + "#case=" + "specs%2Fbooking.yaml%3A%3Abook%20a%20table%5Balice%5D")
+    drawer = page.locator("#drawer")
+    drawer.wait_for(state="visible")
+    tabs = drawer.locator(".tabs button")
+    assert tabs.count() == 3
+    assert tabs.nth(1).get_attribute("aria-selected") == "true"  # the first trial that did not pass
+    assert 'args.people: expected 2, got "two"' in drawer.locator(".check.failed .reason").inner_text()
+    tabs.nth(0).click()
+    assert drawer.locator(".check.passed").count() == 1
+    assert "Book for 2" in drawer.locator(".transcript").inner_text()
+    page.keyboard.press("Escape")
+
+    page.fill("#search", "forecast tool")
+    page.wait_for_function("document.querySelectorAll('tr.row').length === 1")
+    assert "later" in page.locator("tr.row").inner_text()
+
+    page.fill("#search", "booked")  # only in the agent's replies
+    page.wait_for_function("document.querySelectorAll('tr.row').length === 0")
+    page.check("#deep")
+    page.wait_for_function("document.querySelectorAll('tr.row').length === 2")
+    assert page.problems == []
