@@ -113,6 +113,7 @@ def test_trials_search_and_deep_link(page):
     assert tabs.count() == 3
     assert tabs.nth(1).get_attribute("aria-selected") == "true"  # the first trial that did not pass
     assert 'args.people: expected 2, got "two"' in drawer.locator(".check.failed .reason").inner_text()
+    assert '"people": "two"' in drawer.locator(".check.failed .diff").inner_text()  # expected / got
     tabs.nth(0).click()
     assert drawer.locator(".check.passed").count() == 1
     assert "Book for 2" in drawer.locator(".transcript").inner_text()

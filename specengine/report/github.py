@@ -7,6 +7,10 @@ would otherwise cut the annotation short or split it into garbage lines.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
 from specengine.report.facts import (
     case_error,
     case_line,
@@ -55,10 +59,30 @@ def workflow_command(
 
 
 def diagnostic_annotation(
-    path: str, line: int | None, col: int | None, message: str, level: str = "error"
+    path: str,
+    line: int | None,
+    col: int | None,
+    message: str,
+    level: str = "error",
+    title: str | None = "specengine validate",
 ) -> str:
     """An annotation for a spec diagnostic (`validate --format github`)."""
-    return workflow_command(level, message, file=path, line=line, col=col, title="specengine validate")
+    return workflow_command(level, message, file=path, line=line, col=col, title=title)
+
+
+def append_step_summary(markdown: str, environ: Mapping[str, str] | None = None) -> Path | None:
+    """Append Markdown to the job summary page when running in GitHub Actions; return the file or None.
+
+    GitHub renders `$GITHUB_STEP_SUMMARY` on the run's summary page, so the Markdown report can be
+    shown there without a bot token or a pull-request comment.
+    """
+    target = (os.environ if environ is None else environ).get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return None
+    path = Path(target)
+    with path.open("a", encoding="utf-8", errors="replace") as out:
+        out.write(markdown if markdown.endswith("\n") else markdown + "\n")
+    return path
 
 
 def _join(prefix: str, path: str) -> str:

@@ -112,6 +112,9 @@ dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; word-break: break-
 .check .reason { margin: 6px 0 0; white-space: pre-wrap; word-break: break-word; }
 .check .rationale { margin: 6px 0 0; padding: 6px 10px; border-left: 3px solid var(--border); color: var(--muted);
   white-space: pre-wrap; word-break: break-word; }
+.diff { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; margin-top: 6px; }
+.diff pre { margin: 0; padding: 6px 8px; background: var(--panel); border-radius: 6px; white-space: pre-wrap; word-break: break-word; }
+.diff .dlabel { font-size: 12px; color: var(--muted); }
 .tag { font-size: 11px; border-radius: 4px; padding: 0 5px; border: 1px solid var(--border); color: var(--muted); }
 a.turnlink { color: var(--accent); cursor: pointer; text-decoration: none; }
 a.turnlink:hover { text-decoration: underline; }
@@ -433,9 +436,13 @@ JS = r"""
     if (k.matcher) info.push(h("span", { text: k.matcher }));
     return h("div", { class: "check " + k.status },
       h("div", { class: "head" }, pill(k.status), h("span", { class: "name", text: k.name || k.matcher || "check" }),
-        h("span", { class: "tag", text: k.gate === false ? "soft" : "gate" })),
+        h("span", { class: "tag", text: k.gate === false ? "soft" : "gate" }),
+        k.cached ? h("span", { class: "tag", text: "cached", title: "judge score reused from the cache" }) : null),
       h("div", { class: "info" }, info),
       k.reason ? h("div", { class: "reason", text: k.reason }) : null,
+      k.expected != null || k.got != null ? h("div", { class: "diff" },
+        h("div", null, h("div", { class: "dlabel", text: "expected" }), h("pre", { text: text(k.expected) })),
+        h("div", null, h("div", { class: "dlabel", text: "got" }), h("pre", { text: text(k.got) }))) : null,
       k.rationale ? h("div", { class: "rationale" }, h("strong", { text: "Judge rationale: " }), k.rationale) : null);
   }
 
