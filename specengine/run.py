@@ -181,8 +181,8 @@ class Runner:
         return trial_result(records, error, checks, attempts)
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(BACKOFF_CAP_S, retry_after)
+        if retry_after is not None:  # the server's wish, uncapped: the trial's deadline bounds it
+            return retry_after
         return min(BACKOFF_CAP_S, self.options.backoff_base * 2 ** (attempt - 1) * random.uniform(0.5, 1.0))
 
     async def _converse(self, case: Case, adapter: Adapter, records: list[TurnRecord]) -> None:
