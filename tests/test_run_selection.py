@@ -1,0 +1,112 @@
+"""`specengine run` end to end: choosing cases with --label, -k, PATH::eval and --limit."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import write_spec
+from test_run_support import last_user, run_spec, setup_project
+
+SPEC = """
+labels: [weather]
+evals:
+  - {name: alpha one, labels: [smoke], send: a1, expect: [succeeded]}
+  - {name: alpha two, labels: [slow], send: a2, expect: [succeeded]}
+  - {name: beta, labels: [nightly], send: b, expect: [succeeded]}
+  - {name: gamma, send: g, expect: [succeeded]}
+"""
+
+
+@pytest.fixture
+def project(agent_server, tmp_path):
+    setup_project(tmp_path, agent_server)
+    write_spec(tmp_path, "spec.yaml", SPEC)
+    write_spec(
+        tmp_path,
+        "other.yaml",
+        """
+        evals:
+          - {name: other alpha, labels: [smoke], send: o, expect: [succeeded]}
+        """,
+    )
+    return tmp_path
+
+
+def sent(server) -> list[str]:
+    return sorted(last_user(body) for body in server.bodies)
+
+
+def test_label_is_repeatable_and_selects_any_of_them(project, agent_server):
+    run = run_spec(project, None, "--label", "smoke", "--label", "nightly", paths=["."])
+    assert run.exit_code == 0, run.cli.output
+    assert run.ids == ["other.yaml::other alpha", "spec.yaml::alpha one", "spec.yaml::beta"]
+    assert sent(agent_server) == ["a1", "b", "o"]
+
+
+def test_file_labels_count_for_selection(project, agent_server):
+    run = run_spec(project, None, "--label", "weather")
+    assert [case["eval"] for case in run.cases] == ["alpha one", "alpha two", "beta", "gamma"]
+    assert run.case("alpha one")["labels"] == ["weather", "smoke"]
+
+
+def test_k_selects_case_ids_containing_the_text(project, agent_server):
+    run = run_spec(project, None, "-k", "alpha", paths=["."])
+    assert run.exit_code == 0, run.cli.output
+    assert run.ids == ["other.yaml::other alpha", "spec.yaml::alpha one", "spec.yaml::alpha two"]
+    assert agent_server.hits() == 3
+
+
+def test_k_and_label_combine(project, agent_server):
+    run = run_spec(project, None, "-k", "alpha", "--label", "slow", paths=["."])
+    assert run.ids == ["spec.yaml::alpha two"]
+    assert sent(agent_server) == ["a2"]
+
+
+def test_path_with_eval_name_selects_one_eval(project, agent_server):
+    run = run_spec(project, None, paths=["spec.yaml::beta"])
+    assert run.exit_code == 0, run.cli.output
+    assert run.ids == ["spec.yaml::beta"]
+    assert sent(agent_server) == ["b"]
+
+
+def test_two_eval_names_from_one_file(project, agent_server):
+    run = run_spec(project, None, paths=["spec.yaml::gamma", "spec.yaml::alpha two"])
+    assert run.ids == ["spec.yaml::alpha two", "spec.yaml::gamma"]  # plan order, not argument order
+    assert sent(agent_server) == ["a2", "g"]
+
+
+def test_limit_takes_the_first_cases_in_plan_order(project, agent_server):
+    run = run_spec(project, None, "--limit", "2")
+    assert run.ids == ["spec.yaml::alpha one", "spec.yaml::alpha two"]
+    assert agent_server.hits() == 2
+
+
+def test_limit_applies_after_the_filters(project, agent_server):
+    run = run_spec(project, None, "-k", "a", "--label", "nightly", "--limit", "1")
+    assert run.ids == ["spec.yaml::beta"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--label", "nope"], ["-k", "no such case"], ["--label", "smoke", "-k", "beta"]],
+    ids=["label", "keyword", "combined"],
+)
+def test_a_selection_matching_nothing_exits_2_and_sends_nothing(project, agent_server, args):
+    run = run_spec(project, None, *args)
+    assert run.exit_code == 2
+    assert "matched no case" in run.cli.stderr
+    assert agent_server.hits() == 0
+    assert run.results is None
+
+
+def test_an_unknown_eval_name_exits_2(project, agent_server):
+    run = run_spec(project, None, paths=["spec.yaml::delta"])
+    assert run.exit_code == 2
+    assert "delta" in run.cli.stderr
+    assert agent_server.hits() == 0
+
+
+def test_a_missing_path_exits_2(project, agent_server):
+    run = run_spec(project, None, paths=["nowhere.yaml"])
+    assert run.exit_code == 2
+    assert "nowhere.yaml" in run.cli.stderr
+    assert agent_server.hits() == 0
