@@ -49,7 +49,10 @@ def test_every_failed_gate_is_annotated_at_its_check_line(results):
         "::timeout: no reply within 30 s (trial timeout)"
     )
     assert booking.startswith("::error file=specs/booking.yaml,line=14,")
-    assert booking.endswith('::args.people: expected 2, got "two" (failed in 2 of 3 trials)')
+    assert booking.endswith(
+        '::args.people: expected 2, got "two" (failed in 2 of 3 trials)'
+        '%0Aexpected: {"people": 2}%0Agot: {"people": "two"}'
+    )
 
 
 def test_annotations_are_single_lines_without_control_characters(results):

@@ -107,6 +107,7 @@ def test_multi_trial_failure_says_in_how_many_trials(results):
     failure = _case(root, "specs/booking.yaml::book a table[alice]").find("failure")
     assert "(failed in 2 of 3 trials)" in failure.get("message")
     assert "1 of 3 trials passed" in failure.text
+    assert '  expected: {"people": 2}\n  got:      {"people": "two"}' in failure.text
     assert failure.get("type") == "called_tool_with"
 
 

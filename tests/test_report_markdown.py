@@ -74,6 +74,7 @@ def test_failure_table_has_file_line_check_and_reason(results):
         "timeout: no reply within 30 s (trial timeout)",
     ]
     assert cells[3][1] == r"called\_tool\_with book\_table"
+    assert cells[3][3].endswith('(failed in 2 of 3 trials) — got: {"people": "two"}')
 
 
 def test_cells_escape_pipes_newlines_html_and_mentions(results):

@@ -7,6 +7,7 @@ same gaps (a field missing from an older or hand-made results file never crashes
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -42,6 +43,8 @@ class FailedCheck:
     threshold: dict | None
     failed_trials: int
     n_trials: int
+    expected: str | None = None
+    got: str | None = None
 
     def summary(self) -> str:
         """The reason in one line of plain words, with score and trial counts when they matter."""
@@ -225,9 +228,17 @@ def failed_gates(case: dict) -> list[FailedCheck]:
                 threshold=threshold if isinstance(threshold, dict) else None,
                 failed_trials=counts[key],
                 n_trials=n_trials,
+                expected=_text_or_none(c.get("expected")),
+                got=_text_or_none(c.get("got")),
             )
         )
     return result
+
+
+def _text_or_none(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def failure_headline(case: dict) -> str:

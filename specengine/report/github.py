@@ -85,6 +85,11 @@ def append_step_summary(markdown: str, environ: Mapping[str, str] | None = None)
     return path
 
 
+def _short(text: str, limit: int = 500) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _join(prefix: str, path: str) -> str:
     if not prefix:
         return path
@@ -119,6 +124,10 @@ def annotations(results: dict, *, path_prefix: str = "", limit: int | None = Non
         failed = failed_gates(case)
         for fc in failed:
             message = fc.summary()
+            if fc.expected is not None:
+                message += f"\nexpected: {_short(fc.expected)}"
+            if fc.got is not None:
+                message += f"\ngot: {_short(fc.got)}"
             if fc.rationale:
                 message += "\nrationale: " + fc.rationale.strip()
             out.append(

@@ -37,6 +37,10 @@ def _seconds(value: float) -> str:
     return f"{value:.3f}"
 
 
+def _indent(text: str) -> str:
+    return text.strip().replace("\n", "\n            ")
+
+
 def _failure_text(case: dict, spec: str) -> tuple[str, str, str]:
     """(message, type, details) for a failed case."""
     failed = failed_gates(case)
@@ -47,6 +51,10 @@ def _failure_text(case: dict, spec: str) -> tuple[str, str, str]:
         lines.append(f"{where}: {fc.name}{turn}: {fc.summary()}")
         if fc.score_text() and fc.score_text() not in fc.reason:
             lines.append(f"  {fc.score_text()}")
+        if fc.expected is not None:
+            lines.append(f"  expected: {_indent(fc.expected)}")
+        if fc.got is not None:
+            lines.append(f"  got:      {_indent(fc.got)}")
         if fc.rationale:
             lines.append("  rationale: " + fc.rationale.strip().replace("\n", "\n    "))
     for i, trial in enumerate(trials_of(case), 1):

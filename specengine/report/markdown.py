@@ -82,6 +82,8 @@ def _failure_rows(results: dict, source_url: str | None) -> list[str]:
             )
         for fc in failed:
             reason = fc.summary()
+            if fc.got is not None:
+                reason += f" — got: {fc.got}"
             if fc.rationale:
                 reason += f" — {fc.rationale.strip()}"
             where = _where(spec, fc.line or case_line(case), source_url)
