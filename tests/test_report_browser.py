@@ -128,3 +128,39 @@ def test_trials_search_and_deep_link(page):
     page.check("#deep")
     page.wait_for_function("document.querySelectorAll('tr.row').length === 2")
     assert page.problems == []
+
+
+def test_large_run_renders_one_page_at_a_time(browser, tmp_path):
+    cases = [
+        {
+            "id": f"specs/s{i % 7}.yaml::eval {i}",
+            "suite": f"suite {i % 7}",
+            "spec": f"specs/s{i % 7}.yaml",
+            "eval": f"eval {i}",
+            "line": 3,
+            "labels": ["even" if i % 2 == 0 else "odd"],
+            "status": "failed" if i % 10 == 0 else "passed",
+            "trials": [{"status": "passed", "transcript": [{"role": "assistant", "content": f"reply {i}"}]}],
+        }
+        for i in range(2500)
+    ]
+    path = write_html({"run_id": "big", "cases": cases}, tmp_path / "big.html")
+    context = browser.new_context()
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    page.goto(path.as_uri())
+    assert page.locator("tr.row").count() == 100
+    assert "1–100 of 2500" in page.locator("#pager").inner_text()
+    page.locator("#pager button", has_text="Next").click()
+    assert "101–200 of 2500" in page.locator("#pager").inner_text()
+    assert page.locator("tr.row").first.locator(".title").inner_text() == "eval 100"
+    page.click('button[data-status="failed"]')
+    assert "1–100 of 250" in page.locator("#pager").inner_text()
+    page.select_option("#suite", "suite 3")
+    page.select_option("#label", "even")
+    # failed (i % 10 == 0), suite 3 (i % 7 == 3) and even: i ≡ 10 (mod 70) -> 36 cases below 2500
+    assert "of 36" in page.locator("#pager").inner_text()
+    assert page.locator('button[data-status="all"] .n').inner_text() == str(
+        sum(1 for i in range(2500) if i % 7 == 3 and i % 2 == 0)
+    )
+    context.close()
