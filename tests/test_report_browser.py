@@ -164,3 +164,12 @@ def test_large_run_renders_one_page_at_a_time(browser, tmp_path):
         sum(1 for i in range(2500) if i % 7 == 3 and i % 2 == 0)
     )
     context.close()
+
+
+def test_conversation_reset_is_shown_as_a_divider(page):
+    page.goto(page.report_url + "#case=" + "specs%2Fbooking.yaml%3A%3Abook%20a%20table%5Bbob%5D")
+    drawer = page.locator("#drawer")
+    drawer.wait_for(state="visible")
+    assert drawer.locator(".transcript .reset").inner_text() == "reset: a new conversation starts"
+    assert drawer.locator(".transcript .msg.user").count() == 2  # the reset is not shown as a message
+    assert page.problems == []

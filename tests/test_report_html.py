@@ -100,7 +100,7 @@ def test_embed_json_escapes_and_survives_nan():
 
 
 def test_header_shows_rate_counts_run_and_config(results):
-    text = render_html(results)
+    text = render_html(results | {"config": "staging"})
     assert '<div class="big" id="pass-rate">40.0%</div>' in text
     assert "2 of 5 ran" in text
     assert 'run <span class="mono">a1b2c3d4</span>' in text

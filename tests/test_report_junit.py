@@ -135,3 +135,12 @@ def test_round_trips_through_json(results, tmp_path):
     path = tmp_path / "r.json"
     path.write_text(json.dumps(results))
     assert render_junit(load_results(path)) == render_junit(results)
+
+
+def test_transcript_shows_conversation_resets(results):
+    failing = copy.deepcopy(results)
+    bob = failing["cases"][5]
+    bob["status"] = "failed"
+    out = _case(ET.fromstring(render_junit(failing)), bob["id"]).find("system-out").text
+    assert "[assistant] Booked.\n  -> book_table" in out
+    assert "--- reset: a new conversation starts ---\n[user] New chat: book for 3" in out

@@ -124,6 +124,7 @@ a.turnlink:hover { text-decoration: underline; }
 .msg.user .role { color: var(--accent); }
 .msg .content { padding: 8px 10px; white-space: pre-wrap; word-break: break-word; }
 .msg .content.none { color: var(--muted); font-style: italic; }
+.reset { text-align: center; color: var(--muted); font-size: 12px; margin: 10px 0; border-top: 1px dashed var(--border); padding-top: 4px; }
 .msg.flash { box-shadow: 0 0 0 2px var(--accent); }
 .call { margin: 0 10px 8px; border: 1px dashed var(--border); border-radius: 6px; }
 .call .fn { padding: 3px 8px; font-family: var(--mono); font-size: 12.5px; font-weight: 600; }
@@ -207,6 +208,7 @@ JS = r"""
     if (deepHay[i] === undefined) {
       const parts = [];
       for (const t of CASES[i].trials || []) for (const m of t.transcript || []) {
+        if (!m) continue;
         parts.push(text(m.content));
         for (const call of m.tool_calls || []) parts.push(call.name, pretty(call.args));
       }
@@ -451,12 +453,13 @@ JS = r"""
     if (!messages.length) { box.appendChild(h("p", { class: "empty", text: "No messages." })); return box; }
     let turn = 0;
     for (const m of messages) {
-      const role = m.role || "message";
+      if (m && m.role === "reset") { box.appendChild(h("div", { class: "reset", text: "reset: a new conversation starts" })); continue; }
+      const role = (m && m.role) || "message";
       const head = h("div", { class: "role" }, h("span", { text: role }));
       const attrs = { class: "msg " + role };
       if (role === "user") { turn++; attrs["data-turn"] = turn; head.appendChild(h("span", { text: "turn " + turn })); }
-      const content = text(m.content);
-      const calls = m.tool_calls || [];
+      const content = text(m && m.content);
+      const calls = (m && m.tool_calls) || [];
       box.appendChild(h("div", attrs, head,
         content || !calls.length ? h("div", { class: "content" + (content ? "" : " none"), text: content || "(empty)" }) : null,
         calls.map((call) => h("div", { class: "call" },

@@ -87,6 +87,9 @@ def _transcript_text(case: dict) -> str:
     for msg in chosen["transcript"]:
         if not isinstance(msg, dict):
             continue
+        if msg.get("role") == "reset":
+            out.append("--- reset: a new conversation starts ---")
+            continue
         content = msg.get("content")
         out.append(f"[{msg.get('role', '?')}] {'' if content is None else content}")
         for call in msg.get("tool_calls") or []:
