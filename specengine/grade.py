@@ -39,7 +39,7 @@ def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
     conversation = records[0].conversation if records else 0
     for record in records:
         if record.conversation != conversation:
-            out.append({"role": "reset"})
+            out.append({"role": "reset", "content": None})  # the results schema requires content
             conversation = record.conversation
         out.append({"role": "user", "content": record.message})
         assistant: dict[str, Any] = {"role": "assistant", "content": record.turn.reply}
