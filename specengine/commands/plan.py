@@ -65,6 +65,7 @@ def plan_command(
     ] = None,
 ) -> None:
     """Show what would be sent, to where, and which checks apply (no network)."""
+    from specengine.diagnostics import SpecError
     from specengine.pipeline import PrepareOptions, UsageError, prepare
 
     try:
@@ -83,6 +84,10 @@ def plan_command(
     except UsageError as exc:
         for line in exc.lines:
             typer.echo(line, err=True)
+        raise typer.Exit(2) from None
+    except SpecError as exc:  # a template that fails for one dataset row shows up only here
+        for diagnostic in exc.diagnostics:
+            typer.echo(str(diagnostic), err=True)
         raise typer.Exit(2) from None
     if json_out:
         typer.echo(json.dumps({"cases": cases}, indent=2, ensure_ascii=False))
