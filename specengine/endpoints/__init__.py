@@ -11,6 +11,10 @@ import importlib
 ADAPTERS: dict[str, str] = {
     "openai-chat": "specengine.endpoints.openai_chat:OpenAIChatAdapter",
     "demo": "specengine.endpoints.openai_chat:OpenAIChatAdapter",
+    "openai-responses": "specengine.endpoints.openai_responses:OpenAIResponsesAdapter",
+    "databricks": "specengine.endpoints.databricks:DatabricksAdapter",
+    "appkit": "specengine.endpoints.appkit:AppKitAdapter",
+    "http": "specengine.endpoints.http:HttpAdapter",
 }
 
 

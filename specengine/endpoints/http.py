@@ -1,0 +1,245 @@
+"""The `http` protocol: any JSON API, described by a body template and expressions into the answer.
+
+The request body is `body`, a Jinja2 template: either a structure (a mapping or list) whose strings
+are templates, rendered value by value, where a string that is exactly `{{ expr }}` keeps the
+expression's native type (`{{ history }}` stays a list, `{{ session_id }}` may be null); or one
+template text that must render JSON (use `| tojson` for values). Variables:
+
+- `message`: the user message of this turn;
+- `history`: the earlier turns of this conversation, oldest first, as `{role, content}` mappings
+  (without the current message: `{{ history + [{"role": "user", "content": message}] }}` adds it);
+- `session_id`: the conversation's session id (see below);
+- `input`: the case's `input` mapping (empty when the runner gives none).
+
+The answer must be JSON. `reply`, `tool_calls` and `session_id` are Jinja2 expressions evaluated in
+the sandbox against `json` (the parsed body; `response` is the same value), `headers` (lower-case
+names) and `status`. An expression that names something the answer lacks is an error that names
+the expression, never a silent None. `tool_calls` must give a list of `{name, arguments}` (or
+`{name, args}`, or OpenAI's `{function: {name, arguments}}`); arguments given as a JSON string are
+parsed. A null `tool_calls` value means no calls; a null reply is the empty text.
+
+Sessions: with a `session_id` expression, the first turn sends `session_id` as null and every later
+turn sends the value the last answer gave (a null answer keeps the previous one). Without one, each
+conversation has a fresh uuid, for APIs where the client names the session.
+
+Endpoint options: `body` and `reply` (required), `tool_calls`, `session_id`, `method` (POST).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from specengine.endpoints.base import (
+    BODY_EXCERPT,
+    Adapter,
+    Conversation,
+    EndpointError,
+    ToolCall,
+    Turn,
+    parse_arguments,
+    status_error,
+    transport_error,
+)
+
+EXPRESSIONS = ("reply", "tool_calls", "session_id")
+
+
+class HttpAdapter(Adapter):
+    """A JSON API at `config.url`, driven by the endpoint's templates and expressions."""
+
+    protocol = "http"
+
+    def __init__(self, config: Any, client: Any):
+        super().__init__(config, client)
+        self._compiled: dict[str, Any] = {}
+
+    def conversation(self, variables: Mapping[str, Any] | None = None) -> HttpConversation:
+        return HttpConversation(self, variables or {})
+
+    def problem(self, text: str) -> EndpointError:
+        """A mistake in the endpoint's own settings: not retryable, names the endpoint."""
+        return EndpointError("EndpointConfigError", f"endpoint '{self.config.name}': {text}")
+
+    def expression(self, key: str) -> Any:
+        """The compiled expression of option `key` (None when the option is not set)."""
+        if key in self._compiled:
+            return self._compiled[key]
+        source = self.config.options.get(key)
+        if source is None:
+            if key == "reply":
+                raise self.problem("protocol http needs `reply`, an expression such as json.answer")
+            return None
+        if not isinstance(source, str) or not source.strip():
+            raise self.problem(f"`{key}` must be an expression text, such as json.answer")
+        from specengine.templates import environment
+
+        try:
+            compiled = environment().compile_expression(source.strip(), undefined_to_none=False)
+        except Exception as exc:  # TemplateSyntaxError
+            detail = getattr(exc, "message", None) or exc
+            raise self.problem(f"`{key}: {source.strip()}` is not a valid expression: {detail}") from None
+        self._compiled[key] = compiled
+        return compiled
+
+    def evaluate(self, key: str, answer: Mapping[str, Any], text: str) -> Any:
+        expression = self.expression(key)
+        if expression is None:
+            return None
+        from jinja2 import Undefined
+
+        failure: str | None = None
+        try:
+            value = expression(**answer)
+        except Exception as exc:  # UndefinedError, SecurityError, TypeError, ...
+            failure = _describe(exc)
+        else:
+            if not isinstance(value, Undefined):
+                return value
+            failure = value._undefined_message or "the value is undefined"  # a missing last key
+        source = str(self.config.options.get(key)).strip()
+        excerpt = " ".join(text.split())[:BODY_EXCERPT]
+        raise self.problem(
+            f"`{key}: {source}` failed on the response: {failure} (the response was: {excerpt})"
+        )
+
+    def render_body(self, variables: dict[str, Any]) -> Any:
+        from specengine.templates import TemplateError, render, render_native
+
+        template = self.config.options.get("body")
+        if template is None:
+            raise self.problem("protocol http needs `body`, the request body template")
+        try:
+            if not isinstance(template, str):
+                return render_native(template, variables)
+            text = render(template, variables)
+        except TemplateError as exc:
+            raise self.problem(f"the body template failed: {exc.message}") from None
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            excerpt = " ".join(text.split())[:BODY_EXCERPT]
+            raise self.problem(
+                f"the body template did not render JSON ({exc}): {excerpt!r}; "
+                "render values with | tojson, or write body as a mapping"
+            ) from None
+
+
+class HttpConversation(Conversation):
+    """One conversation: the history of texts and the session id the API gave (or ours)."""
+
+    def __init__(self, adapter: HttpAdapter, variables: Mapping[str, Any]):
+        self.adapter = adapter
+        self.input = variables.get("input") if isinstance(variables.get("input"), Mapping) else {}
+        self.history: list[dict[str, str]] = []
+        has_expression = adapter.config.options.get("session_id") is not None
+        self.session_id: Any = None if has_expression else str(uuid.uuid4())
+
+    async def send(self, message: str) -> Turn:
+        adapter = self.adapter
+        config = adapter.config
+        adapter.expression("reply")  # a broken expression fails before any request is sent
+        for key in EXPRESSIONS[1:]:
+            adapter.expression(key)
+        variables = {
+            "message": message,
+            "history": [dict(entry) for entry in self.history],
+            "session_id": self.session_id,
+            "input": dict(self.input),
+        }
+        body = adapter.render_body(variables)
+        method = str(config.options.get("method") or "POST").upper()
+        data, text, response, latency = await _request(adapter, method, body)
+        answer = {
+            "json": data,
+            "response": data,
+            "headers": {name.lower(): value for name, value in response.headers.items()},
+            "status": response.status_code,
+        }
+        reply = adapter.evaluate("reply", answer, text)
+        calls = _tool_calls(adapter, adapter.evaluate("tool_calls", answer, text))
+        session = adapter.evaluate("session_id", answer, text)
+        if session is not None and session != "":
+            self.session_id = session if isinstance(session, (str, int)) else _text(session)
+        reply_text = _text(reply)
+        self.history = [
+            *self.history,
+            {"role": "user", "content": message},
+            {"role": "assistant", "content": reply_text},
+        ]
+        return Turn(
+            reply=reply_text,
+            tool_calls=calls,
+            session_id=None if self.session_id is None else str(self.session_id),
+            latency_s=latency,
+            raw=data,
+        )
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (Mapping, list, tuple, bool)):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+def _describe(exc: Exception) -> str:
+    name = type(exc).__name__
+    if name == "UndefinedError":
+        return str(exc)
+    if name == "SecurityError":
+        return f"not allowed: {exc}"
+    return f"{name}: {exc}"
+
+
+def _tool_calls(adapter: HttpAdapter, value: Any) -> tuple[ToolCall, ...]:
+    if value is None:
+        return ()
+    source = str(adapter.config.options.get("tool_calls")).strip()
+    shape = "a list of {name, arguments} mappings"
+    if isinstance(value, Mapping) or not isinstance(value, (list, tuple)):
+        got = json.dumps(value, ensure_ascii=False, default=str)[:BODY_EXCERPT]
+        raise adapter.problem(f"`tool_calls: {source}` must give {shape}, got {got}")
+    calls = []
+    for position, item in enumerate(value):
+        function = item.get("function") if isinstance(item, Mapping) else None
+        call = function if isinstance(function, Mapping) else item
+        name = call.get("name") if isinstance(call, Mapping) else None
+        if not isinstance(name, str) or not name:
+            got = json.dumps(item, ensure_ascii=False, default=str)[:BODY_EXCERPT]
+            raise adapter.problem(f"`tool_calls: {source}` must give {shape}; item {position} is {got}")
+        raw = call.get("arguments", call.get("args"))
+        args, note = parse_arguments(raw)
+        call_id = item.get("id") or item.get("call_id")
+        calls.append(ToolCall(name=name, args=args, id=str(call_id) if call_id else None, note=note))
+    return tuple(calls)
+
+
+async def _request(adapter: HttpAdapter, method: str, body: Any) -> tuple[Any, str, Any, float]:
+    """Send the rendered body; the answer must be 2xx JSON. Returns (data, text, response, latency)."""
+    import httpx
+
+    config = adapter.config
+    started = time.perf_counter()
+    try:
+        response = await adapter.client.request(
+            method, config.url or "", json=body, headers=dict(config.headers), timeout=config.timeout
+        )
+    except httpx.HTTPError as exc:
+        raise transport_error(exc) from None
+    latency = time.perf_counter() - started
+    text = response.text
+    if response.status_code >= 300:
+        raise status_error(response, text)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        excerpt = " ".join(text.split())[:BODY_EXCERPT]
+        raise EndpointError("InvalidJSON", f"the response body is not JSON: {excerpt!r}") from None
+    return data, text, response, latency
