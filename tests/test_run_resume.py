@@ -1,0 +1,155 @@
+"""`specengine run` end to end: Ctrl-C keeps finished cases, --resume finishes the run, --rerun-failed.
+
+The interrupted run is a real child process (a signal needs one); the agent is a scripted server in
+this process, so every request the runs make can be counted per case.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import REPO_ROOT, run_cli, write_spec
+from servers import Reply
+from test_run_support import last_user, setup_project
+
+CASES = 20
+FAILING = {"message 05", "message 13"}
+LATENCY = 0.2
+
+
+def agent(messages):
+    text = messages[-1]["content"]
+    return Reply(content="wrong answer" if text in FAILING else f"echo {text}", delay=LATENCY)
+
+
+def spec_text() -> str:
+    lines = ["evals:"]
+    for number in range(CASES):
+        lines.append(
+            f"  - {{name: case {number:02d}, send: message {number:02d}, expect: [{{includes: echo}}]}}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(part for part in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if part)
+    return env
+
+
+def logged_ids(log: Path) -> list[str]:
+    if not log.exists():
+        return []
+    ids = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        try:
+            ids.append(json.loads(line)["id"])
+        except ValueError:
+            break  # a line being written
+    return ids
+
+
+def wait_for_lines(log: Path, count: int, process: subprocess.Popen, limit_s: float = 30.0) -> None:
+    deadline = time.monotonic() + limit_s
+    while len(logged_ids(log)) < count:
+        assert process.poll() is None, "the run ended before it could be interrupted"
+        assert time.monotonic() < deadline, "the run did not finish cases in time"
+        time.sleep(0.02)
+
+
+def requests_per_message(server) -> collections.Counter:
+    return collections.Counter(last_user(body) for body in server.bodies)
+
+
+def test_interrupt_then_resume_then_rerun_failed(agent_server, tmp_path):
+    agent_server.script(agent)
+    setup_project(tmp_path, agent_server)
+    write_spec(tmp_path, "spec.yaml", spec_text())
+    output = tmp_path / "out" / "results.json"
+    log = tmp_path / "out" / "results.jsonl"
+    all_ids = [f"spec.yaml::case {number:02d}" for number in range(CASES)]
+
+    # 1. Start a slow run and interrupt it after a few cases finished.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "specengine", "run", "spec.yaml", "-j", "2", "--output", str(output)],
+        cwd=tmp_path,
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for_lines(log, 3, process)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, stdout + stderr
+    assert "interrupted" in stdout + stderr
+    assert "--resume" in stdout + stderr
+
+    finished = logged_ids(log)
+    assert 3 <= len(finished) < CASES
+    assert len(set(finished)) == len(finished)
+    partial = json.loads(output.read_text(encoding="utf-8"))
+    assert sorted(case["id"] for case in partial["cases"]) == sorted(finished)
+    assert partial["summary"]["cases"] == len(finished)
+    after_interrupt = requests_per_message(agent_server)
+    assert sum(after_interrupt.values()) < CASES
+
+    # 2. Resume: only the cases the log lacks are sent.
+    agent_server.clear()
+    resumed = run_cli(["run", "spec.yaml", "-j", "4", "--output", str(output), "--resume"], cwd=tmp_path)
+    assert resumed.exit_code == 1, resumed.output  # two cases fail on purpose
+    resent = requests_per_message(agent_server)
+    finished_messages = {case_id.replace("spec.yaml::case", "message") for case_id in finished}
+    assert finished_messages.isdisjoint(resent), "a finished case was sent again"
+    assert set(resent) == {f"message {n:02d}" for n in range(CASES)} - finished_messages
+    assert all(count == 1 for count in resent.values())
+
+    results = json.loads(output.read_text(encoding="utf-8"))
+    assert [case["id"] for case in results["cases"]] == all_ids  # each once, in plan order
+    assert results["summary"]["cases"] == CASES
+    assert (results["summary"]["passed"], results["summary"]["failed"]) == (CASES - 2, 2)
+    assert sorted(logged_ids(log)) == sorted(all_ids)
+
+    # 3. Rerun only what failed, into a new results file.
+    agent_server.clear()
+    rerun = run_cli(
+        ["run", "spec.yaml", "--rerun-failed", str(output), "--output", "out/rerun.json"], cwd=tmp_path
+    )
+    assert rerun.exit_code == 1, rerun.output
+    assert requests_per_message(agent_server) == collections.Counter(FAILING)
+    again = json.loads((tmp_path / "out" / "rerun.json").read_text(encoding="utf-8"))
+    assert [case["id"] for case in again["cases"]] == ["spec.yaml::case 05", "spec.yaml::case 13"]
+
+
+def test_resume_without_a_log_exits_2(agent_server, tmp_path):
+    setup_project(tmp_path, agent_server)
+    write_spec(tmp_path, "spec.yaml", "evals: [{name: a, send: a, expect: [succeeded]}]")
+    result = run_cli(["run", "spec.yaml", "--output", "out/none.json", "--resume"], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert "nothing to resume" in result.stderr
+    assert agent_server.hits() == 0
+
+
+def test_rerun_failed_when_nothing_failed_exits_2(agent_server, tmp_path):
+    setup_project(tmp_path, agent_server)
+    write_spec(tmp_path, "spec.yaml", "evals: [{name: a, send: a, expect: [succeeded]}]")
+    first = run_cli(["run", "spec.yaml", "--output", "out/first.json"], cwd=tmp_path)
+    assert first.exit_code == 0, first.output
+    result = run_cli(
+        ["run", "spec.yaml", "--rerun-failed", "out/first.json", "-o", "out/b.json"], cwd=tmp_path
+    )
+    assert result.exit_code == 2
+    assert "no failed or errored case" in result.stderr
+    assert agent_server.hits() == 1
