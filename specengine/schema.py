@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +65,324 @@ def validator(name: str):
 
 def _defs(name: str = "spec") -> dict:
     return load_schema(name).get("$defs", {})
+
+
+# --- a compiled validity check -------------------------------------------------------------------
+#
+# jsonschema explains errors well but costs milliseconds per spec (and ~100 ms to import). Most specs
+# are valid, so each document first goes through `is_valid`, a checker compiled from the same schema
+# file into plain closures; only a document it rejects is handed to jsonschema for the messages. It
+# implements exactly the keywords the schemas use, with jsonschema's semantics (bool is not a number,
+# 1 == 1.0, patterns with re.search); a schema using any other keyword disables it, never weakens it.
+
+_ANNOTATIONS = frozenset(
+    {
+        "$schema",
+        "$id",
+        "$comment",
+        "$defs",
+        "definitions",
+        "title",
+        "description",
+        "markdownDescription",
+        "examples",
+        "default",
+        "errorMessage",
+        "defaultSnippets",
+        "deprecated",
+        "deprecationMessage",
+        "doNotSuggest",
+        "enumDescriptions",
+        "markdownEnumDescriptions",
+        "readOnly",
+        "writeOnly",
+        "format",  # an annotation only: no format checker is used
+    }
+)
+
+
+class _Unsupported(Exception):
+    """The schema uses a keyword the compiled checker does not implement."""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_TYPE_TESTS = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "number": _is_number,
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
+    ),
+}
+
+
+_PYTHON_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+
+
+def _type_check(names: list[str]):
+    """One isinstance() for the common types; bool is never a number, 1.0 is an integer."""
+    simple = tuple(_PYTHON_TYPES[n] for n in names if n in _PYTHON_TYPES)
+    numeric = [_TYPE_TESTS[n] for n in names if n not in _PYTHON_TYPES]
+    if not numeric:
+        return lambda value: isinstance(value, simple)
+    return lambda value: isinstance(value, simple) or any(test(value) for test in numeric)
+
+
+def _equal(one: Any, two: Any) -> bool:
+    """jsonschema's equality: true is not 1, lists and mappings compare element by element."""
+    if one is two:
+        return True
+    if isinstance(one, str) or isinstance(two, str):
+        return one == two
+    if isinstance(one, list) and isinstance(two, list):
+        return len(one) == len(two) and all(_equal(a, b) for a, b in zip(one, two, strict=True))
+    if isinstance(one, dict) and isinstance(two, dict):
+        return len(one) == len(two) and all(k in two and _equal(v, two[k]) for k, v in one.items())
+    if isinstance(one, bool) or isinstance(two, bool):
+        return isinstance(one, bool) and isinstance(two, bool) and one == two
+    return one == two
+
+
+def _always(value: Any) -> bool:
+    return True
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+class _Compiler:
+    def __init__(self, root: dict):
+        self.root = root
+        self.compiled: dict[int, Any] = {}
+
+    def compile(self, node: Any):
+        if node is True or node == {}:
+            return _always
+        if node is False:
+            return _never
+        if not isinstance(node, dict):
+            raise _Unsupported(repr(node))
+        key = id(node)
+        if key in self.compiled:
+            return self.compiled[key]
+        cell: list = []
+        self.compiled[key] = lambda value: cell[0](value)  # for recursive references
+        function = self._build(node)
+        cell.append(function)
+        self.compiled[key] = function
+        return function
+
+    def _resolve(self, ref: str) -> Any:
+        if not ref.startswith("#"):
+            raise _Unsupported(ref)
+        node: Any = self.root
+        for part in filter(None, ref[1:].split("/")):
+            part = part.replace("~1", "/").replace("~0", "~")
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        return node
+
+    def _build(self, node: dict):
+        checks = []
+        handled = set(_ANNOTATIONS)
+        if "$ref" in node:
+            checks.append(self.compile(self._resolve(node["$ref"])))
+            handled.add("$ref")
+        if "type" in node:
+            names = node["type"] if isinstance(node["type"], list) else [node["type"]]
+            checks.append(_type_check(names))
+            handled.add("type")
+        checks.extend(self._object(node, handled))
+        checks.extend(self._scalars(node, handled))
+        checks.extend(self._logic(node, handled))
+        unknown = set(node) - handled
+        if unknown:
+            raise _Unsupported(", ".join(sorted(unknown)))
+        if not checks:
+            return _always
+        if len(checks) == 1:
+            return checks[0]
+
+        def all_of(value: Any) -> bool:
+            for check in checks:  # noqa: SIM110 - a plain loop is faster than all(generator) here
+                if not check(value):
+                    return False
+            return True
+
+        return all_of
+
+    def _object(self, node: dict, handled: set):
+        keys = {
+            "properties",
+            "additionalProperties",
+            "required",
+            "propertyNames",
+            "minProperties",
+            "maxProperties",
+        }
+        if not keys & set(node):
+            return []
+        handled.update(keys)
+        properties = {name: self.compile(sub) for name, sub in node.get("properties", {}).items()}
+        extra = node.get("additionalProperties", True)
+        extra_check = None if extra is True else self.compile(extra)
+        required = tuple(node.get("required", ()))
+        names_check = self.compile(node["propertyNames"]) if "propertyNames" in node else None
+        low = node.get("minProperties", 0)
+        high = node.get("maxProperties")
+        if extra_check is None and names_check is None and not low and high is None:
+            # only named keys matter (e.g. a `then: {properties: ...}`): look those up, skip the rest
+            listed = tuple(properties.items())
+
+            def named_only(value: Any) -> bool:
+                if not isinstance(value, dict):
+                    return True
+                for name in required:
+                    if name not in value:
+                        return False
+                for name, sub in listed:  # noqa: SIM110 - faster than all(generator)
+                    if name in value and not sub(value[name]):
+                        return False
+                return True
+
+            return [named_only]
+
+        def check(value: Any) -> bool:
+            if not isinstance(value, dict):
+                return True
+            if len(value) < low or (high is not None and len(value) > high):
+                return False
+            for name in required:
+                if name not in value:
+                    return False
+            for name, item in value.items():
+                if names_check is not None and not names_check(name):
+                    return False
+                sub = properties.get(name) if isinstance(name, str) else None
+                if sub is None:
+                    if extra_check is not None and not extra_check(item):
+                        return False
+                elif not sub(item):
+                    return False
+            return True
+
+        return [check]
+
+    def _scalars(self, node: dict, handled: set):
+        checks = []
+        if "items" in node or "minItems" in node or "maxItems" in node:
+            handled.update(("items", "minItems", "maxItems"))
+            item_check = self.compile(node.get("items", True))
+            low, high = node.get("minItems", 0), node.get("maxItems")
+
+            def array(value: Any) -> bool:
+                if not isinstance(value, list):
+                    return True
+                if len(value) < low or (high is not None and len(value) > high):
+                    return False
+                return all(item_check(item) for item in value)
+
+            checks.append(array)
+        if "minLength" in node or "maxLength" in node or "pattern" in node:
+            handled.update(("minLength", "maxLength", "pattern"))
+            low, high = node.get("minLength", 0), node.get("maxLength")
+            pattern = re.compile(node["pattern"]) if "pattern" in node else None
+
+            def string(value: Any) -> bool:
+                if not isinstance(value, str):
+                    return True
+                if len(value) < low or (high is not None and len(value) > high):
+                    return False
+                return pattern is None or pattern.search(value) is not None
+
+            checks.append(string)
+        bounds = [
+            (k, node[k]) for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum") if k in node
+        ]
+        if bounds:
+            handled.update(k for k, _ in bounds)
+            tests = {
+                "minimum": lambda v, b: not v < b,
+                "maximum": lambda v, b: not v > b,
+                "exclusiveMinimum": lambda v, b: not v <= b,
+                "exclusiveMaximum": lambda v, b: not v >= b,
+            }
+            pairs = [(tests[k], b) for k, b in bounds]
+            checks.append(lambda value: not _is_number(value) or all(test(value, b) for test, b in pairs))
+        if "enum" in node:
+            handled.add("enum")
+            options = list(node["enum"])
+            checks.append(lambda value: any(_equal(option, value) for option in options))
+        if "const" in node:
+            handled.add("const")
+            expected = node["const"]
+            checks.append(lambda value: _equal(expected, value))
+        return checks
+
+    def _logic(self, node: dict, handled: set):
+        checks = []
+        branches = node.get("oneOf")
+        if (
+            isinstance(branches, list)
+            and branches
+            and all(
+                isinstance(b, dict) and set(b) == {"required"} and len(b["required"]) == 1 for b in branches
+            )
+        ):
+            # "exactly one of these keys" (a check's matcher): count the keys instead of 14 sub-checks
+            handled.add("oneOf")
+            keys = tuple(b["required"][0] for b in branches)
+            single = len(keys) == 1
+            checks.append(
+                lambda value: single if not isinstance(value, dict) else sum(k in value for k in keys) == 1
+            )
+        for keyword in ("allOf", "anyOf", "oneOf"):
+            if keyword in node and keyword not in handled:
+                handled.add(keyword)
+                subs = [self.compile(sub) for sub in node[keyword]]
+                if keyword == "allOf":
+                    checks.extend(subs)
+                elif keyword == "anyOf":
+                    checks.append(lambda value, subs=subs: any(sub(value) for sub in subs))
+                else:
+                    checks.append(lambda value, subs=subs: sum(1 for sub in subs if sub(value)) == 1)
+        if "not" in node:
+            handled.add("not")
+            inner = self.compile(node["not"])
+            checks.append(lambda value: not inner(value))
+        handled.update(("if", "then", "else"))
+        if "if" in node:
+            condition = self.compile(node["if"])
+            then = self.compile(node.get("then", True))
+            otherwise = self.compile(node.get("else", True))
+            checks.append(lambda value: then(value) if condition(value) else otherwise(value))
+        return checks
+
+
+@functools.cache
+def _compiled_check(name: str):
+    schema = load_schema(name)
+    try:
+        return _Compiler(schema).compile(schema)
+    except (_Unsupported, KeyError, IndexError, TypeError, re.error):
+        return None
+
+
+def is_valid(data: Any, name: str = "spec") -> bool | None:
+    """True/False from the compiled checker; None when it cannot decide (then ask jsonschema)."""
+    check = _compiled_check(name)
+    if check is None:
+        return None
+    try:
+        return bool(check(data))
+    except RecursionError:
+        return None
 
 
 # --- names read from the schema -------------------------------------------------------------------
@@ -492,6 +811,8 @@ class _Mapper:
 
 def check_document(document: Document, kind: str = "spec") -> SchemaReport:
     """Validate a parsed document against schemas/<kind>.schema.json; every error, located."""
+    if is_valid(document.data, kind):
+        return SchemaReport((), frozenset(), frozenset())
     mapper = _Mapper(document, kind)
     errors = list(validator(kind).iter_errors(document.data))
     # additionalProperties first, so a typo's "did you mean" silences the "missing key" it causes

@@ -10,6 +10,8 @@ so nothing stops at the first problem, and nothing a spec holds can raise a trac
 
 from __future__ import annotations
 
+import functools
+import gc
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -23,9 +25,12 @@ from specengine.datasets import is_dataset_path, iter_rows, row_id
 from specengine.diagnostics import Diagnostic, SpecError
 from specengine.project import Project, load_project
 from specengine.source import (
+    MAX_DOCUMENT_BYTES,
     PROJECT_FILE,
     Document,
     SpecLoader,
+    YamlFloat,
+    YamlInt,
     ambiguous_scalars,
     as_text,
     discover,
@@ -101,6 +106,25 @@ def _fast_loader_class():
 
     FastSpecLoader.yaml_implicit_resolvers = SpecLoader.yaml_implicit_resolvers
     FastSpecLoader.yaml_constructors = SpecLoader.yaml_constructors
+
+    # Resolution depends only on the scalar's text and whether it was plain (there are no path
+    # resolvers), and spec files repeat the same keys and words: remember the answers.
+    tags: dict[tuple[str, bool], str] = {}
+    resolve_uncached = yaml.resolver.Resolver.resolve
+    assert not FastSpecLoader.yaml_path_resolvers
+
+    def resolve(self, kind, value, implicit):
+        if kind is not yaml.ScalarNode:
+            return resolve_uncached(self, kind, value, implicit)
+        key = (value, implicit[0])
+        tag = tags.get(key)
+        if tag is None:
+            if len(tags) > 200_000:
+                tags.clear()
+            tag = tags[key] = resolve_uncached(self, kind, value, implicit)
+        return tag
+
+    FastSpecLoader.resolve = resolve
     return FastSpecLoader
 
 
@@ -108,8 +132,13 @@ _FAST_LOADER = _fast_loader_class()
 
 
 def parse_document(raw: bytes, display: str, file: Path | None = None) -> Document:
-    """Parse YAML bytes like source.parse_yaml (same data and positions), but faster when valid."""
-    if _FAST_LOADER is not None and b"\x00" not in raw:
+    """Parse YAML bytes exactly like source.parse_yaml (same data, types and positions), faster.
+
+    libyaml composes the node tree; plain documents are then turned into data by `_to_data`, and
+    anything unusual (merge keys, explicit tags, duplicate keys, errors) goes through SpecLoader's
+    own constructors or the pure-Python loader, whose messages are the ones users see.
+    """
+    if _FAST_LOADER is not None and b"\x00" not in raw and len(raw) <= MAX_DOCUMENT_BYTES:
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError:
@@ -118,14 +147,80 @@ def parse_document(raw: bytes, display: str, file: Path | None = None) -> Docume
             loader = _FAST_LOADER(text)
             try:
                 root = loader.get_single_node()
-                data = loader.construct_document(root) if root is not None else None
-                _plain_style_as_none(root)
+                if root is None:
+                    return Document(path=display, data=None, root=None, file=file)
+                try:
+                    data = _to_data(root, {}, set())
+                except _Unusual:
+                    data = loader.construct_document(root)
+                    _plain_style_as_none(root)
                 return Document(path=display, data=data, root=root, file=file)
             except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
                 pass
             finally:
                 loader.dispose()
     return parse_yaml(raw, display, file=file)
+
+
+class _Unusual(Exception):
+    """A document `_to_data` leaves to SpecLoader's constructors."""
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_NULL_TAG = "tag:yaml.org,2002:null"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_PLAIN_INT = re.compile(r"^[-+]?[0-9]+$")
+_PLAIN_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
+
+
+def _to_data(node: yaml.Node, memo: dict[int, Any], active: set[int]) -> Any:
+    """SpecLoader's data for a composed node (YamlInt/YamlFloat keep their text), plus libyaml's
+    plain style '' set to None as PyYAML has it. Raises _Unusual for anything else."""
+    if isinstance(node, yaml.ScalarNode):
+        if node.style == "":
+            node.style = None
+        tag, value = node.tag, node.value
+        if tag == _STR_TAG:
+            return value
+        if tag == _INT_TAG and _PLAIN_INT.match(value):
+            number = YamlInt(int(value))
+            number.source_text = value
+            return number
+        if tag == _FLOAT_TAG and _PLAIN_FLOAT.match(value):
+            real = YamlFloat(float(value))
+            real.source_text = value
+            return real
+        if tag == _BOOL_TAG and value in ("true", "True", "TRUE", "false", "False", "FALSE"):
+            return value in ("true", "True", "TRUE")
+        if tag == _NULL_TAG:
+            return None
+        raise _Unusual
+    key = id(node)
+    if key in memo:  # an alias: the same object, as PyYAML shares it
+        return memo[key]
+    if key in active:
+        raise _Unusual
+    active.add(key)
+    if isinstance(node, yaml.MappingNode) and node.tag == _MAP_TAG:
+        result: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                raise _Unusual
+            name = _to_data(key_node, memo, active)
+            if name in result:
+                raise _Unusual  # a duplicate key: SpecLoader words the error
+            result[name] = _to_data(value_node, memo, active)
+    elif isinstance(node, yaml.SequenceNode) and node.tag == _SEQ_TAG:
+        result = [_to_data(item, memo, active) for item in node.value]  # type: ignore[assignment]
+    else:
+        raise _Unusual
+    active.discard(key)
+    memo[key] = result
+    return result
 
 
 def _plain_style_as_none(root: yaml.Node | None) -> None:
@@ -190,7 +285,15 @@ def validate_paths(
 
     Raises UsageError for command-line problems only (missing path, unknown --config).
     """
-    return _Validator(project_file, config).run(paths)
+    # Parsing a thousand specs allocates millions of small objects and no cycles worth collecting;
+    # the collector's repeated full scans would double the time.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _Validator(project_file, config).run(paths)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 class _Validator:
@@ -257,22 +360,27 @@ class _Validator:
 
         named = {Path(p).resolve() for p in paths if Path(p).is_file()}
         parsed: list[_Parsed] = []
+        project_paths: dict[Path, Path | None] = {}
+        cwd = Path.cwd().resolve()
         for file in found.specs:
             if self.project_file is not None:
                 project_path: Path | None = self.project_file
                 project = explicit_project
             else:
-                project_path = find_project_file(file.parent)
+                if file.parent not in project_paths:
+                    project_paths[file.parent] = find_project_file(file.parent)
+                project_path = project_paths[file.parent]
                 project = self._project_for(project_path)
             base = (
                 project.folder
                 if project is not None
                 else (project_path.resolve().parent if project_path else None)
             )
-            if file.resolve() in named and _under_data_folder(file, base):
+            resolved = file.resolve()
+            if resolved in named and _under_data_folder(file, base):
                 continue
-            display = display_path(file, base)
-            entry = _Parsed(file, project, project_path is not None and project is None, display)
+            display = _display(file, resolved, base, cwd)
+            entry = _Parsed(file, project, project_path is not None and project is None, display, resolved)
             try:
                 entry.document, entry.text = _read(file, display)
             except SpecError as exc:
@@ -286,7 +394,7 @@ class _Validator:
                 datasets_named.update(_dataset_files(entry.document.data, entry.file))
         specs: list[SpecFile] = []
         for entry in parsed:
-            resolved = entry.file.resolve()
+            resolved = entry.resolved
             if resolved in datasets_named:
                 continue
             document = entry.document
@@ -386,9 +494,22 @@ class _Parsed:
     project: Project | None
     project_failed: bool  # a project file exists but did not load (its problems are reported)
     display: str
+    resolved: Path
     document: Document | None = None
     text: str = ""
     problems: list[Diagnostic] = field(default_factory=list)
+
+
+def _display(file: Path, resolved: Path, base: Path | None, cwd: Path) -> str:
+    """source.display_path for a file already resolved (validate shows thousands of them)."""
+    for anchor in (base, cwd):
+        if anchor is None:
+            continue
+        try:
+            return resolved.relative_to(anchor).as_posix()
+        except ValueError:
+            continue
+    return file.as_posix()
 
 
 def _under_data_folder(file: Path, base: Path | None) -> bool:
@@ -655,8 +776,9 @@ class _SpecChecks:
     def _template(self, text: str, here: KeyPath, allowed: frozenset[str], what: str) -> None:
         if not _is_template(text):
             return
-        from specengine.templates import undeclared_names
-
+        names, problems = template_facts(text)
+        if not (names - allowed or problems):
+            return
         node = self.report.node(here)
         if node is None:
             return
@@ -666,14 +788,8 @@ class _SpecChecks:
             node.start_mark.column + 1,
             block=getattr(node, "style", None) in ("|", ">"),
         )
-        try:
-            names = undeclared_names(text)
-        except TemplateError as exc:
-            self._template_problem(source, exc.line, f"{what}: {exc.message}")
-            return
-        except Exception as exc:  # jinja2 can raise odd errors on odd bytes; never a traceback
-            self._template_problem(source, 1, f"{what}: template error: {exc}")
-            return
+        for line, message in problems:
+            self._template_problem(source, line, f"{what}: {message}")
         for name in sorted(names - allowed):
             hint = schema.suggest(name, sorted(allowed))
             extra = (
@@ -761,6 +877,52 @@ class _SpecChecks:
                 self.report.at((*here, index), _duplicate_message(row, rid, first_line[rid]))
             else:
                 first_line[rid] = line
+
+
+# `{{ name }}` / `{{ name.attr.attr }}` and nothing else: by far the most common template in specs.
+# Its top-level name is read without loading Jinja2, which keeps `validate` fast to start.
+_SIMPLE_EXPRESSION = re.compile(r"\{\{ *([A-Za-z_][A-Za-z0-9_]*)(?: *\. *[A-Za-z_][A-Za-z0-9_]*)* *\}\}")
+_JINJA_WORDS = frozenset(
+    """and or not in is if else elif for true false none True False None loop self range dict lipsum
+    cycler joiner namespace recursive with without import from as set block macro call raw""".split()  # noqa: SIM905
+)
+
+
+@functools.lru_cache(maxsize=8192)
+def template_facts(text: str) -> tuple[frozenset[str], tuple[tuple[int, str], ...]]:
+    """(top-level names a template reads, (template line, problem) pairs) for one template text.
+
+    Problems are syntax errors and unknown filters or tests (Jinja2 finds those only when the
+    template is compiled, which for a `matches:` argument would be at run time).
+    """
+    if "{%" not in text and "{#" not in text and "{{{" not in text:
+        found = _SIMPLE_EXPRESSION.findall(text)
+        if len(found) == text.count("{{") and not _JINJA_WORDS.intersection(found):
+            return frozenset(found), ()
+    from specengine.templates import environment, undeclared_names
+
+    try:
+        names = undeclared_names(text)
+    except TemplateError as exc:
+        return frozenset(), ((exc.line, exc.message),)
+    except Exception as exc:  # Jinja2 can raise odd errors on odd input; never a traceback
+        return frozenset(), ((1, f"template error: {exc}"),)
+    problems: list[tuple[int, str]] = []
+    if "|" in text or " is " in text:
+        from jinja2 import nodes
+
+        env = environment()
+        try:
+            tree = env.parse(text)
+        except Exception:
+            tree = None
+        for node in tree.find_all((nodes.Filter, nodes.Test)) if tree is not None else ():
+            known = env.filters if isinstance(node, nodes.Filter) else env.tests
+            if node.name not in known:
+                kind = "filter" if isinstance(node, nodes.Filter) else "test"
+                hint = schema.suggest(node.name, sorted(known))
+                problems.append((node.lineno or 1, f"unknown {kind} '{node.name}'{hint}"))
+    return frozenset(names), tuple(problems)
 
 
 def _is_template(value: Any) -> bool:
