@@ -14,7 +14,7 @@ from pathlib import Path
 from specengine.compile import CompileOptions, SpecInput, compile_plan
 from specengine.diagnostics import Diagnostic, SpecError
 from specengine.plan import Case, Plan
-from specengine.project import MissingVariable, Unresolved, judge_config
+from specengine.project import MissingVariable, Unresolved, empty_project, judge_config
 from specengine.select import Selection, parse_targets
 
 
@@ -68,7 +68,7 @@ def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
             file=spec.path,
             display=spec.display,
             document=spec.document,
-            project=spec.project or validation.project,
+            project=spec.project or validation.project or empty_project(),  # the project file is optional
         )
         for spec in validation.specs
     ]
