@@ -57,7 +57,9 @@ def test_inline_rows_merge_over_the_eval_input_and_expected(project, agent_serve
               - includes: "{{ expected.weather }} ({{ expected.units }})"
             dataset:
               - {id: paris, input: {city: Paris}, expected: {weather: Sunny}}
-              - {id: london, input: {city: London, units: imperial}, expected: {weather: Rainy, units: imperial}}
+              - id: london
+                input: {city: London, units: imperial}
+                expected: {weather: Rainy, units: imperial}
         """,
     )
     assert run.exit_code == 0, run.cli.output
@@ -90,7 +92,9 @@ def test_csv_columns_map_to_input_expected_id_labels_and_metadata(project):
             send: "weather for {{ input.city }} in {{ input.units }}"
             expect:
               - includes: "{{ expected.weather }}"
-              - called_tool_with: {name: get_weather, args: {city: "{{ input.city }}", days: "{{ input.days }}"}}
+              - called_tool_with:
+                  name: get_weather
+                  args: {city: "{{ input.city }}", days: "{{ input.days }}"}
               - {value: "{{ metadata.owner }}", matches: "^(alice|bob|carol)$"}
         """,
         name="specs/weather.yaml",
@@ -208,3 +212,28 @@ def test_an_eval_may_opt_out_of_the_file_dataset(project, agent_server):
     assert run.ids == ["spec.yaml::per row[a]", "spec.yaml::per row[b]", "spec.yaml::once"]
     assert run.case("once")["row"] is None
     assert agent_server.hits() == 3
+
+
+def test_case_ids_are_relative_to_the_project_folder_wherever_the_run_starts(project):
+    spec = "evals: [{name: here, send: weather for Paris, expect: [{includes: Sunny}]}]"
+    from_root = run_spec(project, spec, name="specs/deep/weather.yaml")
+    assert from_root.ids == ["specs/deep/weather.yaml::here"]
+    from_inside = run_spec(project / "specs" / "deep", None, paths=["weather.yaml"])
+    assert from_inside.exit_code == 0, from_inside.cli.output
+    assert from_inside.ids == ["specs/deep/weather.yaml::here"]
+    assert from_inside.case("here")["spec"] == "specs/deep/weather.yaml"
+
+
+def test_without_a_project_file_ids_are_relative_to_the_working_folder(agent_server, tmp_path):
+    agent_server.script(weather_agent)
+    (tmp_path / ".git").mkdir()  # the project-file search stops here
+    run = run_spec(
+        tmp_path,
+        f"""
+        endpoint: {{protocol: openai-chat, url: "{agent_server.url}"}}
+        evals: [{{name: inline, send: weather for Oslo, expect: [{{includes: Snowy}}]}}]
+        """,
+        name="suite/inline.yaml",
+    )
+    assert run.exit_code == 0, run.cli.output
+    assert run.ids == ["suite/inline.yaml::inline"]
