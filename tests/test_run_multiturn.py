@@ -133,3 +133,84 @@ def test_a_failing_eval_level_check_points_at_the_last_turn(agent_server, tmp_pa
     failed = check(run.case("last turn fails"), 'includes "Hi!"')
     assert (failed["turn"], failed["status"], failed["got"]) == (2, "failed", "Goodbye")
     assert "(turn 2)" in run.cli.output
+
+
+def test_scope_conversation_stops_at_the_last_reset(agent_server, tmp_path):
+    agent_server.script(
+        {"look up": Reply(content="done", tool_calls=[{"name": "lookup", "args": {}}]), "again": "ok"}
+    )
+    setup_project(tmp_path, agent_server)
+    run = run_spec(
+        tmp_path,
+        """
+        evals:
+          - name: same conversation
+            turns:
+              - send: look up
+              - send: again
+                expect: [{called_tool: lookup, scope: conversation}]
+          - name: after reset
+            turns:
+              - send: look up
+              - reset
+              - send: again
+                expect:
+                  - {not_called_tool: lookup, scope: conversation}
+                  - {called_tool: lookup, scope: conversation}
+        """,
+    )
+    assert run.status("same conversation") == "passed"
+    after = run.case("after reset")["trials"][0]["checks"]
+    assert [c["status"] for c in after] == ["passed", "failed"]
+
+
+def test_a_transport_fault_on_turn_two_errors_the_trial_and_keeps_turn_one(agent_server, tmp_path):
+    agent_server.script({"one": "first", "two": Reply(status=500, body="boom")})
+    setup_project(tmp_path, agent_server, retries=0)
+    run = run_spec(
+        tmp_path,
+        """
+        evals:
+          - name: breaks
+            turns:
+              - send: one
+                expect: [{includes: first}]
+              - send: two
+                expect: [succeeded]
+        """,
+    )
+    assert run.exit_code == 1
+    case = run.case("breaks")
+    assert case["status"] == "error"
+    assert "HTTP 500" in case["error"]["message"]
+    trial = case["trials"][0]
+    assert [m["content"] for m in trial["transcript"]] == ["one", "first"]
+    assert [c["status"] for c in trial["checks"]] == ["skipped", "skipped"]  # an errored trial is not graded
+
+
+def test_streamed_replies_keep_history_and_tool_calls(agent_server, tmp_path):
+    agent_server.script(
+        lambda messages: Reply(
+            content=f"streamed reply number {len(messages) // 2 + 1}",
+            tool_calls=[{"name": "get_weather", "args": {"city": "Paris", "days": [1, 2]}}],
+        )
+    )
+    setup_project(tmp_path, agent_server, stream=True)
+    run = run_spec(
+        tmp_path,
+        """
+        evals:
+          - name: streamed
+            turns:
+              - send: one
+                expect: [{equals: streamed reply number 1}]
+              - send: two
+                expect:
+                  - equals: streamed reply number 2
+                  - called_tool_with: {name: get_weather, args: {city: Paris, days: [1, 2]}}
+        """,
+    )
+    assert run.exit_code == 0, run.cli.output
+    assert all(body.get("stream") is True for body in agent_server.bodies)
+    resent = agent_server.bodies[1]["messages"][1]
+    assert resent == {"role": "assistant", "content": "streamed reply number 1"}
