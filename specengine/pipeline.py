@@ -53,13 +53,17 @@ class PrepareOptions:
 
 def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
     """Validate, compile and select; raises UsageError with printable lines on any problem."""
+    from specengine.validate import UsageError as CommandLineError
     from specengine.validate import validate_paths
 
     targets = parse_targets(arguments)
     missing = [str(target.path) for target in targets if not target.path.exists()]
     if missing:
         raise UsageError([f"error: no such file or folder: {path}" for path in missing])
-    validation = validate_paths([target.path for target in targets], options.project, options.config)
+    try:
+        validation = validate_paths([target.path for target in targets], options.project, options.config)
+    except CommandLineError as exc:  # an unknown --config, a missing --project file
+        raise UsageError([f"error: {exc}"]) from None
     if validation.diagnostics:
         raise UsageError([str(d) for d in validation.diagnostics] + [_problems_line(validation.diagnostics)])
     environ = os.environ if options.environ is None else options.environ
