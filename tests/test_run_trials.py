@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from servers import Reply
 from test_run_support import run_spec, setup_project
 
 
@@ -111,3 +112,23 @@ def test_eval_trials_override_file_trials(agent_server, tmp_path):
     )
     assert (run.case("file trials")["n_trials"], run.case("eval trials")["n_trials"]) == (2, 3)
     assert agent_server.hits() == 5
+
+
+def test_case_status_from_errored_and_failed_trials(agent_server, tmp_path):
+    setup_project(tmp_path, agent_server, retries=0)
+    spec = """
+        evals:
+          - {{name: mixed, trials: 2, pass_rate: {rate}, send: weather?, expect: [{{includes: Sunny}}]}}
+    """
+    cases = [
+        ([Reply(status=500), "Sunny"], 1.0, "error"),  # every trial that did not pass errored
+        ([Reply(status=500), "Rainy"], 1.0, "failed"),  # one failed: a failure, not an error
+        ([Reply(status=500), "Sunny"], 0.5, "passed"),
+    ]
+    for script, rate, status in cases:
+        agent_server.script(script)
+        run = run_spec(tmp_path, spec.format(rate=rate))
+        case = run.case("mixed")
+        assert case["status"] == status, (script, rate, case["trials"])
+        assert sorted(trial["status"] for trial in case["trials"])[0] == "error"
+        assert run.exit_code == (0 if status == "passed" else 1)
