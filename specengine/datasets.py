@@ -276,7 +276,7 @@ def _jsonl_rows(handle, display: str) -> Iterator[Row]:
             if not text.strip():
                 continue
             try:
-                data = json.loads(text)
+                data = json.loads(text.rstrip("\r\n"))
             except json.JSONDecodeError as exc:
                 raise SpecError(
                     Diagnostic(display, number, exc.colno, f"not valid JSON: {exc.msg}")

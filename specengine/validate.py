@@ -892,37 +892,47 @@ _JINJA_WORDS = frozenset(
 def template_facts(text: str) -> tuple[frozenset[str], tuple[tuple[int, str], ...]]:
     """(top-level names a template reads, (template line, problem) pairs) for one template text.
 
-    Problems are syntax errors and unknown filters or tests (Jinja2 finds those only when the
-    template is compiled, which for a `matches:` argument would be at run time).
+    Problems are syntax errors and unknown filters or tests. Simple `{{ a.b }}` templates are read
+    without Jinja2; anything else is analysed by templates.undeclared_names.
     """
     if "{%" not in text and "{#" not in text and "{{{" not in text:
         found = _SIMPLE_EXPRESSION.findall(text)
         if len(found) == text.count("{{") and not _JINJA_WORDS.intersection(found):
             return frozenset(found), ()
-    from specengine.templates import environment, undeclared_names
+    from specengine.templates import undeclared_names
 
     try:
-        names = undeclared_names(text)
+        return frozenset(undeclared_names(text)), ()
     except TemplateError as exc:
         return frozenset(), ((exc.line, exc.message),)
-    except Exception as exc:  # Jinja2 can raise odd errors on odd input; never a traceback
-        return frozenset(), ((1, f"template error: {exc}"),)
-    problems: list[tuple[int, str]] = []
-    if "|" in text or " is " in text:
-        from jinja2 import nodes
+    except Exception as exc:  # Jinja2 checks filter and test names while analysing; never a traceback
+        unknown = _unknown_filters(text)
+        if unknown:
+            return frozenset(), unknown
+        message = str(getattr(exc, "message", None) or exc).splitlines()[0]
+        return frozenset(), ((getattr(exc, "lineno", None) or 1, f"template error: {message}"),)
 
-        env = environment()
-        try:
-            tree = env.parse(text)
-        except Exception:
-            tree = None
-        for node in tree.find_all((nodes.Filter, nodes.Test)) if tree is not None else ():
-            known = env.filters if isinstance(node, nodes.Filter) else env.tests
-            if node.name not in known:
-                kind = "filter" if isinstance(node, nodes.Filter) else "test"
-                hint = schema.suggest(node.name, sorted(known))
-                problems.append((node.lineno or 1, f"unknown {kind} '{node.name}'{hint}"))
-    return frozenset(names), tuple(problems)
+
+def _unknown_filters(text: str) -> tuple[tuple[int, str], ...]:
+    """Filters and tests the template uses that Jinja2 does not know, with a "did you mean"."""
+    from jinja2 import nodes
+
+    from specengine.templates import environment
+
+    env = environment()
+    try:
+        tree = env.parse(text)
+    except Exception:
+        return ()
+    found = []
+    for node in tree.find_all((nodes.Filter, nodes.Test)):
+        known = env.filters if isinstance(node, nodes.Filter) else env.tests
+        if node.name not in known:
+            kind = "filter" if isinstance(node, nodes.Filter) else "test"
+            found.append(
+                (node.lineno or 1, f"unknown {kind} '{node.name}'{schema.suggest(node.name, sorted(known))}")
+            )
+    return tuple(found)
 
 
 def _is_template(value: Any) -> bool:
