@@ -89,17 +89,14 @@ class HttpAdapter(Adapter):
         expression = self.expression(key)
         if expression is None:
             return None
-        from jinja2 import Undefined
-
-        failure: str | None = None
         try:
             value = expression(**answer)
         except Exception as exc:  # UndefinedError, SecurityError, TypeError, ...
             failure = _describe(exc)
         else:
-            if not isinstance(value, Undefined):
+            failure = _undefined_message(value)  # a missing last key comes back as Undefined
+            if failure is None:
                 return value
-            failure = value._undefined_message or "the value is undefined"  # a missing last key
         source = str(self.config.options.get(key)).strip()
         excerpt = " ".join(text.split())[:BODY_EXCERPT]
         raise self.problem(
@@ -114,7 +111,11 @@ class HttpAdapter(Adapter):
             raise self.problem("protocol http needs `body`, the request body template")
         try:
             if not isinstance(template, str):
-                return render_native(template, variables)
+                body = render_native(template, variables)
+                undefined = _undefined_message(body)
+                if undefined is not None:  # a whole-value `{{ name }}` that names nothing
+                    raise TemplateError(f"undefined variable: {undefined}")
+                return body
             text = render(template, variables)
         except TemplateError as exc:
             raise self.problem(f"the body template failed: {exc.message}") from None
@@ -187,6 +188,22 @@ def _text(value: Any) -> str:
     if isinstance(value, (Mapping, list, tuple, bool)):
         return json.dumps(value, ensure_ascii=False, default=str)
     return str(value)
+
+
+def _undefined_message(value: Any) -> str | None:
+    """The message of the first undefined value left in a rendered structure, if any."""
+    from jinja2 import Undefined
+
+    if isinstance(value, Undefined):
+        return value._undefined_message or "a value is undefined"
+    if isinstance(value, Mapping):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            found = _undefined_message(item)
+            if found is not None:
+                return found
+    return None
 
 
 def _describe(exc: Exception) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 # Events after which nothing else belongs to the turn; reading stops there.
 TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
+DRAIN_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -425,9 +426,28 @@ async def post_events(
                     raise EndpointError(
                         "InvalidJSON", f"the response body is not JSON: {excerpt!r}"
                     ) from None
-            async for event, data in iter_sse(response):
+            events = iter_sse(response)
+            async for event, data in events:
                 if feed(event, data):
+                    await _drain(events)
                     break
     except httpx.HTTPError as exc:
         raise transport_error(exc) from None
     return None, time.perf_counter() - started
+
+
+async def _drain(events: AsyncIterator[Any]) -> None:
+    """Read what follows a terminal event for a moment, so the connection can be reused.
+
+    A server that keeps the stream open after it must not hold the turn: after DRAIN_S the rest
+    is dropped with the connection.
+    """
+    import asyncio
+    import contextlib
+
+    async def exhaust() -> None:
+        async for _ in events:
+            pass
+
+    with contextlib.suppress(Exception):  # timeout or a broken tail: the turn is complete either way
+        await asyncio.wait_for(exhaust(), timeout=DRAIN_S)
