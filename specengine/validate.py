@@ -1057,7 +1057,17 @@ def _check_project(project: Project, display: str) -> list[Diagnostic]:
     configs = data.get("configs")
     if isinstance(configs, dict):
         for config_name, config in configs.items():
-            overrides = config.get("endpoints") if isinstance(config, dict) else None
+            if not isinstance(config, dict):
+                continue
+            config_defaults = config.get("defaults")
+            default = config_defaults.get("endpoint") if isinstance(config_defaults, dict) else None
+            if isinstance(default, str) and default not in names:
+                report.at(
+                    ("configs", config_name, "defaults", "endpoint"),
+                    f"unknown endpoint '{default}'{schema.suggest(default, names)}"
+                    f" (endpoints: {', '.join(map(str, names)) or 'none'})",
+                )
+            overrides = config.get("endpoints")
             if not isinstance(overrides, dict):
                 continue
             for name in overrides:
