@@ -237,3 +237,42 @@ def test_without_a_project_file_ids_are_relative_to_the_working_folder(agent_ser
     )
     assert run.exit_code == 0, run.cli.output
     assert run.ids == ["suite/inline.yaml::inline"]
+
+
+def test_metadata_merges_file_then_eval_then_row(project):
+    run = run_spec(
+        project,
+        """
+        metadata: {owner: file, team: weather, tier: gold}
+        evals:
+          - name: merged
+            metadata: {owner: eval, tier: silver}
+            send: weather for Paris
+            expect:
+              - value: "{{ metadata.owner }}/{{ metadata.team }}/{{ metadata.tier }}"
+                equals: row/weather/silver
+            dataset:
+              - {id: r, metadata: {owner: row}}
+        """,
+    )
+    assert run.exit_code == 0, run.cli.output
+    assert run.status("merged[r]") == "passed"
+
+
+def test_duplicate_row_ids_stop_the_run_naming_both_lines(project, agent_server):
+    (project / "rows.jsonl").write_text(
+        '{"id": "a", "input": {"city": "Paris"}}\n{"id": "b", "input": {"city": "Oslo"}}\n'
+        '{"id": "a", "input": {"city": "London"}}\n',
+        encoding="utf-8",
+    )
+    run = run_spec(
+        project,
+        """
+        dataset: rows.jsonl
+        evals: [{name: dup, send: "weather for {{ input.city }}", expect: [succeeded]}]
+        """,
+    )
+    assert run.exit_code == 2
+    assert "rows.jsonl:3:" in run.cli.stderr
+    assert "line 1" in run.cli.stderr  # where the id was first used
+    assert agent_server.hits() == 0

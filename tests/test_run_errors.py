@@ -225,3 +225,12 @@ def test_waiting_for_an_endpoint_slot_does_not_count_against_the_timeout(agent_s
     assert agent_server.max_in_flight == 1
     # Each trial takes 0.3 s of its own; run one at a time, the last one waits 0.9 s for its turn.
     assert [case["status"] for case in run.cases] == ["passed"] * 4, [c["error"] for c in run.cases]
+
+
+def test_retries_from_project_defaults(agent_server, tmp_path):
+    agent_server.script(lambda messages: Reply(status=503, body="unavailable"))
+    write_project(tmp_path, endpoints={"agent": agent_server}, defaults={"endpoint": "agent", "retries": 0})
+    run = run_spec(tmp_path, "evals: [{name: once, send: hi, expect: [succeeded]}]")
+    assert run.exit_code == 1
+    assert agent_server.hits() == 1
+    assert "after" not in run.case("once")["error"]["message"]

@@ -160,6 +160,12 @@ evals:
       - send: hello
         expect:
           - called_tool: get_weather
+  - name: matches template pass
+    input: {city: Paris}
+    send: weather
+    expect:
+      - matches: 'in {{ input.city }}\\b'
+      - {matches: '^{{ input.city }}', not: true}
 """
 
 EXPECTED = {
@@ -206,6 +212,7 @@ EXPECTED = {
     "not fail": "failed",
     "scope conversation pass": "passed",
     "scope turn fail": "failed",
+    "matches template pass": "passed",
 }
 
 
