@@ -55,10 +55,10 @@ def row_id(data: dict) -> str:
     Hashing only input and expected keeps the id stable when rows are reordered or relabelled.
     """
     given = data.get("id")
-    if given is not None:
+    if given not in (None, ""):
         return given if isinstance(given, str) else as_text(given)
     canonical = json.dumps(
-        {"input": data.get("input", {}), "expected": data.get("expected", {})},
+        {"input": data.get("input") or {}, "expected": data.get("expected") or {}},
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
