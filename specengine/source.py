@@ -100,10 +100,14 @@ def _construct_float(loader: SpecLoader, node: yaml.ScalarNode) -> float:
 
 
 def _construct_mapping_without_duplicates(loader: SpecLoader, node: yaml.MappingNode) -> dict:
+    # flatten_mapping puts the pairs merged in by `<<: *base` first; the mapping's own keys follow
+    # and may override them, so only the own keys are checked for duplicates
+    own = sum(1 for key_node, _ in node.value if key_node.tag != "tag:yaml.org,2002:merge")
     loader.flatten_mapping(node)
+    merged = len(node.value) - own
     seen: dict[Any, yaml.Mark] = {}
     result: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
+    for index, (key_node, value_node) in enumerate(node.value):
         key = loader.construct_object(key_node, deep=True)
         try:
             hash(key)
@@ -111,14 +115,15 @@ def _construct_mapping_without_duplicates(loader: SpecLoader, node: yaml.Mapping
             raise yaml.constructor.ConstructorError(
                 None, None, "a mapping key must be text, not a list or mapping", key_node.start_mark
             ) from None
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                f"duplicate key '{key}' (first defined on line {seen[key].line + 1})",
-                key_node.start_mark,
-            )
-        seen[key] = key_node.start_mark
+        if index >= merged:
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"duplicate key '{key}' (first defined on line {seen[key].line + 1})",
+                    key_node.start_mark,
+                )
+            seen[key] = key_node.start_mark
         result[key] = loader.construct_object(value_node, deep=True)
     return result
 
