@@ -1,0 +1,308 @@
+"""The YAML loader (specengine.source) and validate's faster parser, which must agree with it exactly."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from specengine.diagnostics import SpecError
+from specengine.source import (
+    ambiguous_scalars,
+    as_text,
+    discover,
+    display_path,
+    find_project_file,
+    load_yaml,
+    parse_yaml,
+)
+from specengine.validate import parse_document
+
+
+def error_of(text: str | bytes) -> str:
+    with pytest.raises(SpecError) as caught:
+        parse_yaml(text, "x.yaml")
+    return str(caught.value.diagnostics[0])
+
+
+# --- YAML 1.2 scalars and numbers that keep their text ---------------------------------------------
+
+
+def test_yaml_11_surprises_stay_text():
+    data = parse_yaml("a: no\nb: 12:30\nc: 2024-01-02\nd: on\ne: y\n", "x.yaml").data
+    assert data == {"a": "no", "b": "12:30", "c": "2024-01-02", "d": "on", "e": "y"}
+
+
+def test_numbers_and_booleans():
+    data = parse_yaml("a: 1.10\nb: 0755\nc: 1e3\nd: true\ne: False\nf: ~\ng: -3\n", "x.yaml").data
+    assert data == {"a": 1.1, "b": 755, "c": 1000.0, "d": True, "e": False, "f": None, "g": -3}
+    assert (as_text(data["a"]), as_text(data["b"]), as_text(data["c"])) == ("1.10", "0755", "1e3")
+    assert isinstance(data["d"], bool)
+
+
+def test_merge_keys_are_not_duplicates():
+    data = parse_yaml("base: &b {x: 1, y: 2}\nother:\n  <<: *b\n  y: 3\n", "x.yaml").data
+    assert data["other"] == {"x": 1, "y": 3}
+
+
+# --- located errors --------------------------------------------------------------------------------
+
+
+def test_duplicate_key_names_both_lines():
+    assert error_of("a: 1\nb:\n  c: 1\n  c: 2\n") == "x.yaml:4:3: duplicate key 'c' (first defined on line 3)"
+
+
+def test_tab_indentation():
+    assert error_of("a:\n\tb: 1\n") == "x.yaml:2:1: a tab is used for indentation here: YAML needs spaces"
+
+
+def test_syntax_errors_are_located():
+    assert error_of("a: b: c\n") == "x.yaml:1:5: mapping values are not allowed here"
+    assert error_of("a: [1, 2\n").startswith("x.yaml:2:1: expected ',' or ']'")
+
+
+def test_not_text_files():
+    assert error_of(b"a: 1\nb: \xff\n") == "x.yaml:2:1: the file is not UTF-8 text"
+    assert error_of("a: 1\nb: \x00\n") == "x.yaml:2:1: the file holds a NUL byte: it is not a text file"
+
+
+def test_list_as_a_key_is_an_error():
+    assert error_of("? [a, b]\n: 1\n").startswith("x.yaml:1:3: a mapping key must be text")
+
+
+def test_empty_and_unreadable_files(tmp_path):
+    empty = tmp_path / "e.yaml"
+    empty.write_text("# nothing\n", encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        load_yaml(empty, "e.yaml")
+    assert str(caught.value) == "e.yaml:1:1: the file is empty"
+    with pytest.raises(SpecError) as caught:
+        load_yaml(tmp_path / "missing.yaml", "missing.yaml")
+    assert str(caught.value).startswith("missing.yaml:1:1: cannot read the file")
+
+
+def test_deep_nesting_is_an_error_not_a_crash():
+    assert "nested too deeply" in error_of("a: " + "[" * 5000 + "]" * 5000 + "\n")
+
+
+# --- positions -------------------------------------------------------------------------------------
+
+
+def test_positions_of_values_and_keys():
+    document = parse_yaml("evals:\n  - name: a\n    send: |\n      hi\n", "x.yaml")
+    assert document.position(("evals", 0, "name")) == (2, 11)
+    assert document.position(("evals", 0, "missing")) == (2, 5)  # the deepest existing parent
+    assert document.diagnostic(("evals", 0, "send"), "m", at_key=True).line == 3
+    assert document.diagnostic(("evals", 0, "send"), "m", at_key=True).col == 5
+
+
+def test_ambiguous_scalars_finds_plain_values_and_keys_only():
+    document = parse_yaml('a: yes\nb: "no"\nc: [12:30, x]\nOn: 1\nd: 2024-01-02\n', "x.yaml")
+    found = sorted(
+        (path, node.value, kind, is_key) for path, node, kind, is_key in ambiguous_scalars(document.root)
+    )
+    assert found == [
+        (("On",), "On", "a yes/no word", True),
+        (("a",), "yes", "a yes/no word", False),
+        (("c", 0), "12:30", "a time (YAML 1.1 reads 7:30 as the number 450)", False),
+        (("d",), "2024-01-02", "a date", False),
+    ]
+
+
+# --- discovery and project files -------------------------------------------------------------------
+
+
+def test_discover_skips_data_folders_hidden_files_and_the_project_file(tmp_path):
+    for name in (
+        "specs/a.yaml",
+        "specs/b.yml",
+        "specs/data/rows.yaml",
+        "specs/.hidden.yaml",
+        "specengine.yaml",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x: 1\n", encoding="utf-8")
+    found = discover([tmp_path, tmp_path / "specengine.yaml", tmp_path / "nope"])
+    assert [p.relative_to(tmp_path).as_posix() for p in found.specs] == ["specs/a.yaml", "specs/b.yml"]
+    assert found.project_files == (tmp_path / "specengine.yaml",)
+    assert found.missing == (str(tmp_path / "nope"),)
+
+
+def test_find_project_file_is_the_nearest_and_stops_at_git(tmp_path):
+    (tmp_path / "specengine.yaml").write_text("{}\n")
+    (tmp_path / "repo" / "specs" / "deep").mkdir(parents=True)
+    assert find_project_file(tmp_path / "repo" / "specs" / "deep") == tmp_path / "specengine.yaml"
+    (tmp_path / "repo" / ".git").mkdir()
+    assert find_project_file(tmp_path / "repo" / "specs" / "deep") is None
+    (tmp_path / "repo" / "specs" / "specengine.yaml").write_text("{}\n")
+    assert (
+        find_project_file(tmp_path / "repo" / "specs" / "deep")
+        == tmp_path / "repo" / "specs" / "specengine.yaml"
+    )
+
+
+def test_display_path_is_relative_to_the_base_else_the_working_folder(tmp_path, monkeypatch):
+    file = tmp_path / "proj" / "specs" / "a.yaml"
+    assert display_path(file, tmp_path / "proj") == "specs/a.yaml"
+    monkeypatch.chdir(tmp_path)
+    assert display_path(file) == "proj/specs/a.yaml"
+    assert display_path(Path("/elsewhere/b.yaml"), tmp_path / "proj") == "/elsewhere/b.yaml"
+
+
+# --- validate's fast parser gives exactly what the loader gives ------------------------------------
+
+
+def same(a, b) -> bool:
+    """Equal data with equal types, numbers spelled the same (1.10 is not 1.1 here)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        # pairwise, in order: keys may be NaN, which no lookup finds
+        return len(a) == len(b) and all(
+            same(ka, kb) and same(va, vb) for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=True)
+        )
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return a == b and as_text(a) == as_text(b)
+
+
+def nodes(root):
+    """(kind, tag, style, line, col) of every node, depth first."""
+    out, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        out.append(
+            (
+                type(node).__name__,
+                node.tag,
+                getattr(node, "style", None),
+                node.start_mark.line,
+                node.start_mark.column,
+            )
+        )
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.extend((key, value))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return out
+
+
+def agree(text: str) -> None:
+    try:
+        expected = parse_yaml(text, "x.yaml")
+    except SpecError as exc:
+        with pytest.raises(SpecError) as caught:
+            parse_document(text.encode("utf-8", "surrogatepass"), "x.yaml")
+        assert caught.value.diagnostics == exc.diagnostics
+        return
+    got = parse_document(text.encode("utf-8", "surrogatepass"), "x.yaml")
+    assert same(got.data, expected.data), (text, got.data, expected.data)
+    assert nodes(got.root) == nodes(expected.root), text
+
+
+TRICKY = [
+    "yes",
+    "No",
+    "on",
+    "OFF",
+    "y",
+    "12:30",
+    "-1:20:30.5",
+    "2024-01-02",
+    "2024-01-02T10:00:00Z",
+    "0755",
+    "1.10",
+    "1e3",
+    "-.5",
+    "+1",
+    ".inf",
+    "-.Inf",
+    ".nan",
+    "0x1F",
+    "0o17",
+    "1_000",
+    "~",
+    "null",
+    "Null",
+    "",
+    "true",
+    "False",
+    "TRUE",
+    "<<",
+    "=",
+    "!!str 12",
+    "!!int '7'",
+    "!!float 1",
+    "&a x",
+    "*a",
+    "'quoted'",
+    '"dq\\n"',
+    "{a: 1}",
+    "[1, 2]",
+    "|\n  block",
+    ">-\n  folded",
+    "plain text",
+    "{{ input.city }}",
+    "a: b",
+    "- x",
+]
+
+
+def test_fast_parser_agrees_on_tricky_scalars():
+    for value in TRICKY:
+        agree(f"k: {value}\n")
+        agree(f"- {value}\n")
+        agree(f"{value}: v\n")
+    agree("base: &b {x: 1}\nother:\n  <<: *b\n  y: 2\n")
+    agree("a: &x [1, 2]\nb: *x\n")
+    agree("a: 1\na: 2\n")
+    agree("!!set {a, b}\n")
+    agree("a: !custom 1\n")
+    agree("a:\n\tb: 1\n")
+    agree("")
+    agree("# only\n")
+    agree("a: " + "[" * 3000 + "]" * 3000 + "\n")
+
+
+words = st.sampled_from(
+    TRICKY + ["name", "send", "evals", "x", "1", "é", "  ", "#c", ":", "-", "?", "\t", "'", '"']
+)
+lines = st.lists(
+    st.tuples(st.integers(0, 3), st.sampled_from(["", "- ", "k: ", "? ", ": "]), words),
+    min_size=0,
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines)
+def test_fast_parser_agrees_on_random_yaml(parts):
+    agree("".join(f"{'  ' * indent}{lead}{word}\n" for indent, lead, word in parts))
+
+
+json_like = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**6), 10**6)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=12),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_like, st.booleans())
+def test_fast_parser_agrees_on_dumped_data(data, flow):
+    agree(yaml.safe_dump(data, default_flow_style=flow, allow_unicode=True))
