@@ -236,6 +236,8 @@ class Tally:
         else:
             self.skipped += 1
         for trial in case.get("trials", ()):
+            if trial.get("error"):
+                continue  # its checks never ran because the trial errored; the error is what is reported
             self.gates_skipped += sum(
                 1
                 for check in trial.get("checks", ())
