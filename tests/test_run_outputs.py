@@ -371,3 +371,13 @@ def test_a_secret_from_the_environment_never_appears_in_any_output(agent_server,
         p for p in Path(tmp_path).rglob("*") if p.is_file() and TOKEN in p.read_text("utf-8", "replace")
     ]
     assert leftovers == []
+
+
+def test_checks_of_an_errored_trial_are_not_counted_as_skipped_gates(free_port, tmp_path):
+    url = f"http://127.0.0.1:{free_port}/v1/chat/completions"
+    write_project(tmp_path, endpoints={"agent": {"protocol": "openai-chat", "url": url, "retries": 0}})
+    run = run_spec(tmp_path, "evals: [{name: down, send: hi, expect: [succeeded, {includes: hello}]}]")
+    assert run.exit_code == 1
+    assert [c["status"] for c in run.case("down")["trials"][0]["checks"]] == ["skipped", "skipped"]
+    assert run.summary["gates_skipped"] == 0  # the error is the news, not a missing judge
+    assert "gates skipped" not in run.cli.output
