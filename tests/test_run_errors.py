@@ -234,3 +234,22 @@ def test_retries_from_project_defaults(agent_server, tmp_path):
     assert run.exit_code == 1
     assert agent_server.hits() == 1
     assert "after" not in run.case("once")["error"]["message"]
+
+
+def test_the_endpoint_timeout_bounds_one_request(agent_server, tmp_path):
+    agent_server.script({"slow": Reply(content="late", delay=1.0), "fast": "quick"})
+    setup_project(tmp_path, agent_server, timeout=0.2, retries=0)
+    run = run_spec(
+        tmp_path,
+        """
+        timeout: 30
+        evals:
+          - {name: slow, send: slow, expect: [succeeded]}
+          - {name: fast, send: fast, expect: [succeeded]}
+        """,
+    )
+    assert run.exit_code == 1
+    error = run.case("slow")["error"]
+    assert error["type"] == "ReadTimeout"
+    assert "request timed out" in error["message"]
+    assert run.status("fast") == "passed"

@@ -153,3 +153,28 @@ def test_rerun_failed_when_nothing_failed_exits_2(agent_server, tmp_path):
     assert result.exit_code == 2
     assert "no failed or errored case" in result.stderr
     assert agent_server.hits() == 1
+
+
+def test_resuming_a_finished_run_sends_nothing_and_keeps_its_results(agent_server, tmp_path):
+    agent_server.script({"bad": "wrong"})
+    setup_project(tmp_path, agent_server)
+    write_spec(
+        tmp_path,
+        "spec.yaml",
+        """
+        evals:
+          - {name: good, send: good, expect: [{includes: good}]}
+          - {name: bad, send: bad, expect: [{includes: bad}]}
+        """,
+    )
+    first = run_cli(["run", "spec.yaml", "--output", "out/r.json"], cwd=tmp_path)
+    assert first.exit_code == 1
+    agent_server.clear()
+    again = run_cli(["run", "spec.yaml", "--output", "out/r.json", "--resume"], cwd=tmp_path)
+    assert again.exit_code == 1  # the finished run had a failure
+    assert agent_server.hits() == 0
+    results = json.loads((tmp_path / "out" / "r.json").read_text(encoding="utf-8"))
+    assert [(c["id"], c["status"]) for c in results["cases"]] == [
+        ("spec.yaml::good", "passed"),
+        ("spec.yaml::bad", "failed"),
+    ]
