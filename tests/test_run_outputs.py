@@ -381,3 +381,38 @@ def test_checks_of_an_errored_trial_are_not_counted_as_skipped_gates(free_port, 
     assert [c["status"] for c in run.case("down")["trials"][0]["checks"]] == ["skipped", "skipped"]
     assert run.summary["gates_skipped"] == 0  # the error is the news, not a missing judge
     assert "gates skipped" not in run.cli.output
+
+
+def test_a_configured_judge_scores_gates_and_its_key_stays_secret(agent_server, tmp_path):
+    from judge_server import JudgeServer, choose
+
+    key = "judge-key-31337"
+    agent_server.script(agent)
+    setup_project(tmp_path, agent_server)
+    spec = """
+        evals:
+          - name: judged
+            send: weather
+            expect:
+              - {judge: closed_qa, criteria: Does it give the weather?}
+    """
+    with JudgeServer(lambda call, hit: choose("Y", reasons=f"It says Sunny. {key}")) as judge:
+        args = ("--judge-model", "judge-model", "--judge-base-url", judge.judge_url)
+        run = run_spec(tmp_path, spec, *args, env={"OPENAI_API_KEY": key})
+        assert run.exit_code == 0, run.cli.output
+        verdict = check(run.case("judged"), "judge closed_qa")
+        assert (verdict["status"], verdict["score"]) == ("passed", 1.0)
+        assert "It says Sunny." in verdict["rationale"]
+        assert run.summary["gates_skipped"] == 0
+        assert run.summary["judge_calls"] == 1
+        assert judge.requests[0].headers["authorization"] == f"Bearer {key}"
+        assert "Sunny" in judge.calls[0].prompt  # the judge saw the reply
+        for text in (run.cli.output, (tmp_path / RESULTS).read_text(encoding="utf-8")):
+            assert key not in text
+
+        missing = run_spec(tmp_path, None, *args, "--no-cache", env={"OPENAI_API_KEY": None})
+        assert missing.exit_code == 1
+        errored = check(missing.case("judged"), "judge closed_qa")
+        assert errored["status"] == "error"
+        assert "OPENAI_API_KEY" in errored["reason"]
+        assert judge.hits() == 1  # no call without a key
