@@ -92,14 +92,13 @@ class Runner:
     async def _open_clients(self, stack: AsyncExitStack, endpoints: Mapping[str, EndpointConfig]) -> None:
         import httpx
 
+        from specengine.endpoints.transport import ShardedTransport
+
         for name, config in endpoints.items():
-            limits = httpx.Limits(
-                max_connections=config.max_concurrency, max_keepalive_connections=config.max_concurrency
-            )
-            client: httpx.AsyncClient = await stack.enter_async_context(
+            client = await stack.enter_async_context(
                 httpx.AsyncClient(
                     timeout=httpx.Timeout(config.timeout, connect=min(config.timeout, 10.0)),
-                    transport=httpx.AsyncHTTPTransport(limits=limits),
+                    transport=ShardedTransport(config.max_concurrency),
                     follow_redirects=True,
                 )
             )
