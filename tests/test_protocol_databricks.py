@@ -272,3 +272,37 @@ def test_unusable_bodies_are_endpoint_errors(api, body, kind):
         with pytest.raises(EndpointError) as caught:
             talk(server.endpoint(api=api), "hi")
         assert caught.value.kind == kind
+
+
+def test_auto_switch_holds_for_conversations_already_in_flight():
+    """Two conversations send `input` at once; both are refused, both end up on `messages`."""
+    import asyncio
+
+    import httpx
+    from protocol_servers import endpoint_config
+
+    from specengine.endpoints.databricks import DatabricksAdapter
+
+    import threading
+
+    with DatabricksServer("chat") as server:
+        server.script(lambda messages: "ok " + messages[-1]["content"])
+        both_sent = threading.Barrier(2, timeout=5)
+        invoke = server._invoke
+
+        def refuse_together(request):
+            if "input" in (request.json or {}):
+                both_sent.wait()  # neither is refused before both have been sent as `input`
+            return invoke(request)
+
+        server.route("/invocations", refuse_together)
+
+        async def run():
+            async with httpx.AsyncClient() as client:
+                adapter = DatabricksAdapter(endpoint_config(server.endpoint()), client)
+                first, second = adapter.conversation(), adapter.conversation()
+                return await asyncio.gather(first.send("one"), second.send("two"))
+
+        turns = asyncio.run(run())
+        assert [turn.reply for turn in turns] == ["ok one", "ok two"]
+        assert sorted("input" in body for body in server.bodies) == [False, False, True, True]

@@ -110,9 +110,13 @@ class DatabricksConversation(Conversation):
         try:
             answer = await self._send_as(shape, message)
         except EndpointError as exc:
-            if not (adapter.may_switch and shape == "responses" and self._asks_for_messages(exc, message)):
+            if shape != "responses" or not self._asks_for_messages(exc, message):
                 raise
-            adapter.shape, adapter.may_switch = "chat", False
+            if adapter.may_switch:
+                adapter.shape, adapter.may_switch = "chat", False
+            elif adapter.shape != "chat":  # `api: responses`, or the endpoint already took `input`
+                raise
+            # (else a conversation running alongside already switched the endpoint to `messages`)
             shape = "chat"
             answer = await self._send_as(shape, message)
         else:
