@@ -277,13 +277,12 @@ def test_unusable_bodies_are_endpoint_errors(api, body, kind):
 def test_auto_switch_holds_for_conversations_already_in_flight():
     """Two conversations send `input` at once; both are refused, both end up on `messages`."""
     import asyncio
+    import threading
 
     import httpx
     from protocol_servers import endpoint_config
 
     from specengine.endpoints.databricks import DatabricksAdapter
-
-    import threading
 
     with DatabricksServer("chat") as server:
         server.script(lambda messages: "ok " + messages[-1]["content"])
