@@ -253,3 +253,27 @@ def test_the_endpoint_timeout_bounds_one_request(agent_server, tmp_path):
     assert error["type"] == "ReadTimeout"
     assert "request timed out" in error["message"]
     assert run.status("fast") == "passed"
+
+
+def test_concurrency_option_bounds_trials_in_flight(agent_server, tmp_path):
+    agent_server.script(lambda messages: Reply(content="done", delay=0.1))
+    setup_project(tmp_path, agent_server)
+    evals = "\n".join(f"  - {{name: c{n}, send: m{n}, expect: [succeeded]}}" for n in range(6))
+    run = run_spec(tmp_path, "evals:\n" + evals, "-j", "2")
+    assert run.exit_code == 0, run.cli.output
+    assert agent_server.max_in_flight == 2
+
+
+def test_judge_time_does_not_count_against_the_case_timeout(agent_server, tmp_path):
+    from judge_server import JudgeServer, tool_answer
+
+    def slow_yes(call, hit):
+        return tool_answer(json.dumps({"reasons": "fine", "choice": "Y"}), delay=0.6)
+
+    setup_project(tmp_path, agent_server)
+    spec = "evals: [{name: j, timeout: 0.4, send: hi, expect: [{judge: closed_qa, criteria: Fine?}]}]"
+    with JudgeServer(slow_yes) as judge:
+        args = ("--judge-model", "m", "--judge-base-url", judge.judge_url, "--no-cache")
+        run = run_spec(tmp_path, spec, *args, env={"OPENAI_API_KEY": "k"})
+    assert run.exit_code == 0, run.cli.output
+    assert run.status("j") == "passed"
