@@ -7,7 +7,6 @@ tests can drive the same flow.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import time
 from dataclasses import dataclass
@@ -35,6 +34,10 @@ class RunRequest:
     use_cache: bool = True
     resume: bool = False
     rerun_failed: Path | None = None
+    html: Path | None = None
+    md: Path | None = None
+    github: bool = False
+    baseline: Path | None = None
 
 
 def exit_code(summary: dict[str, Any], min_pass_rate: float | None) -> int:
@@ -55,15 +58,15 @@ def execute_run(request: RunRequest) -> int:
         prepared = prepare(request.paths, request.prepare)
         done = _already_done(request)
         prepared = _narrow(prepared, request, done)
-        total = count_cases(prepared)
+        census = count_cases(prepared)
     except UsageError as exc:
         for line in exc.lines:
             errors.print(line, markup=False, soft_wrap=True)
         return EXIT_USAGE
-    if total == 0 and not done:
+    if census.count == 0 and not done and request.prepare.shard is None:
         errors.print("error: the selection matched no case (check --label, -k and PATH::eval)", markup=False)
         return EXIT_USAGE
-    return asyncio.run(_run(request, prepared, total, console, done))
+    return asyncio.run(_run(request, prepared, census, console, done))
 
 
 def _already_done(request: RunRequest) -> list[tuple[dict[str, Any], int]]:
@@ -101,7 +104,7 @@ def _narrow(prepared, request: RunRequest, done: list[tuple[dict[str, Any], int]
     return replace(prepared, selection=selection)
 
 
-async def _run(request: RunRequest, prepared, total: int, console, done) -> int:
+async def _run(request: RunRequest, prepared, census, console, done) -> int:
     from specengine.run import Runner, RunOptions
 
     def start(on_result, judge):
@@ -113,10 +116,10 @@ async def _run(request: RunRequest, prepared, total: int, console, done) -> int:
         )
         return runner.run(prepared.cases()), runner.stop
 
-    return await execute_with_reports(request, prepared, total, console, done, start)
+    return await execute_with_reports(request, prepared, census, console, done, start)
 
 
-async def execute_with_reports(request: RunRequest, prepared, total: int, console, done, start) -> int:
+async def execute_with_reports(request: RunRequest, prepared, census, console, done, start) -> int:
     """The shared back half of run and regrade: results log, progress, judge, reports, exit code.
 
     `start(on_result, judge)` returns the work coroutine and a function that stops its scheduling.
@@ -126,16 +129,20 @@ async def execute_with_reports(request: RunRequest, prepared, total: int, consol
 
     run_id = new_run_id()
     output = request.output or default_output(run_id)
+    header = {}
+    if request.prepare.shard is not None:
+        index, count = request.prepare.shard
+        header["shard"] = {"index": index, "count": count, "plan_hash": census.plan_hash}
     writer = ResultsWriter(
-        output=output, run_id=run_id, started_at=utc_now(), secrets=_secrets(prepared.plan)
+        output=output, run_id=run_id, started_at=utc_now(), header=header, secrets=_secrets(prepared.plan)
     )
     writer.open(append=bool(done))
     for case, offset in done:
         writer.adopt(case, offset)
     failures = FailureLog()
     judge = _make_judge(prepared.plan.judge, request.use_cache)
-    progress = _progress(console, total, request.json_out)
-    task = progress.add_task("running", total=total)
+    progress = _progress(console, census.count, request.json_out)
+    task = progress.add_task("running", total=census.count)
 
     def on_result(result) -> None:
         case = writer.append(result.as_dict())
@@ -150,12 +157,11 @@ async def execute_with_reports(request: RunRequest, prepared, total: int, consol
         if judge is not None:
             await judge.aclose()
     summary = writer.close(time.perf_counter() - started, _judge_summary(judge))
-    if request.junit:
-        _write_junit(output, request.junit)
     if request.json_out:
         sys.stdout.write(output.read_text(encoding="utf-8"))
         sys.stdout.flush()
     print_report(console, summary, failures, str(output), writer.tally.pass_rate)
+    regressed = _reports(request, output, console)
     if interrupted:
         console.print(
             f"[yellow]interrupted[/]: results of the {summary['cases']} finished cases are in {output};"
@@ -163,7 +169,49 @@ async def execute_with_reports(request: RunRequest, prepared, total: int, consol
             highlight=False,
         )
         return EXIT_INTERRUPTED
-    return exit_code(summary, request.min_pass_rate)
+    code = exit_code(summary, request.min_pass_rate)
+    return EXIT_FAILED if regressed and code == EXIT_OK else code
+
+
+def _reports(request: RunRequest, output: Path, console) -> bool:
+    """Write the requested reports from the final results; True when the baseline comparison regressed."""
+    import os
+
+    from specengine.report.outputs import ReportTargets, write_reports
+
+    targets = ReportTargets(
+        html=request.html,
+        md=request.md,
+        junit=request.junit,
+        github=request.github or os.environ.get("GITHUB_ACTIONS") == "true",
+        step_summary=bool(os.environ.get("GITHUB_STEP_SUMMARY")),
+    )
+    if not targets.any and request.baseline is None:
+        return False
+    from specengine.report.load import ResultsError, load_results
+
+    data = load_results(output)
+    comparison = None
+    if request.baseline is not None:
+        from specengine.report.compare import compare, render_text
+
+        try:
+            comparison = compare(load_results(request.baseline), data)
+        except ResultsError as exc:
+            console.print(f"error: --baseline: {exc}", markup=False)
+            return True
+        console.print()
+        console.print(render_text(comparison), markup=False, highlight=False)
+    echo = (lambda line: print(line, file=sys.stderr)) if request.json_out else print
+    try:
+        for path in write_reports(data, targets, comparison=comparison, echo=echo):
+            console.print(f"wrote {path}", markup=False, highlight=False)
+    except OSError as exc:
+        console.print(
+            f"error: cannot write {exc.filename or 'a report'}: {exc.strerror or exc}", markup=False
+        )
+        return True
+    return bool(comparison is not None and comparison.regressed)
 
 
 async def _run_interruptibly(work, stop, progress) -> bool:
@@ -232,13 +280,6 @@ def _judge_summary(judge) -> dict[str, Any]:
     }
 
 
-def _write_junit(results_path: Path, junit_path: Path) -> None:
-    from specengine.report.junit import write_junit
-
-    results = json.loads(results_path.read_text(encoding="utf-8"))
-    write_junit(results, junit_path)
-
-
 def _progress(console, total: int, quiet: bool):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -270,7 +311,7 @@ def execute_regrade(request: RunRequest, results_path: Path) -> int:
     paths = request.paths or tuple(dict.fromkeys(case["spec"] for case in stored_results["cases"]))
     try:
         prepared = prepare(paths, request.prepare)
-        total = count_cases(prepared)
+        census = count_cases(prepared)
     except UsageError as exc:
         for line in exc.lines:
             errors.print(line, markup=False, soft_wrap=True)
@@ -293,7 +334,7 @@ def execute_regrade(request: RunRequest, results_path: Path) -> int:
 
         return work(), lambda: None
 
-    code = asyncio.run(execute_with_reports(request, prepared, total, console, [], start))
+    code = asyncio.run(execute_with_reports(request, prepared, census, console, [], start))
     outcome = report.get("result")
     if outcome is not None and outcome.orphaned:
         errors.print(

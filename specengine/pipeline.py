@@ -47,6 +47,7 @@ class PrepareOptions:
     labels: tuple[str, ...] = ()
     keyword: str | None = None
     limit: int | None = None
+    shard: tuple[int, int] | None = None
     environ: Mapping[str, str] | None = None
     resolve_endpoints: bool = True  # False for commands that never call the agent (plan, regrade)
 
@@ -108,16 +109,39 @@ def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
         labels=frozenset(options.labels),
         keyword=options.keyword,
         limit=options.limit,
+        shard=options.shard,
     )
     return Prepared(plan, selection, {spec.display: str(spec.file.resolve()) for spec in specs})
 
 
-def count_cases(prepared: Prepared) -> int:
-    """Walk the selected cases once: counts them and surfaces template errors before any request."""
+@dataclass(frozen=True)
+class Census:
+    """How many cases will run, and a fingerprint of the whole plan (so shards of one plan can merge)."""
+
+    count: int
+    plan_hash: str
+
+
+def count_cases(prepared: Prepared) -> Census:
+    """Walk the cases once: counts the selected ones, fingerprints the plan, and surfaces template
+    errors before any request is sent."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    count = 0
+    selection = prepared.selection
+    spec_files = dict(prepared.spec_files)
     try:
-        return sum(1 for _ in prepared.cases())
+        for case in prepared.plan.cases():
+            spec_file = spec_files.get(case.spec, case.spec)
+            if not selection.in_plan(case, spec_file):
+                continue
+            digest.update(case.id.encode("utf-8") + b"\n")
+            if selection.accepts(case, spec_file) and (selection.limit is None or count < selection.limit):
+                count += 1
     except SpecError as exc:
         raise UsageError([str(d) for d in exc.diagnostics]) from None
+    return Census(count, digest.hexdigest()[:16])
 
 
 def _problems_line(diagnostics: Sequence[Diagnostic]) -> str:

@@ -5,6 +5,7 @@ Selection filters the plan's case stream lazily, so it costs nothing for cases i
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,23 @@ def parse_targets(arguments: Iterable[str]) -> list[Target]:
     return targets
 
 
+def shard_of(case_id: str, count: int) -> int:
+    """The 1-based shard a case belongs to: stable across runs, machines and Python versions."""
+    digest = hashlib.sha256(case_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % count + 1
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`i/n` with 1 <= i <= n; ValueError with a plain message otherwise."""
+    index, separator, count = text.partition("/")
+    if not separator or not index.strip().isdigit() or not count.strip().isdigit():
+        raise ValueError(f"--shard takes i/n, e.g. 1/4 (got {text!r})")
+    i, n = int(index), int(count)
+    if not 1 <= i <= n:
+        raise ValueError(f"--shard {text}: i must be between 1 and n")
+    return i, n
+
+
 @dataclass(frozen=True)
 class Selection:
     """The filters of one run; an empty filter selects everything."""
@@ -38,10 +56,17 @@ class Selection:
     limit: int | None = None
     only_ids: frozenset[str] | None = None  # --rerun-failed
     skip_ids: frozenset[str] = frozenset()  # --resume: cases already done
+    shard: tuple[int, int] | None = None  # --shard i/n (1-based i)
 
     def accepts(self, case: Case, spec_file: str) -> bool:
         if case.id in self.skip_ids or (self.only_ids is not None and case.id not in self.only_ids):
             return False
+        if self.shard is not None and shard_of(case.id, self.shard[1]) != self.shard[0]:
+            return False
+        return self.in_plan(case, spec_file)
+
+    def in_plan(self, case: Case, spec_file: str) -> bool:
+        """The filters that define the plan itself (not --shard, --resume or --rerun-failed)."""
         if self.evals and (spec_file, case.eval_name) not in self.evals:
             return False
         if self.labels and not self.labels.intersection(case.labels):

@@ -14,15 +14,6 @@ import typer
 from specengine.cli import app
 
 
-def _write_text(path: Path, text: str) -> None:
-    """Write to a file, or to stdout for `-` (e.g. `--md - >> $GITHUB_STEP_SUMMARY`)."""
-    if str(path) == "-":
-        typer.echo(text, nl=False)
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8", errors="replace")
-
-
 @app.command()
 def report(
     results: Annotated[
@@ -69,31 +60,16 @@ def report(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
 
-    written: list[str] = []
+    from specengine.report.outputs import ReportTargets, write_reports
+
+    comparison = None
+    if base is not None:
+        from specengine.report.compare import compare
+
+        comparison = compare(base, data)
+    targets = ReportTargets(html=html, md=md, junit=junit, github=github, source_url=source_url)
     try:
-        if junit:
-            from specengine.report.junit import write_junit
-
-            write_junit(data, junit)
-            written.append(str(junit))
-        if html:
-            from specengine.report.html import write_html
-
-            write_html(data, html)
-            written.append(str(html))
-        if md:
-            from specengine.report.compare import compare
-            from specengine.report.markdown import render_markdown
-
-            comparison = compare(base, data) if base is not None else None
-            _write_text(md, render_markdown(data, comparison, source_url=source_url))
-            if str(md) != "-":
-                written.append(str(md))
-        if github:
-            from specengine.report.github import annotations
-
-            for line in annotations(data):
-                typer.echo(line)
+        written = write_reports(data, targets, comparison=comparison, echo=typer.echo)
     except OSError as exc:
         typer.echo(f"error: cannot write {exc.filename or 'the report'}: {exc.strerror or exc}", err=True)
         raise typer.Exit(2) from None

@@ -43,6 +43,23 @@ def run_command(
         Path | None, typer.Option("--output", "-o", help="Results JSON (default .specengine/runs/<id>.json).")
     ] = None,
     junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here.")] = None,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Also write a self-contained HTML report.")
+    ] = None,
+    md: Annotated[
+        Path | None, typer.Option("--md", help="Also write a Markdown summary ('-' for stdout).")
+    ] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option("--baseline", help="Compare with an earlier results file; regressions exit 1."),
+    ] = None,
+    output_format: Annotated[
+        str, typer.Option("--format", help="github: also print GitHub Actions annotations for failed checks.")
+    ] = "text",
+    shard: Annotated[
+        str | None,
+        typer.Option("--shard", help="Run share i of n of the cases (stable by case id), e.g. 2/4."),
+    ] = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print results JSON on stdout, the rest on stderr.")
     ] = False,
@@ -58,8 +75,15 @@ def run_command(
     ] = None,
 ) -> None:
     """Run specs against their agents and report pass/fail per case."""
-    from specengine.execute import RunRequest, execute_run
+    from specengine.execute import EXIT_USAGE, RunRequest, execute_run
     from specengine.pipeline import PrepareOptions
+    from specengine.select import parse_shard
+
+    try:
+        shard_share = parse_shard(shard) if shard else None
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
 
     request = RunRequest(
         paths=tuple(paths),
@@ -73,6 +97,7 @@ def run_command(
             labels=tuple(label or ()),
             keyword=keyword,
             limit=limit,
+            shard=shard_share,
         ),
         concurrency=concurrency,
         strict=strict,
@@ -83,5 +108,9 @@ def run_command(
         use_cache=not no_cache,
         resume=resume,
         rerun_failed=rerun_failed,
+        html=html,
+        md=md,
+        github=output_format == "github",
+        baseline=baseline,
     )
     raise typer.Exit(execute_run(request))
