@@ -7,18 +7,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, run_cli, write_project, write_spec
-from jsonschema import Draft202012Validator
+from conftest import run_cli, write_project, write_spec
 from servers import Reply
-from test_run_support import RESULTS, check, run_spec, setup_project
-
-RESULTS_SCHEMA = json.loads((REPO_ROOT / "schemas" / "results.schema.json").read_text(encoding="utf-8"))
-
-
-def validate_results(results: dict) -> None:
-    validator = Draft202012Validator(RESULTS_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
-    errors = [f"{e.json_path}: {e.message}" for e in validator.iter_errors(results)]
-    assert errors == []
+from test_run_support import RESULTS, check, run_spec, setup_project, validate_results
 
 
 def agent(messages):

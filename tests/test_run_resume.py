@@ -17,7 +17,7 @@ from pathlib import Path
 
 from conftest import REPO_ROOT, run_cli, write_spec
 from servers import Reply
-from test_run_support import last_user, setup_project
+from test_run_support import last_user, setup_project, validate_results
 
 CASES = 20
 FAILING = {"message 05", "message 13"}
@@ -101,6 +101,7 @@ def test_interrupt_then_resume_then_rerun_failed(agent_server, tmp_path):
     assert 3 <= len(finished) < CASES
     assert len(set(finished)) == len(finished)
     partial = json.loads(output.read_text(encoding="utf-8"))
+    validate_results(partial)
     assert sorted(case["id"] for case in partial["cases"]) == sorted(finished)
     assert partial["summary"]["cases"] == len(finished)
     after_interrupt = requests_per_message(agent_server)
@@ -117,6 +118,7 @@ def test_interrupt_then_resume_then_rerun_failed(agent_server, tmp_path):
     assert all(count == 1 for count in resent.values())
 
     results = json.loads(output.read_text(encoding="utf-8"))
+    validate_results(results)
     assert [case["id"] for case in results["cases"]] == all_ids  # each once, in plan order
     assert results["summary"]["cases"] == CASES
     assert (results["summary"]["passed"], results["summary"]["failed"]) == (CASES - 2, 2)

@@ -12,9 +12,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conftest import CliResult, run_cli, write_project, write_spec
+from conftest import REPO_ROOT, CliResult, run_cli, write_project, write_spec
 
 RESULTS = "out/results.json"
+RESULTS_SCHEMA = REPO_ROOT / "schemas" / "results.schema.json"
+
+
+def validate_results(results: Mapping[str, Any]) -> None:
+    """Assert that results follow schemas/results.schema.json (Draft 2020-12, formats checked)."""
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(RESULTS_SCHEMA.read_text(encoding="utf-8"))
+    validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    errors = [f"{error.json_path}: {error.message}" for error in validator.iter_errors(results)]
+    assert errors == []
 
 
 @dataclass(frozen=True)
