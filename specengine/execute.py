@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,7 +68,30 @@ def execute_run(request: RunRequest) -> int:
     if census.count == 0 and not done and request.prepare.shard is None:
         errors.print("error: the selection matched no case (check --label, -k and PATH::eval)", markup=False)
         return EXIT_USAGE
-    return asyncio.run(_run(request, prepared, census, console, done))
+    with _app_under_test(prepared, errors) as started:
+        if not started:
+            return EXIT_USAGE
+        return asyncio.run(_run(request, prepared, census, console, done))
+
+
+@contextmanager
+def _app_under_test(prepared, errors) -> Iterator[bool]:
+    """Start the project's `web_server` for the run (and stop it after); False when it failed to start."""
+    project = prepared.project
+    config = project.data.get("web_server") if project is not None else None
+    if not config:
+        yield True
+        return
+    from specengine.web_server import WebServerError, serve_app
+
+    try:
+        with serve_app(config, project.folder) as app:
+            if not app.reused:
+                errors.print(f"started the app under test: {app.url}", markup=False, highlight=False)
+            yield True
+    except WebServerError as exc:
+        errors.print(f"error: {exc}", markup=False, soft_wrap=True)
+        yield False
 
 
 def _already_done(request: RunRequest) -> list[tuple[dict[str, Any], int]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from specengine.compile import CompileOptions, SpecInput, compile_plan
 from specengine.diagnostics import Diagnostic, SpecError
 from specengine.plan import Case, Plan
-from specengine.project import MissingVariable, Unresolved, empty_project, judge_config
+from specengine.project import MissingVariable, Project, Unresolved, empty_project, judge_config
 from specengine.select import Selection, parse_targets
 
 
@@ -31,6 +31,7 @@ class Prepared:
     plan: Plan
     selection: Selection
     spec_files: Mapping[str, str] = field(default_factory=dict)
+    project: Project | None = None
 
     def cases(self) -> Iterator[Case]:
         return self.selection.apply(self.plan.cases(), dict(self.spec_files))
@@ -111,7 +112,7 @@ def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
         limit=options.limit,
         shard=options.shard,
     )
-    return Prepared(plan, selection, {spec.display: str(spec.file.resolve()) for spec in specs})
+    return Prepared(plan, selection, {spec.display: str(spec.file.resolve()) for spec in specs}, project)
 
 
 @dataclass(frozen=True)

@@ -186,12 +186,12 @@ class Runner:
 
     async def _converse(self, case: Case, adapter: Adapter, records: list[TurnRecord]) -> None:
         limit = self._endpoint_limits[case.endpoint]
-        conversation = adapter.conversation()
+        conversation = adapter.conversation(case.variables)
         number = 0
         conversation_index = 0
         for step in case.steps:
             if step.kind == "reset":
-                conversation = adapter.conversation()
+                conversation = adapter.conversation(case.variables)
                 conversation_index += 1
                 continue
             number += 1

@@ -121,10 +121,18 @@ def render_native(source: Any, variables: dict[str, Any]) -> Any:
         expression = _compiled_expression(whole.group("expr").strip())
         try:
             value = expression(**variables)
+            if _is_undefined(value):  # compile_expression hands back Undefined instead of raising
+                value._fail_with_undefined_error()
         except Exception as exc:
             raise _render_failure(exc) from None
         return _plain(value)
     return render(source, variables)
+
+
+def _is_undefined(value: Any) -> bool:
+    from jinja2 import Undefined
+
+    return isinstance(value, Undefined)
 
 
 def _plain(value: Any) -> Any:

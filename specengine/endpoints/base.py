@@ -89,7 +89,9 @@ class Adapter:
         self.config = config
         self.client = client
 
-    def conversation(self) -> Conversation:
+    def conversation(self, variables: Mapping[str, Any] | None = None) -> Conversation:
+        """A new conversation; `variables` are the case's template variables (input, expected, metadata),
+        for protocols whose requests are templates (`http`)."""
         raise NotImplementedError
 
 

@@ -47,7 +47,7 @@ class OpenAIChatAdapter(Adapter):
 
     protocol = "openai-chat"
 
-    def conversation(self) -> OpenAIChatConversation:
+    def conversation(self, variables: Mapping[str, Any] | None = None) -> OpenAIChatConversation:
         return OpenAIChatConversation(self)
 
 
