@@ -225,6 +225,16 @@ def _yaml_error_message(exc: yaml.YAMLError) -> str:
     return problem
 
 
+def _reader_diagnostic(path: str, text: str, exc: yaml.reader.ReaderError) -> Diagnostic:
+    """A character YAML does not allow (control characters and the like), at its line and column."""
+    position = min(max(int(getattr(exc, "position", 0) or 0), 0), len(text))
+    line = text.count("\n", 0, position) + 1
+    col = position - (text.rfind("\n", 0, position) + 1) + 1
+    character = getattr(exc, "character", None)
+    code = f" (#x{character:04x})" if isinstance(character, int) else ""
+    return Diagnostic(path, line, col, f"a character that YAML does not allow{code}: remove it")
+
+
 def parse_yaml(text: str | bytes, path: str, *, file: Path | None = None) -> Document:
     """Parse one YAML document with positions. Raises SpecError with a located message."""
     if isinstance(text, bytes):
@@ -238,7 +248,10 @@ def parse_yaml(text: str | bytes, path: str, *, file: Path | None = None) -> Doc
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
         raise SpecError(Diagnostic(path, line, 1, "the file holds a NUL byte: it is not a text file"))
-    loader = SpecLoader(text)
+    try:
+        loader = SpecLoader(text)  # the reader rejects control characters right here
+    except yaml.reader.ReaderError as exc:
+        raise SpecError(_reader_diagnostic(path, text, exc)) from None
     loader.name = path
     try:
         root = loader.get_single_node()
@@ -246,6 +259,8 @@ def parse_yaml(text: str | bytes, path: str, *, file: Path | None = None) -> Doc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         raise SpecError(_mark_diagnostic(path, mark, _yaml_error_message(exc))) from None
+    except yaml.reader.ReaderError as exc:
+        raise SpecError(_reader_diagnostic(path, text, exc)) from None
     except yaml.YAMLError as exc:
         raise SpecError(Diagnostic(path, 1, 1, _yaml_error_message(exc))) from None
     except RecursionError:
