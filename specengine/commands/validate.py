@@ -7,6 +7,7 @@ and Jinja2 only when a spec holds a template) and never touches the network.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from enum import Enum
 from pathlib import Path
@@ -26,6 +27,15 @@ class OutputFormat(str, Enum):
 def _safe(text: str) -> str:
     """Text that any output stream can write (a spec may hold lone surrogates from YAML escapes)."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _one_line(text: str) -> str:
+    """One problem per line, whatever a key or value holds: control characters (line breaks,
+    terminal escapes) are shown escaped, as \\n or \\x85."""
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def _plural(count: int, word: str) -> str:
@@ -81,7 +91,7 @@ def validate(
             typer.echo(_safe(diagnostic_annotation(d.path, d.line, d.col, d.message)))
     else:
         for d in diagnostics:
-            typer.echo(_safe(str(d)))
+            typer.echo(_one_line(_safe(str(d))))
         files_with_problems = len({d.path for d in diagnostics})
         if diagnostics:
             summary = f"{_plural(len(diagnostics), 'problem')} in {_plural(files_with_problems, 'file')}"
