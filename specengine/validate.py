@@ -25,6 +25,8 @@ from specengine.datasets import is_dataset_path, iter_rows, row_id
 from specengine.diagnostics import Diagnostic, SpecError
 from specengine.project import Project, load_project
 from specengine.source import (
+    AMBIGUOUS_KINDS,
+    AMBIGUOUS_SCALAR,
     MAX_DOCUMENT_BYTES,
     PROJECT_FILE,
     Document,
@@ -131,6 +133,9 @@ def _fast_loader_class():
 _FAST_LOADER = _fast_loader_class()
 
 
+Ambiguous = list[tuple[yaml.ScalarNode, bool]]  # plain scalars YAML 1.1 reads otherwise; is it a key
+
+
 def parse_document(raw: bytes, display: str, file: Path | None = None) -> Document:
     """Parse YAML bytes exactly like source.parse_yaml (same data, types and positions), faster.
 
@@ -138,6 +143,11 @@ def parse_document(raw: bytes, display: str, file: Path | None = None) -> Docume
     anything unusual (merge keys, explicit tags, duplicate keys, errors) goes through SpecLoader's
     own constructors or the pure-Python loader, whose messages are the ones users see.
     """
+    return _parse(raw, display, file)[0]
+
+
+def _parse(raw: bytes, display: str, file: Path | None = None) -> tuple[Document, Ambiguous | None]:
+    """The document, and its ambiguous scalars when the fast path found them on the way."""
     if _FAST_LOADER is not None and b"\x00" not in raw and len(raw) <= MAX_DOCUMENT_BYTES:
         try:
             text = raw.decode("utf-8-sig")
@@ -148,18 +158,20 @@ def parse_document(raw: bytes, display: str, file: Path | None = None) -> Docume
             try:
                 root = loader.get_single_node()
                 if root is None:
-                    return Document(path=display, data=None, root=None, file=file)
+                    return Document(path=display, data=None, root=None, file=file), []
+                ambiguous: Ambiguous | None = []
                 try:
-                    data = _to_data(root, {}, set())
+                    data = _to_data(root, {}, set(), ambiguous)
                 except _Unusual:
                     data = loader.construct_document(root)
                     _plain_style_as_none(root)
-                return Document(path=display, data=data, root=root, file=file)
+                    ambiguous = None
+                return Document(path=display, data=data, root=root, file=file), ambiguous
             except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
                 pass
             finally:
                 loader.dispose()
-    return parse_yaml(raw, display, file=file)
+    return parse_yaml(raw, display, file=file), None
 
 
 class _Unusual(Exception):
@@ -175,15 +187,21 @@ _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _PLAIN_INT = re.compile(r"^[-+]?[0-9]+$")
 _PLAIN_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
+_AMBIGUOUS_START = frozenset("yYnNoO+-0123456789")  # the first characters AMBIGUOUS_SCALAR can match
 
 
-def _to_data(node: yaml.Node, memo: dict[int, Any], active: set[int]) -> Any:
+def _to_data(
+    node: yaml.Node, memo: dict[int, Any], active: set[int], ambiguous: Ambiguous, key: bool = False
+) -> Any:
     """SpecLoader's data for a composed node (YamlInt/YamlFloat keep their text), plus libyaml's
-    plain style '' set to None as PyYAML has it. Raises _Unusual for anything else."""
+    plain style '' set to None as PyYAML has it, collecting the scalars source.ambiguous_scalars
+    would yield. Raises _Unusual for anything else."""
     if isinstance(node, yaml.ScalarNode):
+        tag, value = node.tag, node.value
         if node.style == "":
             node.style = None
-        tag, value = node.tag, node.value
+            if tag == _STR_TAG and value and value[0] in _AMBIGUOUS_START and AMBIGUOUS_SCALAR.match(value):
+                ambiguous.append((node, key))
         if tag == _STR_TAG:
             return value
         if tag == _INT_TAG and _PLAIN_INT.match(value):
@@ -199,27 +217,27 @@ def _to_data(node: yaml.Node, memo: dict[int, Any], active: set[int]) -> Any:
         if tag == _NULL_TAG:
             return None
         raise _Unusual
-    key = id(node)
-    if key in memo:  # an alias: the same object, as PyYAML shares it
-        return memo[key]
-    if key in active:
+    ident = id(node)
+    if ident in memo:  # an alias: the same object, as PyYAML shares it
+        return memo[ident]
+    if ident in active:
         raise _Unusual
-    active.add(key)
+    active.add(ident)
     if isinstance(node, yaml.MappingNode) and node.tag == _MAP_TAG:
         result: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
                 raise _Unusual
-            name = _to_data(key_node, memo, active)
+            name = _to_data(key_node, memo, active, ambiguous, True)
             if name in result:
                 raise _Unusual  # a duplicate key: SpecLoader words the error
-            result[name] = _to_data(value_node, memo, active)
+            result[name] = _to_data(value_node, memo, active, ambiguous)
     elif isinstance(node, yaml.SequenceNode) and node.tag == _SEQ_TAG:
-        result = [_to_data(item, memo, active) for item in node.value]  # type: ignore[assignment]
+        result = [_to_data(item, memo, active, ambiguous) for item in node.value]  # type: ignore[assignment]
     else:
         raise _Unusual
-    active.discard(key)
-    memo[key] = result
+    active.discard(ident)
+    memo[ident] = result
     return result
 
 
@@ -239,15 +257,15 @@ def _plain_style_as_none(root: yaml.Node | None) -> None:
             stack.extend(node.value)
 
 
-def _read(file: Path, display: str) -> tuple[Document, str]:
+def _read(file: Path, display: str) -> tuple[Document, str, Ambiguous | None]:
     try:
         raw = file.read_bytes()
     except OSError as exc:
         raise SpecError(Diagnostic(display, 1, 1, f"cannot read the file: {exc.strerror or exc}")) from None
-    document = parse_document(raw, display, file)
+    document, ambiguous = _parse(raw, display, file)
     if document.root is None:
         raise SpecError(Diagnostic(display, 1, 1, "the file is empty"))
-    return document, raw.decode("utf-8-sig", errors="replace")
+    return document, raw.decode("utf-8-sig", errors="replace"), ambiguous
 
 
 # --- the report being built -----------------------------------------------------------------------
@@ -382,7 +400,7 @@ class _Validator:
             display = _display(file, resolved, base, cwd)
             entry = _Parsed(file, project, project_path is not None and project is None, display, resolved)
             try:
-                entry.document, entry.text = _read(file, display)
+                entry.document, entry.text, entry.ambiguous = _read(file, display)
             except SpecError as exc:
                 entry.problems = list(exc.diagnostics)
             parsed.append(entry)
@@ -474,7 +492,7 @@ class _Validator:
         report = _Report(document, entry.text, checked.flagged)
         report.items.extend(checked.diagnostics)
         _SpecChecks(self, entry, report, checked.suggested).run()
-        _report_ambiguous(report)
+        _report_ambiguous(report, entry.ambiguous)
         return report.items
 
     # datasets (each file read once per run)
@@ -498,6 +516,7 @@ class _Parsed:
     document: Document | None = None
     text: str = ""
     problems: list[Diagnostic] = field(default_factory=list)
+    ambiguous: Ambiguous | None = None  # found while parsing (None: not looked for yet)
 
 
 def _display(file: Path, resolved: Path, base: Path | None, cwd: Path) -> str:
@@ -1015,12 +1034,15 @@ def _sexagesimal(text: str) -> int | float | None:
     return int(value) if value == int(value) else value
 
 
-def _report_ambiguous(report: _Report) -> None:
+def _report_ambiguous(report: _Report, found: Ambiguous | None = None) -> None:
     """Unquoted yes/no, dates and 12:30 where text is expected; where the schema wants another
     type (soft: yes), its error has already been reported at the same place."""
-    for _path, node, kind, is_key in ambiguous_scalars(report.document.root):
+    if found is None:
+        found = [(node, is_key) for _path, node, _kind, is_key in ambiguous_scalars(report.document.root)]
+    for node, is_key in found:
         if id(node) in report.flagged:
             continue
+        kind = next((kind for pattern, kind in AMBIGUOUS_KINDS if pattern.match(node.value)), "ambiguous")
         line, col = node.start_mark.line + 1, node.start_mark.column + 1
         report.add(Diagnostic(report.document.path, line, col, _ambiguous_message(node.value, kind, is_key)))
 

@@ -20,7 +20,7 @@ from specengine.source import (
     load_yaml,
     parse_yaml,
 )
-from specengine.validate import parse_document
+from specengine.validate import _parse, parse_document
 
 
 def error_of(text: str | bytes) -> str:
@@ -204,9 +204,12 @@ def agree(text: str) -> None:
             parse_document(text.encode("utf-8", "surrogatepass"), "x.yaml")
         assert caught.value.diagnostics == exc.diagnostics
         return
-    got = parse_document(text.encode("utf-8", "surrogatepass"), "x.yaml")
+    got, ambiguous = _parse(text.encode("utf-8", "surrogatepass"), "x.yaml")
     assert same(got.data, expected.data), (text, got.data, expected.data)
     assert nodes(got.root) == nodes(expected.root), text
+    if ambiguous is not None:  # found while parsing: exactly what source.ambiguous_scalars yields
+        walked = {(id(node), is_key) for _, node, _, is_key in ambiguous_scalars(got.root)}
+        assert {(id(node), is_key) for node, is_key in ambiguous} == walked, text
 
 
 TRICKY = [
