@@ -54,7 +54,7 @@ def exit_code(summary: dict[str, Any], min_pass_rate: float | None) -> int:
 def execute_run(request: RunRequest) -> int:
     from rich.console import Console
 
-    console = Console(stderr=request.json_out, highlight=False)
+    console = Console(stderr=request.json_out, highlight=False, soft_wrap=True)
     errors = Console(stderr=True, highlight=False)
     try:
         prepared = prepare(request.paths, request.prepare)
@@ -325,7 +325,7 @@ def execute_regrade(request: RunRequest, results_path: Path) -> int:
 
     from specengine.report.load import ResultsError, load_results
 
-    console = Console(stderr=request.json_out, highlight=False)
+    console = Console(stderr=request.json_out, highlight=False, soft_wrap=True)
     errors = Console(stderr=True, highlight=False)
     try:
         stored_results = load_results(results_path)

@@ -36,6 +36,13 @@ class RunOptions:
 
 
 @dataclass
+class _Deadline:
+    """When a trial must end; pushed back by the time it waits for an endpoint slot (queueing)."""
+
+    at: float
+
+
+@dataclass
 class _Pending:
     """Trials of one case still running; mutable bookkeeping owned by the scheduler."""
 
@@ -147,7 +154,7 @@ class Runner:
         """Send every turn (retrying transport faults on a fresh conversation), then grade."""
         adapter = self._adapters[case.endpoint]
         config = adapter.config
-        deadline = time.monotonic() + case.timeout
+        deadline = _Deadline(time.monotonic() + case.timeout)
         attempts = 0
         records: list[TurnRecord] = []
         error: dict[str, str] | None = None
@@ -155,9 +162,7 @@ class Runner:
             attempts += 1
             records = []
             try:
-                await asyncio.wait_for(
-                    self._converse(case, adapter, records), timeout=max(0.0, deadline - time.monotonic())
-                )
+                await self._converse(case, adapter, records, deadline)
                 error = None
                 break
             except (asyncio.TimeoutError, TimeoutError):
@@ -170,7 +175,7 @@ class Runner:
                         error["message"] += f" (after {attempts} attempts)"
                     break
                 delay = self._backoff(attempts, exc.retry_after)
-                if time.monotonic() + delay > deadline:
+                if time.monotonic() + delay > deadline.at:
                     error["message"] += (
                         f"; retry in {delay:.1f} s would pass the case's {case.timeout:g} s timeout"
                     )
@@ -184,7 +189,10 @@ class Runner:
             return retry_after
         return min(BACKOFF_CAP_S, self.options.backoff_base * 2 ** (attempt - 1) * random.uniform(0.5, 1.0))
 
-    async def _converse(self, case: Case, adapter: Adapter, records: list[TurnRecord]) -> None:
+    async def _converse(
+        self, case: Case, adapter: Adapter, records: list[TurnRecord], deadline: _Deadline
+    ) -> None:
+        """Send each turn; time spent waiting for an endpoint slot does not count against the timeout."""
         limit = self._endpoint_limits[case.endpoint]
         conversation = adapter.conversation(case.variables)
         number = 0
@@ -195,8 +203,12 @@ class Runner:
                 conversation_index += 1
                 continue
             number += 1
+            queued = time.monotonic()
             async with limit:
-                turn = await conversation.send(step.message)
+                deadline.at += time.monotonic() - queued
+                turn = await asyncio.wait_for(
+                    conversation.send(step.message), timeout=max(0.0, deadline.at - time.monotonic())
+                )
             records.append(TurnRecord(number, step.message, turn, conversation_index))
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from conftest import run_cli, write_project, write_spec
 from servers import Reply
 from test_run_support import check, last_user, run_spec, setup_project
@@ -212,11 +211,6 @@ def test_endpoint_max_concurrency_bounds_requests_in_flight(agent_server, tmp_pa
     assert agent_server.max_in_flight == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the trial deadline starts before the endpoint's max_concurrency slot is free, so time spent "
-    "queued behind other trials counts against `timeout`",
-)
 def test_waiting_for_an_endpoint_slot_does_not_count_against_the_timeout(agent_server, tmp_path):
     agent_server.script(lambda messages: Reply(content="done", delay=0.3))
     setup_project(tmp_path, agent_server, max_concurrency=1)

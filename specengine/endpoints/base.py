@@ -136,7 +136,7 @@ def transport_error(exc: Exception) -> EndpointError:
     detail = str(exc) or kind
     if isinstance(exc, httpx.TimeoutException):
         return EndpointError(kind, f"request timed out: {detail}", retryable=True)
-    return EndpointError(kind, f"{kind}: {detail}", retryable=isinstance(exc, httpx.TransportError))
+    return EndpointError(kind, detail, retryable=isinstance(exc, httpx.TransportError))
 
 
 async def post_json(
