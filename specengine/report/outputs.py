@@ -52,7 +52,7 @@ def write_reports(
 
         markdown = render_markdown(data, comparison, source_url=targets.source_url)
         if targets.md and str(targets.md) == "-":
-            echo(markdown)
+            echo(markdown.removesuffix("\n"))  # echo ends the line: stdout holds what the file would
         elif targets.md:
             targets.md.parent.mkdir(parents=True, exist_ok=True)
             targets.md.write_text(markdown, encoding="utf-8")
