@@ -302,7 +302,7 @@ def test_report_command_writes_the_same_files_from_the_results(report_run):
 def test_report_markdown_to_stdout_matches_the_file(report_run):
     cli = run_cli(["report", report_run.results_path, "--md", "-"], cwd=report_run.folder, env=NO_GITHUB)
     assert cli.exit_code == 0, cli.output
-    assert cli.stdout.rstrip("\n") == report_run.out("summary.md").read_text(encoding="utf-8").rstrip("\n")
+    assert cli.stdout == report_run.out("summary.md").read_text(encoding="utf-8")  # no extra blank line
 
 
 # ---------------------------------------------------------------------------------------------------
