@@ -109,8 +109,9 @@ def annotations(results: dict, *, path_prefix: str = "", limit: int | None = Non
             continue
         spec = _join(path_prefix, case_spec(case))
         case_id = str(case.get("id", ""))
-        if case.get("status") == "error":
-            err = case_error(case)
+        # a case errored by a check (a judge that failed, say) is annotated at that check, with why
+        err = case_error(case) if case.get("status") == "error" else None
+        if err is not None or (case.get("status") == "error" and not failed_gates(case)):
             out.append(
                 workflow_command(
                     "error",
