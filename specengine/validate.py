@@ -380,23 +380,21 @@ class _Validator:
         parsed: list[_Parsed] = []
         project_paths: dict[Path, Path | None] = {}
         cwd = Path.cwd().resolve()
+        folders: dict[Path, Path | None] = {}
         for file in found.specs:
             if self.project_file is not None:
                 project_path: Path | None = self.project_file
-                project = explicit_project
             else:
                 if file.parent not in project_paths:
                     project_paths[file.parent] = find_project_file(file.parent)
                 project_path = project_paths[file.parent]
-                project = self._project_for(project_path)
-            base = (
-                project.folder
-                if project is not None
-                else (project_path.resolve().parent if project_path else None)
-            )
-            resolved = file.resolve()
-            if resolved in named and _under_data_folder(file, base):
+            if project_path not in folders:
+                folders[project_path] = project_path.resolve().parent if project_path else None
+            base = folders[project_path]
+            if _under_data_folder(file, base):
                 continue
+            project = explicit_project if self.project_file is not None else self._project_for(project_path)
+            resolved = file.resolve()
             display = _display(file, resolved, base, cwd)
             entry = _Parsed(file, project, project_path is not None and project is None, display, resolved)
             try:
@@ -532,7 +530,8 @@ def _display(file: Path, resolved: Path, base: Path | None, cwd: Path) -> str:
 
 
 def _under_data_folder(file: Path, base: Path | None) -> bool:
-    """A file named on the command line that sits under a folder named `data` is data, not a spec.
+    """A file under a folder named `data` is data, not a spec (also when named on the command line
+    or when the folder given is itself a data folder).
 
     Only folders below the project folder (else the working folder) count, so a checkout that
     happens to live in /srv/data/ is not skipped wholesale.
@@ -1011,9 +1010,7 @@ def _ambiguous_message(text: str, kind: str, is_key: bool) -> str:
             f' true/false: quote it ("{text}") for text, or write true or false'
         )
     if kind == "a date":
-        return (
-            f'the {what} {text} looks like a date, which YAML 1.1 tools turn into a date: quote it ("{text}")'
-        )
+        return f'the {what} {text} is read as a date by YAML 1.1 tools: quote it ("{text}")'
     if kind.startswith("a time"):
         number = _sexagesimal(text)
         shown = f"the number {number}" if number is not None else "a number"

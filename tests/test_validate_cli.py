@@ -173,6 +173,12 @@ def test_pre_commit_batch_with_project_and_dataset_files(tmp_path):
     )
 
 
+def test_a_data_folder_given_as_the_path_holds_no_specs(tmp_path):
+    make_project(tmp_path, {"specs/data/rows.yaml": "- {id: a}\n", "specs/a.yaml": VALID})
+    result = run_cli(["validate", "specs/data"], cwd=tmp_path)
+    assert (result.exit_code, result.stdout, result.stderr.strip()) == (0, "", "no spec files found")
+
+
 def test_a_list_file_that_no_spec_names_is_reported(tmp_path):
     make_project(tmp_path, {"specs/a.yaml": VALID, "specs/stray.yaml": "- a\n- b\n"})
     result = run_cli(["validate", "specs/stray.yaml"], cwd=tmp_path)

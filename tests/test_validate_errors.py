@@ -123,7 +123,7 @@ def test_unquoted_time_and_date_in_labels(tmp_path):
     """
     assert problems(tmp_path, spec) == [
         'specs/s.yaml:1:10: the value 12:30 is read as the number 750 by YAML 1.1 tools: quote it ("12:30")',
-        "specs/s.yaml:1:17: the value 2024-01-02 looks like a date, which YAML 1.1 tools turn into a date:"
+        "specs/s.yaml:1:17: the value 2024-01-02 is read as a date by YAML 1.1 tools:"
         ' quote it ("2024-01-02")',
     ]
 

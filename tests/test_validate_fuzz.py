@@ -167,6 +167,12 @@ def test_random_project_files(data):
 # --- the compiled schema check agrees with jsonschema ----------------------------------------------
 
 
+def test_the_schemas_compile_to_the_fast_check():
+    """A schema keyword the compiled check lacks would silently send every spec to jsonschema."""
+    for name in ("spec", "project"):
+        assert schema._compiled_check(name) is not None, name
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.dictionaries(st.sampled_from(KEYS), structures, max_size=5))
 def test_compiled_check_agrees_with_jsonschema_on_random_documents(data):
