@@ -58,6 +58,7 @@ def execute_run(request: RunRequest) -> int:
     errors = Console(stderr=True, highlight=False)
     try:
         prepared = prepare(request.paths, request.prepare)
+        _check_baseline(request.baseline)
         done = _already_done(request)
         prepared = _narrow(prepared, request, done)
         census = count_cases(prepared)
@@ -92,6 +93,18 @@ def _app_under_test(prepared, errors) -> Iterator[bool]:
     except WebServerError as exc:
         errors.print(f"error: {exc}", markup=False, soft_wrap=True)
         yield False
+
+
+def _check_baseline(baseline: Path | None) -> None:
+    """A --baseline that cannot be read is a command-line error: found before any request, exit 2."""
+    if baseline is None:
+        return
+    from specengine.report.load import ResultsError, load_results
+
+    try:
+        load_results(baseline)
+    except ResultsError as exc:
+        raise UsageError([f"error: --baseline: {exc}"]) from None
 
 
 def _already_done(request: RunRequest) -> list[tuple[dict[str, Any], int]]:
