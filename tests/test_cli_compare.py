@@ -54,9 +54,10 @@ class Agent:
 
 
 class Project:
-    def __init__(self, folder: Path, agent: Agent) -> None:
+    def __init__(self, folder: Path, agent: Agent, server: AgentServer) -> None:
         self.folder = folder
         self.agent = agent
+        self.server = server
 
     def run(self, version: str, spec: str, output: str, *args: str) -> CliResult:
         """Run the spec against the agent's `version`; results in `output` (relative to the folder)."""
@@ -78,7 +79,7 @@ def project(tmp_path_factory):
         server.script(agent)
         folder = tmp_path_factory.mktemp("compare")
         write_project(folder, endpoints={"agent": server.endpoint()})
-        project = Project(folder, agent)
+        project = Project(folder, agent, server)
         base = project.run("base", BASE_SPEC, "base.json")
         assert base.exit_code == 1, base.output  # "will heal" and "known bad" fail in the base run
         head = project.run("head", HEAD_SPEC, "head.json")
@@ -258,3 +259,20 @@ def test_run_baseline_writes_the_comparison_into_the_markdown(project):
     assert "#### 🔻 Regressions (1)" in md and "#### 🔺 Fixes (1)" in md
     report = project.cli("report", "out/pr.json", "--md", "-", "--baseline", "base.json")
     assert report.stdout == md
+
+
+@pytest.mark.parametrize(
+    ("baseline", "message"),
+    [
+        ("missing.json", "missing.json: no such file"),
+        (SPEC_PATH, f"{SPEC_PATH}:1:1: not valid JSON"),
+    ],
+)
+def test_run_with_an_unreadable_baseline_exits_2_before_sending_anything(project, baseline, message):
+    before = project.server.hits()
+    cli = project.run("head", HEAD_SPEC, "out/never.json", "--baseline", baseline)
+    assert cli.exit_code == 2, cli.output
+    assert f"error: --baseline: {message}" in cli.stderr
+    assert project.server.hits() == before
+    assert not (project.folder / "out" / "never.json").exists()
+    assert "Traceback" not in cli.output
