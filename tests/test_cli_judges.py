@@ -514,7 +514,7 @@ def test_a_judge_that_keeps_answering_429_is_retried_a_bounded_number_of_times(a
 
 
 def test_a_500_then_ok_judge_is_retried_within_one_verdict(agent_server, tmp_path):
-    answers = {1: status(500, "hiccup"), 2: choose("Y", "Fine after all.")}
+    answers = {1: status(500, "hiccup", {"Retry-After": "0"}), 2: choose("Y", "Fine after all.")}
     with JudgeServer(lambda call, hit: answers.get(hit, choose("N"))) as judge:
         write_project(
             tmp_path,
