@@ -390,4 +390,10 @@ def execute_regrade(request: RunRequest, results_path: Path) -> int:
             "run them with `specengine run`",
             markup=False,
         )
+    if outcome is not None and outcome.regraded == 0:  # like a run whose selection matched no case
+        errors.print(
+            f"error: no case in {results_path} matches an eval in the specs; nothing was regraded",
+            markup=False,
+        )
+        return EXIT_USAGE
     return code
