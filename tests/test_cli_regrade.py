@@ -362,3 +362,14 @@ def test_regrade_does_not_need_the_agent_endpoint_variables(agent_server, tmp_pa
     again = regrade(tmp_path, env={"AGENT_TOKEN": None})
     assert again.exit_code == 0, again.cli.output
     assert again.status("a") == "passed"
+
+
+def test_regrade_that_matches_no_case_is_a_usage_error_not_a_pass(agent_server, tmp_path):
+    setup_project(tmp_path, agent_server)
+    run_spec(tmp_path, "evals: [{name: before, send: hi, expect: [{includes: hi}]}]")
+    write_spec(tmp_path, "spec.yaml", "evals: [{name: after, send: hi, expect: [{includes: hi}]}]")
+    again = regrade(tmp_path)
+    assert again.exit_code == 2, again.cli.output  # nothing was regraded: never a green run
+    assert "spec.yaml::before" in again.cli.stderr
+    assert "nothing was regraded" in " ".join(again.cli.stderr.split())
+    assert agent_server.hits() == 1
