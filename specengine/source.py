@@ -265,9 +265,29 @@ def parse_yaml(text: str | bytes, path: str, *, file: Path | None = None) -> Doc
         raise SpecError(Diagnostic(path, 1, 1, _yaml_error_message(exc))) from None
     except RecursionError:
         raise SpecError(Diagnostic(path, 1, 1, "the YAML is nested too deeply")) from None
+    except (ValueError, TypeError, OverflowError) as exc:  # an explicit tag whose text does not fit it
+        node = _explicitly_tagged(loader, root)
+        mark = node.start_mark if node is not None else None
+        tag = node.tag.rsplit(":", 1)[-1] if node is not None else "tag"
+        raise SpecError(_mark_diagnostic(path, mark, f"this value cannot be read as !!{tag}: {exc}")) from None
     finally:
         loader.dispose()
     return Document(path=path, data=data, root=root, file=file)
+
+
+def _explicitly_tagged(loader: SpecLoader, root: yaml.Node | None) -> yaml.Node | None:
+    """The first scalar whose tag was written out (`!!float x`) rather than inferred."""
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag != loader.resolve(yaml.ScalarNode, node.value, (True, False)):
+                return node
+        elif isinstance(node, yaml.MappingNode):
+            stack.extend(item for pair in node.value for item in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return None
 
 
 def load_yaml(file: Path, path: str | None = None) -> Document:
