@@ -289,7 +289,7 @@ def _secrets(plan) -> frozenset[str]:
     """Every value that came from ${VAR}, and the judge's key: never written anywhere."""
     import os
 
-    found: set[str] = set()
+    found: set[str] = set(plan.judge.secrets)
     for endpoint in plan.endpoints.values():
         found |= endpoint.secrets
     if plan.judge.model:

@@ -137,7 +137,10 @@ class Case:
 
 @dataclass(frozen=True)
 class JudgeConfig:
-    """The judge model named in the project file or on the command line; None model = no judge."""
+    """The judge model named in the project file or on the command line; None model = no judge.
+
+    `secrets` holds values read from ${VAR} in the project's `judge:` block (never written anywhere).
+    """
 
     model: str | None = None
     base_url: str | None = None
@@ -145,6 +148,7 @@ class JudgeConfig:
     max_concurrency: int = 4
     timeout: float = 60.0
     retries: int = 2
+    secrets: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -198,4 +198,5 @@ def judge_config(
         max_concurrency=int(data.get("max_concurrency", 4)),
         timeout=float(data.get("timeout", DEFAULT_TIMEOUT)),
         retries=int(data.get("retries", DEFAULT_RETRIES)),
+        secrets=resolved.secrets,
     )
