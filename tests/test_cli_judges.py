@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import write_project
-from judge_server import JudgeCall, JudgeServer, choose, plain_text, status
+from judge_server import JudgeCall, JudgeServer, choose, plain_text, status, tool_answer
 from servers import Reply
 from test_run_support import RESULTS, Run, check, run_spec, setup_project, validate_results
 
@@ -511,6 +511,72 @@ def test_a_judge_that_keeps_answering_429_is_retried_a_bounded_number_of_times(a
     [annotation] = [text for text in run.cli.stdout.splitlines() if text.startswith("::error")]
     assert f"line={line}," in annotation and "politeness" in annotation
     assert "judge HTTP 429 after 3 attempts" in annotation
+
+
+def test_a_retry_after_longer_than_the_cap_ends_the_check_at_once(agent_server, tmp_path):
+    with JudgeServer(lambda call, hit: status(429, "busy", {"Retry-After": "3600"})) as judge:
+        write_project(
+            tmp_path,
+            endpoints={"agent": agent_server.endpoint()},
+            judge={"model": MODEL, "base_url": judge.judge_url, "retries": 5, "timeout": 5},
+        )
+        run = run_spec(tmp_path, ONE_QA, env=ENV)
+        assert judge.hits() == 1  # no hour-long wait, no further attempt
+    errored = check(run.case("a"), "judge closed_qa")
+    assert errored["status"] == "error"
+    assert "3600" in errored["reason"]
+    assert run.exit_code == 1
+
+
+def test_a_judge_slower_than_its_timeout_is_an_error_after_its_retries(agent_server, tmp_path):
+    slow = tool_answer(json.dumps({"choice": "Y", "reasons": "late"}), delay=1.0)
+    with JudgeServer(lambda call, hit: slow) as judge:
+        write_project(
+            tmp_path,
+            endpoints={"agent": agent_server.endpoint()},
+            judge={"model": MODEL, "base_url": judge.judge_url, "retries": 1, "timeout": 0.2},
+        )
+        run = run_spec(tmp_path, ONE_QA, env=ENV)
+        assert judge.hits() == 2
+    errored = check(run.case("a"), "judge closed_qa")
+    assert errored["status"] == "error"
+    assert "did not answer within 0.2 s" in errored["reason"]
+    assert run.exit_code == 1
+
+
+def test_the_project_judge_concurrency_limit_holds(agent_server, tmp_path):
+    with JudgeServer(lambda call, hit: choose("Y"), hold_until_in_flight=3, hold_timeout=0.5) as judge:
+        write_project(
+            tmp_path,
+            endpoints={"agent": agent_server.endpoint()},
+            judge={"model": MODEL, "base_url": judge.judge_url, "max_concurrency": 2},
+        )
+        evals = "\n".join(
+            f"  - {{name: e{n}, send: m{n}, expect: [{{judge: closed_qa, criteria: Ok?}}]}}" for n in range(6)
+        )
+        run = run_spec(tmp_path, "evals:\n" + evals, "-j", "6", env=ENV)
+        assert judge.hits() == 6
+        assert judge.max_in_flight == 2  # reached, never exceeded
+    assert run.exit_code == 0, run.cli.output
+
+
+def test_a_judge_base_url_from_a_variable_is_resolved_and_required(agent_server, judge, tmp_path):
+    write_project(
+        tmp_path,
+        endpoints={"agent": agent_server.endpoint()},
+        judge={"model": MODEL, "base_url": "${JUDGE_HOST}/v1"},
+    )
+    missing = run_spec(tmp_path, ONE_QA, env={**ENV, "JUDGE_HOST": None})
+    assert missing.exit_code == 2
+    assert "JUDGE_HOST" in missing.cli.stderr
+    assert agent_server.hits() == 0 and judge.hits() == 0
+    judge.script = lambda call, hit: choose("N", f"Asked at {judge.base_url}.")  # echoes the value
+    run = run_spec(tmp_path, ONE_QA, env={**ENV, "JUDGE_HOST": judge.base_url})
+    assert run.exit_code == 1, run.cli.output
+    assert judge.hits() == 1
+    assert check(run.case("a"), "judge closed_qa")["rationale"].startswith("Asked at ")
+    for text in (run.cli.output, (tmp_path / RESULTS).read_text(encoding="utf-8")):
+        assert judge.base_url not in text  # a value from ${VAR} is a secret
 
 
 def test_a_500_then_ok_judge_is_retried_within_one_verdict(agent_server, tmp_path):
