@@ -1,3 +1,3 @@
-from specengine.cli import main
+from specengine.entry import main
 
 main()
