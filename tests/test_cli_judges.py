@@ -87,7 +87,7 @@ def yes_if_sunny(call: JudgeCall, hit: int) -> Reply:
     """Y when the submission mentions Sunny, N otherwise, each with its own rationale."""
     if "Sunny" in section(call.prompt, "Submission"):
         return choose("Y", "It gives the weather and a temperature.")
-    return choose("N", "The reply gives no weather at all.")
+    return choose("N", "The reply gives no weather at all.\nIt only says it does not know.")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -123,7 +123,7 @@ def test_closed_qa_passes_and_fails_with_the_rationale_everywhere(agent_server, 
     assert (bad["status"], bad["score"], bad["rationale"]) == (
         "failed",
         0.0,
-        "The reply gives no weather at all.",
+        "The reply gives no weather at all.\nIt only says it does not know.",
     )
     assert (run.status("good"), run.status("bad")) == ("passed", "failed")
     assert judge.hits() == 2
@@ -142,13 +142,13 @@ def test_closed_qa_passes_and_fails_with_the_rationale_everywhere(agent_server, 
     failures = [(tc.get("name"), tc.find("failure")) for tc in root.iter("testcase")]
     failed = [(name, el) for name, el in failures if el is not None]
     assert [name for name, _ in failed] == ["spec.yaml::bad"]
-    assert "The reply gives no weather at all." in failed[0][1].text
+    assert "The reply gives no weather at all.\n    It only says it does not know." in failed[0][1].text
 
     # in the GitHub annotations
     annotations = [line for line in run.cli.stdout.splitlines() if line.startswith("::error")]
     assert len(annotations) == 1, run.cli.stdout
     assert f"line={line}" in annotations[0]
-    assert "The reply gives no weather at all." in annotations[0]
+    assert "The reply gives no weather at all.%0AIt only says it does not know." in annotations[0]
 
 
 def test_factuality_through_the_project_judge_block_and_its_key_variable(agent_server, judge, tmp_path):
@@ -402,6 +402,17 @@ def test_a_value_template_is_what_the_judge_grades(agent_server, judge, tmp_path
     run = run_judged(tmp_path, judge, spec)
     assert run.exit_code == 0, run.cli.output
     assert section(judge.calls[0].prompt, "Submission") == '{"n": 2}'
+
+
+def test_an_errored_trial_never_reaches_the_judge(agent_server, judge, tmp_path):
+    agent_server.script(lambda messages: Reply(status=500, body="down"))
+    setup_project(tmp_path, agent_server, retries=0)
+    run = run_judged(tmp_path, judge, ONE_QA)
+    assert run.exit_code == 1
+    assert run.status("a") == "error"
+    assert check(run.case("a"), "judge closed_qa")["status"] == "skipped"
+    assert judge.hits() == 0
+    assert run.summary["judge_calls"] == 0
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -280,6 +280,8 @@ def test_a_judge_check_added_after_the_run_is_graded_by_regrade(agent_server, ju
 
     unjudged = regrade(tmp_path)
     assert check(unjudged.case("forecast"), "judge closed_qa")["reason"] == NO_JUDGE
+    assert unjudged.status("forecast") == "passed"  # its other gate passed
+    assert unjudged.results["summary"]["gates_skipped"] == 1
     assert judge.hits() == 0
 
     again = regrade(tmp_path, *judge_args(judge))
