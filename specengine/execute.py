@@ -199,7 +199,7 @@ async def execute_with_reports(request: RunRequest, prepared, census, console, d
         sys.stdout.write(output.read_text(encoding="utf-8"))
         sys.stdout.flush()
     print_report(console, summary, failures, str(output), writer.tally.pass_rate)
-    regressed = _reports(request, output, console)
+    regressed = _reports(request, output, console, prepared.spec_files)
     if interrupted:
         console.print(
             f"[yellow]interrupted[/]: results of the {summary['cases']} finished cases are in {output};"
@@ -211,18 +211,20 @@ async def execute_with_reports(request: RunRequest, prepared, census, console, d
     return EXIT_FAILED if regressed and code == EXIT_OK else code
 
 
-def _reports(request: RunRequest, output: Path, console) -> bool:
+def _reports(request: RunRequest, output: Path, console, spec_files) -> bool:
     """Write the requested reports from the final results; True when the baseline comparison regressed."""
     import os
 
-    from specengine.report.outputs import ReportTargets, write_reports
+    from specengine.report.outputs import ReportTargets, repository_paths, write_reports
 
+    github = request.github or os.environ.get("GITHUB_ACTIONS") == "true"
     targets = ReportTargets(
         html=request.html,
         md=request.md,
         junit=request.junit,
-        github=request.github or os.environ.get("GITHUB_ACTIONS") == "true",
+        github=github,
         step_summary=bool(os.environ.get("GITHUB_STEP_SUMMARY")),
+        spec_paths=repository_paths(spec_files) if github else None,
     )
     if not targets.any and request.baseline is None:
         return False
