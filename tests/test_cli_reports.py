@@ -385,11 +385,41 @@ def test_step_summary_is_appended_not_overwritten(project, tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------------
+# Annotations need paths relative to the repository, not to the project file
+
+
+@pytest.mark.parametrize("where", ["repo root", "project folder with GITHUB_WORKSPACE"])
+def test_annotation_paths_are_relative_to_the_repository(server, tmp_path, where):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    project = repo / "evals"
+    write_project(project, endpoints={"agent": server.endpoint(retries=0)})
+    spec = "evals:\n  - name: wrong\n    send: hi\n    expect:\n      - includes: nope\n"
+    write_spec(project, "specs/x.yaml", spec)
+    env: dict[str, str | None] = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": None}
+    if where == "repo root":
+        cwd, target = repo, "evals/specs"
+        env["GITHUB_WORKSPACE"] = None
+    else:
+        cwd, target = project, "specs"
+        env["GITHUB_WORKSPACE"] = str(repo)
+    cli = run_cli(["run", target, "--output", tmp_path / "r.json"], cwd=cwd, env=env)
+    assert cli.exit_code == 1, cli.output
+    [annotation] = parse_annotations(cli.stdout)
+    assert annotation.props["file"] == "evals/specs/x.yaml"  # where GitHub finds the file
+    assert annotation.props["line"] == str(line_of(spec, "includes: nope"))
+    results = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert results["cases"][0]["spec"] == "specs/x.yaml"  # ids stay relative to the project file
+
+
+# ---------------------------------------------------------------------------------------------------
 # The HTML in a real browser
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def browser():
+    """Chromium for one test: Playwright's sync API holds an event loop open while it runs, and
+    `specengine run` (asyncio.run) cannot start inside it, so the browser must not outlive the test."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
     executable = _chromium()
     if executable is None:
