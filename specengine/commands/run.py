@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from specengine.cli import app
+
+
+class RunFormat(str, Enum):
+    """--format: a typo must be an error, not a run that silently prints no annotations."""
+
+    text = "text"
+    github = "github"
 
 
 @app.command("run")
@@ -54,8 +62,13 @@ def run_command(
         typer.Option("--baseline", help="Compare with an earlier results file; regressions exit 1."),
     ] = None,
     output_format: Annotated[
-        str, typer.Option("--format", help="github: also print GitHub Actions annotations for failed checks.")
-    ] = "text",
+        RunFormat,
+        typer.Option(
+            "--format",
+            help="github: also print GitHub Actions annotations for failed checks.",
+            case_sensitive=False,
+        ),
+    ] = RunFormat.text,
     shard: Annotated[
         str | None,
         typer.Option("--shard", help="Run share i of n of the cases (stable by case id), e.g. 2/4."),
@@ -110,7 +123,7 @@ def run_command(
         rerun_failed=rerun_failed,
         html=html,
         md=md,
-        github=output_format == "github",
+        github=output_format is RunFormat.github,
         baseline=baseline,
     )
     raise typer.Exit(execute_run(request))
