@@ -358,6 +358,18 @@ def test_annotations_with_format_github(project):
     assert parse_annotations(report.stdout) == annotations
 
 
+def test_format_is_checked_before_the_run(project, server):
+    before = server.hits()
+    typo = run_cli(
+        ["run", SPEC_PATH, "--output", "out/typo.json", "--format", "githb"], cwd=project, env=NO_GITHUB
+    )
+    assert typo.exit_code == 2, typo.output
+    assert "githb" in typo.stderr and "github" in typo.stderr
+    assert server.hits() == before
+    upper = start_run(project, "format-upper", "--format", "GitHub", env=NO_GITHUB)
+    assert len(parse_annotations(upper.cli.stdout)) == 4
+
+
 def test_annotations_go_to_stderr_with_json(project):
     run = start_run(project, "json", "--json", env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": None})
     assert run.cli.exit_code == 1
