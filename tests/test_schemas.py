@@ -224,7 +224,6 @@ evals:
         expected: "{{ expected.weather }}"
         scope: conversation
         threshold: {lte: 1}
-      - judge: factuality
       - judge: custom
         prompt: "Reply: {{ reply }} (A) right (B) wrong"
         choices: {A: 1.0, B: 0}
@@ -442,6 +441,7 @@ def spec_with_check(check: str) -> str:
         ),
         ("{judge: exact}", ("$.evals[0].expect[0].judge", "enum")),
         ("{judge: closed_qa}", ("$.evals[0].expect[0]", "required")),
+        ("{judge: factuality}", ("$.evals[0].expect[0]", "required")),
         ("{judge: closed_qa, criteria: c, prompt: p}", ("$.evals[0].expect[0].prompt", "not")),
         ("{includes: a, criteria: c}", ("$.evals[0].expect[0].criteria", "not")),
         ("{judge: custom, prompt: p, choices: {A: 1, B: 2}}", ("$.evals[0].expect[0].choices.B", "maximum")),
