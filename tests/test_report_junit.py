@@ -120,6 +120,32 @@ def test_error_and_skipped(results):
     assert skipped.get("message") == "waiting for the forecast tool"
 
 
+def test_error_from_a_check_names_the_check_and_its_reason():
+    check = {
+        "name": "judge closed_qa",
+        "matcher": "judge",
+        "line": 14,
+        "turn": 1,
+        "gate": True,
+        "status": "error",
+        "score": None,
+        "reason": "judge HTTP 429 after 3 attempts: slow down",
+    }
+    case = {
+        "id": "specs/a.yaml::polite",
+        "spec": "specs/a.yaml",
+        "line": 10,
+        "status": "error",
+        "error": None,
+        "trials": [{"status": "error", "error": None, "checks": [check]}],
+        "checks": [check],
+    }
+    error = _case(ET.fromstring(render_junit({"cases": [case]})), "specs/a.yaml::polite").find("error")
+    assert "judge closed_qa" in error.get("message")
+    assert "specs/a.yaml:14" in error.get("message")
+    assert "429" in error.text
+
+
 def test_tolerates_minimal_cases():
     results = {"cases": [{"id": "a.yaml::x", "status": "failed"}, {"id": "a.yaml::y", "status": "skipped"}]}
     root = ET.fromstring(render_junit(results))

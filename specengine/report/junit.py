@@ -173,9 +173,12 @@ def _add_case(suite: ET.Element, case: dict, suite_name: str) -> None:
         el.text = clean(details)
     elif status == "error":
         err = case_error(case) or {}
-        message = str(err.get("message") or "the case errored")
-        el = ET.SubElement(tc, "error", message=clean(message), type=clean(err.get("type") or "error"))
-        _, _, details = _failure_text(case, spec)
+        headline, kind, details = _failure_text(case, spec)
+        if err:  # a transport fault or timeout ended the case
+            message, kind = str(err.get("message") or headline), str(err.get("type") or "error")
+        else:  # a check could not be graded (a judge that kept failing, say): name it and why
+            message = headline or "the case errored"
+        el = ET.SubElement(tc, "error", message=clean(message), type=clean(kind))
         el.text = clean(details or message)
     elif status == "skipped":
         ET.SubElement(tc, "skipped", message=clean(skip_reason(case)))
