@@ -1,4 +1,4 @@
-"""The YAML loader (specengine.source) and validate's faster parser, which must agree with it exactly."""
+"""The YAML loader (specengine.source) and the faster parser (specengine.fast_yaml): they must agree."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specengine.diagnostics import SpecError
+from specengine.fast_yaml import _parse, parse_document
 from specengine.source import (
     ambiguous_scalars,
     as_text,
@@ -20,7 +21,6 @@ from specengine.source import (
     load_yaml,
     parse_yaml,
 )
-from specengine.validate import _parse, parse_document
 
 
 def error_of(text: str | bytes) -> str:
