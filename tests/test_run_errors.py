@@ -271,3 +271,48 @@ def test_judge_time_does_not_count_against_the_case_timeout(agent_server, tmp_pa
         run = run_spec(tmp_path, spec, *args, env={"OPENAI_API_KEY": "k"})
     assert run.exit_code == 0, run.cli.output
     assert run.status("j") == "passed"
+
+
+def test_a_dropped_connection_is_retried_and_a_lasting_one_errors_only_its_case(agent_server, tmp_path):
+    answers = {"flaky": [Reply(drop=True), "fine now"], "gone": [Reply(drop=True)] * 3}
+
+    def script(messages):
+        queue = answers.get(messages[-1]["content"])
+        if queue is None:
+            return "still here"
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    agent_server.script(script)
+    setup_project(tmp_path, agent_server, retries=2)
+    run = run_spec(
+        tmp_path,
+        """
+        evals:
+          - {name: flaky, send: flaky, expect: [{includes: fine now}]}
+          - {name: gone, send: gone, expect: [succeeded]}
+          - {name: fine, send: fine, expect: [{includes: still here}]}
+        """,
+        "-j",
+        "1",
+    )
+    assert run.exit_code == 1
+    assert run.case("flaky")["status"] == "passed"
+    assert run.case("flaky")["trials"][0]["attempts"] == 2
+    gone = run.case("gone")
+    assert gone["status"] == "error"
+    assert gone["error"]["type"] == "RemoteProtocolError"
+    assert "after 3 attempts" in gone["error"]["message"]
+    assert hits_for(agent_server, "gone") == 3
+    assert run.case("fine")["status"] == "passed"
+
+
+def test_retry_after_as_an_http_date(agent_server, tmp_path):
+    from email.utils import formatdate
+
+    agent_server.script(
+        [Reply(status=503, headers={"Retry-After": formatdate(usegmt=True)}, body="maintenance"), "back"]
+    )
+    setup_project(tmp_path, agent_server)
+    run = run_spec(tmp_path, "evals: [{name: dated, send: hi, expect: [{includes: back}]}]")
+    assert run.exit_code == 0, run.cli.output
+    assert agent_server.hits() == 2
