@@ -6,13 +6,12 @@ I/O. Dataset rows are read lazily each time the plan's cases are iterated, so me
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specengine.datasets import row_id
 from specengine.diagnostics import Diagnostic, SpecError
 from specengine.plan import (
     JUDGE_DEFAULT,
@@ -52,20 +51,6 @@ class SpecInput:
     display: str
     document: Document
     project: Project
-
-
-def row_id(row: Mapping[str, Any]) -> str:
-    """A row's id: its `id`, else 8 hex digits of the sha256 of canonical {input, expected}."""
-    if row.get("id") not in (None, ""):
-        return as_text(row["id"])
-    canonical = json.dumps(
-        {"input": row.get("input") or {}, "expected": row.get("expected") or {}},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        default=str,
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:8]
 
 
 def _merge_top(base: Mapping[str, Any] | None, override: Mapping[str, Any] | None) -> dict[str, Any]:
