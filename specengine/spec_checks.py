@@ -434,13 +434,8 @@ def template_facts(text: str) -> tuple[frozenset[str], tuple[tuple[int, str], ..
     try:
         return frozenset(undeclared_names(text)), ()
     except TemplateError as exc:
-        return frozenset(), ((exc.line, exc.message),)
-    except Exception as exc:  # Jinja2 checks filter and test names while analysing; never a traceback
-        unknown = _unknown_filters(text)
-        if unknown:
-            return frozenset(), unknown
-        message = str(getattr(exc, "message", None) or exc).splitlines()[0]
-        return frozenset(), ((getattr(exc, "lineno", None) or 1, f"template error: {message}"),)
+        # Jinja2 stops at the first unknown filter or test: name them all, each with a "did you mean"
+        return frozenset(), _unknown_filters(text) or ((exc.line, exc.message),)
 
 
 def _unknown_filters(text: str) -> tuple[tuple[int, str], ...]:

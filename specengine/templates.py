@@ -143,7 +143,11 @@ def _plain(value: Any) -> Any:
 
 
 def undeclared_names(source: str) -> set[str]:
-    """Top-level names a template reads; raises TemplateError on a syntax error."""
+    """Top-level names a template reads; any Jinja2 error is a TemplateError with the template's line.
+
+    Jinja2 finds unknown filters and tests, and blocks defined twice, only while analysing the parsed
+    template, not while parsing it: the analysis is guarded too, so no Jinja2 exception escapes.
+    """
     if not is_template(source):
         return set()
     from jinja2 import meta
@@ -153,7 +157,11 @@ def undeclared_names(source: str) -> set[str]:
         ast = env.parse(source)
     except Exception as exc:
         raise TemplateError(_syntax_message(exc), getattr(exc, "lineno", 1) or 1) from None
-    return set(meta.find_undeclared_variables(ast))
+    try:
+        return set(meta.find_undeclared_variables(ast))
+    except Exception as exc:
+        text = str(getattr(exc, "message", None) or exc).splitlines() or [type(exc).__name__]
+        raise TemplateError(f"template error: {text[0]}", getattr(exc, "lineno", None) or 1) from None
 
 
 def value_text(value: Any) -> str:
