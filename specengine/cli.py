@@ -7,9 +7,19 @@ This module holds no logic of its own. Command modules import only typer at modu
 from __future__ import annotations
 
 import typer
+from typer.core import TyperGroup
+
+
+class _SortedGroup(TyperGroup):
+    """Commands listed by name, whatever order their modules were imported in."""
+
+    def list_commands(self, ctx) -> list[str]:
+        return sorted(self.commands)
+
 
 app = typer.Typer(
     name="specengine",
+    cls=_SortedGroup,
     help="Declarative evals for LLM agents: YAML specs in, pass/fail per case out.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,

@@ -18,6 +18,7 @@ Options:
   --help                Show this message and exit.
 
 Commands:
+  cache       Inspect or empty the judge verdict cache (.specengine/cache).
   compare     Compare two results files case by case.
   demo-agent  Serve the built-in demo agent (OpenAI chat completions) until...
   init        Write a starter specengine.yaml and specs/example.yaml (never...
@@ -27,7 +28,6 @@ Commands:
   report      Write reports from a results file.
   run         Run specs against their agents and report pass/fail per case.
   validate    Check specs and the project file without running anything:...
-  cache       Inspect or empty the judge verdict cache (.specengine/cache).
 """
 
 
