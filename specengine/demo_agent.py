@@ -561,6 +561,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _DemoHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128  # the default backlog of 5 would stall runs with -j above 5
 
     def __init__(self, address: tuple[str, int], log: Callable[[str], None] | None):
         self.log = log

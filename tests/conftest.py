@@ -172,3 +172,10 @@ def write_project_fixture():
 @pytest.fixture(name="write_spec")
 def write_spec_fixture():
     return write_spec
+
+
+@pytest.fixture(autouse=True)
+def _outside_github_actions(monkeypatch):
+    """Tests must not write to a real job summary or print annotations into the CI log."""
+    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
+        monkeypatch.delenv(name, raising=False)

@@ -214,6 +214,7 @@ class ScriptedHTTPServer:
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128  # the default backlog of 5 stalls the 6th concurrent connection for 1 s
 
     def __init__(self, address: tuple[str, int], owner: ScriptedHTTPServer):
         self.owner = owner
