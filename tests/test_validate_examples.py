@@ -29,7 +29,8 @@ def readme_blocks() -> list[tuple[int, str]]:
 
 
 def is_project_file(text: str) -> bool:
-    return bool(re.search(r"^endpoints:", text, re.MULTILINE))
+    """A project file example has top-level `endpoints:` or opens with a `# specengine.yaml` comment."""
+    return text.startswith("# specengine.yaml") or bool(re.search(r"^endpoints:", text, re.MULTILINE))
 
 
 def test_every_example_spec_is_valid():
