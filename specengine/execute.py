@@ -51,11 +51,22 @@ def exit_code(summary: dict[str, Any], min_pass_rate: float | None) -> int:
     return EXIT_FAILED if summary["failed"] or summary["errored"] else EXIT_OK
 
 
-def execute_run(request: RunRequest) -> int:
+def _consoles(json_out: bool):
+    """(the console for the report, on stderr when --json holds stdout; the console for errors)."""
     from rich.console import Console
 
-    console = Console(stderr=request.json_out, highlight=False, soft_wrap=True)
-    errors = Console(stderr=True, highlight=False)
+    return Console(stderr=json_out, highlight=False, soft_wrap=True), Console(stderr=True, highlight=False)
+
+
+def _usage_error(errors, exc: UsageError) -> int:
+    """Print a command-line problem, one line each, unwrapped; exit 2."""
+    for line in exc.lines:
+        errors.print(line, markup=False, soft_wrap=True)
+    return EXIT_USAGE
+
+
+def execute_run(request: RunRequest) -> int:
+    console, errors = _consoles(request.json_out)
     try:
         prepared = prepare(request.paths, request.prepare)
         _check_baseline(request.baseline)
@@ -63,9 +74,7 @@ def execute_run(request: RunRequest) -> int:
         prepared = _narrow(prepared, request, done)
         census = count_cases(prepared)
     except UsageError as exc:
-        for line in exc.lines:
-            errors.print(line, markup=False, soft_wrap=True)
-        return EXIT_USAGE
+        return _usage_error(errors, exc)
     if census.count == 0 and not done and request.prepare.shard is None:
         errors.print("error: the selection matched no case (check --label, -k and PATH::eval)", markup=False)
         return EXIT_USAGE
@@ -336,12 +345,9 @@ def _progress(console, total: int, quiet: bool):
 
 def execute_regrade(request: RunRequest, results_path: Path) -> int:
     """Regrade the transcripts of a results file with the current specs; no agent is called."""
-    from rich.console import Console
-
     from specengine.report.load import ResultsError, load_results
 
-    console = Console(stderr=request.json_out, highlight=False, soft_wrap=True)
-    errors = Console(stderr=True, highlight=False)
+    console, errors = _consoles(request.json_out)
     try:
         stored_results = load_results(results_path)
     except ResultsError as exc:
@@ -353,9 +359,7 @@ def execute_regrade(request: RunRequest, results_path: Path) -> int:
         prepared = prepare(paths, request.prepare)
         census = count_cases(prepared)
     except UsageError as exc:
-        for line in exc.lines:
-            errors.print(line, markup=False, soft_wrap=True)
-        return EXIT_USAGE
+        return _usage_error(errors, exc)
     report = {}
 
     def start(on_result, judge):

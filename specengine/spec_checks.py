@@ -32,7 +32,13 @@ from specengine.source import (
     as_text,
     display_path,
 )
-from specengine.templates import CASE_VARIABLES, CHECK_VARIABLES, TemplateError, TemplateSource
+from specengine.templates import (
+    CASE_VARIABLES,
+    CHECK_VARIABLES,
+    TemplateError,
+    TemplateSource,
+    is_template,
+)
 
 TOOL_MATCHERS = frozenset({"called_tool", "not_called_tool", "called_tool_with", "tool_calls_in_order"})
 JUDGE = "judge"
@@ -238,7 +244,7 @@ class SpecChecks:
                 " (a text check looks at one turn's reply)",
                 at_key=True,
             )
-        if matcher == "matches" and isinstance(argument, (str, int, float)) and not _is_template(argument):
+        if matcher == "matches" and isinstance(argument, (str, int, float)) and not is_template(argument):
             pattern = as_text(argument)
             try:
                 re.compile(pattern)
@@ -294,17 +300,11 @@ class SpecChecks:
 
     def _templates_in(self, value: Any, here: KeyPath) -> None:
         """Every string inside a matcher argument is a template (also inside called_tool_with.args)."""
-        if isinstance(value, str):
-            self._template(value, here, CHECK_VARIABLES, _label(here))
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                self._templates_in(item, (*here, key))
-        elif isinstance(value, list):
-            for index, item in enumerate(value):
-                self._templates_in(item, (*here, index))
+        for path, text in _iter_strings(value, here):
+            self._template(text, path, CHECK_VARIABLES, _label(path))
 
     def _template(self, text: str, here: KeyPath, allowed: frozenset[str], what: str) -> None:
-        if not _is_template(text):
+        if not is_template(text):
             return
         names, problems = template_facts(text)
         if not (names - allowed or problems):
@@ -460,10 +460,6 @@ def _unknown_filters(text: str) -> tuple[tuple[int, str], ...]:
     return tuple(found)
 
 
-def _is_template(value: Any) -> bool:
-    return isinstance(value, str) and ("{{" in value or "{%" in value or "{#" in value)
-
-
 def _label(here: KeyPath) -> str:
     for part in reversed(here):
         if isinstance(part, str):
@@ -575,11 +571,7 @@ def check_project(project: Project, display: str) -> list[Diagnostic]:
     if isinstance(defaults, dict) and isinstance(defaults.get("endpoint"), str):
         name = defaults["endpoint"]
         if name not in names:
-            report.at(
-                ("defaults", "endpoint"),
-                f"unknown endpoint '{name}'{schema.suggest(name, names)}"
-                f" (endpoints: {', '.join(map(str, names)) or 'none'})",
-            )
+            report.at(("defaults", "endpoint"), _unknown_endpoint(name, names))
     configs = data.get("configs")
     if isinstance(configs, dict):
         for config_name, config in configs.items():
@@ -588,11 +580,7 @@ def check_project(project: Project, display: str) -> list[Diagnostic]:
             config_defaults = config.get("defaults")
             default = config_defaults.get("endpoint") if isinstance(config_defaults, dict) else None
             if isinstance(default, str) and default not in names:
-                report.at(
-                    ("configs", config_name, "defaults", "endpoint"),
-                    f"unknown endpoint '{default}'{schema.suggest(default, names)}"
-                    f" (endpoints: {', '.join(map(str, names)) or 'none'})",
-                )
+                report.at(("configs", config_name, "defaults", "endpoint"), _unknown_endpoint(default, names))
             overrides = config.get("endpoints")
             if not isinstance(overrides, dict):
                 continue
@@ -606,3 +594,9 @@ def check_project(project: Project, display: str) -> list[Diagnostic]:
                     )
     report_ambiguous(report)
     return report.items
+
+
+def _unknown_endpoint(name: str, names: list) -> str:
+    """A project default naming an endpoint the project's endpoints: does not define."""
+    listed = ", ".join(map(str, names)) or "none"
+    return f"unknown endpoint '{name}'{schema.suggest(name, names)} (endpoints: {listed})"

@@ -115,9 +115,27 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
         return max(0.0, when.timestamp() - time.time()) if when else None
 
 
+def body_excerpt(text: str) -> str:
+    """The first BODY_EXCERPT characters of a body, white space folded: enough to recognise it by."""
+    return " ".join(text.split())[:BODY_EXCERPT]
+
+
+def not_json(what: str, text: str) -> EndpointError:
+    """The error for a body, stream chunk or event that should be JSON and is not; `what` names it."""
+    return EndpointError("InvalidJSON", f"{what} is not JSON: {body_excerpt(text)!r}")
+
+
+def parse_json(text: str, what: str) -> Any:
+    """JSON text parsed; anything else is not_json(what, text)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise not_json(what, text) from None
+
+
 def status_error(response: httpx.Response, text: str) -> EndpointError:
     """The error for a non-2xx answer: status and the first 200 characters of the body."""
-    excerpt = " ".join(text.split())[:BODY_EXCERPT]
+    excerpt = body_excerpt(text)
     retryable = response.status_code in RETRY_STATUS
     return EndpointError(
         "HTTPStatusError",
@@ -158,8 +176,7 @@ async def post_json(
     try:
         return response.json(), latency
     except ValueError:
-        excerpt = " ".join(response.text.split())[:BODY_EXCERPT]
-        raise EndpointError("InvalidJSON", f"the response body is not JSON: {excerpt!r}") from None
+        raise not_json("the response body", response.text) from None
 
 
 def parse_arguments(raw: Any) -> tuple[Any, str | None]:

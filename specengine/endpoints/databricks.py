@@ -40,13 +40,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from specengine.endpoints.base import (
-    BODY_EXCERPT,
     Adapter,
     Conversation,
     EndpointError,
     ToolCall,
     Turn,
+    not_json,
     parse_arguments,
+    parse_json,
     status_error,
     transport_error,
 )
@@ -302,11 +303,7 @@ class ChatAgentStream:
     def feed(self, event: str, data: str) -> bool:
         if data.strip() == "[DONE]":
             return True
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            excerpt = " ".join(data.split())[:BODY_EXCERPT]
-            raise EndpointError("InvalidJSON", f"a stream chunk is not JSON: {excerpt!r}") from None
+        chunk = parse_json(data, "a stream chunk")
         self.count += 1
         if not isinstance(chunk, Mapping):
             raise invalid("a stream chunk is not a JSON object", chunk)
@@ -381,5 +378,4 @@ async def _post(adapter: Adapter, body: Any) -> tuple[Any, float]:
     try:
         return response.json(), latency
     except ValueError:
-        excerpt = " ".join(response.text.split())[:BODY_EXCERPT]
-        raise EndpointError("InvalidJSON", f"the response body is not JSON: {excerpt!r}") from None
+        raise not_json("the response body", response.text) from None

@@ -40,7 +40,9 @@ from specengine.endpoints.base import (
     EndpointError,
     ToolCall,
     Turn,
+    body_excerpt,
     parse_arguments,
+    parse_json,
     status_error,
     transport_error,
 )
@@ -98,7 +100,7 @@ class HttpAdapter(Adapter):
             if failure is None:
                 return value
         source = str(self.config.options.get(key)).strip()
-        excerpt = " ".join(text.split())[:BODY_EXCERPT]
+        excerpt = body_excerpt(text)
         raise self.problem(
             f"`{key}: {source}` failed on the response: {failure} (the response was: {excerpt})"
         )
@@ -122,7 +124,7 @@ class HttpAdapter(Adapter):
         try:
             return json.loads(text)
         except ValueError as exc:
-            excerpt = " ".join(text.split())[:BODY_EXCERPT]
+            excerpt = body_excerpt(text)
             raise self.problem(
                 f"the body template did not render JSON ({exc}): {excerpt!r}; "
                 "render values with | tojson, or write body as a mapping"
@@ -254,9 +256,5 @@ async def _request(adapter: HttpAdapter, method: str, body: Any) -> tuple[Any, s
     text = response.text
     if response.status_code >= 300:
         raise status_error(response, text)
-    try:
-        data = json.loads(text)
-    except ValueError:
-        excerpt = " ".join(text.split())[:BODY_EXCERPT]
-        raise EndpointError("InvalidJSON", f"the response body is not JSON: {excerpt!r}") from None
+    data = parse_json(text, "the response body")
     return data, text, response, latency

@@ -33,6 +33,7 @@ from specengine.endpoints.base import (
     Turn,
     iter_sse,
     parse_arguments,
+    parse_json,
     post_json,
     status_error,
     transport_error,
@@ -257,33 +258,20 @@ async def _send_streaming(client: httpx.AsyncClient, config: Any, body: dict[str
             if "json" in response.headers.get("content-type", "").lower():
                 # The server ignored `stream: true` and answered with one JSON body: accept it.
                 raw = (await response.aread()).decode("utf-8", "replace")
-                return parse_completion(_json_body(raw), time.perf_counter() - started)
+                return parse_completion(parse_json(raw, "the response body"), time.perf_counter() - started)
             async for event, data in iter_sse(response):
                 if data.strip() == "[DONE]":
                     break
                 if event == "error":
                     state.error = _sse_error(data)
                     continue
-                try:
-                    chunk = json.loads(data)
-                except ValueError:
-                    excerpt = " ".join(data.split())[:BODY_EXCERPT]
-                    raise EndpointError("InvalidJSON", f"a stream chunk is not JSON: {excerpt!r}") from None
-                state.add(chunk)
+                state.add(parse_json(data, "a stream chunk"))
     except httpx.HTTPError as exc:
         raise transport_error(exc) from None
     latency = time.perf_counter() - started
     if state.chunks == 0 and state.error is None:
         raise EndpointError("InvalidResponse", "the stream ended without a single chunk")
     return state.turn(latency)
-
-
-def _json_body(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        excerpt = " ".join(text.split())[:BODY_EXCERPT]
-        raise EndpointError("InvalidJSON", f"the response body is not JSON: {excerpt!r}") from None
 
 
 def _sse_error(data: str) -> str:

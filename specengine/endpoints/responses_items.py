@@ -30,7 +30,9 @@ from specengine.endpoints.base import (
     EndpointError,
     ToolCall,
     iter_sse,
+    not_json,
     parse_arguments,
+    parse_json,
     status_error,
     transport_error,
 )
@@ -185,8 +187,7 @@ class ResponsesStream:
             if event == "error":  # an error frame whose data is plain text
                 self._error(data.strip() or "error event")
                 return False
-            excerpt = " ".join(data.split())[:BODY_EXCERPT]
-            raise EndpointError("InvalidJSON", f"a stream event is not JSON: {excerpt!r}") from None
+            raise not_json("a stream event", data) from None
         self.events += 1
         if not isinstance(payload, Mapping):
             raise invalid("a stream event is not a JSON object", payload)
@@ -419,13 +420,7 @@ async def post_events(
                 raise error
             if "json" in response.headers.get("content-type", "").lower():
                 text = (await response.aread()).decode("utf-8", "replace")
-                try:
-                    return json.loads(text), time.perf_counter() - started
-                except ValueError:
-                    excerpt = " ".join(text.split())[:BODY_EXCERPT]
-                    raise EndpointError(
-                        "InvalidJSON", f"the response body is not JSON: {excerpt!r}"
-                    ) from None
+                return parse_json(text, "the response body"), time.perf_counter() - started
             events = iter_sse(response)
             async for event, data in events:
                 if feed(event, data):
