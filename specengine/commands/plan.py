@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from specengine.cli import app
+from specengine.commands.options import Config, Keyword, Labels, Limit, ProjectFile
 
 
 def case_as_dict(case, endpoint) -> dict:
@@ -54,15 +54,11 @@ def plan_command(
         list[str], typer.Argument(help="Spec files or folders; PATH::eval name selects one eval.")
     ],
     json_out: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
-    label: Annotated[
-        list[str] | None, typer.Option("--label", help="Only cases with this label (repeatable).")
-    ] = None,
-    keyword: Annotated[str | None, typer.Option("-k", help="Only cases whose id contains this text.")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N cases.")] = None,
-    project: Annotated[Path | None, typer.Option("--project", help="The project file to use.")] = None,
-    config: Annotated[
-        str | None, typer.Option("--config", help="A run config from the project file.")
-    ] = None,
+    label: Labels = None,
+    keyword: Keyword = None,
+    limit: Limit = None,
+    project: ProjectFile = None,
+    config: Config = None,
 ) -> None:
     """Show what would be sent, to where, and which checks apply (no network)."""
     from specengine.diagnostics import SpecError

@@ -9,6 +9,20 @@ from typing import Annotated
 import typer
 
 from specengine.cli import app
+from specengine.commands.options import (
+    Config,
+    JsonResults,
+    JudgeBaseUrl,
+    JudgeModel,
+    Junit,
+    Keyword,
+    Labels,
+    Limit,
+    MinPassRate,
+    NoCache,
+    ProjectFile,
+    Strict,
+)
 
 
 class RunFormat(str, Enum):
@@ -26,31 +40,23 @@ def run_command(
     concurrency: Annotated[
         int, typer.Option("-j", "--concurrency", min=1, help="Trials in flight at once.")
     ] = 8,
-    label: Annotated[
-        list[str] | None, typer.Option("--label", help="Only cases with this label (repeatable).")
-    ] = None,
-    keyword: Annotated[str | None, typer.Option("-k", help="Only cases whose id contains this text.")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N cases.")] = None,
+    label: Labels = None,
+    keyword: Keyword = None,
+    limit: Limit = None,
     trials: Annotated[int | None, typer.Option("--trials", min=1, help="Run each case N times.")] = None,
     timeout: Annotated[
         float | None, typer.Option("--timeout", min=0.001, help="Seconds per trial; overrides every spec.")
     ] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Soft checks count as gates.")] = False,
-    config: Annotated[
-        str | None, typer.Option("--config", help="A run config from the project file.")
-    ] = None,
-    project: Annotated[Path | None, typer.Option("--project", help="The project file to use.")] = None,
-    judge_model: Annotated[str | None, typer.Option("--judge-model", help="The judge model to use.")] = None,
-    judge_base_url: Annotated[
-        str | None, typer.Option("--judge-base-url", help="An OpenAI-compatible base URL for the judge.")
-    ] = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Ask the judge again; ignore the cache.")
-    ] = False,
+    strict: Strict = False,
+    config: Config = None,
+    project: ProjectFile = None,
+    judge_model: JudgeModel = None,
+    judge_base_url: JudgeBaseUrl = None,
+    no_cache: NoCache = False,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Results JSON (default .specengine/runs/<id>.json).")
     ] = None,
-    junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here.")] = None,
+    junit: Junit = None,
     html: Annotated[
         Path | None, typer.Option("--html", help="Also write a self-contained HTML report.")
     ] = None,
@@ -73,19 +79,14 @@ def run_command(
         str | None,
         typer.Option("--shard", help="Run share i of n of the cases (stable by case id), e.g. 2/4."),
     ] = None,
-    json_out: Annotated[
-        bool, typer.Option("--json", help="Print results JSON on stdout, the rest on stderr.")
-    ] = False,
+    json_out: JsonResults = False,
     resume: Annotated[
         bool, typer.Option("--resume", help="Run only the cases the --output results lack, then finish them.")
     ] = False,
     rerun_failed: Annotated[
         Path | None, typer.Option("--rerun-failed", help="Run only the failed and errored cases of RESULTS.")
     ] = None,
-    min_pass_rate: Annotated[
-        float | None,
-        typer.Option("--min-pass-rate", min=0.0, max=1.0, help="Exit 0 when the pass rate >= R."),
-    ] = None,
+    min_pass_rate: MinPassRate = None,
 ) -> None:
     """Run specs against their agents and report pass/fail per case."""
     from specengine.execute import EXIT_USAGE, RunRequest, execute_run

@@ -1,0 +1,38 @@
+"""Command-line options that several commands take, declared once so their names and help never drift.
+
+`run`, `regrade` and `plan` select cases, pick the project and config, and (run, regrade) grade
+with a judge and report the same way; a user who learns an option in one command finds it spelt
+and explained the same in the others. Only options that mean exactly the same thing live here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+# selecting cases (run, plan)
+Labels = Annotated[list[str] | None, typer.Option("--label", help="Only cases with this label (repeatable).")]
+Keyword = Annotated[str | None, typer.Option("-k", help="Only cases whose id contains this text.")]
+Limit = Annotated[int | None, typer.Option("--limit", min=1, help="At most N cases.")]
+
+# the project (run, regrade, plan)
+ProjectFile = Annotated[Path | None, typer.Option("--project", help="The project file to use.")]
+Config = Annotated[str | None, typer.Option("--config", help="A run config from the project file.")]
+
+# grading and reporting (run, regrade)
+Strict = Annotated[bool, typer.Option("--strict", help="Soft checks count as gates.")]
+JudgeModel = Annotated[str | None, typer.Option("--judge-model", help="The judge model to use.")]
+JudgeBaseUrl = Annotated[
+    str | None, typer.Option("--judge-base-url", help="An OpenAI-compatible base URL for the judge.")
+]
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again; ignore the cache.")]
+Junit = Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here.")]
+JsonResults = Annotated[
+    bool, typer.Option("--json", help="Print results JSON on stdout, the rest on stderr.")
+]
+MinPassRate = Annotated[
+    float | None,
+    typer.Option("--min-pass-rate", min=0.0, max=1.0, help="Exit 0 when the pass rate >= R."),
+]
