@@ -269,7 +269,9 @@ def parse_yaml(text: str | bytes, path: str, *, file: Path | None = None) -> Doc
         node = _explicitly_tagged(loader, root)
         mark = node.start_mark if node is not None else None
         tag = node.tag.rsplit(":", 1)[-1] if node is not None else "tag"
-        raise SpecError(_mark_diagnostic(path, mark, f"this value cannot be read as !!{tag}: {exc}")) from None
+        raise SpecError(
+            _mark_diagnostic(path, mark, f"this value cannot be read as !!{tag}: {exc}")
+        ) from None
     finally:
         loader.dispose()
     return Document(path=path, data=data, root=root, file=file)
