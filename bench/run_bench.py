@@ -33,7 +33,9 @@ def free_port() -> int:
 def start_server(latency: float) -> tuple[subprocess.Popen, int]:
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, str(HERE / "fake_openai.py"), str(port), str(latency)], stdout=subprocess.PIPE, text=True
+        [sys.executable, str(HERE / "fake_openai.py"), str(port), str(latency)],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert server.stdout is not None and server.stdout.readline().strip() == "ready"
     return server, port
@@ -57,11 +59,11 @@ def write_suite(folder: Path, port: int, rows: int, concurrency: int) -> Path:
         "dataset: data/rows.csv\n"
         "evals:\n"
         "  - name: weather\n"
-        "    send: \"What's the weather in {{ input.city }}?\"\n"
+        '    send: "What\'s the weather in {{ input.city }}?"\n'
         "    expect:\n"
         "      - succeeded\n"
-        "      - includes: \"{{ expected.weather }}\"\n"
-        "      - called_tool_with: {name: get_weather, args: {city: \"{{ input.city }}\"}}\n"
+        '      - includes: "{{ expected.weather }}"\n'
+        '      - called_tool_with: {name: get_weather, args: {city: "{{ input.city }}"}}\n'
     )
     return spec
 
@@ -102,7 +104,8 @@ def main() -> None:
         finally:
             server.terminate()
         ideal = math.ceil(options.cases / options.concurrency) * options.latency
-        print(f"latency run: {options.cases} cases, concurrency {options.concurrency}, {options.latency * 1000:g} ms")
+        latency_ms = options.latency * 1000
+        print(f"latency run: {options.cases} cases, concurrency {options.concurrency}, {latency_ms:g} ms")
         print(f"  wall {wall:.2f} s   ideal {ideal:.2f} s   start-up (1 case) {startup:.2f} s   exit {code}")
         print(f"  wall / (ideal + start-up) = {wall / (ideal + startup):.2f}   peak RSS {rss} MB")
 
@@ -120,7 +123,8 @@ def main() -> None:
         finally:
             server.terminate()
         if len(measured) >= 2:
-            print(f"  RSS growth {measured[0][0]:,} -> {measured[-1][0]:,} rows: {measured[-1][2] - measured[0][2]} MB")
+            (small, _, small_rss), (large, _, large_rss) = measured[0], measured[-1]
+            print(f"  RSS growth {small:,} -> {large:,} rows: {large_rss - small_rss} MB")
 
 
 if __name__ == "__main__":
