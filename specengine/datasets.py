@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from specengine.diagnostics import Diagnostic, SpecError
+from specengine.schema import kind_of
 from specengine.source import Document, as_text, load_yaml
 
 # The keys a row may hold (the same as `$defs/row` in schemas/spec.schema.json; a test keeps them equal).
@@ -117,7 +118,7 @@ def iter_inline_rows(document: Document, key_path: tuple[str | int, ...]) -> Ite
 def _row_problem(data: Any) -> tuple[str, dict | None]:
     """(message, None) for a bad row, ("", normalised data) for a good one."""
     if not isinstance(data, dict):
-        return f"a row must be a mapping with keys {', '.join(ROW_KEYS)}, not {_kind(data)}", None
+        return f"a row must be a mapping with keys {', '.join(ROW_KEYS)}, not {kind_of(data)}", None
     unknown = [key for key in data if key not in ROW_KEYS]
     if unknown:
         key = unknown[0]
@@ -130,11 +131,11 @@ def _row_problem(data: Any) -> tuple[str, dict | None]:
     out = dict(data)
     for key in MAPPING_KEYS:
         if key in out and not isinstance(out[key], dict):
-            return f"the row's '{key}' must be a mapping (name: value), not {_kind(out[key])}", None
+            return f"the row's '{key}' must be a mapping (name: value), not {kind_of(out[key])}", None
     if "id" in out:
         given = out["id"]
         if isinstance(given, bool) or not isinstance(given, (str, int, float)):
-            return f"the row's 'id' must be text, not {_kind(given)}", None
+            return f"the row's 'id' must be text, not {kind_of(given)}", None
         text = as_text(given)
         if not text.strip():
             return "the row's 'id' is empty", None
@@ -157,22 +158,6 @@ def _checked(data: Any, display: str, line: int, col: int = 1) -> Row:
     if out is None:
         raise SpecError(Diagnostic(display, line, col, problem))
     return Row(out, line)
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "empty"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
 
 
 def _suggest(word: str, choices: tuple[str, ...] | list[str]) -> str:

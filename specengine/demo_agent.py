@@ -20,17 +20,17 @@ Only the standard library is used, so the server starts in milliseconds.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import re
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from specengine.loopback_server import LoopbackHTTPServer
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 MODEL = "demo-agent"
@@ -559,32 +559,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-class _DemoHTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128  # the default backlog of 5 would stall runs with -j above 5
-
+class _DemoHTTPServer(LoopbackHTTPServer):
     def __init__(self, address: tuple[str, int], log: Callable[[str], None] | None):
         self.log = log
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        self._connections: set[socket.socket] = set()
-        self._lock = threading.Lock()
         super().__init__(address, _Handler)
-
-    def track(self, connection: socket.socket, open_: bool) -> None:
-        with self._lock:
-            if open_:
-                self._connections.add(connection)
-            else:
-                self._connections.discard(connection)
-
-    def close_connections(self) -> None:
-        """Drop kept-alive connections, so a closed server really stops answering."""
-        with self._lock:
-            connections = list(self._connections)
-        for connection in connections:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
 
 
 class DemoServer:

@@ -30,8 +30,10 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from specengine.loopback_server import LoopbackHTTPServer
 
 CHAT_PATH = "/v1/chat/completions"
 
@@ -212,29 +214,10 @@ class ScriptedHTTPServer:
         return Reply(body=answer)
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128  # the default backlog of 5 stalls the 6th concurrent connection for 1 s
-
+class _HTTPServer(LoopbackHTTPServer):
     def __init__(self, address: tuple[str, int], owner: ScriptedHTTPServer):
         self.owner = owner
-        self._connections: set[socket.socket] = set()
-        self._connections_lock = threading.Lock()
         super().__init__(address, _Handler)
-
-    def track(self, connection: socket.socket, opened: bool) -> None:
-        with self._connections_lock:
-            if opened:
-                self._connections.add(connection)
-            else:
-                self._connections.discard(connection)
-
-    def close_connections(self) -> None:
-        with self._connections_lock:
-            connections = list(self._connections)
-        for connection in connections:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
 
 
 class _Handler(BaseHTTPRequestHandler):
