@@ -9,10 +9,9 @@ import time
 import pytest
 from protocol_servers import CAPTURED_APPKIT_TURN
 
-from specengine.endpoints.base import EndpointError
+from specengine.endpoints.base import EndpointError, error_text
 from specengine.endpoints.responses_items import (
     ResponsesStream,
-    error_text,
     parse_response,
     replay_items,
 )

@@ -211,3 +211,26 @@ async def iter_sse(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
                 data.append(value)
     if data:
         yield event or "message", "\n".join(data)
+
+
+def error_text(error: Any) -> str | None:
+    """The text of an error value (a string, or an object with a message); None when there is none."""
+    if error is None or error is False or error == "":
+        return None
+    if isinstance(error, str):
+        return error
+    if isinstance(error, Mapping):
+        inner = error.get("error")
+        if inner is not None and inner is not error and not error.get("message"):
+            return error_text(inner)
+        message = error.get("message")
+        kind = error.get("code") or error.get("type")
+        if message:
+            return f"{kind}: {message}" if kind and kind != "error" else str(message)
+    return json.dumps(error, ensure_ascii=False, default=str)[:BODY_EXCERPT]
+
+
+def invalid(problem: str, data: Any) -> EndpointError:
+    """A well-formed JSON answer without what the protocol needs: the problem and the body's start."""
+    excerpt = json.dumps(data, ensure_ascii=False, default=str)[:BODY_EXCERPT]
+    return EndpointError("InvalidResponse", f"{problem}: {excerpt}")

@@ -45,6 +45,8 @@ from specengine.endpoints.base import (
     EndpointError,
     ToolCall,
     Turn,
+    error_text,
+    invalid,
     not_json,
     parse_arguments,
     parse_json,
@@ -54,8 +56,7 @@ from specengine.endpoints.base import (
 from specengine.endpoints.responses_items import (
     ResponseOutput,
     ResponsesStream,
-    error_text,
-    invalid,
+    as_turn,
     parse_response,
     post_events,
     replay_items,
@@ -198,16 +199,7 @@ class DatabricksConversation(Conversation):
         )
 
     def _answer(self, output: ResponseOutput, latency: float, raw: Any, ttft: float | None) -> _Answer:
-        turn = Turn(
-            reply=output.reply,
-            tool_calls=output.tool_calls,
-            session_id=self.session_id,
-            latency_s=latency,
-            raw=raw,
-            error=output.error,
-            ttft_s=ttft,
-            usage=output.usage,
-        )
+        turn = as_turn(output, latency, raw, ttft, session_id=self.session_id)
         return _Answer(turn, tuple(replay_items(output.items)))
 
     def _chat_answer(

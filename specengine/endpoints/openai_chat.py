@@ -31,6 +31,8 @@ from specengine.endpoints.base import (
     EndpointError,
     ToolCall,
     Turn,
+    error_text,
+    invalid,
     iter_sse,
     parse_arguments,
     parse_json,
@@ -85,18 +87,18 @@ def parse_completion(data: Any, latency: float) -> Turn:
     keeps whatever reply came with it and carries the error, so `succeeded` fails and the rest runs.
     """
     if not isinstance(data, Mapping):
-        raise _invalid("the response is not a JSON object", data)
+        raise invalid("the response is not a JSON object", data)
     error = error_text(data.get("error"))
     choices = data.get("choices")
     if not choices:
         if error is not None:
             return Turn(reply="", latency_s=latency, raw=data, error=error, usage=_usage(data))
         missing = 'has no "choices"' if choices is None else 'has an empty "choices" list'
-        raise _invalid(f"the response {missing}", data)
+        raise invalid(f"the response {missing}", data)
     first = choices[0] if isinstance(choices, list) else None
     message = first.get("message") if isinstance(first, Mapping) else None
     if not isinstance(message, Mapping):
-        raise _invalid('the response has no "choices[0].message" object', data)
+        raise invalid('the response has no "choices[0].message" object', data)
     calls = list(message.get("tool_calls") or [])
     if isinstance(message.get("function_call"), Mapping):  # the pre-tools form, still served by some
         calls.append({"function": message["function_call"]})
@@ -128,20 +130,6 @@ def content_text(content: Any) -> str:
     return str(content)
 
 
-def error_text(error: Any) -> str | None:
-    """The text of an `error` field (a string or an OpenAI-style object); None when there is none."""
-    if error is None or error is False or error == "":
-        return None
-    if isinstance(error, str):
-        return error
-    if isinstance(error, Mapping):
-        message = error.get("message")
-        kind = error.get("type") or error.get("code")
-        if message:
-            return f"{kind}: {message}" if kind else str(message)
-    return json.dumps(error, ensure_ascii=False, default=str)[:BODY_EXCERPT]
-
-
 def _tool_call(call: Mapping[str, Any]) -> ToolCall:
     function = call.get("function")
     function = function if isinstance(function, Mapping) else {}
@@ -158,11 +146,6 @@ def _tool_call(call: Mapping[str, Any]) -> ToolCall:
 def _usage(data: Mapping[str, Any]) -> Mapping[str, Any] | None:
     usage = data.get("usage")
     return usage if isinstance(usage, Mapping) else None
-
-
-def _invalid(problem: str, data: Any) -> EndpointError:
-    excerpt = json.dumps(data, ensure_ascii=False, default=str)[:BODY_EXCERPT]
-    return EndpointError("InvalidResponse", f"{problem}: {excerpt}")
 
 
 class _StreamState:
@@ -185,7 +168,7 @@ class _StreamState:
         """Fold one chunk in: content deltas append, tool-call deltas append per `index`."""
         self.chunks += 1
         if not isinstance(chunk, Mapping):
-            raise _invalid("a stream chunk is not a JSON object", chunk)
+            raise invalid("a stream chunk is not a JSON object", chunk)
         error = error_text(chunk.get("error"))
         if error is not None:
             self.error = error

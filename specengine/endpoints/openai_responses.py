@@ -26,6 +26,7 @@ from specengine.endpoints.base import Adapter, Conversation, EndpointError, Turn
 from specengine.endpoints.responses_items import (
     ResponseOutput,
     ResponsesStream,
+    as_turn,
     parse_response,
     post_events,
     replay_items,
@@ -71,20 +72,6 @@ class OpenAIResponsesConversation(Conversation):
         self.previous_id = output.response_id
         self.history = [*self.history, user, *replay_items(output.items)]
         return turn
-
-
-def as_turn(output: ResponseOutput, latency: float, raw: Any, ttft: float | None = None) -> Turn:
-    """A ResponseOutput as a Turn whose session id is the response id."""
-    return Turn(
-        reply=output.reply,
-        tool_calls=output.tool_calls,
-        session_id=output.response_id,
-        latency_s=latency,
-        raw=raw,
-        error=output.error,
-        ttft_s=ttft,
-        usage=output.usage,
-    )
 
 
 async def send_streaming(

@@ -26,9 +26,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from specengine.endpoints.base import (
-    BODY_EXCERPT,
-    EndpointError,
     ToolCall,
+    Turn,
+    error_text,
+    invalid,
     iter_sse,
     not_json,
     parse_arguments,
@@ -98,28 +99,6 @@ def read_items(
     texts = [item_text(item) for item in kept if is_assistant_message(item)]
     calls = tuple(item_tool_call(item) for item in kept if item.get("type") == "function_call")
     return kept, separator.join(text for text in texts if text), calls
-
-
-def error_text(error: Any) -> str | None:
-    """The text of an error value (a string, or an object with a message); None when there is none."""
-    if error is None or error is False or error == "":
-        return None
-    if isinstance(error, str):
-        return error
-    if isinstance(error, Mapping):
-        inner = error.get("error")
-        if inner is not None and inner is not error and not error.get("message"):
-            return error_text(inner)
-        message = error.get("message")
-        kind = error.get("code") or error.get("type")
-        if message:
-            return f"{kind}: {message}" if kind and kind != "error" else str(message)
-    return json.dumps(error, ensure_ascii=False, default=str)[:BODY_EXCERPT]
-
-
-def invalid(problem: str, data: Any) -> EndpointError:
-    excerpt = json.dumps(data, ensure_ascii=False, default=str)[:BODY_EXCERPT]
-    return EndpointError("InvalidResponse", f"{problem}: {excerpt}")
 
 
 def parse_response(data: Any, separator: str = "") -> ResponseOutput:
@@ -446,3 +425,19 @@ async def _drain(events: AsyncIterator[Any]) -> None:
 
     with contextlib.suppress(Exception):  # timeout or a broken tail: the turn is complete either way
         await asyncio.wait_for(exhaust(), timeout=DRAIN_S)
+
+
+def as_turn(
+    output: ResponseOutput, latency: float, raw: Any, ttft: float | None = None, session_id: str | None = None
+) -> Turn:
+    """A ResponseOutput as a Turn; the session id is the response id unless the protocol keeps its own."""
+    return Turn(
+        reply=output.reply,
+        tool_calls=output.tool_calls,
+        session_id=session_id if session_id is not None else output.response_id,
+        latency_s=latency,
+        raw=raw,
+        error=output.error,
+        ttft_s=ttft,
+        usage=output.usage,
+    )
