@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from specengine.templates import TemplateError, undeclared_names
 
@@ -30,3 +32,36 @@ def test_every_jinja_failure_is_a_template_error_with_its_line(source, line, mes
         undeclared_names(source)
     assert caught.value.line == line
     assert caught.value.message.startswith(message)
+
+
+# Lookup-only templates render without Jinja2; the output must be exactly Jinja2's.
+_names = st.sampled_from(["input", "expected", "metadata", "city", "items", "n", "k", "get"])
+_leaf = st.one_of(
+    st.text(max_size=5),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.booleans(),
+    st.none(),
+    st.lists(st.integers()),
+)
+_values = st.recursive(_leaf, lambda inner: st.dictionaries(_names, inner, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    variables=st.dictionaries(_names, _values, max_size=3),
+    paths=st.lists(st.lists(_names, min_size=1, max_size=3), min_size=1, max_size=3),
+    texts=st.lists(st.text(alphabet="ab {}%#.", max_size=4), min_size=4, max_size=4),
+)
+def test_lookup_templates_render_exactly_as_jinja(variables, paths, texts):
+    from specengine.templates import TemplateError, _compiled, render
+
+    source = texts[0] + "".join(f"{{{{ {'.'.join(p)} }}}}{t}" for p, t in zip(paths, texts[1:], strict=False))
+    try:
+        expected = _compiled(source).render(variables)
+    except Exception as exc:  # Jinja2 refuses it (undefined, syntax): so must we, as a TemplateError
+        with pytest.raises(TemplateError):
+            render(source, variables)
+        assert exc is not None
+        return
+    assert render(source, variables) == expected
