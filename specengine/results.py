@@ -87,7 +87,11 @@ class TrialResult:
 
 def trial_status(error: Mapping[str, str] | None, checks: Sequence[CheckResult]) -> Status:
     """error on a transport fault; else failed if a gate failed, error if a gate errored,
-    skipped when no gate ran, passed otherwise."""
+    skipped when no gate ran, passed otherwise.
+
+    A trial with only soft checks is skipped when none of them ran either: nothing was checked, and an
+    eval that checked nothing must never show green.
+    """
     if error:
         return "error"
     gates = [check for check in checks if check.gate]
@@ -96,6 +100,8 @@ def trial_status(error: Mapping[str, str] | None, checks: Sequence[CheckResult])
     if any(check.status == "error" for check in gates):
         return "error"
     if gates and all(check.status == "skipped" for check in gates):
+        return "skipped"
+    if not gates and checks and all(check.status == "skipped" for check in checks):
         return "skipped"
     return "passed"
 
