@@ -52,8 +52,14 @@ class ResultsWriter:
     _log: IO[bytes] | None = None
 
     def open(self, append: bool = False) -> ResultsWriter:
+        """Start the log; with `append` (resume), first cut a line a crash left half-written, so the
+        cases appended now stay readable by the next resume."""
         self.output.parent.mkdir(parents=True, exist_ok=True)
-        self._log = log_path(self.output).open("ab" if append else "wb")
+        path = log_path(self.output)
+        if append and path.exists():
+            with path.open("r+b") as log:
+                log.truncate(readable_length(path))
+        self._log = path.open("ab" if append else "wb")
         return self
 
     def append(self, case: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -113,15 +119,30 @@ def redact(text: str, secrets: frozenset[str]) -> str:
     return text
 
 
+def readable_length(path: Path) -> int:
+    """How many bytes of the log `read_log` reads: everything up to a torn or unreadable line."""
+    end = 0
+    with path.open("rb") as log:
+        for _, offset in read_log(path):
+            log.seek(offset)
+            end = offset + len(log.readline())
+    return end
+
+
 def read_log(path: Path) -> Iterator[tuple[dict[str, Any], int]]:
-    """Cases from a JSONL log with their byte offsets; a torn last line (crash) is ignored."""
+    """Cases from a JSONL log with their byte offsets; a torn last line (crash) is ignored.
+
+    Every line is written with its newline, so a last line without one was cut short even when the
+    part written happens to parse.
+    """
     with path.open("rb") as log:
         while True:
             offset = log.tell()
             line = log.readline()
-            if not line:
+            if not line.endswith(b"\n"):
                 return
             try:
-                yield json.loads(line), offset
+                case = json.loads(line)
             except ValueError:
                 return
+            yield case, offset
