@@ -43,6 +43,11 @@ def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def _source_text(value: Any) -> Any:
+    """`{{ input.version }}` prints `1.10` as written in the spec, not Python's `1.1`."""
+    return getattr(value, "source_text", value)
+
+
 @functools.cache
 def environment():
     """The one sandboxed environment every spec template renders in."""
@@ -50,7 +55,7 @@ def environment():
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     env = ImmutableSandboxedEnvironment(
-        undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True
+        undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True, finalize=_source_text
     )
     env.filters["tojson"] = _json_text  # the built-in one HTML-escapes quotes and brackets
     env.policies["json.dumps_function"] = _json_text
@@ -142,7 +147,7 @@ def _render_simple(source: str, variables: Mapping[str, Any]) -> str | None:
             value = _lookup(path, variables)
             if value is _MISSING:
                 return None
-            out.append(value if isinstance(value, str) else str(value))
+            out.append(value if isinstance(value, str) else str(_source_text(value)))
     return "".join(out)
 
 
@@ -238,7 +243,7 @@ def value_text(value: Any) -> str:
         return value
     if isinstance(value, (dict, list, tuple, bool)):
         return _json_text(value)
-    return str(value)
+    return getattr(value, "source_text", None) or str(value)  # numbers as written (`1.10`)
 
 
 @dataclass(frozen=True)
