@@ -21,7 +21,14 @@ from specengine.datasets import is_dataset_path
 from specengine.diagnostics import Diagnostic, SpecError
 from specengine.fast_yaml import Ambiguous, parse_document, read_document
 from specengine.project import Project, load_project
-from specengine.source import PROJECT_FILE, Document, discover, display_path, find_project_file
+from specengine.source import (
+    PROJECT_FILE,
+    YAML_SUFFIXES,
+    Document,
+    discover,
+    display_path,
+    find_project_file,
+)
 from specengine.spec_checks import Report, SpecChecks, check_dataset_file, check_project, report_ambiguous
 
 
@@ -45,13 +52,15 @@ class Validation:
     """What validate found. Compile only when `diagnostics` is empty.
 
     `project` is the project named with --project, else the one the first spec uses. `checked`
-    lists every file that was read as a spec or project file (display paths), for the summary.
+    lists every file that was read as a spec, dataset or project file (display paths), for the
+    summary. `notes` says why a file named on the command line was not checked as a spec.
     """
 
     specs: tuple[SpecFile, ...]
     project: Project | None
     diagnostics: tuple[Diagnostic, ...]
     checked: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = field(default=())  # files named on the command line that are not specs
 
     @property
     def ok(self) -> bool:
@@ -88,6 +97,7 @@ class _Validator:
         self.projects: dict[Path, Project | None] = {}
         self.dataset_results: dict[Path, tuple[list[Diagnostic], int]] = {}
         self.dataset_scan: dict[Path, set[Path]] = {}
+        self.notes: list[str] = []
 
     # projects
 
@@ -146,6 +156,7 @@ class _Validator:
         project_paths: dict[Path, Path | None] = {}
         cwd = Path.cwd().resolve()
         folders: dict[Path, Path | None] = {}
+        named_data: list[_Parsed] = []  # named on the command line, under a folder named data
         for file in found.specs:
             if self.project_file is not None:
                 project_path: Path | None = self.project_file
@@ -156,12 +167,16 @@ class _Validator:
             if project_path not in folders:
                 folders[project_path] = project_path.resolve().parent if project_path else None
             base = folders[project_path]
-            if _under_data_folder(file, base):
+            under_data = _under_data_folder(file, base)
+            resolved = file.resolve()
+            if under_data and resolved not in named:
                 continue
             project = explicit_project if self.project_file is not None else self._project_for(project_path)
-            resolved = file.resolve()
             display = _display(file, resolved, base, cwd)
             entry = _Parsed(file, project, project_path is not None and project is None, display, resolved)
+            if under_data:
+                named_data.append(entry)
+                continue
             try:
                 entry.document, entry.text, entry.ambiguous = read_document(file, display)
             except SpecError as exc:
@@ -173,18 +188,37 @@ class _Validator:
         for entry in parsed:
             if entry.document is not None:
                 datasets_named.update(_dataset_files(entry.document.data, entry.file))
+        for entry in named_data:
+            if entry.resolved in datasets_named or self._named_elsewhere(
+                entry.resolved, entry.project, entry.file
+            ):
+                self._check_named_dataset(entry)
+            else:
+                self.notes.append(
+                    f"{entry.display}: not checked: it is under a folder named data, so it is data,"
+                    " not a spec, and no spec names it as its dataset"
+                )
         specs: list[SpecFile] = []
         for entry in parsed:
             resolved = entry.resolved
             if resolved in datasets_named:
+                if resolved in named:
+                    self._check_named_dataset(entry)
                 continue
             document = entry.document
+            not_yaml = entry.file.suffix not in YAML_SUFFIXES
             if (
                 resolved in named
-                and document is not None
-                and isinstance(document.data, list)
+                and (not_yaml or (document is not None and isinstance(document.data, list)))
                 and self._named_elsewhere(resolved, entry.project, entry.file)
             ):
+                self._check_named_dataset(entry)
+                continue
+            if resolved in named and not_yaml:
+                self.notes.append(
+                    f"{entry.display}: not checked: specs are .yaml or .yml files,"
+                    " and no spec names it as its dataset"
+                )
                 continue
             self.checked.setdefault(entry.display, None)
             if document is None:
@@ -207,10 +241,19 @@ class _Validator:
             project=first,
             diagnostics=tuple(sorted(set(self.diagnostics))),
             checked=tuple(self.checked),
+            notes=tuple(self.notes),
         )
 
+    def _check_named_dataset(self, entry: _Parsed) -> None:
+        """A dataset named on the command line (pre-commit passes changed files one by one) is
+        checked as a dataset: its rows, their keys and their ids."""
+        self.checked.setdefault(entry.display, None)
+        problems, _count = self.dataset_result(entry.file, entry.display)
+        self.diagnostics.extend(problems)
+
     def _named_elsewhere(self, file: Path, project: Project | None, given: Path) -> bool:
-        """Whether some spec of the same project names this list-shaped YAML file as its dataset.
+        """Whether some spec of the same project names this file (a list-shaped YAML file, a CSV,
+        JSONL or JSON file, or any file under a data folder) as its dataset.
 
         pre-commit passes changed files one by one; a changed dataset must not be read as a spec.
         """

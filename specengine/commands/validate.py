@@ -90,6 +90,8 @@ def validate(
             gc.enable()
 
     diagnostics = result.diagnostics
+    for note in result.notes:  # nothing named on the command line is skipped silently
+        typer.echo(_one_line(_safe(note)), err=True)
     if output_format is OutputFormat.json:
         typer.echo(_safe(json.dumps([d.as_dict() for d in diagnostics], ensure_ascii=False, indent=2)))
     elif output_format is OutputFormat.github:
