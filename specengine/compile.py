@@ -258,7 +258,10 @@ def _rows(template: _EvalTemplate) -> Iterator[_Row | None]:
         yield _Row(row.data, row.line)
 
 
-def _render_send(text: Any, variables: Mapping[str, Any], document: Document, key_path: tuple) -> str:
+def _render_send(
+    text: Any, variables: Mapping[str, Any], document: Document, key_path: tuple, row_note: str = ""
+) -> str:
+    """The rendered message; an undefined variable names the template's line and the dataset row."""
     try:
         return render(as_text(text), dict(variables))
     except TemplateError as exc:
@@ -266,23 +269,31 @@ def _render_send(text: Any, variables: Mapping[str, Any], document: Document, ke
         node = document.node_at(key_path)
         block = getattr(node, "style", None) in ("|", ">")
         raise SpecError(
-            Diagnostic(document.path, line + exc.line - 1 + (1 if block else 0), col, exc.message)
+            Diagnostic(document.path, line + exc.line - 1 + (1 if block else 0), col, exc.message + row_note)
         ) from None
 
 
-def _steps(template: _EvalTemplate, variables: Mapping[str, Any]) -> tuple[Step, ...]:
+def _row_note(template: _EvalTemplate, row: _Row | None, rid: str | None) -> str:
+    """Which dataset row a rendering failed for: the template is fine, the row lacks a key."""
+    if row is None:
+        return ""
+    where = f", {template.dataset_display}:{row.line}" if row.line is not None else ""
+    return f" (for the dataset row '{rid}'{where})"
+
+
+def _steps(template: _EvalTemplate, variables: Mapping[str, Any], row_note: str = "") -> tuple[Step, ...]:
     raw = template.raw
     document = template.spec.document
     eval_path = ("evals", template.index)
     if "turns" not in raw:
         key = (*eval_path, "send")
-        message = _render_send(raw["send"], variables, document, key)
+        message = _render_send(raw["send"], variables, document, key, row_note)
         return (Step("send", message, template.checks_by_turn[0], Source(document.path, document.line(key))),)
     steps: list[Step] = []
     for i, step in enumerate(raw["turns"]):
         if isinstance(step, Mapping):
             key = (*eval_path, "turns", i, "send")
-            message = _render_send(step["send"], variables, document, key)
+            message = _render_send(step["send"], variables, document, key, row_note)
             steps.append(
                 Step("send", message, template.checks_by_turn[i], Source(document.path, document.line(key)))
             )
@@ -307,7 +318,10 @@ def _cases(templates: Sequence[_EvalTemplate]) -> Iterator[Case]:
             }
             rid = row_id(row_data) if row else None
             skip = raw.get("skip")
-            steps = _steps(template, variables) if skip is None else _steps_unrendered(template)
+            if skip is None:
+                steps = _steps(template, variables, _row_note(template, row, rid))
+            else:
+                steps = _steps_unrendered(template)
             yield Case(
                 id=f"{base_case_id}[{rid}]" if rid is not None else base_case_id,
                 index=index,

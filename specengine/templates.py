@@ -84,7 +84,29 @@ def _syntax_message(exc: Exception) -> str:
     return f"template syntax error: {getattr(exc, 'message', None) or exc}"
 
 
-def _render_failure(exc: Exception) -> TemplateError:
+_NO_ATTRIBUTE = re.compile(r"^'[^']*' has no attribute '(?P<key>[^']*)'$")
+
+
+def _undefined_message(exc: Exception, source: str) -> str:
+    """Jinja2's "'dict object' has no attribute 'city'" in a spec author's words: which lookup
+    failed (`input.city`) and why (`input` has no key `city`)."""
+    text = str(exc)
+    attribute = _NO_ATTRIBUTE.match(text)
+    if not attribute:
+        return f"undefined variable: {text}"
+    key = re.escape(attribute.group("key"))
+    lookup = re.search(
+        rf"([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*(?:\.\s*{key}\b|\[\s*['\"]{key}['\"]\s*\])", source
+    )
+    if lookup is None:
+        return f"undefined variable: there is no key '{attribute.group('key')}' here"
+    owner = re.sub(r"\s+", "", lookup.group(1))
+    return (
+        f"undefined variable {owner}.{attribute.group('key')}: {owner} has no key '{attribute.group('key')}'"
+    )
+
+
+def _render_failure(exc: Exception, source: str = "") -> TemplateError:
     """Turn a Jinja2 runtime error into a TemplateError with the template's own line."""
     line = 1
     for frame in traceback.extract_tb(exc.__traceback__):
@@ -92,7 +114,7 @@ def _render_failure(exc: Exception) -> TemplateError:
             line = frame.lineno or 1
     name = type(exc).__name__
     if name == "UndefinedError":
-        message = f"undefined variable: {exc}"
+        message = _undefined_message(exc, source)
     elif name == "SecurityError":
         message = f"not allowed in a template: {exc}"
     else:
@@ -168,7 +190,7 @@ def render(source: str, variables: dict[str, Any]) -> str:
     except TemplateError:
         raise
     except Exception as exc:
-        raise _render_failure(exc) from None
+        raise _render_failure(exc, source) from None
 
 
 def render_native(source: Any, variables: dict[str, Any]) -> Any:
@@ -195,7 +217,7 @@ def render_native(source: Any, variables: dict[str, Any]) -> Any:
             if _is_undefined(value):  # compile_expression hands back Undefined instead of raising
                 value._fail_with_undefined_error()
         except Exception as exc:
-            raise _render_failure(exc) from None
+            raise _render_failure(exc, source) from None
         return _plain(value)
     return render(source, variables)
 
