@@ -85,6 +85,9 @@ def plan_command(
         for diagnostic in exc.diagnostics:
             typer.echo(str(diagnostic), err=True)
         raise typer.Exit(2) from None
+    if not cases:  # as `run` does: a plan that would run nothing is a mistake in the command line
+        typer.echo("error: the selection matched no case (check --label, -k and PATH::eval)", err=True)
+        raise typer.Exit(2)
     if json_out:
         typer.echo(json.dumps({"cases": cases}, indent=2, ensure_ascii=False))
         return
