@@ -207,7 +207,9 @@ async def execute_with_reports(request: RunRequest, prepared, census, console, d
     if request.json_out:
         sys.stdout.write(output.read_text(encoding="utf-8"))
         sys.stdout.flush()
-    print_report(console, summary, failures, str(output), writer.tally.pass_rate)
+    print_report(
+        console, summary, failures, str(output), writer.tally.pass_rate, writer.tally.gate_skip_reasons
+    )
     regressed = _reports(request, output, console, prepared.spec_files)
     if interrupted:
         console.print(

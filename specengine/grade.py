@@ -268,7 +268,13 @@ async def grade_trial(
                 )
             elif record is None:
                 pending.append(
-                    grade_skipped(case, check, number, strict, f"not run: there is no turn {number}")
+                    grade_skipped(
+                        case,
+                        check,
+                        number,
+                        strict,
+                        f"not run: the transcript has no turn {number} (run the case again to send it)",
+                    )
                 )
             elif check.is_judge:
                 pending.append(

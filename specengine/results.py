@@ -229,6 +229,7 @@ class Tally:
     errored: int = 0
     skipped: int = 0
     gates_skipped: int = 0
+    gate_skip_reasons: dict[str, int] = field(default_factory=dict)  # for the console's warning
 
     def add(self, case: Mapping[str, Any]) -> None:
         self.cases += 1
@@ -244,11 +245,11 @@ class Tally:
         for trial in case.get("trials", ()):
             if trial.get("error"):
                 continue  # its checks never ran because the trial errored; the error is what is reported
-            self.gates_skipped += sum(
-                1
-                for check in trial.get("checks", ())
-                if check.get("gate") and check.get("status") == "skipped"
-            )
+            for check in trial.get("checks", ()):
+                if check.get("gate") and check.get("status") == "skipped":
+                    self.gates_skipped += 1
+                    reason = str(check.get("reason") or "skipped")
+                    self.gate_skip_reasons[reason] = self.gate_skip_reasons.get(reason, 0) + 1
 
     @property
     def pass_rate(self) -> float | None:

@@ -93,8 +93,13 @@ def print_report(
     failures: FailureLog,
     output: str | None,
     pass_rate: float | None,
+    skip_reasons: Mapping[str, int] | None = None,
 ) -> None:
-    """Failures first (what to fix), then the one-line summary (what happened)."""
+    """Failures first (what to fix), then the one-line summary (what happened).
+
+    `skip_reasons` counts the skipped gates by reason, so the warning names the cause when it is not
+    the usual missing judge (a regrade of a transcript that lacks a turn the spec now sends, say).
+    """
     from rich.markup import escape
 
     if failures.cases:
@@ -128,8 +133,19 @@ def print_report(
             f"{summary.get('judge_tokens', 0)} tokens"
         )
     if summary.get("gates_skipped"):
+        from specengine.grade import NO_JUDGE
+
+        other = {reason: n for reason, n in (skip_reasons or {}).items() if reason != NO_JUDGE}
+        if not other:
+            hint = "(judge checks need --judge-model)"
+        else:
+            hint = "because: " + "; ".join(
+                f"{n} × {reason}" for reason, n in sorted((skip_reasons or {}).items(), key=lambda i: -i[1])
+            )
         console.print(
-            f"[yellow]warning: {summary['gates_skipped']} gates skipped[/] (judge checks need --judge-model)"
+            f"[yellow]warning: {summary['gates_skipped']} gates skipped[/] {escape(hint)}",
+            highlight=False,
+            soft_wrap=True,
         )
     if output:
         console.print(f"results: {escape(output)}", highlight=False)
