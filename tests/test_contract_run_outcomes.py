@@ -155,3 +155,36 @@ def test_error_only_when_every_trial_that_did_not_pass_errored(agent_server, tmp
     case = errored.case("mixed")
     assert case["status"] == "error" and case["error"] is not None
     assert errored.summary["errored"] == 1 and errored.exit_code == 1
+
+
+def test_an_error_event_in_a_stream_keeps_the_text_received(agent_server, tmp_path):
+    agent_server.script(lambda messages: Reply(content="half an answer", error={"message": "overloaded"}))
+    setup_project(tmp_path, agent_server, stream=True)
+    run = run_spec(
+        tmp_path,
+        """
+        evals:
+          - name: streamed error
+            send: hi
+            expect: [{includes: half an answer}, {succeeded: null, soft: true}]
+        """,
+    )
+    case = run.case("streamed error")
+    assert case["trials"][0]["error"] is None
+    assert check(case, 'includes "half an answer"')["status"] == "passed"
+    assert check(case, "succeeded")["status"] == "failed"
+    assert case["status"] == "passed" and run.exit_code == 0
+
+
+def test_retries_are_bounded_and_only_for_infrastructure_faults(agent_server, tmp_path):
+    setup_project(tmp_path, agent_server)  # default retries: 2, so three attempts
+    spec = "evals: [{name: a, send: hi, expect: [succeeded]}]\n"
+    agent_server.script(lambda messages: Reply(status=503, headers={"Retry-After": "0"}, body="busy"))
+    unavailable = run_spec(tmp_path, spec)
+    assert unavailable.status("a") == "error" and agent_server.hits() == 3
+    assert "after 3 attempts" in unavailable.case("a")["error"]["message"]
+
+    agent_server.clear()
+    agent_server.script(lambda messages: Reply(status=400, body={"error": {"message": "bad request"}}))
+    rejected = run_spec(tmp_path, spec)
+    assert rejected.status("a") == "error" and agent_server.hits() == 1
