@@ -174,6 +174,7 @@ def _csv_columns(header: list[str], display: str, line: int) -> list[tuple[str, 
     """Where each column goes: ('id', None), ('labels', None) or (row key, inner key)."""
     columns: list[tuple[str, str | None]] = []
     seen: dict[str, int] = {}
+    filled: dict[tuple[str, str], str] = {}
     for number, raw in enumerate(header, 1):
         name = raw.strip()
         if not name:
@@ -198,9 +199,21 @@ def _csv_columns(header: list[str], display: str, line: int) -> list[tuple[str, 
         if prefix in MAPPING_KEYS:
             if not rest:
                 raise SpecError(Diagnostic(display, line, 1, f"column '{name}' needs a key after the dot"))
-            columns.append((prefix, rest))
+            target = (prefix, rest)
         else:
-            columns.append(("input", name))
+            target = ("input", name)
+        other = filled.get(target)
+        if other is not None:  # `city` and `input.city` are the same key: which value wins?
+            raise SpecError(
+                Diagnostic(
+                    display,
+                    line,
+                    1,
+                    f"columns '{other}' and '{name}' both fill {target[0]}.{target[1]}: keep one of them",
+                )
+            )
+        filled[target] = name
+        columns.append(target)
     return columns
 
 
