@@ -27,7 +27,7 @@ from specengine.plan import (
 )
 from specengine.project import DEFAULT_TIMEOUT, Project, endpoint_config
 from specengine.source import Document, as_text
-from specengine.templates import TemplateError, render
+from specengine.templates import TemplateError, is_template, render
 
 MODIFIERS = frozenset({"name", "value", "soft", "threshold", "at_least", "not", "scope"})
 JUDGE_OPTIONS = frozenset({"criteria", "expected", "prompt", "choices", "use_cot"})
@@ -123,6 +123,14 @@ def _threshold(raw: Mapping[str, Any], is_judge: bool) -> Threshold:
     return JUDGE_DEFAULT if is_judge else PASS_AT_ONE
 
 
+def _holds_template(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_holds_template(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_holds_template(item) for item in value)
+    return is_template(value)
+
+
 def compile_check(entry: Any, document: Document, key_path: tuple[str | int, ...]) -> Check:
     """One `expect` item to a Check (bare strings are argument-less matchers)."""
     from specengine.matchers import default_name
@@ -146,7 +154,8 @@ def compile_check(entry: Any, document: Document, key_path: tuple[str | int, ...
         scope=entry.get("scope", "turn"),
         value=entry.get("value"),
         options=options,
-        named="name" in entry,
+        # the name is final unless it shows an argument that renders per case
+        named="name" in entry or not _holds_template(argument),
     )
 
 

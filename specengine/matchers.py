@@ -73,8 +73,13 @@ TEXT_MATCHERS = frozenset(
 # Small text helpers
 
 
+_encode_text = json.encoder.encode_basestring  # what json.dumps(text, ensure_ascii=False) writes
+
+
 def _quote(value: Any, limit: int = VALUE_LIMIT) -> str:
     """A value as JSON text (`"Paris"`, `4`, `true`, `{"a": 1}`), shortened to `limit` characters."""
+    if type(value) is str:  # the common case, without json.dumps' per-call set-up
+        return _truncate(_encode_text(value), limit)
     try:
         text = json.dumps(value, ensure_ascii=False, default=str)
     except ValueError:  # circular structures cannot come from JSON or YAML, but never raise

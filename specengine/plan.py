@@ -72,7 +72,7 @@ class Check:
     scope: Scope = "turn"
     value: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
-    named: bool = False  # the spec set `name:`; else the shown name is made from the rendered argument
+    named: bool = False  # `name` is final: set in the spec, or made from an argument with no template
 
     @property
     def is_judge(self) -> bool:
