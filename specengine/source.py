@@ -58,12 +58,11 @@ _DROPPED_TAGS = {
 
 # Plain scalars that YAML 1.1 tools (and many editors, and people) read as something other than text.
 AMBIGUOUS_SCALAR = re.compile(
-    r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF"
+    r"^(?:yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF"
     r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?"
     r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?)$"
 )
 AMBIGUOUS_KINDS = (
-    (re.compile(r"^(?:y|Y|n|N)$"), "a yes/no letter"),
     (re.compile(r"^(?:yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF)$"), "a yes/no word"),
     (re.compile(r"^[0-9]{4}-"), "a date"),
     (re.compile(r"^[-+]?[0-9]"), "a time (YAML 1.1 reads 7:30 as the number 450)"),

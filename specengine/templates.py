@@ -43,9 +43,6 @@ def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _source_text(value: Any) -> Any:
-    """`{{ input.version }}` prints `1.10` as written in the spec, not Python's `1.1`."""
-    return getattr(value, "source_text", value)
 
 
 @functools.cache
@@ -55,7 +52,7 @@ def environment():
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     env = ImmutableSandboxedEnvironment(
-        undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True, finalize=_source_text
+        undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True, finalize=value_text
     )
     env.filters["tojson"] = _json_text  # the built-in one HTML-escapes quotes and brackets
     env.policies["json.dumps_function"] = _json_text
@@ -134,7 +131,7 @@ def _simple_parts(source: str) -> tuple[tuple[str, tuple[str, ...]], ...] | None
     if "{%" in source or "{#" in source:
         return None
     pieces = _SIMPLE_LOOKUP.split(source)
-    if any("{{" in text or "}}" in text for text in pieces[::2]):
+    if any("{" in text or "}" in text for text in pieces[::2]):  # `{{{ x }}` and friends: Jinja2 decides
         return None
     parts = []
     for index in range(0, len(pieces) - 1, 2):
@@ -169,7 +166,7 @@ def _render_simple(source: str, variables: Mapping[str, Any]) -> str | None:
             value = _lookup(path, variables)
             if value is _MISSING:
                 return None
-            out.append(value if isinstance(value, str) else str(_source_text(value)))
+            out.append(value_text(value))
     return "".join(out)
 
 
@@ -258,7 +255,8 @@ def undeclared_names(source: str) -> set[str]:
 
 
 def value_text(value: Any) -> str:
-    """How a `value:` rendering or a variable is shown as text: None empty, structures as JSON."""
+    """How a value prints in a template: None as empty text, structures and booleans as JSON, numbers
+    as written in the spec (`1.10`). Every `{{ }}` in every template prints through this."""
     if value is None:
         return ""
     if isinstance(value, str):

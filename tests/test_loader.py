@@ -309,3 +309,11 @@ json_like = st.recursive(
 @given(json_like, st.booleans())
 def test_fast_parser_agrees_on_dumped_data(data, flow):
     agree(yaml.safe_dump(data, default_flow_style=flow, allow_unicode=True))
+
+
+def test_single_letters_y_and_n_are_plain_keys_not_booleans():
+    from specengine.source import ambiguous_scalars, parse_yaml
+
+    document = parse_yaml("args: {x: 1, y: 2, n: 3}\nanswer: yes\n", "s.yaml")
+    assert document.data["args"] == {"x": 1, "y": 2, "n": 3}
+    assert [node.value for _, node, _, _ in ambiguous_scalars(document.root)] == ["yes"]

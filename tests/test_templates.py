@@ -65,3 +65,26 @@ def test_lookup_templates_render_exactly_as_jinja(variables, paths, texts):
         assert exc is not None
         return
     assert render(source, variables) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "text"),
+    [
+        ("id={{ input.none }}", "id="),
+        ("args={{ input.args }}", 'args={"x": [1, true]}'),
+        ("flag={{ input.flag }}", "flag=true"),
+        ("{{ input.city | upper }} / {{ input.none }}", "PARIS / "),
+    ],
+)
+def test_values_print_as_the_format_says(source, text):
+    from specengine.templates import render
+
+    variables = {"input": {"none": None, "args": {"x": [1, True]}, "flag": True, "city": "Paris"}}
+    assert render(source, variables) == text
+
+
+def test_brace_next_to_a_lookup_is_left_to_jinja():
+    from specengine.templates import render
+
+    with pytest.raises(TemplateError):
+        render("{{ input }}{{{ input }}", {"input": None})
