@@ -236,9 +236,14 @@ def test_init_writes_a_project_that_validates_and_runs(tmp_path):
     assert result.exit_code == 0, result.output
     spec = (target / "specs" / "example.yaml").read_text(encoding="utf-8")
     project = (target / "specengine.yaml").read_text(encoding="utf-8")
-    assert spec.startswith(
-        "# yaml-language-server: $schema=https://specengine.dev/schemas/spec.schema.json\n"
-    )
+    # The schemas are copied beside the project, so editors complete keys offline.
+    assert spec.startswith("# yaml-language-server: $schema=../schemas/spec.schema.json\n")
+    assert project.startswith("# yaml-language-server: $schema=schemas/project.schema.json\n")
+    for name in ("spec", "project"):
+        copied = json.loads((target / "schemas" / f"{name}.schema.json").read_text(encoding="utf-8"))
+        assert copied == json.loads(
+            (REPO_ROOT / "schemas" / f"{name}.schema.json").read_text(encoding="utf-8")
+        )
     assert "protocol: demo" in project and "# judge:" in project
     (target / ".git").mkdir()
     checked = run_cli(["validate", "specs", "specengine.yaml"], cwd=target)

@@ -87,14 +87,35 @@ evals:
 
 def schema_reference(name: str, folder: Path) -> str:
     """The `$schema=` target for a file in folder: a relative path to schemas/<name>.schema.json when
-    one exists in folder or above it (a checkout of specengine, or a project that vendors the
-    schemas), else the schema's public URL."""
+    one exists in folder or above it (init copies them there), else the schema's public URL."""
     filename = f"{name}.schema.json"
     for parent in (folder, *folder.parents):
         candidate = parent / "schemas" / filename
         if candidate.is_file():
             return Path(os.path.relpath(candidate, folder)).as_posix()
     return _schema_id(name)
+
+
+def _copy_schemas(directory: Path) -> list[Path]:
+    """Give the project the installed schemas (schemas/*.schema.json) when it has none in reach, so
+    editors complete keys offline; an existing copy, here or in a folder above, is left alone."""
+    import shutil
+
+    from specengine.schema import SCHEMA_DIRS
+
+    copied = []
+    for name in ("spec", "project"):
+        filename = f"{name}.schema.json"
+        if any((parent / "schemas" / filename).is_file() for parent in (directory, *directory.parents)):
+            continue
+        source = next((folder / filename for folder in SCHEMA_DIRS if (folder / filename).is_file()), None)
+        if source is None:
+            continue
+        target = directory / "schemas" / filename
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        copied.append(target)
+    return copied
 
 
 def _schema_id(name: str) -> str:
@@ -127,6 +148,7 @@ def init(
         raise typer.Exit(2)
     try:
         spec_file.parent.mkdir(parents=True, exist_ok=True)
+        copied = _copy_schemas(directory)
         project_text = PROJECT_TEMPLATE.format(schema=schema_reference("project", directory))
         spec_text = SPEC_TEMPLATE.format(schema=schema_reference("spec", spec_file.parent))
         project_file.write_text(project_text, encoding="utf-8")
@@ -134,6 +156,6 @@ def init(
     except OSError as exc:
         typer.echo(f"Error: cannot write the project: {exc}", err=True)
         raise typer.Exit(2) from None
-    typer.echo(f"wrote {project_file}")
-    typer.echo(f"wrote {spec_file}")
+    for path in (*copied, project_file, spec_file):
+        typer.echo(f"wrote {path}")
     typer.echo("next: specengine validate specs/ && specengine run specs/", err=True)
