@@ -650,6 +650,9 @@ class _Mapper:
                 return f"unknown {what} '{key}'{hint}"
             return f"unknown key '{key}' in this check{hint}"
         where = f" in {_owner(path, self.kind)}" if path else ""
+        if key == "reset" and where == " in this turn":
+            self.suggested.add((path, "send"))  # a reset step sends nothing: no "needs 'send'" beside it
+            return "a reset is the bare word `- reset` on its own line, not a mapping"
         return f"unknown key '{key}'{where}{hint}"
 
     def _on_unevaluatedProperties(self, err, path: KeyPath):

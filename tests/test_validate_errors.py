@@ -832,3 +832,23 @@ def test_every_problem_in_every_file_in_one_run(tmp_path):
     paths = [line.split(":")[0] for line in result.stdout.splitlines()]
     assert paths == ["specs/a.yaml", "specs/b.yaml", "specs/c.yaml"]
     assert result.stderr.strip().splitlines()[-1] == "3 problems in 3 files"
+
+
+def test_reset_written_as_a_mapping_says_how_to_write_it(tmp_path):
+    spec = (
+        "endpoint: {protocol: demo}\n"
+        "evals:\n"
+        "  - name: a\n"
+        "    turns:\n"
+        "      - send: hi\n"
+        "        expect: [succeeded]\n"
+        "      - reset: true\n"
+        "      - send: again\n"
+        "        expect: [succeeded]\n"
+    )
+    (tmp_path / "s.yaml").write_text(spec)
+    result = run_cli(["validate", "s.yaml"], cwd=tmp_path)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "s.yaml:7:9: a reset is the bare word `- reset` on its own line, not a mapping"
+    ]
