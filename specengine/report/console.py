@@ -76,15 +76,21 @@ def failure_lines(case: Mapping[str, Any]) -> list[str]:
         where = f"{spec}:{check['line']}"
         turn = f" (turn {check['turn']})" if check.get("turn", 1) > 1 else ""
         lines.append(f"  ✗ {where}: {check['name']}{turn} [{check['status']}]")
-        if check.get("expected") is not None:
-            lines.append(f"      expected: {_short(check['expected'])}")
-        if check.get("got") is not None:
-            lines.append(f"      got:      {_short(check['got'])}")
-        if check.get("reason"):
-            lines.append(f"      reason:   {_short(check['reason'], 600)}")
-        if check.get("rationale"):
-            lines.append(f"      judge:    {_short(check['rationale'], 600)}")
+        for label, key, limit in (
+            ("expected", "expected", MAX_TEXT),
+            ("got", "got", MAX_TEXT),
+            ("reason", "reason", 600),
+            ("judge", "rationale", 600),
+        ):
+            if check.get(key) not in (None, ""):
+                lines.append(_labelled(label, _short(check[key], limit)))
     return lines
+
+
+def _labelled(label: str, text: str) -> str:
+    """`      label:    text`, with continuation lines indented under the text."""
+    head = f"      {label + ':':<10}"
+    return head + text.replace("\n", "\n" + " " * len(head))
 
 
 def print_report(
