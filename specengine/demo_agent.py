@@ -27,10 +27,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from specengine.loopback_server import LoopbackHTTPServer
+from specengine.loopback_server import LoopbackHTTPServer, LoopbackRequestHandler
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 MODEL = "demo-agent"
@@ -478,22 +477,10 @@ def completion_chunks(reply: AgentReply, model: str = MODEL) -> Iterator[dict[st
 # ---------------------------------------------------------------------------------------------------
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(LoopbackRequestHandler):
     server_version = "specengine-demo-agent"
     timeout = 120  # idle keep-alive connections are closed after this
-    disable_nagle_algorithm = True  # headers and body go out in separate writes: no 40 ms ACK stall
     server: _DemoHTTPServer
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.track(self.connection, True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.track(self.connection, False)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
         if self.server.log is not None:

@@ -40,3 +40,21 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         for connection in connections:
             with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
+
+
+class LoopbackRequestHandler(BaseHTTPRequestHandler):
+    """HTTP/1.1 keep-alive handler that registers its connection with a LoopbackHTTPServer."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in separate writes: no 40 ms ACK stall
+    server: LoopbackHTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.track(self.connection, True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.track(self.connection, False)

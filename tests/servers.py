@@ -30,10 +30,9 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from specengine.loopback_server import LoopbackHTTPServer
+from specengine.loopback_server import LoopbackHTTPServer, LoopbackRequestHandler
 
 CHAT_PATH = "/v1/chat/completions"
 
@@ -220,21 +219,9 @@ class _HTTPServer(LoopbackHTTPServer):
         super().__init__(address, _Handler)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
+class _Handler(LoopbackRequestHandler):
     timeout = 60
     server: _HTTPServer
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.track(self.connection, True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.track(self.connection, False)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # tests read recorded requests, not logs
