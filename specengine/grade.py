@@ -156,13 +156,13 @@ def grade_check(
 
 
 def _question(check: Check, record: TurnRecord, records: Sequence[TurnRecord]) -> str:
+    """What the judge is asked about: the last user message, or the conversation since the last reset."""
     if check.scope != "conversation":
         return record.message
-    lines = []
-    for r in _scope(check, record, records):
-        lines.append(f"user: {r.message}")
-        lines.append(f"assistant: {r.turn.reply}")
-    return "\n".join(lines)
+    from specengine.judges import transcript
+
+    scoped = _scope(check, record, records)
+    return transcript(pair for r in scoped for pair in (("user", r.message), ("assistant", r.turn.reply)))
 
 
 def _judge_text(value: Any, variables: Mapping[str, Any]) -> str | None:
