@@ -98,6 +98,25 @@ def _construct_float(loader: SpecLoader, node: yaml.ScalarNode) -> float:
     return value
 
 
+def _is_unquoted_template(node: yaml.MappingNode, key_node: yaml.Node) -> bool:
+    """`send: {{ input.city }}` unquoted: YAML reads a mapping whose first key is a mapping."""
+    return (
+        bool(node.flow_style)
+        and isinstance(key_node, yaml.MappingNode)
+        and key_node.start_mark.index == node.start_mark.index + 1
+    )
+
+
+def _quoted_source(node: yaml.Node) -> str:
+    """The node as written, on one line and in double quotes: what the user should have typed."""
+    import json
+
+    buffer = getattr(node.start_mark, "buffer", None)
+    if not isinstance(buffer, str):
+        return '"{{ ... }}"'
+    return json.dumps(" ".join(buffer[node.start_mark.pointer : node.end_mark.pointer].split())[:80])
+
+
 def _construct_mapping_without_duplicates(loader: SpecLoader, node: yaml.MappingNode) -> dict:
     # flatten_mapping puts the pairs merged in by `<<: *base` first; the mapping's own keys follow
     # and may override them, so only the own keys are checked for duplicates
@@ -111,9 +130,10 @@ def _construct_mapping_without_duplicates(loader: SpecLoader, node: yaml.Mapping
         try:
             hash(key)
         except TypeError:
-            raise yaml.constructor.ConstructorError(
-                None, None, "a mapping key must be text, not a list or mapping", key_node.start_mark
-            ) from None
+            message = "a mapping key must be text, not a list or mapping"
+            if _is_unquoted_template(node, key_node):
+                message = f"a value that starts with {{{{ must be in quotes: write {_quoted_source(node)}"
+            raise yaml.constructor.ConstructorError(None, None, message, key_node.start_mark) from None
         if index >= merged:
             if key in seen:
                 raise yaml.constructor.ConstructorError(
@@ -219,9 +239,23 @@ def _yaml_error_message(exc: yaml.YAMLError) -> str:
         return "a tab is not allowed here: indent with spaces"
     if problem.startswith("found duplicate") or problem.startswith("duplicate key"):
         return problem
+    if problem == "found unexpected end of stream" and context == "while scanning a quoted scalar":
+        return "this quoted text is never closed: add the closing quote"
+    if problem.startswith("expected <block end>"):
+        if problem.endswith("'<scalar>'") and not _starts_its_line(getattr(exc, "problem_mark", None)):
+            return "more text after a value that has already ended: put the whole value in quotes"
+        return "this line is indented differently from the lines it belongs with: use as many spaces as they"
     if context and context not in problem and not context.startswith("while constructing"):
         return f"{problem} ({context})"
     return problem
+
+
+def _starts_its_line(mark: yaml.Mark | None) -> bool:
+    """Whether only spaces come before the mark on its line (a misplaced line, not a misplaced word)."""
+    buffer = getattr(mark, "buffer", None)
+    if mark is None or not isinstance(buffer, str):
+        return True
+    return not buffer[buffer.rfind("\n", 0, mark.pointer) + 1 : mark.pointer].strip()
 
 
 def _reader_diagnostic(path: str, text: str, exc: yaml.reader.ReaderError) -> Diagnostic:
@@ -257,6 +291,8 @@ def parse_yaml(text: str | bytes, path: str, *, file: Path | None = None) -> Doc
         data = loader.construct_document(root) if root is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        if exc.context == "while scanning a quoted scalar" and exc.context_mark is not None:
+            mark = exc.context_mark  # where the unclosed quote opens, not where the file ends
         raise SpecError(_mark_diagnostic(path, mark, _yaml_error_message(exc))) from None
     except yaml.reader.ReaderError as exc:
         raise SpecError(_reader_diagnostic(path, text, exc)) from None

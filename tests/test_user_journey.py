@@ -1,0 +1,108 @@
+"""The mistakes a newcomer makes first, and what specengine tells them.
+
+Each test writes the spec a beginner would write, runs the real CLI in-process, and asserts that the
+message names the place and says what to do, in words rather than parser or library jargon.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import run_cli, write_project, write_spec
+
+
+def validate_one(folder: Path, spec: str) -> str:
+    """Validate one spec against a demo project; the single problem printed."""
+    (folder / ".git").mkdir(exist_ok=True)  # stop the project-file search here
+    write_project(folder, endpoints={"demo": {"protocol": "demo"}})
+    write_spec(folder, "specs/s.yaml", spec)
+    result = run_cli(["validate", "specs"], cwd=folder)
+    lines = [line for line in result.stdout.splitlines() if line]
+    assert result.exit_code == 1, result.output
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_a_key_indented_less_than_its_neighbours_is_an_indentation_problem(tmp_path):
+    spec = """
+        evals:
+          - name: a
+            send: hello
+          expect: [succeeded]
+    """
+    message = validate_one(tmp_path, spec)
+    assert message.startswith("specs/s.yaml:4:3: this line is indented differently from the lines")
+    assert "block end" not in message
+
+
+def test_a_list_item_out_of_line_is_an_indentation_problem(tmp_path):
+    spec = """
+        evals:
+          - name: a
+            send: hello
+            expect:
+            - succeeded
+           - includes: x
+    """
+    message = validate_one(tmp_path, spec)
+    assert message.startswith("specs/s.yaml:6:4: this line is indented differently")
+
+
+def test_text_after_a_quoted_value_says_to_quote_the_whole_value(tmp_path):
+    spec = """
+        evals:
+          - name: a
+            send: "hi" there
+    """
+    message = validate_one(tmp_path, spec)
+    assert message == (
+        "specs/s.yaml:3:16: more text after a value that has already ended: put the whole value in quotes"
+    )
+
+
+def test_a_template_after_the_opening_braces_says_to_quote_it(tmp_path):
+    spec = """
+        evals:
+          - name: a
+            input: {city: Paris}
+            send: {{ input.city }} weather
+    """
+    message = validate_one(tmp_path, spec)
+    assert message.startswith("specs/s.yaml:4:28: more text after a value that has already ended")
+
+
+def test_an_unquoted_template_value_says_to_quote_it(tmp_path):
+    spec = """
+        evals:
+          - name: a
+            input: {city: Paris}
+            send: {{ input.city }}
+            expect: [succeeded]
+    """
+    message = validate_one(tmp_path, spec)
+    assert message == (
+        'specs/s.yaml:4:12: a value that starts with {{ must be in quotes: write "{{ input.city }}"'
+    )
+
+
+def test_a_mapping_key_that_is_a_mapping_keeps_its_general_message(tmp_path):
+    spec = """
+        evals:
+          - name: a
+            send: hello
+            input: {[a, b]: 1}
+    """
+    message = validate_one(tmp_path, spec)
+    assert "a mapping key must be text" in message
+    assert "{{" not in message
+
+
+def test_an_unclosed_quote_is_reported_where_it_opens(tmp_path):
+    spec = """
+        evals:
+          - name: a
+            send: "hello
+            expect: [succeeded]
+    """
+    message = validate_one(tmp_path, spec)
+    assert message == "specs/s.yaml:3:11: this quoted text is never closed: add the closing quote"
