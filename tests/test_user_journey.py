@@ -106,3 +106,14 @@ def test_an_unclosed_quote_is_reported_where_it_opens(tmp_path):
     """
     message = validate_one(tmp_path, spec)
     assert message == "specs/s.yaml:3:11: this quoted text is never closed: add the closing quote"
+
+
+def test_an_agent_that_is_not_running_names_the_url_and_what_to_check(tmp_path, free_port):
+    url = f"http://127.0.0.1:{free_port}/v1/chat/completions"
+    (tmp_path / ".git").mkdir()
+    write_project(tmp_path, endpoints={"agent": {"protocol": "openai-chat", "url": url, "retries": 0}})
+    write_spec(tmp_path, "specs/s.yaml", "evals:\n  - name: a\n    send: hello\n    expect: [succeeded]\n")
+    result = run_cli(["run", "specs"], cwd=tmp_path)
+    assert result.exit_code == 1, result.output
+    output = " ".join(result.output.split())  # the console wraps long lines
+    assert f"ConnectError: could not connect to {url}: is the agent running" in output

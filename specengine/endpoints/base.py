@@ -154,7 +154,22 @@ def transport_error(exc: Exception) -> EndpointError:
     detail = str(exc) or kind
     if isinstance(exc, httpx.TimeoutException):
         return EndpointError(kind, f"request timed out: {detail}", retryable=True)
+    if isinstance(exc, httpx.ConnectError):  # the first thing a newcomer meets: say where and what to check
+        url = _request_url(exc)
+        where = f" to {url}" if url else ""
+        message = (
+            f"could not connect{where}: is the agent running, and is the endpoint's url right? ({detail})"
+        )
+        return EndpointError(kind, message, retryable=True)
     return EndpointError(kind, detail, retryable=isinstance(exc, httpx.TransportError))
+
+
+def _request_url(exc: Exception) -> str | None:
+    """The URL of the request an httpx error belongs to, when it has one."""
+    try:
+        return str(exc.request.url)  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):  # httpx raises RuntimeError when no request is attached
+        return None
 
 
 async def post_json(
