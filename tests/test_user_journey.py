@@ -117,3 +117,14 @@ def test_an_agent_that_is_not_running_names_the_url_and_what_to_check(tmp_path, 
     assert result.exit_code == 1, result.output
     output = " ".join(result.output.split())  # the console wraps long lines
     assert f"ConnectError: could not connect to {url}: is the agent running" in output
+
+
+def test_help_names_option_values_in_words_and_run_says_its_exit_codes():
+    for command in ("run", "plan", "regrade", "validate", "init", "demo-agent"):
+        text = run_cli([command, "--help"]).stdout
+        for jargon in ("<int range>", "<float range>", "<str>", "<list[str]> ", "{paths}"):
+            assert jargon not in text.replace("PATH <list[str]>", ""), (command, jargon)
+    run_help = run_cli(["run", "--help"]).stdout
+    assert "--label LABEL" in run_help and "--timeout SECONDS" in run_help
+    assert "Exit 0 when every case passed or was skipped" in run_help
+    assert 'specengine run "specs/a.yaml::sunny in paris"' in run_help

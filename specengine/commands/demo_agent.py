@@ -22,11 +22,15 @@ DEFAULT_PORT = 8000
 def demo_agent(
     port: Annotated[
         int,
-        typer.Option("--port", min=0, max=65535, help="Port to listen on; 0 picks a free one."),
+        typer.Option(
+            "--port", min=0, max=65535, metavar="PORT", help="Port to listen on; 0 picks a free one."
+        ),
     ] = DEFAULT_PORT,
     host: Annotated[
         str,
-        typer.Option("--host", help="Address to listen on. Keep 127.0.0.1 unless others must reach it."),
+        typer.Option(
+            "--host", metavar="HOST", help="Address to listen on. Keep 127.0.0.1 unless others must reach it."
+        ),
     ] = "127.0.0.1",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not log each request.")] = False,
 ) -> None:

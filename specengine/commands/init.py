@@ -131,7 +131,8 @@ def _schema_id(name: str) -> str:
 @app.command()
 def init(
     directory: Annotated[
-        Path, typer.Argument(help="Where to create the project (default: the current folder).")
+        Path,
+        typer.Argument(metavar="DIR", help="Where to create the project (default: the current folder)."),
     ] = Path("."),
 ) -> None:
     """Write a starter specengine.yaml and specs/example.yaml (never overwrites a file)."""

@@ -51,7 +51,8 @@ def case_as_dict(case, endpoint) -> dict:
 @app.command("plan")
 def plan_command(
     paths: Annotated[
-        list[str], typer.Argument(help="Spec files or folders; PATH::eval name selects one eval.")
+        list[str],
+        typer.Argument(metavar="PATH", help="Spec files or folders; PATH::eval name selects one eval."),
     ],
     json_out: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
     label: Labels = None,
@@ -60,7 +61,11 @@ def plan_command(
     project: ProjectFile = None,
     config: Config = None,
 ) -> None:
-    """Show what would be sent, to where, and which checks apply (no network)."""
+    """Show what would be sent, to where, and which checks apply (no network).
+
+    Every template is rendered with every dataset row, so a misspelt key (input.ctiy) shows up
+    here, before a run. Exit 0 when the plan compiles, 2 when a spec or the selection is wrong.
+    """
     from specengine.diagnostics import SpecError
     from specengine.pipeline import PrepareOptions, UsageError, prepare
 

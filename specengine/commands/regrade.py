@@ -23,9 +23,12 @@ from specengine.commands.options import (
 
 @app.command("regrade")
 def regrade_command(
-    results: Annotated[Path, typer.Argument(help="A results JSON written by `specengine run`.")],
+    results: Annotated[
+        Path, typer.Argument(metavar="RESULTS", help="A results JSON written by `specengine run`.")
+    ],
     paths: Annotated[
-        list[str] | None, typer.Argument(help="Spec files or folders (default: the specs named in RESULTS).")
+        list[str] | None,
+        typer.Argument(metavar="PATH", help="Spec files or folders (default: the specs named in RESULTS)."),
     ] = None,
     strict: Strict = False,
     config: Config = None,
@@ -33,9 +36,11 @@ def regrade_command(
     judge_model: JudgeModel = None,
     judge_base_url: JudgeBaseUrl = None,
     no_cache: NoCache = False,
-    concurrency: Annotated[int, typer.Option("-j", "--concurrency", min=1, help="Cases graded at once.")] = 8,
+    concurrency: Annotated[
+        int, typer.Option("-j", "--concurrency", min=1, metavar="N", help="Cases graded at once.")
+    ] = 8,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Where to write the new results.")
+        Path | None, typer.Option("--output", "-o", metavar="FILE", help="Where to write the new results.")
     ] = None,
     junit: Junit = None,
     json_out: JsonResults = False,

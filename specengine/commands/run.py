@@ -35,17 +35,23 @@ class RunFormat(str, Enum):
 @app.command("run")
 def run_command(
     paths: Annotated[
-        list[str], typer.Argument(help="Spec files or folders; PATH::eval name selects one eval.")
+        list[str],
+        typer.Argument(metavar="PATH", help="Spec files or folders; PATH::eval name selects one eval."),
     ],
     concurrency: Annotated[
-        int, typer.Option("-j", "--concurrency", min=1, help="Trials in flight at once.")
+        int, typer.Option("-j", "--concurrency", min=1, metavar="N", help="Trials in flight at once.")
     ] = 8,
     label: Labels = None,
     keyword: Keyword = None,
     limit: Limit = None,
-    trials: Annotated[int | None, typer.Option("--trials", min=1, help="Run each case N times.")] = None,
+    trials: Annotated[
+        int | None, typer.Option("--trials", min=1, metavar="N", help="Run each case N times.")
+    ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", min=0.001, help="Seconds per trial; overrides every spec.")
+        float | None,
+        typer.Option(
+            "--timeout", min=0.001, metavar="SECONDS", help="Seconds per trial; overrides every spec."
+        ),
     ] = None,
     strict: Strict = False,
     config: Config = None,
@@ -54,18 +60,24 @@ def run_command(
     judge_base_url: JudgeBaseUrl = None,
     no_cache: NoCache = False,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Results JSON (default .specengine/runs/<id>.json).")
+        Path | None,
+        typer.Option(
+            "--output", "-o", metavar="FILE", help="Results JSON (default .specengine/runs/<id>.json)."
+        ),
     ] = None,
     junit: Junit = None,
     html: Annotated[
-        Path | None, typer.Option("--html", help="Also write a self-contained HTML report.")
+        Path | None, typer.Option("--html", metavar="FILE", help="Also write a self-contained HTML report.")
     ] = None,
     md: Annotated[
-        Path | None, typer.Option("--md", help="Also write a Markdown summary ('-' for stdout).")
+        Path | None,
+        typer.Option("--md", metavar="FILE", help="Also write a Markdown summary ('-' for stdout)."),
     ] = None,
     baseline: Annotated[
         Path | None,
-        typer.Option("--baseline", help="Compare with an earlier results file; regressions exit 1."),
+        typer.Option(
+            "--baseline", metavar="RESULTS", help="Compare with an earlier results file; regressions exit 1."
+        ),
     ] = None,
     output_format: Annotated[
         RunFormat,
@@ -77,18 +89,36 @@ def run_command(
     ] = RunFormat.text,
     shard: Annotated[
         str | None,
-        typer.Option("--shard", help="Run share i of n of the cases (stable by case id), e.g. 2/4."),
+        typer.Option(
+            "--shard", metavar="I/N", help="Run share i of n of the cases (stable by case id), e.g. 2/4."
+        ),
     ] = None,
     json_out: JsonResults = False,
     resume: Annotated[
         bool, typer.Option("--resume", help="Run only the cases the --output results lack, then finish them.")
     ] = False,
     rerun_failed: Annotated[
-        Path | None, typer.Option("--rerun-failed", help="Run only the failed and errored cases of RESULTS.")
+        Path | None,
+        typer.Option(
+            "--rerun-failed", metavar="RESULTS", help="Run only the failed and errored cases of RESULTS."
+        ),
     ] = None,
     min_pass_rate: MinPassRate = None,
 ) -> None:
-    """Run specs against their agents and report pass/fail per case."""
+    """Run specs against their agents and report pass/fail per case.
+
+    Prints each failed check (file:line, expected, got, reason) and a summary. The results are
+    written to .specengine/runs/ (or --output), for `report`, `regrade` and `compare`.
+
+    \b
+    Examples:
+      specengine run specs/                       every spec below specs/
+      specengine run specs/ --html report.html    also an HTML report
+      specengine run "specs/a.yaml::sunny in paris"   only that eval
+
+    Exit 0 when every case passed or was skipped, 1 when a case failed or errored, 2 when a spec
+    or the command line is wrong (nothing ran), 130 when interrupted (finish with --resume).
+    """
     from specengine.execute import EXIT_USAGE, RunRequest, execute_run
     from specengine.pipeline import PrepareOptions
     from specengine.select import parse_shard

@@ -48,7 +48,9 @@ def validate(
     paths: Annotated[
         list[Path],
         typer.Argument(
-            help="Spec files or folders (every *.yaml / *.yml below a folder).", show_default=False
+            metavar="PATH",
+            help="Spec files or folders (every *.yaml / *.yml below a folder).",
+            show_default=False,
         ),
     ],
     output_format: Annotated[
@@ -59,11 +61,19 @@ def validate(
     ] = OutputFormat.text,
     project: Annotated[
         Path | None,
-        typer.Option("--project", help="The project file to use (default: the nearest specengine.yaml)."),
+        typer.Option(
+            "--project",
+            metavar="FILE",
+            help="The project file to use (default: the nearest specengine.yaml).",
+        ),
     ] = None,
     config: Annotated[
         str | None,
-        typer.Option("--config", help="A run config of the project file to merge in (as `run --config`)."),
+        typer.Option(
+            "--config",
+            metavar="NAME",
+            help="A run config of the project file to merge in (as `run --config`).",
+        ),
     ] = None,
 ) -> None:
     """Check specs and the project file without running anything: every problem, with file:line:col.
