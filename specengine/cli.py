@@ -21,6 +21,7 @@ app = typer.Typer(
     name="specengine",
     cls=_SortedGroup,
     help="Declarative evals for LLM agents: YAML specs in, pass/fail per case out.",
+    epilog="New here? `specengine init` writes a project that runs as it is; then `specengine run specs/`.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=True,

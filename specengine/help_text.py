@@ -28,6 +28,9 @@ Commands:
   report      Write reports from a results file.
   run         Run specs against their agents and report pass/fail per case.
   validate    Check specs and the project file without running anything:...
+
+  New here? `specengine init` writes a project that runs as it is; then
+  `specengine run specs/`.
 """
 
 
