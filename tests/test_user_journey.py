@@ -128,3 +128,12 @@ def test_help_names_option_values_in_words_and_run_says_its_exit_codes():
     assert "--label LABEL" in run_help and "--timeout SECONDS" in run_help
     assert "Exit 0 when every case passed or was skipped" in run_help
     assert 'specengine run "specs/a.yaml::sunny in paris"' in run_help
+
+
+def test_init_into_a_new_folder_says_to_cd_there_first(tmp_path):
+    result = run_cli(["init", "my evals"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "next: cd 'my evals' && specengine validate specs/ && specengine run specs/" in result.stderr
+    (tmp_path / "here").mkdir()
+    here = run_cli(["init"], cwd=tmp_path / "here")
+    assert "next: specengine validate specs/" in here.stderr

@@ -8,6 +8,7 @@ nothing is written and the command exits 2 naming it.
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -159,4 +160,6 @@ def init(
         raise typer.Exit(2) from None
     for path in (*copied, project_file, spec_file):
         typer.echo(f"wrote {path}")
-    typer.echo("next: specengine validate specs/ && specengine run specs/", err=True)
+    here = directory == Path(os.path.abspath("."))
+    go = "" if here else f"cd {shlex.quote(os.path.relpath(directory))} && "
+    typer.echo(f"next: {go}specengine validate specs/ && specengine run specs/", err=True)
