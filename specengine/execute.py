@@ -212,14 +212,20 @@ async def execute_with_reports(request: RunRequest, prepared, census, console, d
     )
     regressed = _reports(request, output, console, prepared.spec_files)
     if interrupted:
-        console.print(
-            f"[yellow]interrupted[/]: results of the {summary['cases']} finished cases are in {output};"
-            f" finish with: specengine run … --output {output} --resume",
-            highlight=False,
-        )
+        hint = interrupted_hint(summary["cases"], output)
+        console.print(f"[yellow]interrupted[/]: {hint}", highlight=False)
         return EXIT_INTERRUPTED
     code = exit_code(summary, request.min_pass_rate)
     return EXIT_FAILED if regressed and code == EXIT_OK else code
+
+
+def interrupted_hint(finished: int, output: Path) -> str:
+    """Where the finished cases are and the exact options that run the rest, spelt out in full."""
+    cases = "case" if finished == 1 else "cases"
+    return (
+        f"results of the {finished} finished {cases} are in {output}; to run the rest, run the same"
+        f" command again with --output {output} --resume added"
+    )
 
 
 def _reports(request: RunRequest, output: Path, console, spec_files) -> bool:

@@ -137,3 +137,14 @@ def test_init_into_a_new_folder_says_to_cd_there_first(tmp_path):
     (tmp_path / "here").mkdir()
     here = run_cli(["init"], cwd=tmp_path / "here")
     assert "next: specengine validate specs/" in here.stderr
+
+
+def test_the_interrupted_hint_spells_out_how_to_finish():
+    from specengine.execute import interrupted_hint
+
+    hint = interrupted_hint(1, Path("out/r.json"))
+    assert hint == (
+        "results of the 1 finished case are in out/r.json; to run the rest, run the same command again"
+        " with --output out/r.json --resume added"
+    )
+    assert "…" not in interrupted_hint(2, Path("r.json"))
