@@ -53,6 +53,11 @@ class PrepareOptions:
     resolve_endpoints: bool = True  # False for commands that never call the agent (plan, regrade)
 
 
+def _missing_hint() -> str:
+    """Paths are read from the current folder; a newcomer often is one folder off, or has no project."""
+    return f"(paths are read from {Path.cwd()}; `specengine init` writes a starter project with specs/)"
+
+
 def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
     """Validate, compile and select; raises UsageError with printable lines on any problem."""
     from specengine.validate import UsageError as CommandLineError
@@ -61,7 +66,7 @@ def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
     targets = parse_targets(arguments)
     missing = [str(target.path) for target in targets if not target.path.exists()]
     if missing:
-        raise UsageError([f"error: no such file or folder: {path}" for path in missing])
+        raise UsageError([f"error: no such file or folder: {path}" for path in missing] + [_missing_hint()])
     try:
         validation = validate_paths([target.path for target in targets], options.project, options.config)
     except CommandLineError as exc:  # an unknown --config, a missing --project file

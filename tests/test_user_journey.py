@@ -148,3 +148,10 @@ def test_the_interrupted_hint_spells_out_how_to_finish():
         " with --output out/r.json --resume added"
     )
     assert "…" not in interrupted_hint(2, Path("r.json"))
+
+
+def test_a_missing_spec_folder_says_where_paths_are_read_from_and_how_to_start(tmp_path):
+    result = run_cli(["run", "specs/"], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert "error: no such file or folder: specs" in result.stderr
+    assert f"(paths are read from {tmp_path.resolve()}; `specengine init` writes" in result.stderr
