@@ -155,3 +155,20 @@ def test_a_missing_spec_folder_says_where_paths_are_read_from_and_how_to_start(t
     assert result.exit_code == 2
     assert "error: no such file or folder: specs" in result.stderr
     assert f"(paths are read from {tmp_path.resolve()}; `specengine init` writes" in result.stderr
+
+
+def test_a_skipped_judge_check_says_where_to_name_the_judge(tmp_path):
+    (tmp_path / ".git").mkdir()
+    write_project(tmp_path, endpoints={"demo": {"protocol": "demo"}})
+    spec = """
+        evals:
+          - name: a
+            send: What's the weather in Paris?
+            expect:
+              - judge: closed_qa
+                criteria: Does the reply state the weather?
+    """
+    write_spec(tmp_path, "specs/s.yaml", spec)
+    result = run_cli(["run", "specs"], cwd=tmp_path)
+    output = " ".join(result.output.split())
+    assert "1 gates skipped (judge checks need a judge model: judge.model in specengine.yaml" in output

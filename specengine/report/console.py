@@ -143,7 +143,7 @@ def print_report(
 
         other = {reason: n for reason, n in (skip_reasons or {}).items() if reason != NO_JUDGE}
         if not other:
-            hint = "(judge checks need --judge-model)"
+            hint = "(judge checks need a judge model: judge.model in specengine.yaml, or --judge-model)"
         else:
             hint = "because: " + "; ".join(
                 f"{n} × {reason}" for reason, n in sorted((skip_reasons or {}).items(), key=lambda i: -i[1])
