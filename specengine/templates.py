@@ -43,8 +43,6 @@ def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-
-
 @functools.cache
 def environment():
     """The one sandboxed environment every spec template renders in."""
