@@ -207,6 +207,9 @@ async def execute_with_reports(request: RunRequest, prepared, census, console, d
     if request.json_out:
         sys.stdout.write(output.read_text(encoding="utf-8"))
         sys.stdout.flush()
+    if interrupted:
+        console.print()
+        console.print("[yellow]interrupted[/]: the summary below counts only the cases that finished")
     print_report(
         console, summary, failures, str(output), writer.tally.pass_rate, writer.tally.gate_skip_reasons
     )

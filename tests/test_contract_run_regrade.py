@@ -33,6 +33,6 @@ evals:
     assert "no turn 2" in check["reason"] and "run the case again" in check["reason"]
     assert results["summary"]["gates_skipped"] == 1
     output = " ".join(regraded.output.split())
-    assert "1 gates skipped" in output
+    assert "1 gate skipped" in output
     assert "--judge-model" not in output
     assert "no turn 2" in output

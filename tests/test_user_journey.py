@@ -171,4 +171,4 @@ def test_a_skipped_judge_check_says_where_to_name_the_judge(tmp_path):
     write_spec(tmp_path, "specs/s.yaml", spec)
     result = run_cli(["run", "specs"], cwd=tmp_path)
     output = " ".join(result.output.split())
-    assert "1 gates skipped (judge checks need a judge model: judge.model in specengine.yaml" in output
+    assert "1 gate skipped (judge checks need a judge model: judge.model in specengine.yaml" in output

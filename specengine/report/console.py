@@ -93,6 +93,10 @@ def _labelled(label: str, text: str) -> str:
     return head + text.replace("\n", "\n" + " " * len(head))
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def print_report(
     console: Any,
     summary: Mapping[str, Any],
@@ -131,7 +135,9 @@ def print_report(
         parts.append(f"[{STATUS_STYLE[status]}]{count} {label}[/]" if count else f"{count} {label}")
     rate = f" · pass rate {pass_rate:.1%}" if pass_rate is not None else ""
     console.print(
-        f"[bold]{summary['cases']} cases[/]: " + ", ".join(parts) + f"{rate} · {summary['duration_s']:.2f} s"
+        f"[bold]{_count(summary['cases'], 'case')}[/]: "
+        + ", ".join(parts)
+        + f"{rate} · {summary['duration_s']:.2f} s"
     )
     if summary.get("judge_calls") is not None:
         console.print(
@@ -149,7 +155,7 @@ def print_report(
                 f"{n} × {reason}" for reason, n in sorted((skip_reasons or {}).items(), key=lambda i: -i[1])
             )
         console.print(
-            f"[yellow]warning: {summary['gates_skipped']} gates skipped[/] {escape(hint)}",
+            f"[yellow]warning: {_count(summary['gates_skipped'], 'gate')} skipped[/] {escape(hint)}",
             highlight=False,
             soft_wrap=True,
         )
