@@ -154,3 +154,18 @@ def test_a_row_missing_a_key_is_reported_at_the_template_line(project, agent_ser
         assert "Traceback" not in result.output
     assert agent_server.hits() == 0
     assert not (project / "out.json").exists()
+
+
+def test_plan_says_judge_checks_will_be_skipped_without_a_judge(agent_server, tmp_path):
+    write_project(tmp_path, endpoints={"agent": agent_server.endpoint()})
+    write_spec(
+        tmp_path,
+        "specs/j",
+        "evals: [{name: polite, send: hi, expect: [{judge: closed_qa, criteria: Is it polite?}]}]",
+    )
+    without = run_cli(["plan", "specs"], cwd=tmp_path)
+    assert without.exit_code == 0, without.output
+    assert "judge closed_qa (will be skipped: no judge configured)" in without.stdout
+    with_judge = run_cli(["plan", "specs", "--judge-model", "m"], cwd=tmp_path)
+    assert with_judge.exit_code == 0, with_judge.output
+    assert "will be skipped" not in with_judge.stdout

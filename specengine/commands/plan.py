@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from specengine.cli import app
-from specengine.commands.options import Config, Keyword, Labels, Limit, ProjectFile
+from specengine.commands.options import Config, JudgeModel, Keyword, Labels, Limit, ProjectFile
 
 
 def case_as_dict(case, endpoint) -> dict:
@@ -60,6 +60,7 @@ def plan_command(
     limit: Limit = None,
     project: ProjectFile = None,
     config: Config = None,
+    judge_model: JudgeModel = None,
 ) -> None:
     """Show what would be sent, to where, and which checks apply (no network).
 
@@ -78,6 +79,7 @@ def plan_command(
                 labels=tuple(label or ()),
                 keyword=keyword,
                 limit=limit,
+                judge_model=judge_model,
                 resolve_endpoints=False,
             ),
         )
@@ -96,6 +98,7 @@ def plan_command(
     if json_out:
         typer.echo(json.dumps({"cases": cases}, indent=2, ensure_ascii=False))
         return
+    no_judge = not prepared.plan.judge.model
     for case in cases:
         endpoint = case["endpoint"]
         typer.echo(f"{case['id']}  ({case['spec']}:{case['line']})")
@@ -114,5 +117,10 @@ def plan_command(
             typer.echo(f"  turn {turn} send: {step['send']!r}")
             for check in step["checks"]:
                 soft = "" if check["gate"] else " (soft)"
-                typer.echo(f"    - {check['name']}{soft}  [line {check['line']}]")
+                skipped = (
+                    " (will be skipped: no judge configured)"
+                    if no_judge and check["matcher"] == "judge"
+                    else ""
+                )
+                typer.echo(f"    - {check['name']}{soft}{skipped}  [line {check['line']}]")
     typer.echo(f"{len(cases)} case{'s' * (len(cases) != 1)}", err=True)
