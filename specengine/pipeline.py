@@ -135,16 +135,10 @@ def count_cases(prepared: Prepared) -> Census:
 
     digest = hashlib.sha256()
     count = 0
-    selection = prepared.selection
-    spec_files = dict(prepared.spec_files)
     try:
-        for case in prepared.plan.cases():
-            spec_file = spec_files.get(case.spec, case.spec)
-            if not selection.in_plan(case, spec_file):
-                continue
+        for case, runs in prepared.selection.walk(prepared.plan.cases(), dict(prepared.spec_files)):
             digest.update(case.id.encode("utf-8") + b"\n")
-            if selection.accepts(case, spec_file) and (selection.limit is None or count < selection.limit):
-                count += 1
+            count += runs
     except SpecError as exc:
         raise UsageError([str(d) for d in exc.diagnostics]) from None
     return Census(count, digest.hexdigest()[:16])

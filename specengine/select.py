@@ -73,12 +73,28 @@ class Selection:
             return False
         return not (self.keyword and self.keyword not in case.id)
 
-    def apply(self, cases: Iterable[Case], spec_files: dict[str, str]) -> Iterator[Case]:
-        """Selected cases in plan order; spec_files maps a case's display path to its resolved path."""
-        taken = 0
+    def walk(self, cases: Iterable[Case], spec_files: dict[str, str]) -> Iterator[tuple[Case, bool]]:
+        """The plan's cases in order, each with whether it runs here.
+
+        `--limit N` takes the first N cases; with `--shard` it takes them from the whole plan before
+        splitting, so the shards of a limited run together run exactly what the unsharded run would.
+        spec_files maps a case's display path to its resolved path.
+        """
+        planned = taken = 0
         for case in cases:
-            if self.limit is not None and taken >= self.limit:
-                return
-            if self.accepts(case, spec_files.get(case.spec, case.spec)):
-                taken += 1
-                yield case
+            spec_file = spec_files.get(case.spec, case.spec)
+            if not self.in_plan(case, spec_file):
+                continue
+            planned += 1
+            if self.limit is not None:
+                if self.shard is not None and planned > self.limit:
+                    return
+                if self.shard is None and taken >= self.limit:
+                    return
+            runs = self.accepts(case, spec_file)
+            taken += runs
+            yield case, runs
+
+    def apply(self, cases: Iterable[Case], spec_files: dict[str, str]) -> Iterator[Case]:
+        """The cases that run here, in plan order."""
+        return (case for case, runs in self.walk(cases, spec_files) if runs)

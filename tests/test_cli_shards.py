@@ -307,3 +307,13 @@ def test_merge_refuses_mixing_shards_with_a_whole_run(suite, shards, tmp_path):
     out = tmp_path / "ALL.json"
     cli = merge_cli(suite, r1, r2, r3, "whole-for-mix.json", output=out)
     refused(cli, out, "cannot mix shard results with whole-run results", "whole-for-mix.json")
+
+
+def test_limit_takes_the_first_cases_of_the_plan_before_splitting(suite):
+    whole = suite.run("limited/whole.json", "--limit", "10")
+    parts = [suite.run(f"limited/r{i}.json", "--limit", "10", "--shard", f"{i}/3") for i in (1, 2, 3)]
+    assert len(ids(whole)) == 10
+    assert sorted(case_id for part in parts for case_id in ids(part)) == sorted(ids(whole))
+    assert len({part["shard"]["plan_hash"] for part in parts}) == 1
+    merged = suite.cli("merge", *(f"limited/r{i}.json" for i in (1, 2, 3)), "--output", "limited/all.json")
+    assert merged.exit_code == 0, merged.output
