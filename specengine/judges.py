@@ -24,7 +24,7 @@ import os
 import random
 import weakref
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -130,16 +130,6 @@ class _CallRecord:
     usage: dict[str, int] | None = None
 
 
-@dataclass
-class _Counters:
-    calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    errors: int = 0
-    requests: int = 0
-
-
 class Judge:
     """One per run: scores judge checks, caches verdicts, limits and retries judge traffic.
 
@@ -163,7 +153,7 @@ class Judge:
         self._environ = environ
         self._backoff_base = max(0.0, backoff_base)
         self._wait_cap = max(0.0, wait_cap)
-        self._counters = _Counters()
+        self._stats = JudgeStats()
         self._http: httpx.AsyncClient | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._key_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
@@ -172,8 +162,13 @@ class Judge:
 
     @property
     def stats(self) -> JudgeStats:
-        c = self._counters
-        return JudgeStats(c.calls, c.cache_hits, c.prompt_tokens, c.completion_tokens, c.errors, c.requests)
+        return self._stats
+
+    def _count(self, **more: int) -> None:
+        """Add to the run's judge counters (one event loop: no lock needed)."""
+        self._stats = replace(
+            self._stats, **{name: getattr(self._stats, name) + n for name, n in more.items()}
+        )
 
     async def verdict(self, request: JudgeRequest) -> JudgeVerdict:
         """Score one request: from the cache when the same request was judged before, else the judge."""
@@ -189,7 +184,7 @@ class Judge:
         async with lock:  # identical requests in flight together ask the judge once
             stored = self._cache.get(key)
             if stored is not None:
-                self._counters.cache_hits += 1
+                self._count(cache_hits=1)
                 return JudgeVerdict(
                     score=float(stored["score"]),
                     rationale=stored.get("rationale"),
@@ -271,7 +266,7 @@ class Judge:
     # -- judging ----------------------------------------------------------------------------------
 
     def _error(self, message: str, api_key: str | None = None) -> JudgeVerdict:
-        self._counters.errors += 1
+        self._count(errors=1)
         return JudgeVerdict(None, None, None, None, error=_redact(message, api_key))
 
     async def _judge(self, request: JudgeRequest) -> JudgeVerdict:
@@ -280,7 +275,7 @@ class Judge:
         if not api_key:
             return self._error(f"the judge needs {env_name} in the environment")
         record = _CallRecord()
-        self._counters.calls += 1
+        self._count(calls=1)
         try:
             scorer, arguments = self._scorer(request, self._llm_client(api_key, record))
             score = await scorer.eval_async(**arguments)
@@ -312,10 +307,12 @@ class Judge:
         )
 
     def _add_usage(self, record: _CallRecord) -> None:
-        self._counters.requests += record.requests
-        if record.usage:
-            self._counters.prompt_tokens += record.usage.get("prompt_tokens", 0)
-            self._counters.completion_tokens += record.usage.get("completion_tokens", 0)
+        usage = record.usage or {}
+        self._count(
+            requests=record.requests,
+            prompt_tokens=usage.get("prompt_tokens", 0),
+            completion_tokens=usage.get("completion_tokens", 0),
+        )
 
     def _scorer(self, request: JudgeRequest, client: Any) -> tuple[Any, dict[str, Any]]:
         """The autoevals scorer and its eval arguments; every value is a string, never a template."""
