@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from specengine.cli import app
+from specengine.commands.options import Markdown
 
 
 @app.command()
@@ -20,10 +21,7 @@ def compare(
     head: Annotated[
         Path, typer.Argument(metavar="HEAD", help="Results of the new run (e.g. the pull request).")
     ],
-    md: Annotated[
-        Path | None,
-        typer.Option("--md", metavar="FILE", help="Also write a Markdown summary ('-' for stdout)."),
-    ] = None,
+    md: Markdown = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the comparison as JSON instead of text.")
     ] = False,

@@ -43,7 +43,14 @@ JudgeBaseUrl = Annotated[
     typer.Option("--judge-base-url", metavar="URL", help="An OpenAI-compatible base URL for the judge."),
 ]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again; ignore the cache.")]
-Junit = Annotated[Path | None, typer.Option("--junit", metavar="FILE", help="Also write JUnit XML here.")]
+Junit = Annotated[Path | None, typer.Option("--junit", metavar="FILE", help="Write JUnit XML to FILE.")]
+Html = Annotated[
+    Path | None, typer.Option("--html", metavar="FILE", help="Write a self-contained HTML report to FILE.")
+]
+Markdown = Annotated[
+    Path | None,
+    typer.Option("--md", metavar="FILE", help="Write a Markdown summary to FILE ('-' for stdout)."),
+]
 JsonResults = Annotated[
     bool, typer.Option("--json", help="Print results JSON on stdout, the rest on stderr.")
 ]

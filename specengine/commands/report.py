@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from specengine.cli import app
+from specengine.commands.options import Html, Junit, Markdown
 
 
 @app.command()
@@ -19,14 +20,9 @@ def report(
     results: Annotated[
         Path, typer.Argument(metavar="RESULTS", help="Results JSON written by `specengine run`.")
     ],
-    html: Annotated[
-        Path | None, typer.Option("--html", metavar="FILE", help="Write a self-contained HTML report.")
-    ] = None,
-    md: Annotated[
-        Path | None,
-        typer.Option("--md", metavar="FILE", help="Write a Markdown summary ('-' for stdout)."),
-    ] = None,
-    junit: Annotated[Path | None, typer.Option("--junit", metavar="FILE", help="Write JUnit XML.")] = None,
+    html: Html = None,
+    md: Markdown = None,
+    junit: Junit = None,
     github: Annotated[
         bool, typer.Option("--github", help="Print GitHub Actions annotations for failures.")
     ] = False,

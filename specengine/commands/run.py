@@ -11,6 +11,7 @@ import typer
 from specengine.cli import app
 from specengine.commands.options import (
     Config,
+    Html,
     JsonResults,
     JudgeBaseUrl,
     JudgeModel,
@@ -18,6 +19,7 @@ from specengine.commands.options import (
     Keyword,
     Labels,
     Limit,
+    Markdown,
     MinPassRate,
     NoCache,
     ProjectFile,
@@ -66,13 +68,8 @@ def run_command(
         ),
     ] = None,
     junit: Junit = None,
-    html: Annotated[
-        Path | None, typer.Option("--html", metavar="FILE", help="Also write a self-contained HTML report.")
-    ] = None,
-    md: Annotated[
-        Path | None,
-        typer.Option("--md", metavar="FILE", help="Also write a Markdown summary ('-' for stdout)."),
-    ] = None,
+    html: Html = None,
+    md: Markdown = None,
     baseline: Annotated[
         Path | None,
         typer.Option(
