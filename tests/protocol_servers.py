@@ -744,7 +744,7 @@ def sse_reply(text: str) -> Reply:
 def endpoint_config(endpoint: Mapping[str, Any], name: str = "agent", **overrides: Any) -> Any:
     """An EndpointConfig for an endpoint mapping (protocol, url, options...), as the project builds it."""
     from specengine.plan import EndpointConfig
-    from specengine.project import ENDPOINT_FIELDS
+    from specengine.source.project import ENDPOINT_FIELDS
 
     data = {**endpoint, **overrides}
     return EndpointConfig(

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from specengine.loopback_server import LoopbackHTTPServer, LoopbackRequestHandler
+from specengine.demo.loopback import LoopbackHTTPServer, LoopbackRequestHandler
 
 CHAT_PATH = "/v1/chat/completions"
 

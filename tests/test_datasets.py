@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from specengine import schema
-from specengine.datasets import (
+from specengine.diagnostics import SpecError
+from specengine.source.datasets import (
     ROW_KEYS,
     Row,
     is_dataset_path,
@@ -16,8 +16,8 @@ from specengine.datasets import (
     iter_rows,
     row_id,
 )
-from specengine.diagnostics import SpecError
-from specengine.source import parse_yaml
+from specengine.source.loader import parse_yaml
+from specengine.validate import schema
 
 
 def write(tmp_path: Path, name: str, text: str | bytes) -> Path:

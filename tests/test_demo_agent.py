@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from specengine.demo_agent import respond, start_demo_agent
+from specengine.demo.agent import respond, start_demo_agent
 from specengine.endpoints.base import Turn
 from specengine.endpoints.openai_chat import OpenAIChatAdapter
 from specengine.plan import EndpointConfig

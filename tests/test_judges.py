@@ -12,8 +12,8 @@ import pytest
 from judge_server import JudgeServer, choose, plain_text, status, tool_answer
 from servers import Reply, free_port
 
-from specengine.judge_cache import JudgeCache
-from specengine.judges import (
+from specengine.judge.cache import JudgeCache
+from specengine.judge.judge import (
     NO_JUDGE,
     NO_TOOL_CALL,
     Judge,
@@ -470,7 +470,7 @@ def test_importing_judges_loads_no_heavy_library():
     import subprocess
 
     heavy = "('httpx', 'autoevals', 'openai')"
-    code = f"import sys, specengine.judges; print(sorted(m for m in {heavy} if m in sys.modules))"
+    code = f"import sys, specengine.judge.judge; print(sorted(m for m in {heavy} if m in sys.modules))"
 
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ

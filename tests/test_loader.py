@@ -1,4 +1,4 @@
-"""The YAML loader (specengine.source) and the faster parser (specengine.fast_yaml): they must agree."""
+"""The YAML loader (source.loader) and the faster parser (source.fast_loader): they must agree."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specengine.diagnostics import SpecError
-from specengine.fast_yaml import _parse, parse_document
-from specengine.source import (
+from specengine.source.fast_loader import _parse, parse_document
+from specengine.source.loader import (
     ambiguous_scalars,
     as_text,
     discover,
@@ -312,7 +312,7 @@ def test_fast_parser_agrees_on_dumped_data(data, flow):
 
 
 def test_single_letters_y_and_n_are_plain_keys_not_booleans():
-    from specengine.source import ambiguous_scalars, parse_yaml
+    from specengine.source.loader import ambiguous_scalars, parse_yaml
 
     document = parse_yaml("args: {x: 1, y: 2, n: 3}\nanswer: yes\n", "s.yaml")
     assert document.data["args"] == {"x": 1, "y": 2, "n": 3}

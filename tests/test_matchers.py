@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from specengine.endpoints.base import ToolCall, Turn
-from specengine.matchers import (
+from specengine.grade.matchers import (
     MATCHERS,
     TEXT_MATCHERS,
     MatchInput,
@@ -88,7 +88,7 @@ def test_a_matcher_fault_becomes_an_error_result():
 
 def test_module_import_stays_light():
     heavy = ("jsonschema", "jinja2", "httpx", "deepdiff")
-    code = f"import sys, specengine.matchers; print([m for m in {heavy!r} if m in sys.modules])"
+    code = f"import sys, specengine.grade.matchers; print([m for m in {heavy!r} if m in sys.modules])"
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(root)}
     out = subprocess.run(

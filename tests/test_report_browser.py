@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from specengine.report.html import write_html
-from specengine.report.load import load_results
+from specengine.results.reader import load_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 CHROMIUM_ARGS = [

@@ -14,7 +14,7 @@ import specengine.commands.merge  # noqa: F401
 import specengine.commands.report  # noqa: F401
 from specengine.cli import app
 from specengine.report.compare import compare, render_text
-from specengine.report.load import load_results
+from specengine.results.reader import load_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 BASE, HEAD, IMPROVED = FIXTURES / "base.json", FIXTURES / "head.json", FIXTURES / "improved.json"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from specengine.report.github import annotations, diagnostic_annotation, escape_data, escape_property
-from specengine.report.load import load_results
+from specengine.results.reader import load_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 

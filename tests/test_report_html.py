@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from specengine.report.html import embed_json, render_html, write_html
-from specengine.report.load import load_results
+from specengine.results.reader import load_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from specengine.report.junit import render_junit, write_junit
-from specengine.report.load import load_results
+from specengine.results.reader import load_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 

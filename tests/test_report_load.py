@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from specengine.report.load import ResultsError, load_results, parse_results
+from specengine.results.reader import ResultsError, load_results, parse_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 

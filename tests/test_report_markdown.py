@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from specengine.report.compare import compare
-from specengine.report.load import load_results
 from specengine.report.markdown import code, escape_cell, render_markdown
+from specengine.results.reader import load_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from specengine.source import parse_yaml
+from specengine.source.loader import parse_yaml
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 NAMES = ("spec", "project", "results")

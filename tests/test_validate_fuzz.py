@@ -14,7 +14,7 @@ from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from specengine import schema
+from specengine.validate import schema
 
 LOCATED = re.compile(r"^(specs/s\.yaml|specengine\.yaml|specs/data/[^:]+):\d+:\d+: \S")
 PROJECT = "endpoints:\n  demo:\n    protocol: demo\ndefaults:\n  endpoint: demo\n"

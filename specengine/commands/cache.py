@@ -41,7 +41,7 @@ def _verdicts(count: int) -> str:
 @cache_app.command("clear")
 def clear(cache_dir: Path = DIR_OPTION) -> None:
     """Delete every cached judge verdict; the next run asks the judge again."""
-    from specengine.judge_cache import JudgeCache
+    from specengine.judge.cache import JudgeCache
 
     removed = JudgeCache(cache_dir).clear()
     if removed.entries == 0 and removed.bytes == 0:
@@ -53,7 +53,7 @@ def clear(cache_dir: Path = DIR_OPTION) -> None:
 @cache_app.command("info")
 def info(cache_dir: Path = DIR_OPTION) -> None:
     """Show how many judge verdicts are cached and how much space they take."""
-    from specengine.judge_cache import JudgeCache
+    from specengine.judge.cache import JudgeCache
 
     summary = JudgeCache(cache_dir).info()
     typer.echo(f"{_verdicts(summary.entries)} ({_size(summary.bytes)}) in {cache_dir}")

@@ -34,7 +34,7 @@ def compare(
 
     from specengine.report.compare import compare as compare_runs
     from specengine.report.compare import render_text
-    from specengine.report.load import ResultsError, load_results
+    from specengine.results.reader import ResultsError, load_results
 
     try:
         base_data = load_results(base)

@@ -102,7 +102,7 @@ def _copy_schemas(directory: Path) -> list[Path]:
     editors complete keys offline; an existing copy, here or in a folder above, is left alone."""
     import shutil
 
-    from specengine.schema import SCHEMA_DIRS
+    from specengine.validate.schema import SCHEMA_DIRS
 
     copied = []
     for name in ("spec", "project"):
@@ -121,7 +121,7 @@ def _copy_schemas(directory: Path) -> list[Path]:
 
 def _schema_id(name: str) -> str:
     try:
-        from specengine.schema import load_schema
+        from specengine.validate.schema import load_schema
 
         found = load_schema(name).get("$id")
     except Exception:  # no schemas in this installation: the URL is still right

@@ -33,9 +33,9 @@ def merge(
     import json
 
     from specengine.report.facts import format_rate, pass_rate
-    from specengine.report.load import ResultsError, load_results
     from specengine.report.merge import MergeError
     from specengine.report.merge import merge as merge_results
+    from specengine.results.reader import ResultsError, load_results
 
     try:
         loaded = [load_results(p) for p in inputs]

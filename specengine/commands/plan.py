@@ -68,7 +68,7 @@ def plan_command(
     here, before a run. Exit 0 when the plan compiles, 2 when a spec or the selection is wrong.
     """
     from specengine.diagnostics import SpecError
-    from specengine.pipeline import PrepareOptions, UsageError, prepare
+    from specengine.run.prepare import PrepareOptions, UsageError, prepare
 
     try:
         prepared = prepare(

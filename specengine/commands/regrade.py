@@ -47,8 +47,8 @@ def regrade_command(
     min_pass_rate: MinPassRate = None,
 ) -> None:
     """Grade stored transcripts again with the current checks, without calling the agent."""
-    from specengine.execute import RunRequest, execute_regrade
-    from specengine.pipeline import PrepareOptions
+    from specengine.run.prepare import PrepareOptions
+    from specengine.run.session import RunRequest, execute_regrade
 
     request = RunRequest(
         paths=tuple(paths or ()),

@@ -47,7 +47,7 @@ def report(
             "give at least one output: --html FILE, --md FILE, --junit FILE or --github",
             param_hint="outputs",
         )
-    from specengine.report.load import ResultsError, load_results
+    from specengine.results.reader import ResultsError, load_results
 
     try:
         data = load_results(results)

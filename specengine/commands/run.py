@@ -116,9 +116,9 @@ def run_command(
     Exit 0 when every case passed or was skipped, 1 when a case failed or errored, 2 when a spec
     or the command line is wrong (nothing ran), 130 when interrupted (finish with --resume).
     """
-    from specengine.execute import EXIT_USAGE, RunRequest, execute_run
-    from specengine.pipeline import PrepareOptions
-    from specengine.select import parse_shard
+    from specengine.run.prepare import PrepareOptions
+    from specengine.run.select import parse_shard
+    from specengine.run.session import EXIT_USAGE, RunRequest, execute_run
 
     try:
         shard_share = parse_shard(shard) if shard else None

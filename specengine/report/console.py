@@ -145,7 +145,7 @@ def print_report(
             f"{summary.get('judge_tokens', 0)} tokens"
         )
     if summary.get("gates_skipped"):
-        from specengine.grade import NO_JUDGE
+        from specengine.grade.grader import NO_JUDGE
 
         other = {reason: n for reason, n in (skip_reasons or {}).items() if reason != NO_JUDGE}
         if not other:

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specengine.datasets import row_id
 from specengine.diagnostics import Diagnostic, SpecError
 from specengine.plan import (
     JUDGE_DEFAULT,
@@ -25,8 +24,9 @@ from specengine.plan import (
     Step,
     Threshold,
 )
-from specengine.project import DEFAULT_TIMEOUT, Project, endpoint_config
-from specengine.source import Document, as_text
+from specengine.source.datasets import row_id
+from specengine.source.loader import Document, as_text
+from specengine.source.project import DEFAULT_TIMEOUT, Project, endpoint_config
 from specengine.templates import TemplateError, is_template, render
 
 MODIFIERS = frozenset({"name", "value", "soft", "threshold", "at_least", "not", "scope"})
@@ -133,7 +133,7 @@ def _holds_template(value: Any) -> bool:
 
 def compile_check(entry: Any, document: Document, key_path: tuple[str | int, ...]) -> Check:
     """One `expect` item to a Check (bare strings are argument-less matchers)."""
-    from specengine.matchers import default_name
+    from specengine.grade.matchers import default_name
 
     line, col = document.position(key_path)
     source = Source(document.path, line, col)
@@ -190,7 +190,7 @@ def _resolve_dataset(value: Any, spec: SpecInput) -> tuple[Any, str | None]:
         return None, None
     if isinstance(value, list):
         return value, spec.display
-    from specengine.source import display_path
+    from specengine.source.loader import display_path
 
     path = (spec.file.parent / str(value)).resolve()
     return path, display_path(path, spec.project.folder)
@@ -261,7 +261,7 @@ def _rows(template: _EvalTemplate) -> Iterator[_Row | None]:
         for i, row in enumerate(template.dataset):
             yield _Row(row, template.spec.document.line((*dataset_path, i)))
         return
-    from specengine.datasets import iter_rows
+    from specengine.source.datasets import iter_rows
 
     for row in iter_rows(template.dataset, template.dataset_display or str(template.dataset)):
         yield _Row(row.data, row.line)

@@ -136,7 +136,7 @@ def _settings(config: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[st
         raise WebServerError("web_server.command must be the shell command that starts the app")
     if not isinstance(url, str) or not url.strip():
         raise WebServerError("web_server.url must be a URL that answers once the app is ready")
-    from specengine.project import resolve_variables
+    from specengine.source.project import resolve_variables
 
     resolved = resolve_variables(url, environ)
     if resolved.missing:

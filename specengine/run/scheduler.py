@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 from specengine.endpoints import adapter_class
 from specengine.endpoints.base import Adapter, EndpointError
-from specengine.grade import TurnRecord, grade_trial, trial_result
+from specengine.grade.grader import TurnRecord, grade_trial, trial_result
 from specengine.plan import Case, EndpointConfig, Plan
-from specengine.results import CaseResult, TrialResult, case_outcome, skipped_case
+from specengine.results.model import CaseResult, TrialResult, case_outcome, skipped_case
 
 if TYPE_CHECKING:
-    from specengine.judges import Judge
+    from specengine.judge.judge import Judge
 
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
@@ -87,7 +87,7 @@ class Runner:
         if demo_names:
             from dataclasses import replace
 
-            from specengine.demo_agent import start_demo_agent
+            from specengine.demo.agent import start_demo_agent
 
             server = servers.enter_context(start_demo_agent(port=0))
             for name in demo_names:

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from specengine.diagnostics import Diagnostic, SpecError
-from specengine.source import (
+from specengine.source.loader import (
     AMBIGUOUS_SCALAR,
     MAX_DOCUMENT_BYTES,
     Document,

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specengine.endpoints.base import RETRY_STATUS, retry_after_seconds
-from specengine.judge_cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
+from specengine.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
 from specengine.plan import JudgeConfig
 
 if TYPE_CHECKING:

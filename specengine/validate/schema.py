@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from specengine.diagnostics import Diagnostic
-from specengine.source import Document
+from specengine.source.loader import Document
 
 SCHEMA_FILES = {
     "spec": "spec.schema.json",
     "project": "project.schema.json",
     "results": "results.schema.json",
 }
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent
 SCHEMA_DIRS = (_PACKAGE / "_schemas", _PACKAGE.parent / "schemas")
 _YES_NO = frozenset(
     {"y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF"}

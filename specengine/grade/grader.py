@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from specengine.endpoints.base import Turn
 from specengine.plan import Case, Check, JudgeConfig
-from specengine.results import CheckResult, TrialResult, trial_status
-from specengine.source import as_text
+from specengine.results.model import CheckResult, TrialResult, trial_status
+from specengine.source.loader import as_text
 from specengine.templates import TemplateError, render_native, value_text
 
 if TYPE_CHECKING:
-    from specengine.judges import Judge
+    from specengine.judge.judge import Judge
 
 NO_JUDGE = "no judge configured (--judge-model)"
 
@@ -123,7 +123,7 @@ def grade_check(
     case: Case, check: Check, record: TurnRecord, records: Sequence[TurnRecord], strict: bool
 ) -> CheckResult:
     """Grade one deterministic check against its turn (or conversation)."""
-    from specengine.matchers import MatchInput, default_name, match
+    from specengine.grade.matchers import MatchInput, default_name, match
 
     gate = check.gate or strict
     variables = _variables(case, record)
@@ -159,7 +159,7 @@ def _question(check: Check, record: TurnRecord, records: Sequence[TurnRecord]) -
     """What the judge is asked about: the last user message, or the conversation since the last reset."""
     if check.scope != "conversation":
         return record.message
-    from specengine.judges import transcript
+    from specengine.judge.judge import transcript
 
     scoped = _scope(check, record, records)
     return transcript(pair for r in scoped for pair in (("user", r.message), ("assistant", r.turn.reply)))
@@ -185,7 +185,7 @@ async def grade_judge(
     gate = check.gate or strict
     if judge is None or not config.model:
         return _result(check, record, gate, status="skipped", score=None, reason=NO_JUDGE)
-    from specengine.judges import JudgeRequest
+    from specengine.judge.judge import JudgeRequest
 
     variables = _variables(case, record)
     try:

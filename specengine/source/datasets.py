@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from specengine.diagnostics import Diagnostic, SpecError
-from specengine.schema import kind_of
-from specengine.source import Document, as_text, load_yaml
+from specengine.source.loader import Document, as_text, load_yaml
+from specengine.validate.schema import kind_of
 
 # The keys a row may hold (the same as `$defs/row` in schemas/spec.schema.json; a test keeps them equal).
 ROW_KEYS = ("id", "input", "expected", "metadata", "labels")

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from specengine.results import Tally
+from specengine.results.model import Tally
 
 RESULTS_FOLDER = Path(".specengine/runs")
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specengine.pipeline import PrepareOptions, UsageError, count_cases, prepare
+from specengine.run.prepare import PrepareOptions, UsageError, count_cases, prepare
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -92,7 +92,7 @@ def _app_under_test(prepared, errors) -> Iterator[bool]:
     if not config:
         yield True
         return
-    from specengine.web_server import WebServerError, serve_app
+    from specengine.run.app_under_test import WebServerError, serve_app
 
     try:
         with serve_app(config, project.folder) as app:
@@ -108,7 +108,7 @@ def _check_baseline(baseline: Path | None) -> None:
     """A --baseline that cannot be read is a command-line error: found before any request, exit 2."""
     if baseline is None:
         return
-    from specengine.report.load import ResultsError, load_results
+    from specengine.results.reader import ResultsError, load_results
 
     try:
         load_results(baseline)
@@ -120,7 +120,7 @@ def _already_done(request: RunRequest) -> list[tuple[dict[str, Any], int]]:
     """With --resume, the cases the results log already holds (with their offsets in it)."""
     if not request.resume:
         return []
-    from specengine.results_file import log_path, read_log
+    from specengine.results.writer import log_path, read_log
 
     if request.output is None:
         raise UsageError(["error: --resume needs --output FILE (the results of the run to resume)"])
@@ -138,7 +138,7 @@ def _narrow(prepared, request: RunRequest, done: list[tuple[dict[str, Any], int]
     if done:
         selection = replace(selection, skip_ids=frozenset(case["id"] for case, _ in done))
     if request.rerun_failed is not None:
-        from specengine.report.load import ResultsError, load_results
+        from specengine.results.reader import ResultsError, load_results
 
         try:
             previous = load_results(request.rerun_failed)
@@ -152,7 +152,7 @@ def _narrow(prepared, request: RunRequest, done: list[tuple[dict[str, Any], int]
 
 
 async def _run(request: RunRequest, prepared, census, console, done) -> int:
-    from specengine.run import Runner, RunOptions
+    from specengine.run.scheduler import Runner, RunOptions
 
     def start(on_result, judge):
         runner = Runner(
@@ -172,7 +172,7 @@ async def execute_with_reports(request: RunRequest, prepared, census, console, d
     `start(on_result, judge)` returns the work coroutine and a function that stops its scheduling.
     """
     from specengine.report.console import FailureLog, print_report
-    from specengine.results_file import ResultsWriter, default_output, new_run_id, utc_now
+    from specengine.results.writer import ResultsWriter, default_output, new_run_id, utc_now
 
     run_id = new_run_id()
     output = request.output or default_output(run_id)
@@ -248,7 +248,7 @@ def _reports(request: RunRequest, output: Path, console, spec_files) -> bool:
     )
     if not targets.any and request.baseline is None:
         return False
-    from specengine.report.load import ResultsError, load_results
+    from specengine.results.reader import ResultsError, load_results
 
     data = load_results(output)
     comparison = None
@@ -324,7 +324,7 @@ def _secrets(plan) -> frozenset[str]:
 def _make_judge(config, use_cache: bool):
     if not config.model:
         return None
-    from specengine.judges import Judge
+    from specengine.judge.judge import Judge
 
     return Judge(config, use_cache=use_cache)
 
@@ -356,7 +356,7 @@ def _progress(console, total: int, quiet: bool):
 
 def execute_regrade(request: RunRequest, results_path: Path) -> int:
     """Regrade the transcripts of a results file with the current specs; no agent is called."""
-    from specengine.report.load import ResultsError, load_results
+    from specengine.results.reader import ResultsError, load_results
 
     console, errors = _consoles(request.json_out)
     try:
@@ -374,7 +374,7 @@ def execute_regrade(request: RunRequest, results_path: Path) -> int:
     report = {}
 
     def start(on_result, judge):
-        from specengine.regrade import regrade_cases
+        from specengine.grade.regrade import regrade_cases
 
         async def work() -> None:
             report["result"] = await regrade_cases(

@@ -1,9 +1,9 @@
 """The validate stage: every spec and project file checked, every problem in every file reported.
 
 This module finds the files and runs the checks: it discovers specs and project files, loads each
-project once, reads each spec with the fast parser (specengine.fast_yaml), tells datasets from specs
+project once, reads each spec with the fast parser (source.fast_loader), tells datasets from specs
 (a YAML file a spec names as its dataset, or any file under a folder named `data`), then runs the
-JSON Schema (specengine.schema) and the checks a schema cannot express (specengine.spec_checks).
+JSON Schema (validate.schema) and the checks a schema cannot express (validate.spec_checks).
 A spec author fixes everything in one pass, so nothing stops at the first problem, and nothing a
 spec holds can raise a traceback.
 """
@@ -16,12 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specengine import schema
-from specengine.datasets import is_dataset_path
 from specengine.diagnostics import Diagnostic, SpecError
-from specengine.fast_yaml import Ambiguous, parse_document, read_document
-from specengine.project import Project, load_project
-from specengine.source import (
+from specengine.source.datasets import is_dataset_path
+from specengine.source.fast_loader import Ambiguous, parse_document, read_document
+from specengine.source.loader import (
     PROJECT_FILE,
     YAML_SUFFIXES,
     Document,
@@ -29,7 +27,15 @@ from specengine.source import (
     display_path,
     find_project_file,
 )
-from specengine.spec_checks import Report, SpecChecks, check_dataset_file, check_project, report_ambiguous
+from specengine.source.project import Project, load_project
+from specengine.validate import schema
+from specengine.validate.spec_checks import (
+    Report,
+    SpecChecks,
+    check_dataset_file,
+    check_project,
+    report_ambiguous,
+)
 
 
 class UsageError(Exception):

@@ -1,6 +1,6 @@
 """The checks of spec and project files that a JSON Schema cannot express.
 
-specengine.schema checks the shape; this module checks the meaning: dataset files exist and parse,
+specengine.validate.schema checks the shape; this module checks the meaning: dataset files exist and parse,
 row ids are unique, templates compile and use only known variables, eval names are unique, every
 eval checks something, `turns` do not start or end with `reset`, `matches` patterns compile,
 `not:`/`value:`/`scope:` make sense for their matcher, `${VAR}` is well formed, every eval reaches
@@ -18,13 +18,10 @@ from typing import Any
 
 import yaml
 
-from specengine import schema
-from specengine.datasets import is_dataset_path, iter_rows, row_id
 from specengine.diagnostics import Diagnostic, SpecError
-from specengine.fast_yaml import Ambiguous
-from specengine.project import Project
-from specengine.schema import KeyPath
-from specengine.source import (
+from specengine.source.datasets import is_dataset_path, iter_rows, row_id
+from specengine.source.fast_loader import Ambiguous
+from specengine.source.loader import (
     AMBIGUOUS_KINDS,
     PROJECT_FILE,
     Document,
@@ -32,6 +29,7 @@ from specengine.source import (
     as_text,
     display_path,
 )
+from specengine.source.project import Project
 from specengine.templates import (
     CASE_VARIABLES,
     CHECK_VARIABLES,
@@ -39,6 +37,8 @@ from specengine.templates import (
     TemplateSource,
     is_template,
 )
+from specengine.validate import schema
+from specengine.validate.schema import KeyPath
 
 TOOL_MATCHERS = frozenset({"called_tool", "not_called_tool", "called_tool_with", "tool_calls_in_order"})
 JUDGE = "judge"
@@ -255,7 +255,7 @@ class SpecChecks:
                 self.report.at((*here, matcher), f"matches: not a valid regular expression: {exc}")
 
     def _value(self, entry: dict, here: KeyPath, matcher: str | None) -> None:
-        from specengine.matchers import TEXT_MATCHERS
+        from specengine.grade.matchers import TEXT_MATCHERS
 
         value = entry["value"]
         if isinstance(value, str) and "{{" in value:

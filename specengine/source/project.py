@@ -16,7 +16,7 @@ from typing import Any
 
 from specengine.diagnostics import Diagnostic, SpecError
 from specengine.plan import EndpointConfig, JudgeConfig
-from specengine.source import Document, display_path, load_yaml
+from specengine.source.loader import Document, display_path, load_yaml
 
 ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 DEFAULT_TIMEOUT = 60.0

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from specengine.endpoints.base import ToolCall, Turn
-from specengine.grade import TurnRecord, grade_trial, trial_result
+from specengine.grade.grader import TurnRecord, grade_trial, trial_result
 from specengine.plan import Case, JudgeConfig
-from specengine.results import CaseResult, case_outcome
+from specengine.results.model import CaseResult, case_outcome
 
 if TYPE_CHECKING:
-    from specengine.judges import Judge
+    from specengine.judge.judge import Judge
 
 
 def records_from_transcript(messages: Sequence[Mapping[str, Any]]) -> list[TurnRecord]:
@@ -93,7 +93,7 @@ async def regrade_cases(
             continue
         seen.add(case.id)
         if case.skip is not None:
-            from specengine.results import skipped_case
+            from specengine.results.model import skipped_case
 
             on_result(skipped_case(case, case.skip))
             continue

@@ -11,11 +11,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specengine.compile import CompileOptions, SpecInput, compile_plan
+from specengine.compile.compiler import CompileOptions, SpecInput, compile_plan
 from specengine.diagnostics import Diagnostic, SpecError
 from specengine.plan import Case, Plan
-from specengine.project import MissingVariable, Project, Unresolved, empty_project, judge_config
-from specengine.select import Selection, parse_targets
+from specengine.run.select import Selection, parse_targets
+from specengine.source.project import MissingVariable, Project, Unresolved, empty_project, judge_config
 
 
 class UsageError(Exception):
@@ -60,8 +60,8 @@ def _missing_hint() -> str:
 
 def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
     """Validate, compile and select; raises UsageError with printable lines on any problem."""
-    from specengine.validate import UsageError as CommandLineError
-    from specengine.validate import validate_paths
+    from specengine.validate.validator import UsageError as CommandLineError
+    from specengine.validate.validator import validate_paths
 
     targets = parse_targets(arguments)
     missing = [str(target.path) for target in targets if not target.path.exists()]
