@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 from specengine.demo.agent import respond, start_demo_agent
-from specengine.endpoints.base import Turn
 from specengine.endpoints.openai_chat import OpenAIChatAdapter
 from specengine.plan import EndpointConfig
+from specengine.transcript import Turn
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

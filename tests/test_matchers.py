@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specengine.endpoints.base import ToolCall, Turn
 from specengine.grade.matchers import (
     MATCHERS,
     TEXT_MATCHERS,
@@ -23,6 +22,7 @@ from specengine.grade.matchers import (
     match,
     scalars_equal,
 )
+from specengine.transcript import ToolCall, Turn
 
 
 def data(reply: str = "", *turns: Turn, calls: tuple[ToolCall, ...] = (), **turn_fields) -> MatchInput:

@@ -10,9 +10,10 @@ import pytest
 from servers import Reply
 
 from specengine.endpoints import adapter_class
-from specengine.endpoints.base import EndpointError, Turn
+from specengine.endpoints.base import EndpointError
 from specengine.endpoints.openai_chat import OpenAIChatAdapter
 from specengine.plan import EndpointConfig
+from specengine.transcript import Turn
 
 WEATHER_CALL = {
     "name": "get_weather",

@@ -11,42 +11,16 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from specengine.plan import EndpointConfig
+from specengine.retry import is_retryable_status, retry_after_seconds
+from specengine.transcript import Turn
 
 if TYPE_CHECKING:
     import httpx
 
 BODY_EXCERPT = 200
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """A tool call the agent made; `args` parsed from the JSON string the protocol carries."""
-
-    name: str
-    args: Any = field(default_factory=dict)
-    id: str | None = None
-    note: str | None = None  # e.g. "arguments were not valid JSON: ..."
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "args": self.args}
-
-
-@dataclass(frozen=True)
-class Turn:
-    """What one user message produced: the reply text, tool calls, session and timing."""
-
-    reply: str
-    tool_calls: tuple[ToolCall, ...] = ()
-    session_id: str | None = None
-    latency_s: float = 0.0
-    raw: Any = field(default=None, repr=False, compare=False)
-    error: str | None = None
-    ttft_s: float | None = None
-    usage: Mapping[str, Any] | None = None
 
 
 class EndpointError(Exception):
@@ -95,26 +69,6 @@ class Adapter:
         raise NotImplementedError
 
 
-RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
-
-
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """Retry-After as seconds, from a number or an HTTP date; None when absent or unreadable."""
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        import email.utils
-
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        return max(0.0, when.timestamp() - time.time()) if when else None
-
-
 def body_excerpt(text: str) -> str:
     """The first BODY_EXCERPT characters of a body, white space folded: enough to recognise it by."""
     return " ".join(text.split())[:BODY_EXCERPT]
@@ -136,7 +90,7 @@ def parse_json(text: str, what: str) -> Any:
 def status_error(response: httpx.Response, text: str) -> EndpointError:
     """The error for a non-2xx answer: status and the first 200 characters of the body."""
     excerpt = body_excerpt(text)
-    retryable = response.status_code in RETRY_STATUS
+    retryable = is_retryable_status(response.status_code)
     return EndpointError(
         "HTTPStatusError",
         f"HTTP {response.status_code} from {response.request.url}: {excerpt}".rstrip(": "),

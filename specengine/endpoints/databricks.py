@@ -43,8 +43,6 @@ from specengine.endpoints.base import (
     Adapter,
     Conversation,
     EndpointError,
-    ToolCall,
-    Turn,
     error_text,
     invalid,
     not_json,
@@ -61,6 +59,7 @@ from specengine.endpoints.responses_items import (
     post_events,
     replay_items,
 )
+from specengine.transcript import ToolCall, Turn
 
 SEPARATOR = "\n"
 USER_ID = "specengine"

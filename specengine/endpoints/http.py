@@ -38,14 +38,13 @@ from specengine.endpoints.base import (
     Adapter,
     Conversation,
     EndpointError,
-    ToolCall,
-    Turn,
     body_excerpt,
     parse_arguments,
     parse_json,
     status_error,
     transport_error,
 )
+from specengine.transcript import ToolCall, Turn
 
 EXPRESSIONS = ("reply", "tool_calls", "session_id")
 

@@ -29,8 +29,6 @@ from specengine.endpoints.base import (
     Adapter,
     Conversation,
     EndpointError,
-    ToolCall,
-    Turn,
     error_text,
     invalid,
     iter_sse,
@@ -40,6 +38,7 @@ from specengine.endpoints.base import (
     status_error,
     transport_error,
 )
+from specengine.transcript import ToolCall, Turn
 
 if TYPE_CHECKING:
     import httpx

@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from specengine.endpoints.base import (
-    ToolCall,
-    Turn,
     error_text,
     invalid,
     iter_sse,
@@ -37,6 +35,7 @@ from specengine.endpoints.base import (
     status_error,
     transport_error,
 )
+from specengine.transcript import ToolCall, Turn
 
 if TYPE_CHECKING:
     import httpx

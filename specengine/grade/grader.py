@@ -8,52 +8,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from specengine.endpoints.base import Turn
 from specengine.plan import Case, Check, JudgeConfig
 from specengine.results.model import CheckResult, TrialResult, trial_status
 from specengine.source.loader import as_text
 from specengine.templates import TemplateError, render_native, value_text
+from specengine.transcript import TurnRecord, transcript
 
 if TYPE_CHECKING:
     from specengine.judge.judge import Judge
 
 NO_JUDGE = "no judge configured (--judge-model)"
-
-
-@dataclass(frozen=True)
-class TurnRecord:
-    """A sent message and what came back, with the turn number and the conversation it belongs to."""
-
-    number: int
-    message: str
-    turn: Turn
-    conversation: int
-
-
-def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
-    """The results transcript: user and assistant messages, tool calls with parsed arguments."""
-    out: list[dict[str, Any]] = []
-    conversation = records[0].conversation if records else 0
-    for record in records:
-        if record.conversation != conversation:
-            out.append({"role": "reset", "content": None})  # the results schema requires content
-            conversation = record.conversation
-        out.append({"role": "user", "content": record.message})
-        assistant: dict[str, Any] = {"role": "assistant", "content": record.turn.reply}
-        if record.turn.tool_calls:
-            assistant["tool_calls"] = [call.as_dict() for call in record.turn.tool_calls]
-        if record.turn.error:
-            assistant["error"] = record.turn.error
-        if record.turn.session_id:
-            assistant["session_id"] = record.turn.session_id
-        assistant["latency_s"] = round(record.turn.latency_s, 4)
-        if record.turn.ttft_s is not None:
-            assistant["ttft_s"] = round(record.turn.ttft_s, 4)
-        out.append(assistant)
-    return out
 
 
 def _variables(case: Case, record: TurnRecord) -> dict[str, Any]:

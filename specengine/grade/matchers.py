@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from specengine.endpoints.base import ToolCall, Turn
 from specengine.templates import value_text
+from specengine.transcript import ToolCall, Turn
 
 GOT_LIMIT = 200  # characters of a reply shown as "got"
 NAME_LIMIT = 60  # characters of a generated check name

@@ -7,46 +7,17 @@ from the results file, only judges (through their cache) may be called.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from specengine.endpoints.base import ToolCall, Turn
-from specengine.grade.grader import TurnRecord, grade_trial, trial_result
+from specengine.grade.grader import grade_trial, trial_result
 from specengine.plan import Case, JudgeConfig
 from specengine.results.model import CaseResult, case_outcome
+from specengine.transcript import records_from_transcript
 
 if TYPE_CHECKING:
     from specengine.judge.judge import Judge
-
-
-def records_from_transcript(messages: Sequence[Mapping[str, Any]]) -> list[TurnRecord]:
-    """Rebuild the turns of a trial from its stored transcript (user/assistant pairs, resets)."""
-    records: list[TurnRecord] = []
-    conversation = 0
-    pending_user: str | None = None
-    for message in messages:
-        role = message.get("role")
-        if role == "reset":
-            conversation += 1
-        elif role == "user":
-            pending_user = str(message.get("content") or "")
-        elif role == "assistant" and pending_user is not None:
-            calls = tuple(
-                ToolCall(name=str(call.get("name")), args=call.get("args", {}))
-                for call in message.get("tool_calls") or ()
-            )
-            turn = Turn(
-                reply=str(message.get("content") or ""),
-                tool_calls=calls,
-                session_id=message.get("session_id"),
-                latency_s=float(message.get("latency_s") or 0.0),
-                error=message.get("error"),
-                ttft_s=message.get("ttft_s"),
-            )
-            records.append(TurnRecord(len(records) + 1, pending_user, turn, conversation))
-            pending_user = None
-    return records
 
 
 @dataclass(frozen=True)

@@ -21,16 +21,21 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import random
 import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specengine.endpoints.base import RETRY_STATUS, retry_after_seconds
 from specengine.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
 from specengine.plan import JudgeConfig
+from specengine.retry import (
+    BACKOFF_BASE_S,
+    BACKOFF_CAP_S,
+    backoff_s,
+    is_retryable_status,
+    retry_after_seconds,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -42,8 +47,6 @@ FACTUALITY_CHOICES: Mapping[str, float] = {"A": 0.4, "B": 0.6, "C": 1.0, "D": 0.
 NO_JUDGE = "no judge configured (--judge-model)"
 NO_TOOL_CALL = "the judge answered without calling select_choice; it must support tools/function calling"
 EXCERPT = 200
-DEFAULT_BACKOFF_BASE = 0.5
-DEFAULT_WAIT_CAP = 30.0
 
 
 @dataclass(frozen=True)
@@ -144,8 +147,8 @@ class Judge:
         cache_dir: Path | None = DEFAULT_CACHE_DIR,
         use_cache: bool = True,
         environ: Mapping[str, str] = os.environ,
-        backoff_base: float = DEFAULT_BACKOFF_BASE,
-        wait_cap: float = DEFAULT_WAIT_CAP,
+        backoff_base: float = BACKOFF_BASE_S,
+        wait_cap: float = BACKOFF_CAP_S,
     ):
         self.config = config
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
@@ -410,7 +413,7 @@ class Judge:
                     if response.status_code < 300:
                         return _checked_answer(response, body, record)
                     excerpt = _excerpt(response.text)
-                    if response.status_code not in RETRY_STATUS:
+                    if not is_retryable_status(response.status_code):
                         raise JudgeFailure(_status_message(response.status_code, excerpt, self.config))
                     failure = f"judge HTTP {response.status_code}: {excerpt}".rstrip(": ")
                     retry_after = retry_after_seconds(response.headers)
@@ -421,15 +424,10 @@ class Judge:
                         f"{failure} (the judge asked to wait {retry_after:g} s before retrying, more than "
                         f"{self._wait_cap:g} s; lower judge.max_concurrency or try again later)"
                     )
-                await asyncio.sleep(self._wait(attempt, retry_after))
+                await asyncio.sleep(
+                    backoff_s(attempt, retry_after, base=self._backoff_base, cap=self._wait_cap)
+                )
         raise JudgeFailure("the judge was not called")  # unreachable: the loop returns or raises
-
-    def _wait(self, attempt: int, retry_after: float | None) -> float:
-        """Seconds before the next attempt: what Retry-After asks, else exponential with jitter."""
-        if retry_after is not None:
-            return min(retry_after, self._wait_cap)
-        ceiling = min(self._wait_cap, self._backoff_base * 2 ** (attempt - 1))
-        return ceiling * random.uniform(0.5, 1.0)
 
 
 # -- helpers --------------------------------------------------------------------------------------

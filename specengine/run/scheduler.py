@@ -8,7 +8,6 @@ appends it to the results log), so nothing already done is lost if the run is in
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AsyncExitStack, ExitStack
@@ -17,15 +16,14 @@ from typing import TYPE_CHECKING
 
 from specengine.endpoints import adapter_class
 from specengine.endpoints.base import Adapter, EndpointError
-from specengine.grade.grader import TurnRecord, grade_trial, trial_result
+from specengine.grade.grader import grade_trial, trial_result
 from specengine.plan import Case, EndpointConfig, Plan
 from specengine.results.model import CaseResult, TrialResult, case_outcome, skipped_case
+from specengine.retry import BACKOFF_BASE_S, backoff_s
+from specengine.transcript import TurnRecord
 
 if TYPE_CHECKING:
     from specengine.judge.judge import Judge
-
-BACKOFF_BASE_S = 0.5
-BACKOFF_CAP_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -174,7 +172,8 @@ class Runner:
                     if attempts > 1:
                         error["message"] += f" (after {attempts} attempts)"
                     break
-                delay = self._backoff(attempts, exc.retry_after)
+                # the server's Retry-After is honoured uncapped: the trial's deadline bounds it
+                delay = backoff_s(attempts, exc.retry_after, base=self.options.backoff_base)
                 if time.monotonic() + delay > deadline.at:
                     error["message"] += (
                         f"; retry in {delay:.1f} s would pass the case's {case.timeout:g} s timeout"
@@ -183,11 +182,6 @@ class Runner:
                 await asyncio.sleep(delay)
         checks = await grade_trial(case, records, error, self.options.strict, self.judge, self.plan.judge)
         return trial_result(records, error, checks, attempts)
-
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:  # the server's wish, uncapped: the trial's deadline bounds it
-            return retry_after
-        return min(BACKOFF_CAP_S, self.options.backoff_base * 2 ** (attempt - 1) * random.uniform(0.5, 1.0))
 
     async def _converse(
         self, case: Case, adapter: Adapter, records: list[TurnRecord], deadline: _Deadline

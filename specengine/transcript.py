@@ -1,0 +1,102 @@
+"""The transcript of a conversation as plain data: what endpoints produce and what grading reads.
+
+Endpoints turn HTTP into `Turn`s; the scheduler numbers them into `TurnRecord`s; grading, judges,
+results and regrading read them. None of those need to know a protocol exists, so these records
+live here, apart from both sides. `transcript` writes records as the results file stores them and
+`records_from_transcript` reads them back (regrade).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call the agent made; `args` parsed from the JSON string the protocol carries."""
+
+    name: str
+    args: Any = field(default_factory=dict)
+    id: str | None = None
+    note: str | None = None  # e.g. "arguments were not valid JSON: ..."
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "args": self.args}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What one user message produced: the reply text, tool calls, session and timing."""
+
+    reply: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    session_id: str | None = None
+    latency_s: float = 0.0
+    raw: Any = field(default=None, repr=False, compare=False)
+    error: str | None = None
+    ttft_s: float | None = None
+    usage: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """A sent message and what came back, with the turn number and the conversation it belongs to."""
+
+    number: int
+    message: str
+    turn: Turn
+    conversation: int
+
+
+def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
+    """The results transcript: user and assistant messages, tool calls with parsed arguments."""
+    out: list[dict[str, Any]] = []
+    conversation = records[0].conversation if records else 0
+    for record in records:
+        if record.conversation != conversation:
+            out.append({"role": "reset", "content": None})  # the results schema requires content
+            conversation = record.conversation
+        out.append({"role": "user", "content": record.message})
+        assistant: dict[str, Any] = {"role": "assistant", "content": record.turn.reply}
+        if record.turn.tool_calls:
+            assistant["tool_calls"] = [call.as_dict() for call in record.turn.tool_calls]
+        if record.turn.error:
+            assistant["error"] = record.turn.error
+        if record.turn.session_id:
+            assistant["session_id"] = record.turn.session_id
+        assistant["latency_s"] = round(record.turn.latency_s, 4)
+        if record.turn.ttft_s is not None:
+            assistant["ttft_s"] = round(record.turn.ttft_s, 4)
+        out.append(assistant)
+    return out
+
+
+def records_from_transcript(messages: Sequence[Mapping[str, Any]]) -> list[TurnRecord]:
+    """Rebuild the turns of a trial from its stored transcript (user/assistant pairs, resets)."""
+    records: list[TurnRecord] = []
+    conversation = 0
+    pending_user: str | None = None
+    for message in messages:
+        role = message.get("role")
+        if role == "reset":
+            conversation += 1
+        elif role == "user":
+            pending_user = str(message.get("content") or "")
+        elif role == "assistant" and pending_user is not None:
+            calls = tuple(
+                ToolCall(name=str(call.get("name")), args=call.get("args", {}))
+                for call in message.get("tool_calls") or ()
+            )
+            turn = Turn(
+                reply=str(message.get("content") or ""),
+                tool_calls=calls,
+                session_id=message.get("session_id"),
+                latency_s=float(message.get("latency_s") or 0.0),
+                error=message.get("error"),
+                ttft_s=message.get("ttft_s"),
+            )
+            records.append(TurnRecord(len(records) + 1, pending_user, turn, conversation))
+            pending_user = None
+    return records
