@@ -22,13 +22,3 @@ class Diagnostic:
 
     def as_dict(self) -> dict:
         return {"path": self.path, "line": self.line, "col": self.col, "message": self.message}
-
-
-class SpecError(Exception):
-    """Raised when spec input cannot be used; holds every problem found, not just the first."""
-
-    def __init__(self, diagnostics: list[Diagnostic] | Diagnostic):
-        if isinstance(diagnostics, Diagnostic):
-            diagnostics = [diagnostics]
-        self.diagnostics = sorted(diagnostics)
-        super().__init__("\n".join(str(d) for d in self.diagnostics))

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from specengine.errors import TemplateError
+
 # Names a template may use. Checks also see the turn's outcome.
 CASE_VARIABLES = frozenset({"input", "expected", "metadata"})
 CHECK_VARIABLES = CASE_VARIABLES | frozenset({"reply", "tool_calls", "session_id", "turn"})
@@ -23,15 +25,6 @@ CHECK_VARIABLES = CASE_VARIABLES | frozenset({"reply", "tool_calls", "session_id
 _SIMPLE_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _SIMPLE_LOOKUP = re.compile(r"\{\{\s*(" + _SIMPLE_PATH.pattern + r")\s*\}\}")
 _WHOLE_EXPRESSION = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\}\}).)*)\}\}\s*$", re.DOTALL)
-
-
-class TemplateError(Exception):
-    """A template failed to compile or render; `line` is the line inside the template (1-based)."""
-
-    def __init__(self, message: str, line: int = 1):
-        super().__init__(message)
-        self.message = message
-        self.line = line
 
 
 def is_template(text: object) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from specengine.diagnostics import SpecError
+from specengine.errors import SpecError
 from specengine.source.datasets import (
     ROW_KEYS,
     Row,

@@ -10,7 +10,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from specengine.diagnostics import SpecError
+from specengine.errors import SpecError
 from specengine.source.fast_loader import _parse, parse_document
 from specengine.source.loader import (
     ambiguous_scalars,

@@ -10,8 +10,8 @@ import pytest
 from servers import Reply
 
 from specengine.endpoints import adapter_class
-from specengine.endpoints.base import EndpointError
 from specengine.endpoints.openai_chat import OpenAIChatAdapter
+from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.transcript import Turn
 

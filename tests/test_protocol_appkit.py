@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from protocol_servers import CAPTURED_APPKIT_TURN, AppKitServer, Reply, converse, sse_reply, talk
 
-from specengine.endpoints.base import EndpointError
+from specengine.errors import EndpointError
 
 
 @pytest.fixture

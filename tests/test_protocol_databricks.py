@@ -17,7 +17,7 @@ from protocol_servers import (
     talk,
 )
 
-from specengine.endpoints.base import EndpointError
+from specengine.errors import EndpointError
 
 WEATHER = Reply(
     content="It is Sunny in Paris",

@@ -9,7 +9,7 @@ import pytest
 from protocol_servers import converse, talk
 from servers import Reply, ScriptedHTTPServer
 
-from specengine.endpoints.base import EndpointError
+from specengine.errors import EndpointError
 
 PATH = "/api/ask"
 

@@ -9,12 +9,13 @@ import time
 import pytest
 from protocol_servers import CAPTURED_APPKIT_TURN
 
-from specengine.endpoints.base import EndpointError, error_text
+from specengine.endpoints.base import error_text
 from specengine.endpoints.responses_items import (
     ResponsesStream,
     parse_response,
     replay_items,
 )
+from specengine.errors import EndpointError
 
 
 def fold(events, separator=""):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from protocol_servers import Reply, ResponsesServer, converse, talk
 
-from specengine.endpoints.base import EndpointError
+from specengine.errors import EndpointError
 
 WEATHER = Reply(
     content="It is Sunny in Paris.",

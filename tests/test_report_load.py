@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from specengine.results.reader import ResultsError, load_results, parse_results
+from specengine.errors import ResultsError
+from specengine.results.reader import load_results, parse_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 

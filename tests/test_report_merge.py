@@ -13,7 +13,8 @@ import specengine.commands.compare  # noqa: F401  (registers the command)
 import specengine.commands.merge  # noqa: F401
 import specengine.commands.report  # noqa: F401
 from specengine.cli import app
-from specengine.report.merge import MergeError, merge
+from specengine.errors import MergeError
+from specengine.report.merge import merge
 from specengine.results.reader import check_results, load_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"

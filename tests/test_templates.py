@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specengine.templates import TemplateError, undeclared_names
+from specengine.errors import TemplateError
+from specengine.templates import undeclared_names
 
 
 def test_names_a_template_reads():
@@ -54,7 +55,8 @@ _values = st.recursive(_leaf, lambda inner: st.dictionaries(_names, inner, max_s
     texts=st.lists(st.text(alphabet="ab {}%#.", max_size=4), min_size=4, max_size=4),
 )
 def test_lookup_templates_render_exactly_as_jinja(variables, paths, texts):
-    from specengine.templates import TemplateError, _compiled, render
+    from specengine.errors import TemplateError
+    from specengine.templates import _compiled, render
 
     source = texts[0] + "".join(f"{{{{ {'.'.join(p)} }}}}{t}" for p, t in zip(paths, texts[1:], strict=False))
     try:

@@ -32,9 +32,10 @@ def compare(
     """Compare two results files case by case. Exit 1 if anything regressed, 0 if not, 2 on bad input."""
     import json
 
+    from specengine.errors import ResultsError
     from specengine.report.compare import compare as compare_runs
     from specengine.report.compare import render_text
-    from specengine.results.reader import ResultsError, load_results
+    from specengine.results.reader import load_results
 
     try:
         base_data = load_results(base)

@@ -32,10 +32,11 @@ def merge(
     """Merge results files into one. Exit 0 when written; 2 when an input is unreadable or they don't fit."""
     import json
 
-    from specengine.report.facts import format_rate, pass_rate
-    from specengine.report.merge import MergeError
+    from specengine.errors import MergeError, ResultsError
+    from specengine.report.facts import format_rate
     from specengine.report.merge import merge as merge_results
-    from specengine.results.reader import ResultsError, load_results
+    from specengine.results.model import pass_rate
+    from specengine.results.reader import load_results
 
     try:
         loaded = [load_results(p) for p in inputs]

@@ -67,8 +67,8 @@ def plan_command(
     Every template is rendered with every dataset row, so a misspelt key (input.ctiy) shows up
     here, before a run. Exit 0 when the plan compiles, 2 when a spec or the selection is wrong.
     """
-    from specengine.diagnostics import SpecError
-    from specengine.run.prepare import PrepareOptions, UsageError, prepare
+    from specengine.errors import SpecError, UsageError
+    from specengine.run.prepare import PrepareOptions, prepare
 
     try:
         prepared = prepare(

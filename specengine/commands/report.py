@@ -47,7 +47,8 @@ def report(
             "give at least one output: --html FILE, --md FILE, --junit FILE or --github",
             param_hint="outputs",
         )
-    from specengine.results.reader import ResultsError, load_results
+    from specengine.errors import ResultsError
+    from specengine.results.reader import load_results
 
     try:
         data = load_results(results)

@@ -80,7 +80,8 @@ def validate(
 
     Exit 0 when everything is valid, 1 when a file has problems, 2 on a command-line error.
     """
-    from specengine.validate.validator import UsageError, validate_paths
+    from specengine.errors import UsageError
+    from specengine.validate.validator import validate_paths
 
     missing = [str(path) for path in paths if not path.exists()]
     if missing:

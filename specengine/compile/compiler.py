@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specengine.diagnostics import Diagnostic, SpecError
+from specengine.diagnostics import Diagnostic
+from specengine.errors import SpecError, TemplateError
 from specengine.plan import (
     JUDGE_DEFAULT,
     PASS_AT_ONE,
@@ -27,7 +28,7 @@ from specengine.plan import (
 from specengine.source.datasets import row_id
 from specengine.source.loader import Document, as_text
 from specengine.source.project import DEFAULT_TIMEOUT, Project, endpoint_config
-from specengine.templates import TemplateError, is_template, render
+from specengine.templates import is_template, render
 
 MODIFIERS = frozenset({"name", "value", "soft", "threshold", "at_least", "not", "scope"})
 JUDGE_OPTIONS = frozenset({"criteria", "expected", "prompt", "choices", "use_cot"})

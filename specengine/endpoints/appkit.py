@@ -20,8 +20,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from specengine.endpoints.base import Adapter, Conversation, EndpointError
+from specengine.endpoints.base import Adapter, Conversation
 from specengine.endpoints.responses_items import ResponsesStream, parse_response, post_events
+from specengine.errors import EndpointError
 from specengine.transcript import Turn
 
 SEPARATOR = "\n"

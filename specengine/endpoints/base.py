@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.retry import is_retryable_status, retry_after_seconds
 from specengine.transcript import Turn
@@ -21,30 +22,6 @@ if TYPE_CHECKING:
     import httpx
 
 BODY_EXCERPT = 200
-
-
-class EndpointError(Exception):
-    """A transport fault (connection, timeout, HTTP status, unparsable body): the trial errors.
-
-    `retryable` is true for connection errors, 429 and 5xx; `retry_after` is the server's wish in
-    seconds when it sent one.
-    """
-
-    def __init__(
-        self,
-        kind: str,
-        message: str,
-        *,
-        retryable: bool = False,
-        retry_after: float | None = None,
-        status: int | None = None,
-    ):
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.retryable = retryable
-        self.retry_after = retry_after
-        self.status = status
 
 
 class Conversation:

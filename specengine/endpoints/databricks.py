@@ -42,7 +42,6 @@ from typing import Any
 from specengine.endpoints.base import (
     Adapter,
     Conversation,
-    EndpointError,
     error_text,
     invalid,
     not_json,
@@ -59,6 +58,7 @@ from specengine.endpoints.responses_items import (
     post_events,
     replay_items,
 )
+from specengine.errors import EndpointError
 from specengine.transcript import ToolCall, Turn
 
 SEPARATOR = "\n"

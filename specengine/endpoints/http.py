@@ -37,13 +37,13 @@ from specengine.endpoints.base import (
     BODY_EXCERPT,
     Adapter,
     Conversation,
-    EndpointError,
     body_excerpt,
     parse_arguments,
     parse_json,
     status_error,
     transport_error,
 )
+from specengine.errors import EndpointError
 from specengine.transcript import ToolCall, Turn
 
 EXPRESSIONS = ("reply", "tool_calls", "session_id")
@@ -105,7 +105,8 @@ class HttpAdapter(Adapter):
         )
 
     def render_body(self, variables: dict[str, Any]) -> Any:
-        from specengine.templates import TemplateError, render, render_native
+        from specengine.errors import TemplateError
+        from specengine.templates import render, render_native
 
         template = self.config.options.get("body")
         if template is None:

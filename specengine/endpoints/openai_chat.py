@@ -28,7 +28,6 @@ from specengine.endpoints.base import (
     BODY_EXCERPT,
     Adapter,
     Conversation,
-    EndpointError,
     error_text,
     invalid,
     iter_sse,
@@ -38,6 +37,7 @@ from specengine.endpoints.base import (
     status_error,
     transport_error,
 )
+from specengine.errors import EndpointError
 from specengine.transcript import ToolCall, Turn
 
 if TYPE_CHECKING:

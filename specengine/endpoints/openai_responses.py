@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from specengine.endpoints.base import Adapter, Conversation, EndpointError, post_json
+from specengine.endpoints.base import Adapter, Conversation, post_json
 from specengine.endpoints.responses_items import (
     ResponseOutput,
     ResponsesStream,
@@ -31,6 +31,7 @@ from specengine.endpoints.responses_items import (
     post_events,
     replay_items,
 )
+from specengine.errors import EndpointError
 from specengine.transcript import Turn
 
 

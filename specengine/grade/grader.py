@@ -11,10 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from specengine.errors import TemplateError
 from specengine.plan import Case, Check, JudgeConfig
 from specengine.results.model import CheckResult, TrialResult, trial_status
 from specengine.source.loader import as_text
-from specengine.templates import TemplateError, render_native, value_text
+from specengine.templates import render_native, value_text
 from specengine.transcript import TurnRecord, transcript
 
 if TYPE_CHECKING:

@@ -27,8 +27,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from specengine.errors import JudgeFailure
 from specengine.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
 from specengine.plan import JudgeConfig
+from specengine.redact import redact
 from specengine.retry import (
     BACKOFF_BASE_S,
     BACKOFF_CAP_S,
@@ -112,17 +114,6 @@ class JudgeStats:
 def transcript(messages: Iterable[tuple[str, str]]) -> str:
     """A conversation as the judge sees it with `scope: conversation`: `role: text` per line."""
     return "\n".join(f"{role}: {text}" for role, text in messages)
-
-
-class JudgeFailure(Exception):
-    """A judge call that cannot give a score; `message` is shown to the user as the check's error.
-
-    Deliberately not an openai.RateLimitError: autoevals would retry that up to 100 times.
-    """
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
 
 
 @dataclass
@@ -270,7 +261,7 @@ class Judge:
 
     def _error(self, message: str, api_key: str | None = None) -> JudgeVerdict:
         self._count(errors=1)
-        return JudgeVerdict(None, None, None, None, error=_redact(message, api_key))
+        return JudgeVerdict(None, None, None, None, error=redact(message, [api_key] if api_key else []))
 
     async def _judge(self, request: JudgeRequest) -> JudgeVerdict:
         env_name = self.config.api_key_env
@@ -444,12 +435,6 @@ def _text(value: Any) -> str:
 
 def _excerpt(text: str) -> str:
     return " ".join(text.split())[:EXCERPT]
-
-
-def _redact(message: str, api_key: str | None) -> str:
-    if api_key and len(api_key) >= 4:
-        message = message.replace(api_key, "***")
-    return message
 
 
 def _after_attempts(failure: str, attempts: int) -> str:

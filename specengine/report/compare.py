@@ -16,9 +16,9 @@ from specengine.report.facts import (
     checks_of,
     failure_headline,
     format_rate,
-    pass_rate,
     summary_of,
 )
+from specengine.results.model import pass_rate
 
 MIN_SCORE_DELTA = 0.05
 _BAD = ("failed", "error")

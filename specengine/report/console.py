@@ -10,6 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from specengine.report.facts import format_rate
+from specengine.results.model import pass_rate
+
 MAX_DETAILED_FAILURES = 30
 MAX_TEXT = 300
 
@@ -102,7 +105,6 @@ def print_report(
     summary: Mapping[str, Any],
     failures: FailureLog,
     output: str | None,
-    pass_rate: float | None,
     skip_reasons: Mapping[str, int] | None = None,
 ) -> None:
     """Failures first (what to fix), then the one-line summary (what happened).
@@ -133,11 +135,12 @@ def print_report(
         count = summary.get(key, 0)
         status = "error" if key == "errored" else key
         parts.append(f"[{STATUS_STYLE[status]}]{count} {label}[/]" if count else f"{count} {label}")
-    rate = f" · pass rate {pass_rate:.1%}" if pass_rate is not None else ""
+    rate = pass_rate(summary)
+    shown_rate = f" · pass rate {format_rate(rate)}" if rate is not None else ""
     console.print(
         f"[bold]{_count(summary['cases'], 'case')}[/]: "
         + ", ".join(parts)
-        + f"{rate} · {summary['duration_s']:.2f} s"
+        + f"{shown_rate} · {summary['duration_s']:.2f} s"
     )
     if summary.get("judge_calls") is not None:
         console.print(

@@ -315,12 +315,6 @@ def summary_of(results: dict) -> dict[str, Any]:
     return summary
 
 
-def pass_rate(summary: dict) -> float | None:
-    """passed / (passed + failed + errored), the rate `--min-pass-rate` gates on; None if nothing ran."""
-    ran = summary.get("passed", 0) + summary.get("failed", 0) + summary.get("errored", 0)
-    return summary.get("passed", 0) / ran if ran else None
-
-
 def format_rate(rate: float | None) -> str:
     """`97.5%`, never rounding a failure up to 100%."""
     if rate is None:

@@ -24,10 +24,10 @@ from specengine.report.facts import (
     failure_headline,
     format_duration,
     format_rate,
-    pass_rate,
     summary_of,
 )
 from specengine.report.html_assets import CSS, JS
+from specengine.results.model import pass_rate
 
 
 def _finite(value: Any) -> Any:

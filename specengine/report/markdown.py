@@ -20,11 +20,11 @@ from specengine.report.facts import (
     failed_gates,
     format_duration,
     format_rate,
-    pass_rate,
     plain_text,
     skip_reason,
     summary_of,
 )
+from specengine.results.model import pass_rate
 
 MAX_ROWS = 50
 MAX_CELL = 200

@@ -12,11 +12,8 @@ import hashlib
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from specengine.errors import MergeError
 from specengine.report.facts import as_float, summarize
-
-
-class MergeError(Exception):
-    """The inputs cannot be merged; the message says which ones and why."""
 
 
 def _parse_time(value: Any) -> datetime | None:

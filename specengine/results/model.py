@@ -251,11 +251,6 @@ class Tally:
                     reason = str(check.get("reason") or "skipped")
                     self.gate_skip_reasons[reason] = self.gate_skip_reasons.get(reason, 0) + 1
 
-    @property
-    def pass_rate(self) -> float | None:
-        ran = self.passed + self.failed + self.errored
-        return self.passed / ran if ran else None
-
     def as_dict(self, duration_s: float) -> dict[str, Any]:
         return {
             "cases": self.cases,
@@ -266,3 +261,9 @@ class Tally:
             "gates_skipped": self.gates_skipped,
             "duration_s": round(duration_s, 3),
         }
+
+
+def pass_rate(summary: Mapping[str, Any]) -> float | None:
+    """passed / (passed + failed + errored), the rate `--min-pass-rate` gates on; None if nothing ran."""
+    ran = summary.get("passed", 0) + summary.get("failed", 0) + summary.get("errored", 0)
+    return summary.get("passed", 0) / ran if ran else None

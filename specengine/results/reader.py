@@ -11,11 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from specengine.errors import ResultsError
+
 CASE_STATUSES = ("passed", "failed", "error", "skipped")
-
-
-class ResultsError(Exception):
-    """A results file that cannot be used; the message names the file and says what is wrong."""
 
 
 def load_results(path: str | Path) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
+from specengine.redact import redact
 from specengine.results.model import Tally
 
 RESULTS_FOLDER = Path(".specengine/runs")
@@ -105,18 +106,6 @@ class ResultsWriter:
             out.write("\n]}\n")
         os.replace(temporary, self.output)
         return summary
-
-
-def redact(text: str, secrets: frozenset[str]) -> str:
-    """Replace every secret (as written, and as JSON escapes it) with ***."""
-    for secret in secrets:
-        if not secret:
-            continue
-        text = text.replace(secret, "***")
-        escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
-        if escaped != secret:
-            text = text.replace(escaped, "***")
-    return text
 
 
 def readable_length(path: Path) -> int:

@@ -32,15 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specengine.errors import WebServerError
+
 DEFAULT_TIMEOUT = 60.0
 STOP_GRACE_S = 5.0
 POLL_S = 0.1
 PROBE_TIMEOUT_S = 2.0
 OUTPUT_LINES = 20
-
-
-class WebServerError(Exception):
-    """The app could not be started or reached; the message says why, with its last output lines."""
 
 
 @dataclass

@@ -12,18 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from specengine.compile.compiler import CompileOptions, SpecInput, compile_plan
-from specengine.diagnostics import Diagnostic, SpecError
+from specengine.diagnostics import Diagnostic
+from specengine.errors import MissingVariable, SpecError, UsageError
 from specengine.plan import Case, Plan
 from specengine.run.select import Selection, parse_targets
-from specengine.source.project import MissingVariable, Project, Unresolved, empty_project, judge_config
-
-
-class UsageError(Exception):
-    """A problem with the command line or the specs that must stop the command with exit 2."""
-
-    def __init__(self, lines: Sequence[str]):
-        self.lines = list(lines)
-        super().__init__("\n".join(self.lines))
+from specengine.source.project import Project, Unresolved, empty_project, judge_config
 
 
 @dataclass(frozen=True)
@@ -60,7 +53,6 @@ def _missing_hint() -> str:
 
 def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
     """Validate, compile and select; raises UsageError with printable lines on any problem."""
-    from specengine.validate.validator import UsageError as CommandLineError
     from specengine.validate.validator import validate_paths
 
     targets = parse_targets(arguments)
@@ -69,7 +61,7 @@ def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
         raise UsageError([f"error: no such file or folder: {path}" for path in missing] + [_missing_hint()])
     try:
         validation = validate_paths([target.path for target in targets], options.project, options.config)
-    except CommandLineError as exc:  # an unknown --config, a missing --project file
+    except UsageError as exc:  # an unknown --config, a missing --project file
         raise UsageError([f"error: {exc}"]) from None
     if validation.diagnostics:
         raise UsageError([str(d) for d in validation.diagnostics] + [_problems_line(validation.diagnostics)])

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from specengine.endpoints import adapter_class
-from specengine.endpoints.base import Adapter, EndpointError
+from specengine.endpoints.base import Adapter
+from specengine.errors import EndpointError
 from specengine.grade.grader import grade_trial, trial_result
 from specengine.plan import Case, EndpointConfig, Plan
+from specengine.redact import redact
 from specengine.results.model import CaseResult, TrialResult, case_outcome, skipped_case
 from specengine.retry import BACKOFF_BASE_S, backoff_s
 from specengine.transcript import TurnRecord
@@ -167,7 +169,7 @@ class Runner:
                 error = {"type": "TimeoutError", "message": f"case exceeded {case.timeout:g} s"}
                 break
             except EndpointError as exc:
-                error = {"type": exc.kind, "message": _redact(exc.message, config.secrets)}
+                error = {"type": exc.kind, "message": redact(exc.message, config.secrets)}
                 if not exc.retryable or attempts > config.retries:
                     if attempts > 1:
                         error["message"] += f" (after {attempts} attempts)"
@@ -204,13 +206,6 @@ class Runner:
                     conversation.send(step.message), timeout=max(0.0, deadline.at - time.monotonic())
                 )
             records.append(TurnRecord(number, step.message, turn, conversation_index))
-
-
-def _redact(text: str, secrets: Iterable[str]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
 
 
 async def run_cases(

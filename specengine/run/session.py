@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specengine.run.prepare import PrepareOptions, UsageError, count_cases, prepare
+from specengine.errors import UsageError
+from specengine.results.model import pass_rate
+from specengine.run.prepare import PrepareOptions, count_cases, prepare
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -44,9 +46,9 @@ class RunRequest:
 
 def exit_code(summary: dict[str, Any], min_pass_rate: float | None) -> int:
     """0 when every case passed or was skipped; with --min-pass-rate, 0 exactly when rate >= R."""
-    ran = summary["passed"] + summary["failed"] + summary["errored"]
     if min_pass_rate is not None:
-        rate = summary["passed"] / ran if ran else 1.0
+        rate = pass_rate(summary)
+        rate = 1.0 if rate is None else rate
         return EXIT_OK if rate >= min_pass_rate - 1e-12 else EXIT_FAILED
     return EXIT_FAILED if summary["failed"] or summary["errored"] else EXIT_OK
 
@@ -92,7 +94,8 @@ def _app_under_test(prepared, errors) -> Iterator[bool]:
     if not config:
         yield True
         return
-    from specengine.run.app_under_test import WebServerError, serve_app
+    from specengine.errors import WebServerError
+    from specengine.run.app_under_test import serve_app
 
     try:
         with serve_app(config, project.folder) as app:
@@ -108,7 +111,8 @@ def _check_baseline(baseline: Path | None) -> None:
     """A --baseline that cannot be read is a command-line error: found before any request, exit 2."""
     if baseline is None:
         return
-    from specengine.results.reader import ResultsError, load_results
+    from specengine.errors import ResultsError
+    from specengine.results.reader import load_results
 
     try:
         load_results(baseline)
@@ -138,7 +142,8 @@ def _narrow(prepared, request: RunRequest, done: list[tuple[dict[str, Any], int]
     if done:
         selection = replace(selection, skip_ids=frozenset(case["id"] for case, _ in done))
     if request.rerun_failed is not None:
-        from specengine.results.reader import ResultsError, load_results
+        from specengine.errors import ResultsError
+        from specengine.results.reader import load_results
 
         try:
             previous = load_results(request.rerun_failed)
@@ -210,9 +215,7 @@ async def execute_with_reports(request: RunRequest, prepared, census, console, d
     if interrupted:
         console.print()
         console.print("[yellow]interrupted[/]: the summary below counts only the cases that finished")
-    print_report(
-        console, summary, failures, str(output), writer.tally.pass_rate, writer.tally.gate_skip_reasons
-    )
+    print_report(console, summary, failures, str(output), writer.tally.gate_skip_reasons)
     regressed = _reports(request, output, console, prepared.spec_files)
     if interrupted:
         hint = interrupted_hint(summary["cases"], output)
@@ -248,7 +251,8 @@ def _reports(request: RunRequest, output: Path, console, spec_files) -> bool:
     )
     if not targets.any and request.baseline is None:
         return False
-    from specengine.results.reader import ResultsError, load_results
+    from specengine.errors import ResultsError
+    from specengine.results.reader import load_results
 
     data = load_results(output)
     comparison = None
@@ -356,7 +360,8 @@ def _progress(console, total: int, quiet: bool):
 
 def execute_regrade(request: RunRequest, results_path: Path) -> int:
     """Regrade the transcripts of a results file with the current specs; no agent is called."""
-    from specengine.results.reader import ResultsError, load_results
+    from specengine.errors import ResultsError
+    from specengine.results.reader import load_results
 
     console, errors = _consoles(request.json_out)
     try:

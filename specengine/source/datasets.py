@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specengine.diagnostics import Diagnostic, SpecError
+from specengine.diagnostics import Diagnostic
+from specengine.errors import SpecError
 from specengine.source.loader import Document, as_text, load_yaml
+from specengine.suggest import suggest
 from specengine.validate.schema import kind_of
 
 # The keys a row may hold (the same as `$defs/row` in schemas/spec.schema.json; a test keeps them equal).
@@ -122,7 +124,7 @@ def _row_problem(data: Any) -> tuple[str, dict | None]:
     unknown = [key for key in data if key not in ROW_KEYS]
     if unknown:
         key = unknown[0]
-        hint = _suggest(str(key), ROW_KEYS)
+        hint = suggest(str(key), ROW_KEYS)
         return (
             f"unknown key '{key}' in a row{hint}; a row may hold only {', '.join(ROW_KEYS)}"
             " (put template variables under input)",
@@ -158,13 +160,6 @@ def _checked(data: Any, display: str, line: int, col: int = 1) -> Row:
     if out is None:
         raise SpecError(Diagnostic(display, line, col, problem))
     return Row(out, line)
-
-
-def _suggest(word: str, choices: tuple[str, ...] | list[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" - did you mean '{close[0]}'?" if close else ""
 
 
 # --- CSV ------------------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ from typing import Any
 
 import yaml
 
-from specengine.diagnostics import Diagnostic, SpecError
+from specengine.diagnostics import Diagnostic
+from specengine.errors import SpecError
 from specengine.source.loader import (
     AMBIGUOUS_SCALAR,
     MAX_DOCUMENT_BYTES,

@@ -15,7 +15,8 @@ from typing import Any
 
 import yaml
 
-from specengine.diagnostics import Diagnostic, SpecError
+from specengine.diagnostics import Diagnostic
+from specengine.errors import SpecError
 
 PROJECT_FILE = "specengine.yaml"
 YAML_SUFFIXES = (".yaml", ".yml")

@@ -7,16 +7,17 @@ from `${VAR}` is remembered as a secret, so reports can redact it.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specengine.diagnostics import Diagnostic, SpecError
+from specengine.diagnostics import Diagnostic
+from specengine.errors import MissingVariable, SpecError
 from specengine.plan import EndpointConfig, JudgeConfig
 from specengine.source.loader import Document, display_path, load_yaml
+from specengine.suggest import suggest
 
 ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 DEFAULT_TIMEOUT = 60.0
@@ -77,26 +78,11 @@ def load_project(file: Path | None, config: str | None = None) -> Project:
         configs = data.get("configs") or {}
         if not isinstance(configs, Mapping) or config not in configs:
             names = list(configs) if isinstance(configs, Mapping) else []
-            hint = difflib.get_close_matches(config, names, n=1)
             message = f"unknown config '{config}'"
-            message += (
-                f" - did you mean '{hint[0]}'?" if hint else f" (configs: {', '.join(names) or 'none'})"
-            )
+            message += suggest(config, names) or f" (configs: {', '.join(names) or 'none'})"
             raise SpecError(document.diagnostic(("configs",), message))
         data = deep_merge({k: v for k, v in data.items() if k != "configs"}, configs[config] or {})
     return Project(file=file, display=shown, folder=file.resolve().parent, data=data, document=document)
-
-
-class MissingVariable(Exception):
-    """A ${VAR} that the environment does not hold; the run stops before any request (exit 2)."""
-
-    def __init__(self, names: list[str], where: str):
-        self.names = sorted(set(names))
-        self.where = where
-        plural = "s" if len(self.names) > 1 else ""
-        super().__init__(
-            f"{where}: environment variable{plural} {', '.join(self.names)} not set (used as ${{...}})"
-        )
 
 
 class Unresolved(dict):

@@ -9,17 +9,17 @@ and pointed at the exact key or value in the YAML (an unknown key at the key its
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from specengine.diagnostics import Diagnostic
+from specengine.errors import SchemaNotFound
 from specengine.source.loader import Document
+from specengine.suggest import closest, did_you_mean, suggest
 
 SCHEMA_FILES = {
     "spec": "spec.schema.json",
@@ -33,10 +33,6 @@ _YES_NO = frozenset(
 )
 
 KeyPath = tuple[str | int, ...]
-
-
-class SchemaNotFound(RuntimeError):
-    """The installed package lacks its schemas: an installation problem, not a spec problem."""
 
 
 def schema_file(name: str) -> Path:
@@ -426,63 +422,6 @@ def protocol_names() -> tuple[str, ...]:
     return tuple(_defs()["endpoint_fields"]["properties"]["protocol"].get("enum", ()))
 
 
-# Names other eval tools use for what specengine calls otherwise (promptfoo, openai/evals, DeepEval):
-# people type them from habit, so they get the same "did you mean" as a typo.
-FOREIGN_NAMES = {
-    "assert": "expect",
-    "asserts": "expect",
-    "assertions": "expect",
-    "checks": "expect",
-    "tests": "evals",
-    "cases": "evals",
-    "vars": "input",
-    "inputs": "input",
-    "prompt": "send",
-    "message": "send",
-    "contains": "includes",
-    "not_contains": "not_includes",
-    "contains_any": "includes_any",
-    "regex": "matches",
-    "startswith": "starts_with",
-    "provider": "endpoint",
-    "providers": "endpoints",
-    "min_score": "at_least",
-}
-
-
-def closest(word: Any, choices: Iterable[Any]) -> str | None:
-    """The choice closest to word (a typo, another case, or another tool's name for it), or None."""
-    if not isinstance(word, str):
-        return None
-    options = [c for c in choices if isinstance(c, str)]
-    if not options:
-        return None
-    lowered = {c.lower(): c for c in options}
-    if word.lower() in lowered:
-        return lowered[word.lower()]
-    best, best_ratio = None, 0.0
-    matcher = difflib.SequenceMatcher(b=word.lower())
-    for option in options:
-        matcher.set_seq1(option.lower())
-        ratio = matcher.ratio()
-        if ratio > best_ratio:
-            best, best_ratio = option, ratio
-    for foreign, ours in FOREIGN_NAMES.items():
-        if ours not in options:
-            continue
-        matcher.set_seq1(foreign)
-        ratio = matcher.ratio() + 0.05  # a near-exact foreign name beats a loose match of our own
-        if ratio > best_ratio:
-            best, best_ratio = ours, ratio
-    return best if best_ratio >= 0.6 else None
-
-
-def suggest(word: Any, choices: Iterable[Any]) -> str:
-    """' - did you mean 'x'?' for the closest choice, or '' when nothing is close."""
-    found = closest(word, choices)
-    return f" - did you mean '{found}'?" if found else ""
-
-
 # --- errors to diagnostics ------------------------------------------------------------------------
 
 
@@ -632,20 +571,20 @@ class _Mapper:
             key = getattr(key_node, "value", None)
             if not isinstance(key, str) or key in allowed:
                 continue
-            hint = suggest(key, allowed)
-            if hint:
-                self.suggested.add((path, hint.split("'")[1]))
-            self._at_node(key_node, self._unknown_key_message(key, hint, schema_name, allowed, path))
+            guess = closest(key, allowed)
+            if guess:
+                self.suggested.add((path, guess))
+            self._at_node(key_node, self._unknown_key_message(key, guess, schema_name, allowed, path))
         return None
 
     def _unknown_key_message(
-        self, key: str, hint: str, schema_name: str | None, allowed, path: KeyPath
+        self, key: str, guess: str | None, schema_name: str | None, allowed, path: KeyPath
     ) -> str:
+        hint = did_you_mean(guess)
         if schema_name == "threshold":
             return f"unknown threshold operator '{key}'{hint} (use one of {', '.join(allowed)})"
         if schema_name == "check":
-            guess = hint.split("'")[1] if hint else None
-            if guess in matcher_names() or (not hint and key not in check_keys()):
+            if guess in matcher_names() or (not guess and key not in check_keys()):
                 what = "matcher" if guess in matcher_names() else "matcher or option"
                 return f"unknown {what} '{key}'{hint}"
             return f"unknown key '{key}' in this check{hint}"

@@ -18,7 +18,8 @@ from typing import Any
 
 import yaml
 
-from specengine.diagnostics import Diagnostic, SpecError
+from specengine.diagnostics import Diagnostic
+from specengine.errors import SpecError, TemplateError
 from specengine.source.datasets import is_dataset_path, iter_rows, row_id
 from specengine.source.fast_loader import Ambiguous
 from specengine.source.loader import (
@@ -30,13 +31,8 @@ from specengine.source.loader import (
     display_path,
 )
 from specengine.source.project import Project
-from specengine.templates import (
-    CASE_VARIABLES,
-    CHECK_VARIABLES,
-    TemplateError,
-    TemplateSource,
-    is_template,
-)
+from specengine.suggest import suggest
+from specengine.templates import CASE_VARIABLES, CHECK_VARIABLES, TemplateSource, is_template
 from specengine.validate import schema
 from specengine.validate.schema import KeyPath
 
@@ -321,7 +317,7 @@ class SpecChecks:
         for line, message in problems:
             self._template_problem(source, line, f"{what}: {message}")
         for name in sorted(names - allowed):
-            hint = schema.suggest(name, sorted(allowed))
+            hint = suggest(name, sorted(allowed))
             extra = (
                 " (reply, tool_calls, session_id and turn are known only in checks)"
                 if name in CHECK_VARIABLES
@@ -368,7 +364,7 @@ class SpecChecks:
         names = list(endpoints) if isinstance(endpoints, Mapping) else []
         if value not in names:
             listed = ", ".join(map(str, names)) or "none"
-            hint = schema.suggest(value, names)
+            hint = suggest(value, names)
             self.report.at(
                 here, f"unknown endpoint '{value}'{hint} (endpoints in {self.project.display}: {listed})"
             )
@@ -455,7 +451,7 @@ def _unknown_filters(text: str) -> tuple[tuple[int, str], ...]:
         if node.name not in known:
             kind = "filter" if isinstance(node, nodes.Filter) else "test"
             found.append(
-                (node.lineno or 1, f"unknown {kind} '{node.name}'{schema.suggest(node.name, sorted(known))}")
+                (node.lineno or 1, f"unknown {kind} '{node.name}'{suggest(node.name, sorted(known))}")
             )
     return tuple(found)
 
@@ -589,7 +585,7 @@ def check_project(project: Project, display: str) -> list[Diagnostic]:
                     report.at(
                         ("configs", config_name, "endpoints", name),
                         f"config '{config_name}' changes endpoint '{name}', which endpoints: does not define"
-                        f"{schema.suggest(name, names)}",
+                        f"{suggest(name, names)}",
                         at_key=True,
                     )
     report_ambiguous(report)
@@ -599,4 +595,4 @@ def check_project(project: Project, display: str) -> list[Diagnostic]:
 def _unknown_endpoint(name: str, names: list) -> str:
     """A project default naming an endpoint the project's endpoints: does not define."""
     listed = ", ".join(map(str, names)) or "none"
-    return f"unknown endpoint '{name}'{schema.suggest(name, names)} (endpoints: {listed})"
+    return f"unknown endpoint '{name}'{suggest(name, names)} (endpoints: {listed})"

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specengine.diagnostics import Diagnostic, SpecError
+from specengine.diagnostics import Diagnostic
+from specengine.errors import SpecError, UsageError
 from specengine.source.datasets import is_dataset_path
 from specengine.source.fast_loader import Ambiguous, parse_document, read_document
 from specengine.source.loader import (
@@ -28,6 +29,7 @@ from specengine.source.loader import (
     find_project_file,
 )
 from specengine.source.project import Project, load_project
+from specengine.suggest import suggest
 from specengine.validate import schema
 from specengine.validate.spec_checks import (
     Report,
@@ -36,10 +38,6 @@ from specengine.validate.spec_checks import (
     check_project,
     report_ambiguous,
 )
-
-
-class UsageError(Exception):
-    """A command-line problem (a path that does not exist, an unknown --config): exit 2."""
 
 
 @dataclass(frozen=True)
@@ -132,7 +130,7 @@ class _Validator:
             configs = base.data.get("configs")
             if not isinstance(configs, Mapping) or self.config not in configs:
                 names = list(configs) if isinstance(configs, Mapping) else []
-                hint = schema.suggest(self.config, names)
+                hint = suggest(self.config, names)
                 listed = f" (configs in {display}: {', '.join(map(str, names)) or 'none'})"
                 raise UsageError(f"unknown config '{self.config}'{hint or listed}")
             try:

@@ -1,0 +1,119 @@
+"""Every exception specengine raises on purpose, in one place: raised by type, caught by type.
+
+The hierarchy says how each problem ends for the user:
+
+- `UsageError`: the command line, the project or the specs are wrong; the command stops before
+  anything is sent and exits 2. `SpecError` (located diagnostics), `MissingVariable` (a `${VAR}`
+  the environment lacks) and `ResultsError` (a results file that cannot be used) are kinds of it.
+- `TemplateError`: a template that does not compile or render; the caller locates it in its file.
+- `EndpointError`: a transport fault talking to an agent (the trial errors, maybe after retries).
+- `JudgeFailure`: a judge call that cannot give a score (that check errors).
+- `WebServerError`: the app under test could not be started or reached.
+- `SchemaNotFound`: the installed package lacks its schemas (an installation problem).
+
+No code tells these apart by their message text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from specengine.diagnostics import Diagnostic
+
+
+class SpecengineError(Exception):
+    """The base of every error specengine raises on purpose."""
+
+
+class UsageError(SpecengineError):
+    """A problem with the command line, the project or the specs: stop before anything is sent, exit 2.
+
+    `lines` are printed one per line, as they are.
+    """
+
+    def __init__(self, lines: str | Sequence[str]):
+        self.lines = [lines] if isinstance(lines, str) else list(lines)
+        super().__init__("\n".join(self.lines))
+
+
+class SpecError(UsageError):
+    """Spec input that cannot be used; holds every problem found, not just the first."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic] | Diagnostic):
+        if isinstance(diagnostics, Diagnostic):
+            diagnostics = [diagnostics]
+        self.diagnostics = sorted(diagnostics)
+        super().__init__([str(d) for d in self.diagnostics])
+
+
+class MissingVariable(UsageError):
+    """A ${VAR} that the environment does not hold; the run stops before any request (exit 2)."""
+
+    def __init__(self, names: Sequence[str], where: str):
+        self.names = sorted(set(names))
+        self.where = where
+        plural = "s" if len(self.names) > 1 else ""
+        super().__init__(
+            f"{where}: environment variable{plural} {', '.join(self.names)} not set (used as ${{...}})"
+        )
+
+
+class ResultsError(UsageError):
+    """A results file that cannot be used; the message names the file and says what is wrong."""
+
+
+class MergeError(ResultsError):
+    """Results files that cannot be merged; the message says which ones and why."""
+
+
+class TemplateError(SpecengineError):
+    """A template failed to compile or render; `line` is the line inside the template (1-based)."""
+
+    def __init__(self, message: str, line: int = 1):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+class EndpointError(SpecengineError):
+    """A transport fault (connection, timeout, HTTP status, unparsable body): the trial errors.
+
+    `kind` names the fault in results (`ConnectError`, `HTTPStatusError`, `InvalidJSON`, …);
+    `retryable` is true for connection errors, 429 and 5xx; `retry_after` is the server's wish in
+    seconds when it sent one.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.status = status
+
+
+class JudgeFailure(SpecengineError):
+    """A judge call that cannot give a score; `message` is shown to the user as the check's error.
+
+    Deliberately not an openai.RateLimitError: autoevals would retry that up to 100 times.
+    """
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class WebServerError(SpecengineError):
+    """The app under test could not be started or reached; the message says why, with its output."""
+
+
+class SchemaNotFound(SpecengineError):
+    """The installed package lacks its schemas: an installation problem, not a spec problem."""
