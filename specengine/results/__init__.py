@@ -1,0 +1,1 @@
+"""Results as data: the outcome model and rules, the crash-safe log writer, and the reader for reports."""
