@@ -1,1 +1,1 @@
-"""Stage 2, validate: every problem in every spec and project file, located and worded for people; runs nothing."""
+"""Stage 2, validate: every problem in every spec and project file, located and in plain words."""
