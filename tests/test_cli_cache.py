@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from conftest import run_cli, write_project
-from judge_server import JudgeServer, choose, status
+from support.cli import run_cli, write_project
+from support.judge_server import JudgeServer, choose, status
+from support.runs import check, run_spec, setup_project
 from test_cli_judges import ENV, KEY, MODEL, run_judged
-from test_run_support import check, run_spec, setup_project
 
 USAGE = {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100}
 SPEC = """

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CliResult, run_cli, write_project, write_spec
-from servers import AgentServer
+from support.cli import CliResult, run_cli, write_project, write_spec
+from support.servers import AgentServer
 
 SPEC_PATH = "specs/shop.yaml"
 COMMON = """\

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write_project
-from judge_server import JudgeCall, JudgeServer, choose, plain_text, status, tool_answer
-from servers import Reply
-from test_run_support import RESULTS, Run, check, run_spec, setup_project, validate_results
+from support.cli import write_project
+from support.judge_server import JudgeCall, JudgeServer, choose, plain_text, status, tool_answer
+from support.runs import RESULTS, Run, check, run_spec, setup_project, validate_results
+from support.servers import Reply
 
 KEY = "sk-judge-SECRET-7f3a9c41"
 ENV: Mapping[str, str | None] = {"OPENAI_API_KEY": KEY}

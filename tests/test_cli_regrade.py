@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CliResult, run_cli, write_project, write_spec
-from judge_server import JudgeServer, choose
-from servers import Reply
+from support.cli import CliResult, run_cli, write_project, write_spec
+from support.judge_server import JudgeServer, choose
+from support.runs import RESULTS, check, run_spec, setup_project, validate_results
+from support.servers import Reply
 from test_cli_judges import ENV, KEY, NO_JUDGE, ONE_QA, judge_args, run_judged, section
-from test_run_support import RESULTS, check, run_spec, setup_project, validate_results
 
 REGRADED = "out/regraded.json"
 

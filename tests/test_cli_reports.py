@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CliResult, run_cli, write_project, write_spec
-from servers import AgentServer, Reply
+from support.cli import CliResult, run_cli, write_project, write_spec
+from support.runs import validate_results
+from support.servers import AgentServer, Reply
 from test_report_browser import CHROMIUM_ARGS, _chromium
-from test_run_support import validate_results
 
 SPEC_PATH = "specs/weather.yaml"
 SPEC = """\

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CliResult, run_cli, write_project, write_spec
-from servers import AgentServer
-from test_run_support import validate_results
+from support.cli import CliResult, run_cli, write_project, write_spec
+from support.runs import validate_results
+from support.servers import AgentServer
 
 ROWS = [f"row-{n:02d}" for n in range(1, 29)]
 FAILING = {"row-05", "row-17", "row-23"}  # the agent answers these wrongly

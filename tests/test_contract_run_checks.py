@@ -5,8 +5,8 @@ One eval per rule, each check named after what it proves, so a failing assertion
 
 from __future__ import annotations
 
-from servers import Reply
-from test_run_support import check, run_spec, setup_project
+from support.runs import check, run_spec, setup_project
+from support.servers import Reply
 
 TOOLS_REPLY = Reply(
     content='  {"city": "Paris", "temp": 21}  ',

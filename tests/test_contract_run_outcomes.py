@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from servers import Reply
-from test_run_support import check, run_spec, setup_project
+from support.runs import check, run_spec, setup_project
+from support.servers import Reply
 
 
 def test_an_error_inside_a_well_formed_response_is_not_a_transport_fault(agent_server, tmp_path):

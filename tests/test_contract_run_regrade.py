@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_cli
-from test_run_support import run_spec, setup_project, validate_results
+from support.cli import run_cli
+from support.runs import run_spec, setup_project, validate_results
 
 
 def test_a_turn_the_transcript_lacks_is_a_skipped_gate_with_its_cause(agent_server, tmp_path):

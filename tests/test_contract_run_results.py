@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import write_spec
-from servers import Reply
-from test_run_support import run_spec, setup_project, user_messages, validate_results
+from support.cli import write_spec
+from support.runs import run_spec, setup_project, user_messages, validate_results
+from support.servers import Reply
 
 # The example in the contract, trimmed to its keys.
 TOP_KEYS = {"run_id", "started_at", "summary", "cases"}

@@ -6,9 +6,9 @@ trial's deadline, retries that restart at turn 1 on a fresh conversation, queuei
 
 from __future__ import annotations
 
-from conftest import write_project
-from servers import Reply
-from test_run_support import run_spec, setup_project, user_messages
+from support.cli import write_project
+from support.runs import run_spec, setup_project, user_messages
+from support.servers import Reply
 
 SLOW = Reply(content="slow answer", delay=0.6)
 

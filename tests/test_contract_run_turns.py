@@ -6,8 +6,8 @@ widens a tool check to every turn since the last `reset`; an eval's own `expect:
 
 from __future__ import annotations
 
-from servers import Reply
-from test_run_support import check, run_spec, setup_project, user_messages
+from support.runs import check, run_spec, setup_project, user_messages
+from support.servers import Reply
 
 
 def weather_agent(messages):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from servers import Reply
+from support.servers import Reply
 
 
 def _plan(run_cli, cwd, *args):

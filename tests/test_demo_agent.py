@@ -9,17 +9,15 @@ import signal
 import socket
 import subprocess
 import sys
-from pathlib import Path
 
 import httpx
 import pytest
+from support.cli import REPO_ROOT
 
 from specengine.demo.agent import respond, start_demo_agent
 from specengine.endpoints.openai_chat import OpenAIChatAdapter
 from specengine.plan import EndpointConfig
 from specengine.transcript import Turn
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def ask(*messages: str, system: str | None = None):

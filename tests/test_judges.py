@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from judge_server import JudgeServer, choose, plain_text, status, tool_answer
-from servers import Reply, free_port
+from support.judge_server import JudgeServer, choose, plain_text, status, tool_answer
+from support.servers import Reply, free_port
 
 from specengine.judge.cache import JudgeCache
 from specengine.judge.judge import (

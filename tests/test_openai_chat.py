@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from servers import Reply
+from support.servers import Reply
 
 from specengine.endpoints import adapter_class
 from specengine.endpoints.openai_chat import OpenAIChatAdapter

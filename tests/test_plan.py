@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_cli, write_project, write_spec
+from support.cli import run_cli, write_project, write_spec
 
 SPEC = """
 suite: weather

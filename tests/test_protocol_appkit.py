@@ -4,7 +4,7 @@ threadId round trip, tool calls, the model-failure sequence, and the route's JSO
 from __future__ import annotations
 
 import pytest
-from protocol_servers import CAPTURED_APPKIT_TURN, AppKitServer, Reply, converse, sse_reply, talk
+from support.protocol_servers import CAPTURED_APPKIT_TURN, AppKitServer, Reply, converse, sse_reply, talk
 
 from specengine.errors import EndpointError
 

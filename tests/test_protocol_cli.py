@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from protocol_servers import AppKitServer, DatabricksServer, Reply, ResponsesServer
-from servers import ScriptedHTTPServer
-from test_run_support import run_spec, setup_project
+from support.protocol_servers import AppKitServer, DatabricksServer, Reply, ResponsesServer
+from support.runs import run_spec, setup_project
+from support.servers import ScriptedHTTPServer
 
 BOOKING_SPEC = """
 evals:
@@ -128,7 +128,7 @@ def test_http_protocol_with_templates_and_expressions(tmp_path):
             "tool_calls": "json.calls",
             "session_id": "json.data.sid",
         }
-        from conftest import write_project
+        from support.cli import write_project
 
         write_project(tmp_path, endpoints={"api": endpoint})
         run = run_spec(
@@ -154,7 +154,7 @@ def test_http_expression_typo_is_an_error_that_names_it(tmp_path):
     api = ScriptedHTTPServer()
     api.route("/ask", lambda request: {"answer": "hi"})
     with api:
-        from conftest import write_project
+        from support.cli import write_project
 
         endpoint = {
             "protocol": "http",

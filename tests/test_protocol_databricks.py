@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from protocol_servers import (
+from support.protocol_servers import (
     CAPTURED_MLFLOW_CHAT_STREAM,
     CAPTURED_MLFLOW_RESPONSES_STREAM,
     DatabricksServer,
@@ -280,7 +280,7 @@ def test_auto_switch_holds_for_conversations_already_in_flight():
     import threading
 
     import httpx
-    from protocol_servers import endpoint_config
+    from support.protocol_servers import endpoint_config
 
     from specengine.endpoints.databricks import DatabricksAdapter
 

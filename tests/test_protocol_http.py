@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from protocol_servers import converse, talk
-from servers import Reply, ScriptedHTTPServer
+from support.protocol_servers import converse, talk
+from support.servers import Reply, ScriptedHTTPServer
 
 from specengine.errors import EndpointError
 

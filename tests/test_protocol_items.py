@@ -7,7 +7,7 @@ import json
 import time
 
 import pytest
-from protocol_servers import CAPTURED_APPKIT_TURN
+from support.protocol_servers import CAPTURED_APPKIT_TURN
 
 from specengine.endpoints.base import error_text
 from specengine.endpoints.responses_items import (

@@ -4,7 +4,7 @@ previous_response_id, tool calls, errors reported in the answer, and transport f
 from __future__ import annotations
 
 import pytest
-from protocol_servers import Reply, ResponsesServer, converse, talk
+from support.protocol_servers import Reply, ResponsesServer, converse, talk
 
 from specengine.errors import EndpointError
 

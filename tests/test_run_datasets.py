@@ -7,8 +7,8 @@ import json
 import re
 
 import pytest
-from servers import Reply
-from test_run_support import run_spec, setup_project
+from support.runs import run_spec, setup_project
+from support.servers import Reply
 
 WEATHER = {"Paris": "Sunny", "London": "Rainy", "Oslo": "Snowy"}
 

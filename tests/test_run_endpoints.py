@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import write_project
-from servers import AgentServer, Reply
-from test_run_support import RESULTS, run_spec
+from support.cli import write_project
+from support.runs import RESULTS, run_spec
+from support.servers import AgentServer, Reply
 
 
 @pytest.fixture

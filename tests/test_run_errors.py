@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_cli, write_project, write_spec
-from servers import Reply
-from test_run_support import check, last_user, run_spec, setup_project
+from support.cli import run_cli, write_project, write_spec
+from support.runs import check, last_user, run_spec, setup_project
+from support.servers import Reply
 
 
 def hits_for(server, message: str) -> int:
@@ -259,7 +259,7 @@ def test_concurrency_option_bounds_trials_in_flight(agent_server, tmp_path):
 
 
 def test_judge_time_does_not_count_against_the_case_timeout(agent_server, tmp_path):
-    from judge_server import JudgeServer, tool_answer
+    from support.judge_server import JudgeServer, tool_answer
 
     def slow_yes(call, hit):
         return tool_answer(json.dumps({"reasons": "fine", "choice": "Y"}), delay=0.6)

@@ -7,8 +7,8 @@ each test reads its case from the results JSON (and, for messages, the console o
 from __future__ import annotations
 
 import pytest
-from servers import AgentServer, Reply
-from test_run_support import Run, check, run_spec, setup_project
+from support.runs import Run, check, run_spec, setup_project
+from support.servers import AgentServer, Reply
 
 WEATHER_CALLS = [
     {"name": "lookup_city", "args": {"query": "Paris"}},

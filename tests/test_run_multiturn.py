@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from servers import Reply
-from test_run_support import check, run_spec, setup_project, user_messages
+from support.runs import check, run_spec, setup_project, user_messages
+from support.servers import Reply
 
 
 def numbered_agent(messages):

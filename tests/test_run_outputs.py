@@ -7,9 +7,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, write_project, write_spec
-from servers import Reply
-from test_run_support import RESULTS, check, run_spec, setup_project, validate_results
+from support.cli import run_cli, write_project, write_spec
+from support.runs import RESULTS, check, run_spec, setup_project, validate_results
+from support.servers import Reply
 
 
 def agent(messages):
@@ -375,7 +375,7 @@ def test_checks_of_an_errored_trial_are_not_counted_as_skipped_gates(free_port, 
 
 
 def test_a_configured_judge_scores_gates_and_its_key_stays_secret(agent_server, tmp_path):
-    from judge_server import JudgeServer, choose
+    from support.judge_server import JudgeServer, choose
 
     key = "judge-key-31337"
     agent_server.script(agent)

@@ -15,9 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import REPO_ROOT, run_cli, write_spec
-from servers import Reply
-from test_run_support import last_user, setup_project, validate_results
+from support.cli import REPO_ROOT, run_cli, write_spec
+from support.runs import last_user, setup_project, validate_results
+from support.servers import Reply
 
 CASES = 20
 FAILING = {"message 05", "message 13"}

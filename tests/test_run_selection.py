@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import write_spec
-from test_run_support import last_user, run_spec, setup_project
+from support.cli import write_spec
+from support.runs import last_user, run_spec, setup_project
 
 SPEC = """
 labels: [weather]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from servers import Reply
-from test_run_support import run_spec, setup_project
+from support.runs import run_spec, setup_project
+from support.servers import Reply
 
 
 def test_flaky_agent_passes_at_half_pass_rate(agent_server, tmp_path):

@@ -6,7 +6,7 @@ import json
 import socket
 import sys
 
-from conftest import run_cli_subprocess, write_spec
+from support.cli import run_cli_subprocess, write_spec
 
 
 def _answers(port: int) -> bool:

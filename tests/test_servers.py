@@ -9,7 +9,7 @@ import threading
 import httpx
 import pytest
 import yaml
-from servers import AgentServer, Reply, ScriptedHTTPServer
+from support.servers import AgentServer, Reply, ScriptedHTTPServer
 
 
 def test_agent_server_echoes_and_records_bodies(agent_server):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import run_cli, write_project, write_spec
+from support.cli import run_cli, write_project, write_spec
 
 
 def validate_one(folder: Path, spec: str) -> str:

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from conftest import REPO_ROOT, run_cli
+from support.cli import REPO_ROOT, run_cli
 
 PROJECT = "endpoints:\n  demo:\n    protocol: demo\ndefaults:\n  endpoint: demo\n"
 VALID = "evals:\n  - name: a\n    send: hi\n    expect: [succeeded]\n"

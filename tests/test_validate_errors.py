@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from support.cli import run_cli
 
 PROJECT = """\
 endpoints:

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 import yaml
-from conftest import REPO_ROOT, run_cli
+from support.cli import REPO_ROOT, run_cli
 
 YAML_BLOCK = re.compile(r"^```ya?ml[ \t]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 

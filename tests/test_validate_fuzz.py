@@ -10,9 +10,9 @@ import tempfile
 from pathlib import Path
 
 import yaml
-from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.cli import run_cli
 
 from specengine.validate import schema
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from servers import Reply, ScriptedHTTPServer
+from support.servers import Reply, ScriptedHTTPServer
 
 from specengine.errors import WebServerError
 from specengine.run.app_under_test import _group_alive, is_ready, probe, serve_app

@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from servers import Reply, Request, ScriptedHTTPServer, _call, last_user_message
+from support.servers import Reply, Request, ScriptedHTTPServer, _call, last_user_message
 
 RESPONSES_PATH = "/v1/responses"
 INVOCATIONS_PATH = "/invocations"

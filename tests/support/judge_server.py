@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from servers import Reply, Request, ScriptedHTTPServer
+from support.servers import Reply, Request, ScriptedHTTPServer
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conftest import REPO_ROOT, CliResult, run_cli, write_project, write_spec
+from support.cli import REPO_ROOT, CliResult, run_cli, write_project, write_spec
 
 RESULTS = "out/results.json"
 RESULTS_SCHEMA = REPO_ROOT / "schemas" / "results.schema.json"
