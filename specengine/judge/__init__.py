@@ -1,1 +1,1 @@
-"""LLM judges: autoevals scorers over an OpenAI-compatible server, with a verdict cache."""
+"""LLM judges: autoevals' prompts sent through the openai SDK on our httpx client; a verdict cache."""

@@ -2,9 +2,10 @@
 
 A judge call costs money and time, and re-running an unchanged suite asks the judge the same questions
 again. Each verdict is stored as one small JSON file named by the sha256 of everything that shapes the
-judge's request (kind, model, server, chain-of-thought, the rendered texts, the choices). Files are
-written to a temporary name and renamed into place, so a crash or Ctrl-C never leaves half an entry;
-an unreadable entry is a miss. Only stdlib imports: the `cache` command loads this at CLI start.
+judge's request (kind, model, server, chain-of-thought, the rendered texts, the choices, and the
+autoevals version, whose prompts the judge reads). Files are written to a temporary name and renamed
+into place, so a crash or Ctrl-C never leaves half an entry; an unreadable entry is a miss. Only
+stdlib imports: the `cache` command loads this at CLI start.
 """
 
 from __future__ import annotations

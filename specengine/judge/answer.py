@@ -1,0 +1,113 @@
+"""Reading the judge's answer: the `select_choice` tool call, checked before it becomes a score.
+
+A judge server's answer is untrusted input. It may not be JSON, carry an error object instead of
+choices, answer in plain text (a server without function calling), call another tool, send arguments
+that are not a JSON object, or pick a choice outside the enum it was given. Each becomes a
+JudgeFailure whose message says what the judge did, in plain words (the check's status is then
+`error`); such an answer is never retried. Token usage is read apart from the choice, so tokens spent
+on an unusable answer are still counted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from specengine.errors import JudgeFailure
+from specengine.judge.prompts import SELECT_CHOICE
+
+NO_TOOL_CALL = "the judge answered without calling select_choice; it must support tools/function calling"
+EXCERPT = 200
+USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+@dataclass(frozen=True)
+class JudgeAnswer:
+    """The choice the judge picked (one of the choices it was offered) and its reasoning, if asked."""
+
+    choice: str
+    rationale: str | None
+
+
+def excerpt(text: str) -> str:
+    """The start of a server's text on one line: enough to say what it answered, never a flood."""
+    return " ".join(text.split())[:EXCERPT]
+
+
+def answer_json(text: str) -> Any:
+    """The 2xx answer's body as JSON."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise JudgeFailure(f"the judge's answer is not JSON: {excerpt(text)!r}") from None
+
+
+def usage_of(data: Any) -> dict[str, int] | None:
+    """The token counts the server reported, when it reported any as numbers."""
+    raw = data.get("usage") if isinstance(data, dict) else None
+    if not isinstance(raw, dict):
+        return None
+    usage = {
+        name: int(raw[name])
+        for name in USAGE_FIELDS
+        if isinstance(raw.get(name), (int, float)) and not isinstance(raw.get(name), bool)
+    }
+    return usage or None
+
+
+def read_answer(data: Any, choices: Sequence[str]) -> JudgeAnswer:
+    """The select_choice call in a chat completion, held to the choices offered."""
+    first = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(first, list) or not first or not isinstance(first[0], dict):
+        error = data.get("error") if isinstance(data, dict) else None
+        if error:
+            detail = error.get("message", error) if isinstance(error, dict) else error
+            raise JudgeFailure(f"the judge reported an error: {excerpt(str(detail))}")
+        raise JudgeFailure(f"the judge's answer has no choices: {excerpt(json.dumps(data))!r}")
+    message = _mapping(first[0].get("message"))
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list) or not calls or not isinstance(calls[0], dict):
+        said = message.get("content")
+        raise JudgeFailure(NO_TOOL_CALL + (f' (it said: "{excerpt(str(said))}")' if said else ""))
+    function = _mapping(calls[0].get("function"))
+    name = function.get("name")
+    if name != SELECT_CHOICE:
+        raise JudgeFailure(f"the judge called {name!r} instead of {SELECT_CHOICE}")
+    arguments = _arguments(function.get("arguments"))
+    choice = arguments.get("choice")
+    if not isinstance(choice, str):
+        raise JudgeFailure(f"the judge called {SELECT_CHOICE} without a choice")
+    choice = choice.strip()
+    if choice not in choices:
+        raise JudgeFailure(
+            f"the judge chose {choice!r}, which is not one of the choices ({', '.join(choices)})"
+        )
+    return JudgeAnswer(choice=choice, rationale=_rationale(arguments.get("reasons")))
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    """select_choice's arguments: JSON text by the protocol; some servers send the object itself."""
+    try:
+        parsed = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise JudgeFailure(
+            f"the judge's {SELECT_CHOICE} arguments are not a JSON object: {excerpt(str(raw))!r}"
+        )
+    return parsed
+
+
+def _rationale(reasons: Any) -> str | None:
+    """The judge's reasoning, as autoevals reads it: a list of steps becomes one step per line."""
+    if reasons is None:
+        return None
+    if isinstance(reasons, list):
+        return "\n".join(str(step) for step in reasons)
+    return str(reasons)
