@@ -5,13 +5,20 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from autoevals import ClosedQA, Factuality, LLMClassifier
 from support.judge_server import JudgeServer, choose, plain_text, status, tool_answer
 from support.servers import Reply, free_port
+from typer.testing import CliRunner
 
+import specengine.commands.cache  # noqa: F401  (registers the `cache` sub-app)
+from specengine.cli import app
+from specengine.commands.cache import cache_app
 from specengine.judge.cache import JudgeCache
 from specengine.judge.judge import (
     NO_JUDGE,
@@ -21,6 +28,7 @@ from specengine.judge.judge import (
     JudgeVerdict,
     transcript,
 )
+from specengine.judge.prompts import judge_prompt
 from specengine.plan import JudgeConfig
 
 KEY = "sk-test-SECRET-0123456789"
@@ -180,6 +188,49 @@ def test_model_and_authorization_are_sent_and_key_never_in_verdict(tmp_path):
     assert KEY not in all_text(verdict)
 
 
+TRICKY = "Say {{x}} and {{{y}}} and {{#z}}no{{/z}} <b>\"A & B\"</b> 'q' é\n  indented"
+
+
+@pytest.mark.parametrize("use_cot", [True, False])
+@pytest.mark.parametrize(
+    ("request_", "scorer", "arguments"),
+    [
+        (
+            JudgeRequest(kind="closed_qa", question=TRICKY, reply=TRICKY, criteria=TRICKY),
+            lambda cot: ClosedQA(model="m", use_cot=cot),
+            {"output": TRICKY, "expected": None, "input": TRICKY, "criteria": TRICKY},
+        ),
+        (
+            JudgeRequest(kind="factuality", question=TRICKY, reply=TRICKY, expected=TRICKY),
+            lambda cot: Factuality(model="m", use_cot=cot),
+            {"output": TRICKY, "expected": TRICKY, "input": TRICKY},
+        ),
+        (
+            JudgeRequest(kind="custom", question="q", reply=TRICKY, prompt=TRICKY, choices={"G": 1, "B": 0}),
+            lambda cot: LLMClassifier("custom", "{{__prompt}}", {"G": 1.0, "B": 0.0}, model="m", use_cot=cot),
+            {"output": TRICKY, "expected": None, "__prompt": TRICKY},
+        ),
+    ],
+    ids=["closed_qa", "factuality", "custom"],
+)
+def test_the_request_is_the_one_autoevals_itself_builds(request_, scorer, arguments, use_cot):
+    """Held to the library: our rendering of its prompts equals the request its own scorer builds."""
+    ours = judge_prompt(replace(request_, use_cot=use_cot)).body("m")
+    assert ours == scorer(use_cot)._build_args(**arguments)
+    assert '{{x}} and {{{y}}} and {{#z}}no{{/z}} <b>"A & B"</b>' in ours["messages"][0]["content"]
+
+
+def test_markup_and_quotes_reach_the_judge_unescaped(tmp_path):
+    request = JudgeRequest(kind="closed_qa", question="<q>", reply='<b>"A & B"</b>', criteria="it's <ok>")
+    with JudgeServer() as server:
+        [verdict] = run(make(server, tmp_path), request)
+    assert verdict.score == 1.0
+    prompt = server.calls[0].prompt
+    assert '[Submission]: <b>"A & B"</b>' in prompt
+    assert "[Criterion]: it's <ok>" in prompt
+    assert "&amp;" not in prompt and "&lt;" not in prompt and "&quot;" not in prompt
+
+
 def test_gpt5_models_still_use_chat_completions(tmp_path):
     with JudgeServer() as server:
         [verdict] = run(make(server, tmp_path, model="gpt-5-mini"), QA)
@@ -236,18 +287,25 @@ def test_cache_hit_makes_no_request_and_changed_reply_makes_one(tmp_path):
 @pytest.mark.parametrize(
     "change",
     [
-        {"model": "other-model"},
-        {"base_url_suffix": "/other"},
+        lambda server: {"model": "other-model"},
+        lambda server: {"base_url": server.judge_url + "/other"},
     ],
+    ids=["model", "server"],
 )
 def test_cache_key_includes_model_and_server(tmp_path, change):
     with JudgeServer() as server:
         run(make(server, tmp_path), QA)
-        if "model" in change:
-            judge = make(server, tmp_path, model=change["model"])
-        else:
-            judge = make(server, tmp_path, base_url=server.judge_url + change["base_url_suffix"])
-        run(judge, QA)
+        run(make(server, tmp_path, **change(server)), QA)
+    assert server.hits() == 2
+
+
+def test_cache_key_includes_the_autoevals_version(tmp_path, monkeypatch):
+    with JudgeServer() as server:
+        run(make(server, tmp_path), QA)
+        [same] = run(make(server, tmp_path), QA)
+        monkeypatch.setattr("autoevals.version.VERSION", "0.0.0-other")
+        [other] = run(make(server, tmp_path), QA)
+    assert (same.cached, other.cached) == (True, False)
     assert server.hits() == 2
 
 
@@ -328,15 +386,21 @@ def test_cache_clear_and_info(tmp_path):
 # -- failures ---------------------------------------------------------------------------------------
 
 
-def test_rate_limited_forever_gives_up_after_retries_plus_one(tmp_path):
-    with JudgeServer(lambda r, n: status(429, "slow down", {"Retry-After": "0"})) as server:
-        judge = make(server, tmp_path, retries=3)
+@pytest.mark.parametrize(
+    ("code", "retries", "attempts"),
+    [(429, 3, "4 attempts"), (429, 0, "1 attempt"), (503, 1, "2 attempts"), (408, 2, "3 attempts")],
+)
+def test_rate_limited_forever_gives_up_after_retries_plus_one(tmp_path, code, retries, attempts):
+    """Our retries only: the SDK's are off and autoevals' endless RateLimitError loop is never entered."""
+    with JudgeServer(lambda r, n: status(code, "slow down", {"Retry-After": "0"})) as server:
+        judge = make(server, tmp_path, retries=retries)
         [verdict] = run(judge, QA)
-    assert server.hits() == 4
+    assert server.hits() == retries + 1
+    assert all(call.headers["x-stainless-retry-count"] == "0" for call in server.calls)
     assert verdict.score is None
-    assert verdict.error is not None and verdict.error.startswith("judge HTTP 429 after 4 attempts: ")
+    assert verdict.error is not None and verdict.error.startswith(f"judge HTTP {code} after {attempts}: ")
     assert "slow down" in verdict.error
-    assert (judge.stats.errors, judge.stats.requests) == (1, 4)
+    assert (judge.stats.calls, judge.stats.errors, judge.stats.requests) == (1, 1, retries + 1)
 
 
 def test_retry_after_longer_than_the_cap_stops_at_once(tmp_path):
@@ -355,14 +419,26 @@ def test_server_error_then_ok_is_retried(tmp_path):
     assert (judge.stats.calls, judge.stats.requests, judge.stats.errors) == (1, 2, 0)
 
 
-def test_client_error_is_not_retried_and_key_is_redacted(tmp_path):
+@pytest.mark.parametrize(
+    ("code", "hint"),
+    [
+        (401, "(check the key in OPENAI_API_KEY)"),
+        (403, "(check the key in OPENAI_API_KEY)"),
+        (404, "(check the judge's base_url and model 'judge-m')"),
+        (400, ""),
+    ],
+)
+def test_client_error_is_not_retried_and_key_is_redacted(tmp_path, code, hint):
     body = f"Incorrect API key provided: {KEY}"
-    with JudgeServer(lambda r, n: status(401, body)) as server:
-        [verdict] = run(make(server, tmp_path), QA)
+    with JudgeServer(lambda r, n: status(code, body)) as server:
+        judge = make(server, tmp_path)
+        [verdict] = run(judge, QA)
     assert server.hits() == 1
-    assert verdict.error is not None and "judge HTTP 401" in verdict.error
-    assert "OPENAI_API_KEY" in verdict.error
+    assert verdict.error is not None and verdict.error.startswith(f"judge HTTP {code}: ")
+    assert verdict.error.endswith(hint)
+    assert "Incorrect API key provided: ***" in verdict.error
     assert KEY not in all_text(verdict)
+    assert (judge.stats.requests, judge.stats.errors) == (1, 1)
 
 
 def test_no_tool_call_is_an_error_with_the_reason(tmp_path):
@@ -383,21 +459,79 @@ def test_choice_not_in_the_choices_is_an_error(tmp_path):
     assert verdict.error == "the judge chose 'Maybe', which is not one of the choices (Y, N)"
 
 
-def test_unreadable_answers_are_errors(tmp_path):
-    answers = {
-        1: Reply(body="not json at all"),
-        2: Reply(body={"error": {"message": "model overloaded"}}),
-        3: Reply(body={"choices": []}),
-    }
-    requests = [JudgeRequest(kind="closed_qa", question=f"q{i}", reply="r", criteria="c") for i in (1, 2, 3)]
-    errors = []
-    with JudgeServer(lambda r, n: answers[int(r.prompt.split("[Task]: q")[1][0])]) as server:
-        for request in requests:
-            [verdict] = run(make(server, tmp_path), request)
-            errors.append(verdict.error)
-    assert errors[0] is not None and errors[0].startswith("the judge's answer is not JSON")
-    assert errors[1] == "the judge reported an error: model overloaded"
-    assert errors[2] is not None and errors[2].startswith("the judge's answer has no choices")
+def select(function: dict) -> Reply:
+    """A chat completion whose one tool call is `function`, as given."""
+    call = {"id": "call_1", "type": "function", "function": function}
+    return Reply(body={"choices": [{"index": 0, "message": {"role": "assistant", "tool_calls": [call]}}]})
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        (Reply(body="not json at all"), "the judge's answer is not JSON: 'not json at all'"),
+        (
+            Reply(body={"error": {"message": "model overloaded"}}),
+            "the judge reported an error: model overloaded",
+        ),
+        (Reply(body={"error": "quota"}), "the judge reported an error: quota"),
+        (Reply(body={"choices": []}), "the judge's answer has no choices: '{\"choices\": []}'"),
+        (Reply(body=[1, 2]), "the judge's answer has no choices: '[1, 2]'"),
+        (
+            select({"name": "other_tool", "arguments": "{}"}),
+            "the judge called 'other_tool' instead of select_choice",
+        ),
+        (
+            select({"name": "select_choice", "arguments": "Y"}),
+            "the judge's select_choice arguments are not a JSON object: 'Y'",
+        ),
+        (
+            select({"name": "select_choice", "arguments": '{"reasons": "fine"}'}),
+            "the judge called select_choice without a choice",
+        ),
+    ],
+    ids=[
+        "not-json",
+        "error-object",
+        "error-text",
+        "no-choices",
+        "a-list",
+        "other-tool",
+        "bad-args",
+        "no-choice",
+    ],
+)
+def test_unreadable_answers_are_errors(tmp_path, answer, error):
+    with JudgeServer(lambda r, n: answer) as server:
+        judge = make(server, tmp_path)
+        [verdict] = run(judge, QA)
+    assert (verdict.score, verdict.error) == (None, error)
+    assert server.hits() == 1  # an unusable answer is never retried
+    assert (judge.stats.calls, judge.stats.errors) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "rationale"),
+    [
+        ({"choice": " Y ", "reasons": ["Step one.", "Step two."]}, "Step one.\nStep two."),
+        ({"choice": "Y", "reasons": "As an object."}, "As an object."),
+    ],
+    ids=["reasons-as-a-list", "arguments-as-an-object"],
+)
+def test_lenient_answers_autoevals_also_reads(tmp_path, arguments, rationale):
+    with JudgeServer(lambda r, n: select({"name": "select_choice", "arguments": arguments})) as server:
+        [verdict] = run(make(server, tmp_path), QA)
+    assert (verdict.score, verdict.choice, verdict.rationale, verdict.error) == (1.0, "Y", rationale, None)
+
+
+def test_tokens_of_an_unusable_answer_are_still_counted(tmp_path):
+    usage = {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}
+    said = {"role": "assistant", "content": "Y"}
+    answer = Reply(body={"choices": [{"index": 0, "message": said}], "usage": usage})
+    with JudgeServer(lambda r, n: answer) as server:
+        judge = make(server, tmp_path)
+        [verdict] = run(judge, QA)
+    assert verdict.error is not None and verdict.error.startswith(NO_TOOL_CALL)
+    assert (judge.stats.prompt_tokens, judge.stats.completion_tokens, judge.stats.errors) == (50, 5, 1)
 
 
 def test_missing_key_names_the_variable_and_sends_nothing(tmp_path):
@@ -431,6 +565,33 @@ def test_slow_judge_times_out_without_hanging(tmp_path):
         [verdict] = run(make(server, tmp_path, timeout=0.2, retries=1), QA)
     assert server.hits() == 2
     assert verdict.error == "the judge did not answer within 0.2 s (after 2 attempts)"
+
+
+def test_a_dropped_connection_is_retried_then_an_error(tmp_path):
+    with JudgeServer(lambda r, n: Reply(drop=True)) as server:
+        judge = make(server, tmp_path, retries=1)
+        [verdict] = run(judge, QA)
+    assert server.hits() == 2
+    assert verdict.error is not None
+    assert verdict.error.startswith("could not reach the judge: RemoteProtocolError: ")
+    assert verdict.error.endswith("(after 2 attempts)")
+
+
+@pytest.mark.parametrize(
+    ("base_url", "error"),
+    [
+        ("ftp://127.0.0.1/v1", "could not call the judge: UnsupportedProtocol: "),
+        ("127.0.0.1/v1", "could not call the judge: UnsupportedProtocol: "),
+        ("http://[::1/v1", "could not call the judge: InvalidURL: "),
+    ],
+)
+def test_a_base_url_that_cannot_be_called_is_an_error_at_once(tmp_path, base_url, error):
+    judge = Judge(
+        JudgeConfig(model="m", base_url=base_url, retries=3), cache_dir=tmp_path, environ=ENV, backoff_base=0
+    )
+    [verdict] = run(judge, QA)
+    assert verdict.error is not None and verdict.error.startswith(error)
+    assert judge.stats.requests == 1  # not retried
 
 
 def test_unreachable_judge_is_an_error_after_retries(tmp_path):
@@ -467,8 +628,6 @@ def test_transcript_renders_role_lines():
 
 
 def test_importing_judges_loads_no_heavy_library():
-    import subprocess
-
     heavy = "('httpx', 'autoevals', 'openai')"
     code = f"import sys, specengine.judge.judge; print(sorted(m for m in {heavy} if m in sys.modules))"
 
@@ -482,10 +641,6 @@ def test_importing_judges_loads_no_heavy_library():
 
 
 def test_cache_command_clear_and_info(tmp_path):
-    from typer.testing import CliRunner
-
-    from specengine.commands.cache import cache_app
-
     folder = tmp_path / "cache"
     runner = CliRunner()
     result = runner.invoke(cache_app, ["clear", "--dir", str(folder)])
@@ -507,11 +662,6 @@ def test_cache_command_clear_and_info(tmp_path):
 
 
 def test_cache_command_is_registered_on_the_app():
-    from typer.testing import CliRunner
-
-    import specengine.commands.cache  # noqa: F401  (registers the sub-app)
-    from specengine.cli import app
-
     result = CliRunner().invoke(app, ["cache", "--help"])
     assert result.exit_code == 0
     assert "clear" in result.output and "info" in result.output
