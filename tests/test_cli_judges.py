@@ -524,34 +524,35 @@ def test_a_judge_that_keeps_answering_429_is_retried_a_bounded_number_of_times(a
     assert "judge HTTP 429 after 3 attempts" in annotation
 
 
-def test_a_retry_after_longer_than_the_cap_ends_the_check_at_once(agent_server, tmp_path):
-    with JudgeServer(lambda call, hit: status(429, "busy", {"Retry-After": "3600"})) as judge:
+@pytest.mark.parametrize(
+    ("answer", "settings", "hits", "reason"),
+    [
+        # no hour-long wait, no further attempt
+        (status(429, "busy", {"Retry-After": "3600"}), {"retries": 5, "timeout": 5}, 1, "3600"),
+        (
+            tool_answer(json.dumps({"choice": "Y", "reasons": "late"}), delay=1.0),
+            {"retries": 1, "timeout": 0.2},
+            2,
+            "did not answer within 0.2 s",
+        ),
+        (Reply(drop=True), {"retries": 1, "timeout": 5}, 2, "could not reach the judge: RemoteProtocolError"),
+    ],
+    ids=["retry-after-beyond-the-cap", "slower-than-the-timeout", "connection-dropped"],
+)
+def test_a_judge_fault_errors_the_check_after_its_retries(
+    agent_server, tmp_path, answer, settings, hits, reason
+):
+    with JudgeServer(lambda call, hit: answer) as judge:
         write_project(
             tmp_path,
             endpoints={"agent": agent_server.endpoint()},
-            judge={"model": MODEL, "base_url": judge.judge_url, "retries": 5, "timeout": 5},
+            judge={"model": MODEL, "base_url": judge.judge_url, **settings},
         )
         run = run_spec(tmp_path, ONE_QA, env=ENV)
-        assert judge.hits() == 1  # no hour-long wait, no further attempt
+        assert judge.hits() == hits
     errored = check(run.case("a"), "judge closed_qa")
     assert errored["status"] == "error"
-    assert "3600" in errored["reason"]
-    assert run.exit_code == 1
-
-
-def test_a_judge_slower_than_its_timeout_is_an_error_after_its_retries(agent_server, tmp_path):
-    slow = tool_answer(json.dumps({"choice": "Y", "reasons": "late"}), delay=1.0)
-    with JudgeServer(lambda call, hit: slow) as judge:
-        write_project(
-            tmp_path,
-            endpoints={"agent": agent_server.endpoint()},
-            judge={"model": MODEL, "base_url": judge.judge_url, "retries": 1, "timeout": 0.2},
-        )
-        run = run_spec(tmp_path, ONE_QA, env=ENV)
-        assert judge.hits() == 2
-    errored = check(run.case("a"), "judge closed_qa")
-    assert errored["status"] == "error"
-    assert "did not answer within 0.2 s" in errored["reason"]
+    assert reason in errored["reason"]
     assert run.exit_code == 1
 
 
@@ -675,6 +676,7 @@ def test_the_judge_key_never_appears_in_any_output(agent_server, tmp_path):
     assert run.exit_code == 1, run.cli.output
     denied = check(run.case("denied"), "judge closed_qa")
     assert denied["status"] == "error" and "401" in denied["reason"]
+    assert denied["reason"].endswith("(check the key in OPENAI_API_KEY)")
     assert check(run.case("leak"), "judge closed_qa")["rationale"]  # kept, with the key taken out
     texts = {
         "stdout": run.cli.stdout,
