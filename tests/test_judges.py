@@ -131,17 +131,20 @@ def test_custom_choices_and_braces_reach_the_judge_untouched(tmp_path):
     assert "['A', 'B', 'C']" in sent.prompt  # autoevals' own suffix still rendered
 
 
-def test_closed_qa_inputs_with_braces_are_not_rendered(tmp_path):
-    request = JudgeRequest(
-        kind="closed_qa", question="Say {{x}}", reply="{{x}} {{{y}}}", criteria="Echo {{x}}"
-    )
+@pytest.mark.parametrize(
+    ("question", "reply", "criteria"),
+    [("Say {{x}}", "{{x}} {{{y}}}", "Echo {{x}}"), ("<q>", '<b>"A & B"</b>', "it's <ok>")],
+    ids=["mustache-braces-not-rendered", "markup-and-quotes-not-escaped"],
+)
+def test_closed_qa_inputs_reach_the_judge_verbatim(tmp_path, question, reply, criteria):
+    request = JudgeRequest(kind="closed_qa", question=question, reply=reply, criteria=criteria)
     with JudgeServer() as server:
         [verdict] = run(make(server, tmp_path), request)
     assert verdict.score == 1.0
     prompt = server.calls[0].prompt
-    assert "[Task]: Say {{x}}" in prompt
-    assert "[Submission]: {{x}} {{{y}}}" in prompt
-    assert "[Criterion]: Echo {{x}}" in prompt
+    assert f"[Task]: {question}" in prompt
+    assert f"[Submission]: {reply}" in prompt
+    assert f"[Criterion]: {criteria}" in prompt
 
 
 def test_structured_inputs_are_sent_as_json_not_python_repr(tmp_path):
@@ -218,17 +221,6 @@ def test_the_request_is_the_one_autoevals_itself_builds(request_, scorer, argume
     ours = judge_prompt(replace(request_, use_cot=use_cot)).body("m")
     assert ours == scorer(use_cot)._build_args(**arguments)
     assert '{{x}} and {{{y}}} and {{#z}}no{{/z}} <b>"A & B"</b>' in ours["messages"][0]["content"]
-
-
-def test_markup_and_quotes_reach_the_judge_unescaped(tmp_path):
-    request = JudgeRequest(kind="closed_qa", question="<q>", reply='<b>"A & B"</b>', criteria="it's <ok>")
-    with JudgeServer() as server:
-        [verdict] = run(make(server, tmp_path), request)
-    assert verdict.score == 1.0
-    prompt = server.calls[0].prompt
-    assert '[Submission]: <b>"A & B"</b>' in prompt
-    assert "[Criterion]: it's <ok>" in prompt
-    assert "&amp;" not in prompt and "&lt;" not in prompt and "&quot;" not in prompt
 
 
 def test_gpt5_models_still_use_chat_completions(tmp_path):
