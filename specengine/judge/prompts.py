@@ -16,6 +16,7 @@ autoevals and chevron load inside `judge_prompt`: `validate` and `--help` never 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -117,18 +118,29 @@ def judge_prompt(request: JudgeRequest) -> JudgePrompt:
 
 def _scorer(request: JudgeRequest) -> tuple[Any, dict[str, str]]:
     """The autoevals scorer for this kind and its template variables; every value a plain string."""
-    from autoevals import ClosedQA, Factuality, LLMClassifier
+    from autoevals import LLMClassifier
 
     use_cot = bool(request.use_cot)
     question, reply = judge_text(request.question), judge_text(request.reply)
     if request.kind == "closed_qa":
         variables = {"input": question, "output": reply, "criteria": judge_text(request.criteria)}
-        return ClosedQA(use_cot=use_cot), variables
+        return _template_scorer(request.kind, use_cot), variables
     if request.kind == "factuality":
         variables = {"input": question, "output": reply, "expected": judge_text(request.expected)}
-        return Factuality(use_cot=use_cot), variables
+        return _template_scorer(request.kind, use_cot), variables
     choices = {str(name): float(score) for name, score in (request.choices or {}).items()}
     scorer = LLMClassifier(
         name="custom", prompt_template="{{__prompt}}", choice_scores=choices, use_cot=use_cot
     )
     return scorer, {"output": reply, "__prompt": judge_text(request.prompt)}
+
+
+@functools.cache
+def _template_scorer(kind: str, use_cot: bool) -> Any:
+    """autoevals' ClosedQA or Factuality, built once: each build parses its YAML template again.
+
+    Only read from (its prompt, tool and choice scores), never called, so sharing it is safe.
+    """
+    from autoevals import ClosedQA, Factuality
+
+    return (ClosedQA if kind == "closed_qa" else Factuality)(use_cot=use_cot)
