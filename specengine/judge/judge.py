@@ -1,4 +1,4 @@
-"""LLM judges: one `Judge` per run scores judge checks, asking the judge server at most once per question.
+"""LLM judges: one `Judge` per run scores judge checks and asks the judge server as little as it can.
 
 A judge check is slow and costs money, and a suite asks the same question again and again (re-runs,
 identical cases in flight together). So the Judge answers from the verdict cache when it can
