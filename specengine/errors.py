@@ -101,10 +101,7 @@ class EndpointError(SpecengineError):
 
 
 class JudgeFailure(SpecengineError):
-    """A judge call that cannot give a score; `message` is shown to the user as the check's error.
-
-    Deliberately not an openai.RateLimitError: autoevals would retry that up to 100 times.
-    """
+    """A judge call that cannot give a score; `message` is shown to the user as the check's error."""
 
     def __init__(self, message: str):
         super().__init__(message)
