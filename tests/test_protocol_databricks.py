@@ -287,7 +287,7 @@ def test_auto_switch_holds_for_conversations_already_in_flight():
     with DatabricksServer("chat") as server:
         server.script(lambda messages: "ok " + messages[-1]["content"])
         both_sent = threading.Barrier(2, timeout=5)
-        invoke = server._invoke
+        invoke = server.answer_request
 
         def refuse_together(request):
             if "input" in (request.json or {}):

@@ -9,7 +9,8 @@ import threading
 import httpx
 import pytest
 import yaml
-from support.servers import AgentServer, Reply, ScriptedHTTPServer
+from support.protocol_servers import AppKitServer, DatabricksServer, ResponsesServer
+from support.servers import SSE, AgentServer, Reply, ScriptedHTTPServer, sse_text
 
 
 def test_agent_server_echoes_and_records_bodies(agent_server):
@@ -70,6 +71,38 @@ def test_agent_server_streams_when_asked(agent_server):
     assert content == "one two"
     assert json.loads(arguments) == {"x": 1}
     assert sum(1 for delta in deltas for _ in delta.get("tool_calls", [])) > 2  # arguments came in pieces
+
+
+# Every scripted agent, with the smallest request its protocol accepts for the user message "hi".
+AGENTS = [
+    pytest.param(AgentServer, {"messages": [{"role": "user", "content": "hi"}]}, id="openai-chat"),
+    pytest.param(ResponsesServer, {"model": "m", "input": "hi"}, id="openai-responses"),
+    pytest.param(DatabricksServer, {"input": [{"role": "user", "content": "hi"}]}, id="databricks"),
+    pytest.param(AppKitServer, {"message": "hi"}, id="appkit"),
+]
+
+
+@pytest.mark.parametrize(("agent", "body"), AGENTS)
+def test_every_agent_is_scripted_recorded_and_failed_the_same_way(agent, body):
+    with agent() as server:
+        server.script(
+            [Reply(status=503), Reply(drop=True), Reply(content="scripted", headers={"X-Scripted": "1"})]
+        )
+        assert httpx.post(server.url, json=body).status_code == 503
+        with pytest.raises(httpx.RemoteProtocolError):
+            httpx.post(server.url, json=body)
+        answered = httpx.post(server.url, json=body)
+        assert answered.status_code == 200
+        assert answered.headers["x-scripted"] == "1"
+        assert "scripted" in answered.text
+        assert "You said: hi" in httpx.post(server.url, json=body).text  # the script is used up
+        assert server.bodies == [body] * 4
+        assert server.endpoint()["url"] == server.url
+
+
+def test_an_sse_event_carries_its_id_and_name():
+    assert sse_text(SSE(data={"a": 1}, event="done", id="7")) == 'id: 7\nevent: done\ndata: {"a": 1}\n\n'
+    assert sse_text("two\nlines") == "data: two\ndata: lines\n\n"
 
 
 def test_raw_bodies_statuses_and_headers():

@@ -1,8 +1,10 @@
 """Helpers shared by the tests: the CLI runner and file writers, scripted servers, run assertions.
 
 - `support.cli`: run the real CLI (in-process or as a subprocess), write projects and specs.
-- `support.servers`: the scripted OpenAI-compatible agent and the loopback HTTP server it runs on.
-- `support.protocol_servers`: scripted Responses, Databricks and AppKit servers.
-- `support.judge_server`: the scripted OpenAI-compatible judge.
+- `support.servers`: the reply engine every scripted server shares (the loopback HTTP server that
+  records requests and sends scripted replies, statuses, dropped connections and SSE; the agent
+  script), and the scripted OpenAI-compatible chat agent built on it.
+- `support.protocol_servers`: scripted Responses, Databricks and AppKit agents, on the same engine.
+- `support.judge_server`: the scripted OpenAI-compatible judge, on the engine's HTTP server.
 - `support.runs`: run a spec end to end and read back its results.
 """

@@ -1,8 +1,8 @@
 """Scripted agent servers for the Responses, Databricks Model Serving and AppKit protocols.
 
 Each speaks its protocol the way the real server does (see research/protocol-captures.md): the
-same JSON shapes, the same SSE framing, the same error bodies and statuses. A script decides what
-the agent answers, as with `servers.AgentServer`:
+same JSON shapes, the same SSE framing, the same error bodies and statuses. All are built on
+`servers.ScriptedAgent`, so they are scripted, recorded and failed exactly like `servers.AgentServer`:
 
     server.script(lambda messages: Reply(content="Sunny", tool_calls=[{"name": "get_weather",
                                                                         "args": {"city": "Paris"}}]))
@@ -13,9 +13,9 @@ the agent answers, as with `servers.AgentServer`:
 ending with the new user message (rebuilt from `previous_response_id`, the replayed history, or
 the AppKit thread). A Reply's `tool_calls` entries may carry an `output` (the tool result the agent
 reports). `Reply.error` is a failure reported inside a well-formed answer; `status`/`body`/`events`
-answer verbatim. Without a script the agent echoes "You said: <message>".
+answer verbatim.
 
-`converse(adapter_class, endpoint, messages)` drives an adapter through one conversation.
+`converse(endpoint, messages)` drives an adapter through conversations; `talk` through one.
 """
 
 from __future__ import annotations
@@ -23,67 +23,26 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from support.servers import Reply, Request, ScriptedHTTPServer, _call, last_user_message
+from support.servers import (
+    SSE,
+    Reply,
+    Request,
+    ScriptedAgent,
+    Turn,
+    chat_tool_calls,
+    openai_error,
+    tool_arguments,
+    tool_output,
+    words,
+)
 
 RESPONSES_PATH = "/v1/responses"
 INVOCATIONS_PATH = "/invocations"
 APPKIT_PATH = "/api/agents/chat"
-
-
-class ScriptedAgent(ScriptedHTTPServer):
-    """The script and its bookkeeping, shared by the protocol servers below."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._script: Any = None
-        self._queue: list[Any] = []
-        self._ids = itertools.count(1)
-
-    def script(self, rules: Any) -> None:
-        """A callable f(messages) / f(messages, body), a mapping by last user message, a list, or None."""
-        with self._lock:
-            self._queue = list(rules) if isinstance(rules, (list, tuple)) else []
-            self._script = None if isinstance(rules, (list, tuple)) else rules
-
-    def next_id(self) -> int:
-        with self._lock:
-            return next(self._ids)
-
-    def answer(self, messages: list[dict[str, Any]], body: Any) -> Reply:
-        with self._lock:
-            queued = self._queue.pop(0) if self._queue else None
-            rules = self._script
-        answer = queued
-        if answer is None and callable(rules):
-            answer = _call(rules, messages, body)
-        elif answer is None and isinstance(rules, Mapping):
-            answer = rules.get(last_user_message(messages).strip())
-            if callable(answer):
-                answer = _call(answer, messages, body)
-        if answer is None:
-            answer = f"You said: {last_user_message(messages)}"
-        return answer if isinstance(answer, Reply) else Reply(content=str(answer))
-
-    def bodies_to(self, path: str) -> list[Any]:
-        return [request.json for request in self.requests_to(path)]
-
-
-def _arguments(call: Mapping[str, Any]) -> str:
-    return call["arguments"] if "arguments" in call else json.dumps(call.get("args", {}))
-
-
-def _output(call: Mapping[str, Any]) -> str:
-    output = call.get("output", {"ok": True})
-    return output if isinstance(output, str) else json.dumps(output)
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"\S+\s*|\s+", text)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -99,69 +58,45 @@ class ResponsesServer(ScriptedAgent):
     `event:` names; the final `response.completed` carries the whole response.
     """
 
+    path = RESPONSES_PATH
+    protocol = "openai-responses"
+    endpoint_options = {"model": "agent"}
+
     def __init__(self, with_ids: bool = True) -> None:
         super().__init__()
         self.with_ids = with_ids
         self.conversations: dict[str, list[dict[str, Any]]] = {}
-        self.route(RESPONSES_PATH, self._respond)
 
-    @property
-    def url(self) -> str:
-        return self.url_for(RESPONSES_PATH)
-
-    def endpoint(self, **extra: Any) -> dict[str, Any]:
-        return {"protocol": "openai-responses", "url": self.url, "model": "agent", **extra}
-
-    @property
-    def bodies(self) -> list[Any]:
-        return self.bodies_to(RESPONSES_PATH)
-
-    def _respond(self, request: Request) -> Reply:
+    def read_turn(self, request: Request) -> Turn | Reply:
         body = request.json
         if not isinstance(body, dict) or "input" not in body or "model" not in body:
-            return _openai_error(400, "Missing required parameter: 'input' or 'model'.", "input")
+            return openai_error(400, "Missing required parameter: 'input' or 'model'.", "input")
         previous = body.get("previous_response_id")
         with self._lock:
             history = list(self.conversations.get(previous, [])) if previous else []
             known = previous in self.conversations if previous else True
         if not known or (previous and not self.with_ids):
-            return _openai_error(
-                404, f"Previous response with id '{previous}' not found.", "previous_response_id"
-            )
+            message = f"Previous response with id '{previous}' not found."
+            return openai_error(404, message, "previous_response_id", "previous_response_not_found")
         new = _responses_input_texts(body["input"])
         if new is None:
-            return _openai_error(400, "Invalid 'input': expected a string or a list of items.", "input")
-        messages = [*history, *new]
-        reply = self.answer(messages, body)
-        if reply.is_raw:
-            return reply
+            return openai_error(400, "Invalid 'input': expected a string or a list of items.", "input")
+        return Turn([*history, *new], body)
+
+    def render(self, reply: Reply, turn: Turn) -> Reply:
         number = self.next_id()
         response_id = f"resp_{number}" if self.with_ids else None
-        output = responses_output(reply, number)
         if response_id:
             with self._lock:
                 self.conversations[response_id] = [
-                    *messages,
+                    *turn.messages,
                     {"role": "assistant", "content": reply.content or ""},
                 ]
-        response = _response_object(response_id, body.get("model"), output, reply.error)
-        stream = body.get("stream") if reply.stream is None else reply.stream
-        if not stream:
-            return Reply(body=response, delay=reply.delay)
-        return Reply(
-            events=list(_openai_events(response, reply)),
-            chunk_delay=reply.chunk_delay,
-            drop_after=reply.drop_after,
-            delay=reply.delay,
-        )
-
-
-def _openai_error(status: int, message: str, param: str) -> Reply:
-    code = "previous_response_not_found" if status == 404 else None
-    return Reply(
-        status=status,
-        body={"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}},
-    )
+        output = responses_output(reply, number)
+        response = _response_object(response_id, turn.body.get("model"), output, reply.error)
+        if reply.streams(bool(turn.body.get("stream"))):
+            return Reply(events=_openai_events(response, reply))
+        return Reply(body=response)
 
 
 def _responses_input_texts(value: Any) -> list[dict[str, Any]] | None:
@@ -206,12 +141,12 @@ def responses_output(reply: Reply, number: int) -> list[dict[str, Any]]:
                 "id": f"fc_{number}_{index}",
                 "call_id": call_id,
                 "name": call["name"],
-                "arguments": _arguments(call),
+                "arguments": tool_arguments(call),
                 "status": "completed",
             }
         )
         if call.get("output") is not None:
-            items.append({"type": "function_call_output", "call_id": call_id, "output": _output(call)})
+            items.append({"type": "function_call_output", "call_id": call_id, "output": tool_output(call)})
     if reply.content is not None:
         items.append(
             {
@@ -265,7 +200,7 @@ def _openai_events(response: dict[str, Any], reply: Reply) -> list[tuple[str, An
                 content_index=0,
                 part=part,
             )
-            for piece in _words(text):
+            for piece in words(text):
                 emit(
                     "response.output_text.delta",
                     item_id=item["id"],
@@ -317,22 +252,13 @@ class DatabricksServer(ScriptedAgent):
     Requests are validated like MLflow's schemas, so a badly replayed history is a 400.
     """
 
+    path = INVOCATIONS_PATH
+    protocol = "databricks"
+
     def __init__(self, kind: str = "responses", streaming: bool = False) -> None:
         super().__init__()
         self.kind = kind
         self.streaming = streaming
-        self.route(INVOCATIONS_PATH, self._invoke)
-
-    @property
-    def url(self) -> str:
-        return self.url_for(INVOCATIONS_PATH)
-
-    def endpoint(self, **extra: Any) -> dict[str, Any]:
-        return {"protocol": "databricks", "url": self.url, **extra}
-
-    @property
-    def bodies(self) -> list[Any]:
-        return self.bodies_to(INVOCATIONS_PATH)
 
     def _json(self, status: int, body: Any) -> Reply:
         separators = (",", ":") if self.streaming else (", ", ": ")
@@ -355,7 +281,7 @@ class DatabricksServer(ScriptedAgent):
             },
         )
 
-    def _invoke(self, request: Request) -> Reply:
+    def read_turn(self, request: Request) -> Turn | Reply:
         body = request.json
         if not isinstance(body, dict):
             return self._error(400, "Invalid input. Ensure that input is a valid JSON formatted string.")
@@ -385,15 +311,15 @@ class DatabricksServer(ScriptedAgent):
         )
         if problem or messages is None:
             return self._error(400, problem or f"Invalid data for {field}: a message is malformed")
-        reply = self.answer(messages, body)
-        if reply.is_raw:
-            return reply
+        return Turn(messages, body)
+
+    def render(self, reply: Reply, turn: Turn) -> Reply:
         number = self.next_id()
-        stream = self.streaming and bool(body.get("stream")) if reply.stream is None else reply.stream
+        stream = reply.streams(self.streaming and bool(turn.body.get("stream")))
         if self.kind == "responses":
             output = [_mlflow_item(item) for item in responses_output(reply, number)]
             if stream:
-                return Reply(events=_mlflow_response_events(output, reply), chunk_delay=reply.chunk_delay)
+                return Reply(events=_mlflow_response_events(output, reply))
             if reply.error is not None:
                 return self._error(500, f"Model error: {reply.error}", "INTERNAL_ERROR")
             return self._json(200, {"object": "response", "output": output})
@@ -402,7 +328,7 @@ class DatabricksServer(ScriptedAgent):
             events: list[Any] = [{"delta": message} for message in _split_deltas(chain)]
             if reply.error is not None:
                 events.append({"error": str(reply.error)})
-            return Reply(events=[*events, "[DONE]"], chunk_delay=reply.chunk_delay)
+            return Reply(events=[*events, "[DONE]"])
         if reply.error is not None:
             return self._error(500, f"Model error: {reply.error}", "INTERNAL_ERROR")
         return self._json(200, {"messages": chain})
@@ -462,7 +388,7 @@ def _mlflow_response_events(output: list[dict[str, Any]], reply: Reply) -> list[
     events: list[Any] = []
     for item in output:
         if item["type"] == "message":
-            for piece in _words(item["content"][0]["text"]):
+            for piece in words(item["content"][0]["text"]):
                 events.append({"type": "response.output_text.delta", "item_id": item["id"], "delta": piece})
             done = {"id": item["id"], "content": item["content"], "role": "assistant", "type": "message"}
             events.append({"type": "response.output_item.done", "item": done})
@@ -477,20 +403,13 @@ def _chat_chain(reply: Reply, number: int) -> list[dict[str, Any]]:
     """A ChatAgent's whole chain: assistant tool calls, tool results, then the answer."""
     chain: list[dict[str, Any]] = []
     if reply.tool_calls:
-        calls = [
-            {
-                "id": call.get("id", f"call_{number}_{index}"),
-                "type": "function",
-                "function": {"name": call["name"], "arguments": _arguments(call)},
-            }
-            for index, call in enumerate(reply.tool_calls, start=1)
-        ]
+        calls = chat_tool_calls(reply, id_prefix=f"call_{number}_")
         chain.append({"role": "assistant", "content": "", "id": f"msg_a{number}", "tool_calls": calls})
         for index, (call, wire) in enumerate(zip(reply.tool_calls, calls, strict=True), start=1):
             chain.append(
                 {
                     "role": "tool",
-                    "content": _output(call),
+                    "content": tool_output(call),
                     "name": call["name"],
                     "id": f"msg_t{number}_{index}",
                     "tool_call_id": wire["id"],
@@ -506,7 +425,7 @@ def _split_deltas(chain: list[dict[str, Any]]) -> list[dict[str, Any]]:
     deltas = []
     for message in chain:
         if message["role"] == "assistant" and message.get("content") and not message.get("tool_calls"):
-            for position, piece in enumerate(_words(message["content"])):
+            for position, piece in enumerate(words(message["content"])):
                 delta = {"content": piece, "id": message["id"]}
                 deltas.append({"role": "assistant", **delta} if position == 0 else delta)
         else:
@@ -527,28 +446,19 @@ class AppKitServer(ScriptedAgent):
     AppKit does: `error`, `response.failed`, then an `error` frame with no `type`.
     """
 
+    path = APPKIT_PATH
+    protocol = "appkit"
+
     def __init__(self, agents: Sequence[str] = ("weather",)) -> None:
         super().__init__()
         self.agents = list(agents)
         self.threads: dict[str, list[dict[str, Any]]] = {}
-        self.route(APPKIT_PATH, self._chat)
         self.route("/api/agents/info", self._info, method="GET")
-
-    @property
-    def url(self) -> str:
-        return self.url_for(APPKIT_PATH)
-
-    def endpoint(self, **extra: Any) -> dict[str, Any]:
-        return {"protocol": "appkit", "url": self.url, **extra}
-
-    @property
-    def bodies(self) -> list[Any]:
-        return self.bodies_to(APPKIT_PATH)
 
     def _info(self, request: Request) -> Any:
         return {"agents": self.agents, "defaultAgent": self.agents[0]}
 
-    def _chat(self, request: Request) -> Reply:
+    def read_turn(self, request: Request) -> Turn | Reply:
         body = request.json
         if not isinstance(body, dict) or not isinstance(body.get("message"), str) or not body["message"]:
             details = {"message": ["message must not be empty"]}
@@ -564,30 +474,30 @@ class AppKitServer(ScriptedAgent):
                 thread_id = str(uuid.uuid4())
                 self.threads[thread_id] = []
             history = list(self.threads[thread_id])
-        messages = [*history, {"role": "user", "content": body["message"]}]
-        reply = self.answer(messages, body)
-        if reply.is_raw:
-            return reply
+        return Turn([*history, {"role": "user", "content": body["message"]}], body, thread=thread_id)
+
+    def render(self, reply: Reply, turn: Turn) -> Reply:
+        assert turn.thread is not None
         with self._lock:
-            self.threads[thread_id] = [*messages, {"role": "assistant", "content": reply.content or ""}]
-        frames = appkit_frames(thread_id, reply, self.next_id())
+            answer = {"role": "assistant", "content": reply.content or ""}
+            self.threads[turn.thread] = [*turn.messages, answer]
         headers = {
             "Content-Type": "text/event-stream; charset=utf-8",
             "Cache-Control": "no-cache, no-transform",
             "X-Accel-Buffering": "no",
         }
-        return Reply(body=frames.encode(), headers=headers, delay=reply.delay)
+        return Reply(events=appkit_frames(turn.thread, reply, self.next_id()), headers=headers)
 
 
-def appkit_frames(thread_id: str, reply: Reply, number: int) -> str:
-    """The SSE text of one AppKit turn: `id:` + `event:` + one `data:` line per event."""
-    frames: list[str] = []
+def appkit_frames(thread_id: str, reply: Reply, number: int) -> list[SSE]:
+    """The events of one AppKit turn: each with an `id:`, an `event:` and one compact `data:` line."""
+    frames: list[SSE] = []
     sequence = itertools.count()
 
     def frame(kind: str | None, data: dict[str, Any], event: str | None = None) -> None:
         payload = {"type": kind, **data, "sequence_number": next(sequence)} if kind else data
-        data_line = json.dumps(payload, separators=(",", ":"))
-        frames.append(f"id: {uuid.uuid4()}\nevent: {event or kind}\ndata: {data_line}\n\n")
+        compact = json.dumps(payload, separators=(",", ":"))
+        frames.append(SSE(data=compact, event=event or kind, id=str(uuid.uuid4())))
 
     frame("appkit.metadata", {"data": {"threadId": thread_id}})
     index = 0
@@ -597,7 +507,7 @@ def appkit_frames(thread_id: str, reply: Reply, number: int) -> str:
             "id": f"fc_{uuid.uuid4()}",
             "call_id": call.get("id", f"call_{number}_{position}"),
             "name": call["name"],
-            "arguments": _arguments(call),
+            "arguments": tool_arguments(call),
         }
         frame("response.output_item.added", {"output_index": index, "item": item})
         frame("response.output_item.done", {"output_index": index, "item": item})
@@ -606,8 +516,8 @@ def appkit_frames(thread_id: str, reply: Reply, number: int) -> str:
             "type": "function_call_output",
             "id": f"fc_output_{uuid.uuid4()}",
             "call_id": item["call_id"],
+            "output": tool_output(call),
         }
-        result["output"] = _output(call)
         frame("response.output_item.added", {"output_index": index, "item": result})
         frame("response.output_item.done", {"output_index": index, "item": result})
         index += 1
@@ -621,7 +531,7 @@ def appkit_frames(thread_id: str, reply: Reply, number: int) -> str:
             "content": [],
         }
         frame("response.output_item.added", {"output_index": index, "item": shell})
-        for piece in _words(reply.content):
+        for piece in words(reply.content):
             delta = {"item_id": message_id, "output_index": index, "content_index": 0, "delta": piece}
             frame("response.output_text.delta", delta)
         if reply.error is None:
@@ -637,7 +547,7 @@ def appkit_frames(thread_id: str, reply: Reply, number: int) -> str:
         frame(None, {"error": str(reply.error), "code": "UPSTREAM_ERROR"}, event="error")
     else:
         frame("response.completed", {"response": {}})
-    return "".join(frames)
+    return frames
 
 
 # The literal captured AppKit turn (ids normalised), from research/protocol-captures.md.

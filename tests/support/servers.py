@@ -1,27 +1,37 @@
-"""Scripted HTTP servers on 127.0.0.1 for end-to-end tests: real sockets, real HTTP, in a thread.
+"""The reply engine of every scripted server: real sockets and real HTTP on 127.0.0.1, in a thread.
 
-`ScriptedHTTPServer` is the generic base: routes by method and path, records every request, counts
-hits, and answers with `Reply` objects that can carry a status, a JSON or raw body, headers, a delay,
-a server-sent event stream, or a dropped connection (before answering, or in the middle of a stream).
-Protocol servers (Responses, Databricks, AppKit, judges) subclass it and turn their own scripts into
-`Reply` objects.
+Two layers, used by every fake server of the test suite:
 
-`AgentServer` is a scripted OpenAI-compatible chat completions agent:
+- `ScriptedHTTPServer`, the wire: routes by method and path, records every request (`requests`,
+  `hits()`, `max_in_flight`), and sends `Reply` objects: a status, a JSON or raw body, headers, a
+  delay, a server-sent event stream (`events`, each a data string, an (event, data) pair, a mapping
+  sent as JSON, or an `SSE` with an id), or a dropped connection (`drop` before answering,
+  `drop_after` in the middle of a stream).
+- `ScriptedAgent`, the script: one way to decide what an agent answers, whatever its protocol.
 
-    server.script(lambda messages: Reply(content="Sunny", tool_calls=[{"name": "get_weather",
-                                                                        "args": {"city": "Paris"}}]))
-    server.script({"hi": "Hello!", "fail": Reply(status=500)})   # by last user message
-    server.script([Reply(status=503), "ok"])                      # one per request, in order
-    server.bodies[-1]["messages"]                                 # what the engine sent
+      server.script(lambda messages: Reply(content="Sunny", tool_calls=[{"name": "get_weather",
+                                                                          "args": {"city": "Paris"}}]))
+      server.script({"hi": "Hello!", "fail": Reply(status=500)})   # by last user message
+      server.script([Reply(status=503), "ok"])                      # one per request, in order
+      server.bodies[-1]                                             # what the engine sent
 
-Without a script it echoes: "You said: <last user message>". Replies stream as SSE chat chunks when
-the request asks for `"stream": true` (or when `Reply.stream` says so).
+  Without a script the agent echoes "You said: <last user message>". A protocol server says how to
+  read a request as a `Turn` (`read_turn`) and how to render the agent's answer (`render`); a Reply
+  that fixes the wire (`status`, `body`, `events`, `drop`) is sent verbatim, and the timing fields
+  (`delay`, `chunk_delay`, `drop_after`) and `headers` of a scripted Reply apply to every protocol.
+
+`AgentServer` is the OpenAI-compatible chat completions agent built on it (replies stream as SSE
+chat chunks when the request asks for `"stream": true`, or when `Reply.stream` says so).
+`support.protocol_servers` holds the Responses, Databricks and AppKit agents; `support.judge_server`
+the judge, on the wire layer.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
+import itertools
 import json
 import re
 import socket
@@ -60,23 +70,32 @@ class Request:
             return None
 
 
-SSEEvent = str | tuple[str, str] | Mapping[str, Any]
+@dataclass(frozen=True)
+class SSE:
+    """One server-sent event with every field: `data` (a str, or anything sent as JSON), `event`, `id`."""
+
+    data: Any
+    event: str | None = None
+    id: str | None = None
+
+
+SSEEvent = str | tuple[str, Any] | Mapping[str, Any] | SSE
 
 
 @dataclass(frozen=True)
 class Reply:
     """What the server answers. Agent fields first; wire fields override them when set.
 
-    Agent fields (used by AgentServer to build a chat completion): `content`, `tool_calls` (each
-    `{"name", "args"}`, or `{"name", "arguments": "<raw string>"}` to send arguments verbatim),
-    `error` (an `error` field in the JSON body, or an error chunk in a stream), `usage`, `stream`
-    (None: stream when the request asks for it).
+    Agent fields (each ScriptedAgent renders them in its protocol's shape): `content`, `tool_calls`
+    (each `{"name", "args"}`, or `{"name", "arguments": "<raw string>"}` to send arguments verbatim,
+    plus an optional `id` and `output`), `error` (a failure reported inside a well-formed answer),
+    `usage`, `stream` (None: stream when the request asks for it).
 
     Wire fields (any server): `status`; `body` (a dict or list is sent as JSON, a str or bytes
     verbatim); `headers`; `delay` seconds before answering; `events` (a raw SSE stream: each a data
-    string, an (event, data) pair, or a mapping sent as JSON data); `chunk_delay` between events;
-    `drop` closes the connection without any answer; `drop_after` closes a stream after that many
-    events, without ending it properly.
+    string, an (event, data) pair, a mapping sent as JSON data, or an `SSE`); `chunk_delay` between
+    events; `drop` closes the connection without any answer; `drop_after` closes a stream after that
+    many events, without ending it properly.
     """
 
     content: str | None = None
@@ -98,6 +117,10 @@ class Reply:
         """True when the reply says exactly what goes on the wire (no agent rendering)."""
         return self.body is not None or self.events is not None or self.drop or self.status >= 300
 
+    def streams(self, requested: bool) -> bool:
+        """Whether the answer streams: as the request asked, unless the Reply says otherwise."""
+        return requested if self.stream is None else self.stream
+
 
 RouteHandler = Callable[[Request], Any]
 
@@ -118,7 +141,7 @@ class ScriptedHTTPServer:
         self.max_in_flight = 0
         self.errors: list[str] = []
         self._httpd = _HTTPServer((host, port), self)
-        self.host, self.port = self._httpd.server_address[:2]
+        self.host, self.port = str(self._httpd.server_address[0]), int(self._httpd.server_address[1])
         self._thread: threading.Thread | None = None
 
     # --- lifecycle ---
@@ -308,34 +331,63 @@ class _Handler(LoopbackRequestHandler):
 
 
 def sse_text(event: SSEEvent) -> str:
-    """One server-sent event on the wire: a data string, an (event, data) pair, or JSON data."""
+    """One server-sent event on the wire: a data string, an (event, data) pair, JSON data, or an SSE."""
     if isinstance(event, tuple):
-        name, data = event
-        prefix = f"event: {name}\n"
-    else:
-        prefix, data = "", event
-    if not isinstance(data, str):
-        data = json.dumps(data)
+        event = SSE(data=event[1], event=event[0])
+    elif not isinstance(event, SSE):
+        event = SSE(data=event)
+    data = event.data if isinstance(event.data, str) else json.dumps(event.data)
+    head = (f"id: {event.id}\n" if event.id else "") + (f"event: {event.event}\n" if event.event else "")
     lines = "".join(f"data: {line}\n" for line in data.split("\n"))
-    return f"{prefix}{lines}\n"
+    return f"{head}{lines}\n"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (nothing listens on it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 # ---------------------------------------------------------------------------------------------------
-# The scripted chat completions agent.
+# The script: what an agent answers, whatever its protocol.
 # ---------------------------------------------------------------------------------------------------
 
 Script = Callable[..., Any] | Mapping[str, Any] | Sequence[Any]
 
 
-class AgentServer(ScriptedHTTPServer):
-    """A scripted OpenAI-compatible agent at `url` (…/v1/chat/completions)."""
+@dataclass(frozen=True)
+class Turn:
+    """A request read as one conversation turn.
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, path: str = CHAT_PATH):
+    `messages` is the conversation as the agent understands it, `{role, content}` texts oldest first,
+    ending with the new user message; `thread` is the conversation a stateful server continues.
+    """
+
+    messages: list[dict[str, Any]]
+    body: dict[str, Any]
+    thread: str | None = None
+
+
+class ScriptedAgent(ScriptedHTTPServer):
+    """An agent at `path` that answers each turn from its script, in its protocol's own shape.
+
+    Subclasses set `path` and `protocol` and implement `read_turn` (a request as a Turn, or a Reply
+    for a request the real server refuses) and `render` (the script's Reply as the protocol's answer).
+    """
+
+    path: str
+    protocol: str
+    endpoint_options: Mapping[str, Any] = {}
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, path: str | None = None):
         super().__init__(host, port)
-        self.path = path
+        if path is not None:
+            self.path = path
         self._script: Script | None = None
         self._queue: list[Any] = []
-        self.route(path, self._chat)
+        self._ids = itertools.count(1)
+        self.route(self.path, self.answer_request)
 
     @property
     def url(self) -> str:
@@ -343,8 +395,13 @@ class AgentServer(ScriptedHTTPServer):
         return self.url_for(self.path)
 
     def endpoint(self, **extra: Any) -> dict[str, Any]:
-        """An endpoint mapping for a project file: `{"protocol": "openai-chat", "url": …, **extra}`."""
-        return {"protocol": "openai-chat", "url": self.url, **extra}
+        """An endpoint mapping for a project file: protocol, url, then `extra`."""
+        return {"protocol": self.protocol, "url": self.url, **self.endpoint_options, **extra}
+
+    @property
+    def bodies(self) -> list[Any]:
+        """The JSON bodies received on the agent's path, in order."""
+        return [request.json for request in self.requests_to(self.path)]
 
     def script(self, rules: Script | None) -> None:
         """How to answer from now on.
@@ -360,43 +417,51 @@ class AgentServer(ScriptedHTTPServer):
             self._queue = list(rules) if isinstance(rules, (list, tuple)) else []
             self._script = None if isinstance(rules, (list, tuple)) else rules
 
-    @property
-    def bodies(self) -> list[Any]:
-        """The JSON bodies received on the chat path, in order."""
-        return [request.json for request in self.requests_to(self.path)]
-
-    @property
-    def last_messages(self) -> list[dict[str, Any]]:
-        """The `messages` of the last request."""
-        return list(self.bodies[-1]["messages"])
-
-    def _chat(self, request: Request) -> Any:
-        body = request.json
-        messages = body.get("messages") if isinstance(body, dict) else None
-        if not isinstance(messages, list):
-            return Reply(status=400, body={"error": {"message": "no messages", "type": "invalid_request"}})
-        answer = self._pick(messages, body)
-        reply = answer if isinstance(answer, Reply) else Reply(content=str(answer))
-        return reply if reply.is_raw else render_chat(reply, bool(body.get("stream")))
-
-    def _pick(self, messages: list[Any], body: dict[str, Any]) -> Any:
+    def next_id(self) -> int:
+        """1, 2, 3…: numbers the ids of the answers, in the order they are rendered."""
         with self._lock:
-            queued = self._queue.pop(0) if self._queue else None
+            return next(self._ids)
+
+    def answer(self, messages: list[dict[str, Any]], body: Any) -> Reply:
+        """The script's answer to this conversation, as a Reply."""
+        with self._lock:
+            answer = self._queue.pop(0) if self._queue else None
             rules = self._script
-        answer = queued
         if answer is None and callable(rules):
             answer = _call(rules, messages, body)
         elif answer is None and isinstance(rules, Mapping):
-            last = last_user_message(messages).strip()
-            answer = rules.get(last)
+            answer = rules.get(last_user_message(messages).strip())
             if callable(answer):
                 answer = _call(answer, messages, body)
         if answer is None:
-            answer = Reply(content=f"You said: {last_user_message(messages)}")
-        return answer
+            answer = f"You said: {last_user_message(messages)}"
+        return answer if isinstance(answer, Reply) else Reply(content=str(answer))
+
+    def answer_request(self, request: Request) -> Reply:
+        """The route handler: read the turn, ask the script, render the answer."""
+        turn = self.read_turn(request)
+        if isinstance(turn, Reply):
+            return turn
+        reply = self.answer(turn.messages, turn.body)
+        if reply.is_raw:
+            return reply
+        wire = self.render(reply, turn)
+        return dataclasses.replace(
+            wire,
+            headers={**wire.headers, **reply.headers},
+            delay=reply.delay,
+            chunk_delay=reply.chunk_delay,
+            drop_after=reply.drop_after,
+        )
+
+    def read_turn(self, request: Request) -> Turn | Reply:
+        raise NotImplementedError
+
+    def render(self, reply: Reply, turn: Turn) -> Reply:
+        raise NotImplementedError
 
 
-def _call(function: Callable[..., Any], messages: list[Any], body: dict[str, Any]) -> Any:
+def _call(function: Callable[..., Any], messages: list[Any], body: Any) -> Any:
     try:
         parameters = inspect.signature(function).parameters
     except (TypeError, ValueError):
@@ -412,47 +477,87 @@ def last_user_message(messages: Sequence[Any]) -> str:
     return ""
 
 
-def _wire_calls(reply: Reply) -> list[dict[str, Any]]:
-    calls = []
-    for index, call in enumerate(reply.tool_calls):
-        arguments = call["arguments"] if "arguments" in call else json.dumps(call.get("args", {}))
-        calls.append(
-            {
-                "id": call.get("id", f"call_{index + 1}"),
-                "type": "function",
-                "function": {"name": call["name"], "arguments": arguments},
-            }
-        )
-    return calls
+def tool_arguments(call: Mapping[str, Any]) -> str:
+    """A scripted tool call's arguments on the wire: `arguments` verbatim, else `args` as JSON."""
+    return call["arguments"] if "arguments" in call else json.dumps(call.get("args", {}))
+
+
+def tool_output(call: Mapping[str, Any]) -> str:
+    """The tool result an agent reports for a scripted call (`output`, default `{"ok": true}`)."""
+    output = call.get("output", {"ok": True})
+    return output if isinstance(output, str) else json.dumps(output)
+
+
+def chat_tool_calls(reply: Reply, id_prefix: str = "call_") -> list[dict[str, Any]]:
+    """A Reply's tool calls in the chat completions shape; ids default to `<id_prefix><n>`."""
+    return [
+        {
+            "id": call.get("id", f"{id_prefix}{index}"),
+            "type": "function",
+            "function": {"name": call["name"], "arguments": tool_arguments(call)},
+        }
+        for index, call in enumerate(reply.tool_calls, start=1)
+    ]
+
+
+def words(text: str) -> list[str]:
+    """A text cut into the pieces a stream sends it in: each word with the spaces after it."""
+    return re.findall(r"\S+\s*|\s+", text)
+
+
+def openai_error(status: int, message: str, param: str | None = None, code: str | None = None) -> Reply:
+    """An OpenAI-style error answer: `{"error": {message, type, param, code}}` with that status."""
+    error = {"message": message, "type": "invalid_request_error", "param": param, "code": code}
+    return Reply(status=status, body={"error": error})
+
+
+# ---------------------------------------------------------------------------------------------------
+# The scripted chat completions agent.
+# ---------------------------------------------------------------------------------------------------
+
+
+class AgentServer(ScriptedAgent):
+    """A scripted OpenAI-compatible agent at `url` (…/v1/chat/completions)."""
+
+    path = CHAT_PATH
+    protocol = "openai-chat"
+
+    @property
+    def last_messages(self) -> list[dict[str, Any]]:
+        """The `messages` of the last request."""
+        return list(self.bodies[-1]["messages"])
+
+    def read_turn(self, request: Request) -> Turn | Reply:
+        body = request.json
+        messages = body.get("messages") if isinstance(body, dict) else None
+        if not isinstance(body, dict) or not isinstance(messages, list):
+            return Reply(status=400, body={"error": {"message": "no messages", "type": "invalid_request"}})
+        return Turn(messages, body)
+
+    def render(self, reply: Reply, turn: Turn) -> Reply:
+        return render_chat(reply, bool(turn.body.get("stream")))
 
 
 def render_chat(reply: Reply, requested_stream: bool) -> Reply:
     """A chat completion for an agent Reply: one JSON body, or SSE chunks ending in [DONE]."""
-    stream = requested_stream if reply.stream is None else reply.stream
-    calls = _wire_calls(reply)
-    if not stream:
-        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
-        if calls:
-            message["tool_calls"] = calls
-        body: dict[str, Any] = {
-            "id": "chatcmpl-test",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "scripted-agent",
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
-        }
-        if reply.error is not None:
-            body["error"] = reply.error
-        if reply.usage is not None:
-            body["usage"] = dict(reply.usage)
-        return Reply(body=body, headers=reply.headers, delay=reply.delay)
-    return Reply(
-        events=list(chat_chunks(reply, calls)),
-        headers=reply.headers,
-        delay=reply.delay,
-        chunk_delay=reply.chunk_delay,
-        drop_after=reply.drop_after,
-    )
+    calls = chat_tool_calls(reply)
+    if reply.streams(requested_stream):
+        return Reply(events=list(chat_chunks(reply, calls)))
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if calls:
+        message["tool_calls"] = calls
+    body: dict[str, Any] = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "scripted-agent",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+    }
+    if reply.error is not None:
+        body["error"] = reply.error
+    if reply.usage is not None:
+        body["usage"] = dict(reply.usage)
+    return Reply(body=body)
 
 
 def chat_chunks(reply: Reply, calls: list[dict[str, Any]]) -> Iterator[SSEEvent]:
@@ -474,7 +579,7 @@ def chat_chunks(reply: Reply, calls: list[dict[str, Any]]) -> Iterator[SSEEvent]
         for piece in pieces:
             if piece:
                 yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-    for piece in re.findall(r"\S+\s*|\s+", reply.content or ""):
+    for piece in words(reply.content or ""):
         yield chunk({"content": piece})
     if reply.error is not None:
         yield {"error": reply.error}
@@ -483,10 +588,3 @@ def chat_chunks(reply: Reply, calls: list[dict[str, Any]]) -> Iterator[SSEEvent]
         final["usage"] = dict(reply.usage)
     yield final
     yield "[DONE]"
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago (nothing listens on it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
