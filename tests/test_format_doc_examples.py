@@ -11,11 +11,13 @@ The fenced blocks say what they are after the language, as ```` ```yaml spec ```
   `specs/cities.yaml`;
 - `results`: a results file that follows schemas/results.schema.json.
 
-Blocks with no such word (shell commands, the editor line) are not run.
+Blocks with no such word (shell commands, the editor line) are not run. Every other
+tests/test_format_*.py module names the sections of the page it tests; those sections must exist.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ from support.cli import REPO_ROOT, run_cli
 from support.runs import validate_results
 
 DOC = REPO_ROOT / "docs" / "spec-format.md"
+SECTION_LINK = re.compile(r"docs/spec-format\.md#([\w-]+)")
 FENCE = re.compile(r"^```(\w+)[ \t]*([^\n]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
@@ -129,3 +132,28 @@ def test_case_ids_shown_are_the_ones_plan_gives(tmp_path, spec, ids):
 @pytest.mark.parametrize("block", tagged("results"), ids=str)
 def test_results_example_follows_the_results_schema(block):
     validate_results(json.loads(block.text))
+
+
+def section_anchors() -> set[str]:
+    """The anchors GitHub gives the page's headings: lower case, punctuation dropped, spaces as -."""
+    headings = re.findall(r"^#{2,4} (.+)$", DOC.read_text(encoding="utf-8"), re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
+
+
+FORMAT_TESTS = sorted(
+    path for path in Path(__file__).parent.glob("test_format_*.py") if path.name != Path(__file__).name
+)
+
+
+@pytest.mark.parametrize("module", FORMAT_TESTS, ids=lambda path: path.name)
+def test_format_test_module_points_at_sections_of_the_page(module):
+    docstring = ast.get_docstring(ast.parse(module.read_text(encoding="utf-8"))) or ""
+    linked = SECTION_LINK.findall(docstring)
+    assert linked, f"{module.name}: its docstring names no section of docs/spec-format.md"
+    assert set(linked) <= section_anchors(), f"{module.name}: {set(linked) - section_anchors()}"
+
+
+def test_links_inside_the_page_lead_to_its_sections():
+    linked = set(re.findall(r"\]\(#([\w-]+)\)", DOC.read_text(encoding="utf-8")))
+    assert linked
+    assert linked <= section_anchors(), linked - section_anchors()

@@ -1,5 +1,8 @@
-"""Contract, "Files": YAML is read safely with positions; YAML 1.1 surprises and numbers where text
-is expected. Every probe goes through the real CLI (`validate`, `plan`, `run`)."""
+"""YAML is read safely with positions; YAML 1.1 surprises and numbers where text is expected. Every
+probe goes through the real CLI (`validate`, `plan`, `run`).
+
+docs/spec-format.md section: [YAML, and what to quote](../docs/spec-format.md#yaml-and-what-to-quote).
+"""
 
 from __future__ import annotations
 

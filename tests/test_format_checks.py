@@ -1,6 +1,9 @@
-"""The contract's "Checks (expect)" table and modifiers, run for real through the CLI.
+"""Every matcher and modifier, run for real through the CLI.
 
 One eval per rule, each check named after what it proves, so a failing assertion says which rule broke.
+
+docs/spec-format.md sections: [Checks](../docs/spec-format.md#checks),
+[Check modifiers](../docs/spec-format.md#check-modifiers).
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Contract, "Datasets": row keys, CSV columns, merging over the eval, row ids and their problems."""
+"""Datasets: row keys, CSV columns, merging over the eval, row ids and their problems.
+
+docs/spec-format.md sections: [Datasets](../docs/spec-format.md#datasets),
+[Row ids and case ids](../docs/spec-format.md#row-ids-and-case-ids).
+"""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
-"""Contract, "Files": which files are specs, in a folder and when named on the command line.
+"""Which files are specs, in a folder and when named on the command line.
 
 In a folder every *.yaml / *.yml is a spec except the project file, anything under a folder named
 `data` and any file a spec names as its dataset; a file named explicitly is classified by the same
 rules, and nothing is skipped silently.
+
+docs/spec-format.md section: [Files and discovery](../docs/spec-format.md#files-and-discovery).
 """
 
 from __future__ import annotations

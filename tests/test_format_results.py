@@ -1,7 +1,10 @@
-"""The contract's "Command line" exit codes and "Results" file, run for real through the CLI.
+"""Exit codes and the results file, run for real through the CLI.
 
-The results a real run writes are compared key by key with the example in the contract; the JSONL log,
+The results a real run writes are compared key by key with the documented example; the JSONL log,
 plan order with skipped cases included, and --resume after a crash that tore the log's last line.
+
+docs/spec-format.md sections: [The results file](../docs/spec-format.md#the-results-file),
+[Command line and exit codes](../docs/spec-format.md#command-line-and-exit-codes).
 """
 
 from __future__ import annotations

@@ -1,5 +1,10 @@
-"""`specengine regrade` against the contract: the stored transcripts are graded by the current specs,
-and gates that could not run are named with their real cause."""
+"""`specengine regrade`: the stored transcripts are graded by the current specs, and gates that could
+not run are named with their real cause.
+
+docs/spec-format.md sections:
+[Command line and exit codes](../docs/spec-format.md#command-line-and-exit-codes),
+[Outcomes: checks, trials and cases](../docs/spec-format.md#outcomes-checks-trials-and-cases).
+"""
 
 from __future__ import annotations
 

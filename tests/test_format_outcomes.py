@@ -1,4 +1,11 @@
-"""The contract's "Check, trial and case outcomes" and "Trials" rules, run for real through the CLI."""
+"""Check, trial and case outcomes, trials and the pass rate, and which faults are retried, run for real
+through the CLI.
+
+docs/spec-format.md sections:
+[Outcomes: checks, trials and cases](../docs/spec-format.md#outcomes-checks-trials-and-cases),
+[Trials and the pass rate](../docs/spec-format.md#trials-and-the-pass-rate),
+[Timeouts and retries](../docs/spec-format.md#timeouts-and-retries).
+"""
 
 from __future__ import annotations
 

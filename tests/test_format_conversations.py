@@ -1,7 +1,11 @@
-"""The contract's "Evals, turns and conversations" rules, run for real through the CLI.
+"""Evals, turns and conversations, run for real through the CLI.
 
 Every turn is sent even when an earlier gate failed; checks see their own turn; `scope: conversation`
 widens a tool check to every turn since the last `reset`; an eval's own `expect:` checks the last turn.
+
+docs/spec-format.md sections:
+[Evals, turns and conversations](../docs/spec-format.md#evals-turns-and-conversations),
+[Check modifiers](../docs/spec-format.md#check-modifiers) (`scope`).
 """
 
 from __future__ import annotations

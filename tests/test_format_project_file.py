@@ -1,5 +1,14 @@
-"""Contract, "A spec file", "Datasets", "Timeouts" and "Command line" as `plan` shows them: what an
-eval inherits from its file and the project, case ids, labels, metadata, rendering errors, exit codes."""
+"""What an eval inherits from its file and the project file, as `plan` shows it: defaults, run
+configs, `${VAR}` outside the project file, endpoints, case ids, rendering errors and selection exits.
+
+docs/spec-format.md sections: [A spec file](../docs/spec-format.md#a-spec-file),
+[The project file](../docs/spec-format.md#the-project-file) (its
+[Endpoints](../docs/spec-format.md#endpoints), [Run configs](../docs/spec-format.md#run-configs-configs)
+and [Secrets](../docs/spec-format.md#secrets-var)),
+[Row ids and case ids](../docs/spec-format.md#row-ids-and-case-ids),
+[Timeouts and retries](../docs/spec-format.md#timeouts-and-retries),
+[Command line and exit codes](../docs/spec-format.md#command-line-and-exit-codes).
+"""
 
 from __future__ import annotations
 

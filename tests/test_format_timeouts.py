@@ -1,7 +1,9 @@
-"""The contract's "Timeouts and retries" rules, run for real through the CLI.
+"""Timeouts and retries, run for real through the CLI.
 
 Timeout precedence (eval, file, project defaults, 60 s; --timeout over all), a Retry-After past the
 trial's deadline, retries that restart at turn 1 on a fresh conversation, queueing that is not timed.
+
+docs/spec-format.md section: [Timeouts and retries](../docs/spec-format.md#timeouts-and-retries).
 """
 
 from __future__ import annotations

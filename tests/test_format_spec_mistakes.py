@@ -1,5 +1,11 @@
-"""Contract, "Evals, turns and conversations", "Templates" and "Checks (expect)" as `validate` enforces
-them: every mistake at its file:line:col, in plain words, with the fix."""
+"""The mistakes `validate` finds in evals, turns, templates and checks: each at its file:line:col,
+in plain words, with the fix.
+
+docs/spec-format.md sections: [A spec file](../docs/spec-format.md#a-spec-file),
+[Evals, turns and conversations](../docs/spec-format.md#evals-turns-and-conversations),
+[Templates](../docs/spec-format.md#templates), [Checks](../docs/spec-format.md#checks),
+[Check modifiers](../docs/spec-format.md#check-modifiers), [Judges](../docs/spec-format.md#judges).
+"""
 
 from __future__ import annotations
 
