@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 
 def _setup(write_project, write_spec, folder, dataset: str, send: str = "{{ input.city }}"):
     write_project(folder, endpoints={"demo": {"protocol": "demo"}})
@@ -49,24 +51,37 @@ def test_csv_columns_fill_id_labels_input_expected_and_metadata(run_cli, write_p
     assert case["steps"][0]["send"] == "Paris France 75001 Sunny 10 me"
 
 
-def test_two_csv_columns_that_fill_the_same_key_are_an_error(run_cli, write_project, write_spec, tmp_path):
-    (tmp_path / "rows.csv").write_text("city,input.city\nParis,Lyon\n")
+@pytest.mark.parametrize(
+    ("header", "row", "problem"),
+    [
+        pytest.param(
+            "city,input.city",
+            "Paris,Lyon",
+            "rows.csv:1:1: columns 'city' and 'input.city' both fill input.city: keep one of them",
+            id="two columns that fill the same key",
+        ),
+        pytest.param(
+            "expected,city",
+            "x,Paris",
+            "rows.csv:1:1: column 'expected' needs a key: write expected.<name>, e.g. expected.city",
+            id="a column named like a row mapping needs a key",
+        ),
+        pytest.param(
+            "id,city",
+            "a::b,Paris",
+            "rows.csv:2:1: row id 'a::b' may not contain '::': case ids use '::' and '[...]' as separators",
+            id="row ids may not hold case id separators",
+        ),
+    ],
+)
+def test_a_bad_csv_header_or_id_is_an_error_at_its_line(
+    run_cli, write_project, write_spec, tmp_path, header, row, problem
+):
+    (tmp_path / "rows.csv").write_text(f"{header}\n{row}\n")
     _setup(write_project, write_spec, tmp_path, "rows.csv")
     result = run_cli(["validate", "s.yaml"], cwd=tmp_path)
     assert result.exit_code == 1
-    assert result.stdout.splitlines() == [
-        "rows.csv:1:1: columns 'city' and 'input.city' both fill input.city: keep one of them"
-    ]
-
-
-def test_a_csv_column_named_like_a_row_mapping_needs_a_key(run_cli, write_project, write_spec, tmp_path):
-    (tmp_path / "rows.csv").write_text("expected,city\nx,Paris\n")
-    _setup(write_project, write_spec, tmp_path, "rows.csv")
-    result = run_cli(["validate", "s.yaml"], cwd=tmp_path)
-    assert result.exit_code == 1
-    assert result.stdout.splitlines() == [
-        "rows.csv:1:1: column 'expected' needs a key: write expected.<name>, e.g. expected.city"
-    ]
+    assert result.stdout.splitlines() == [problem]
 
 
 def test_a_row_may_hold_only_the_row_keys(run_cli, write_project, write_spec, tmp_path):
@@ -133,16 +148,6 @@ def test_duplicate_row_ids_name_both_lines_in_files_and_inline(run_cli, write_pr
         "inline.yaml:7:9: this row has the same input and expected as the row on line 6"
         " (both get the id c27ee922): give the rows an id column or make them differ",
         "rows.csv:4:1: duplicate row id 'x' (first used on line 2)",
-    ]
-
-
-def test_row_ids_may_not_hold_case_id_separators(run_cli, write_project, write_spec, tmp_path):
-    (tmp_path / "rows.csv").write_text("id,city\na::b,Paris\n")
-    _setup(write_project, write_spec, tmp_path, "rows.csv")
-    result = run_cli(["validate", "s.yaml"], cwd=tmp_path)
-    assert result.exit_code == 1
-    assert result.stdout.splitlines() == [
-        "rows.csv:2:1: row id 'a::b' may not contain '::': case ids use '::' and '[...]' as separators"
     ]
 
 

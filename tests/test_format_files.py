@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 SPEC_USING_ROWS = """
     dataset: rows.yaml
     evals:
@@ -55,35 +57,39 @@ def test_an_invalid_yaml_spec_in_a_folder_is_an_error_never_ignored(
     assert "specs/empty.yaml:1:1: the file is empty" in result.stdout
 
 
-def test_a_yaml_dataset_named_explicitly_is_checked_as_a_dataset(
-    run_cli, write_project, write_spec, tmp_path
+@pytest.mark.parametrize(
+    ("name", "duplicated", "fixed", "problem"),
+    [
+        pytest.param(
+            "rows.yaml",
+            "- {id: a, input: {x: 1}}\n- {id: a, input: {x: 2}}\n",
+            "- {id: a, input: {x: 1}}\n- {id: b, input: {x: 2}}\n",
+            "specs/rows.yaml:2:1: duplicate row id 'a' (first used on line 1)",
+            id="yaml",
+        ),
+        pytest.param(
+            "rows.csv",
+            "id,x\na,1\nb,2\na,3\n",
+            "id,x\na,1\nb,2\n",
+            "specs/rows.csv:4:1: duplicate row id 'a' (first used on line 2)",
+            id="csv, not read as yaml",
+        ),
+    ],
+)
+def test_a_dataset_named_explicitly_is_checked_as_a_dataset(
+    run_cli, write_project, write_spec, tmp_path, name, duplicated, fixed, problem
 ):
     _project(write_project, tmp_path)
-    write_spec(tmp_path, "specs/s.yaml", SPEC_USING_ROWS)
-    rows = tmp_path / "specs" / "rows.yaml"
-    rows.write_text("- {id: a, input: {x: 1}}\n- {id: a, input: {x: 2}}\n")
-    result = run_cli(["validate", "specs/rows.yaml"], cwd=tmp_path)
+    write_spec(tmp_path, "specs/s.yaml", SPEC_USING_ROWS.replace("rows.yaml", name))
+    rows = tmp_path / "specs" / name
+    rows.write_text(duplicated)
+    result = run_cli(["validate", f"specs/{name}"], cwd=tmp_path)
     assert result.exit_code == 1
-    assert result.stdout.splitlines() == ["specs/rows.yaml:2:1: duplicate row id 'a' (first used on line 1)"]
-    rows.write_text("- {id: a, input: {x: 1}}\n- {id: b, input: {x: 2}}\n")
-    result = run_cli(["validate", "specs/rows.yaml"], cwd=tmp_path)
+    assert result.stdout.splitlines() == [problem]
+    rows.write_text(fixed)
+    result = run_cli(["validate", f"specs/{name}"], cwd=tmp_path)
     assert result.exit_code == 0, result.output
     assert "the spec needs" not in result.output
-
-
-def test_a_csv_dataset_named_explicitly_is_checked_as_a_dataset_not_as_yaml(
-    run_cli, write_project, write_spec, tmp_path
-):
-    _project(write_project, tmp_path)
-    write_spec(tmp_path, "specs/s.yaml", SPEC_USING_ROWS.replace("rows.yaml", "rows.csv"))
-    rows = tmp_path / "specs" / "rows.csv"
-    rows.write_text("id,x\na,1\nb,2\na,3\n")
-    result = run_cli(["validate", "specs/rows.csv"], cwd=tmp_path)
-    assert result.exit_code == 1
-    assert result.stdout.splitlines() == ["specs/rows.csv:4:1: duplicate row id 'a' (first used on line 2)"]
-    rows.write_text("id,x\na,1\nb,2\n")
-    result = run_cli(["validate", "specs/rows.csv"], cwd=tmp_path)
-    assert result.exit_code == 0, result.output
 
 
 def test_a_dataset_named_together_with_its_spec_is_reported_once(
@@ -101,23 +107,27 @@ def test_a_dataset_named_together_with_its_spec_is_reported_once(
     ]
 
 
-def test_a_file_named_explicitly_under_a_data_folder_is_not_a_spec_and_says_so(
-    run_cli, write_project, write_spec, tmp_path
+@pytest.mark.parametrize(
+    ("path", "note"),
+    [
+        pytest.param(
+            "specs/data/notes.yaml",
+            "specs/data/notes.yaml: not checked: it is under a folder named data",
+            id="under a data folder",
+        ),
+        pytest.param("notes.txt", "notes.txt: not checked: specs are .yaml or .yml files", id="not yaml"),
+    ],
+)
+def test_a_file_named_explicitly_that_is_not_a_spec_is_not_read_and_says_so(
+    run_cli, write_project, tmp_path, path, note
 ):
     _project(write_project, tmp_path)
-    write_spec(tmp_path, "specs/data/notes.yaml", "this: is not a spec\n")
-    result = run_cli(["validate", "specs/data/notes.yaml"], cwd=tmp_path)
+    (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / path).write_text("this: is not a spec\n")
+    result = run_cli(["validate", path], cwd=tmp_path)
     assert result.exit_code == 0, result.output
     assert "unknown key" not in result.output
-    assert "specs/data/notes.yaml: not checked: it is under a folder named data" in result.stderr
-
-
-def test_a_non_yaml_file_named_explicitly_is_not_read_as_a_spec_and_says_so(run_cli, write_project, tmp_path):
-    _project(write_project, tmp_path)
-    (tmp_path / "notes.txt").write_text("x: 1\n")
-    result = run_cli(["validate", "notes.txt"], cwd=tmp_path)
-    assert result.exit_code == 0, result.output
-    assert "notes.txt: not checked: specs are .yaml or .yml files" in result.stderr
+    assert note in result.stderr
 
 
 def test_a_yaml_file_named_explicitly_is_a_spec_and_checked(run_cli, write_project, write_spec, tmp_path):

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import pytest
 
+VALUE_NEEDS_A_TEMPLATE = (
+    'value must be a template such as "{{ session_id }}" (without {{ }} it would check a fixed text)'
+)
+
 
 @pytest.fixture
 def check(run_cli, write_project, write_spec, tmp_path):
@@ -28,13 +32,13 @@ def check(run_cli, write_project, write_spec, tmp_path):
     return validate
 
 
-def test_evals_is_required_and_not_empty(check):
-    assert check("suite: x\n") == ["s.yaml:1:1: the spec needs 'evals'"]
-    assert check("evals: []\n") == ["s.yaml:1:8: evals is empty: add at least one item"]
-
-
-def test_an_eval_has_exactly_one_of_send_or_turns(check):
-    lines = check(
+# (spec, every problem `validate` prints for it): one row per rule.
+MISTAKES = [
+    pytest.param("suite: x\n", ["s.yaml:1:1: the spec needs 'evals'"], id="evals is required"),
+    pytest.param(
+        "evals: []\n", ["s.yaml:1:8: evals is empty: add at least one item"], id="evals is not empty"
+    ),
+    pytest.param(
         """
         evals:
           - name: both
@@ -43,27 +47,153 @@ def test_an_eval_has_exactly_one_of_send_or_turns(check):
             expect: [succeeded]
           - name: neither
             expect: [succeeded]
-        """
-    )
-    assert lines == [
-        "s.yaml:2:5: an eval has either send (one turn) or turns (a conversation), not both",
-        "s.yaml:6:5: evals[1]: an eval needs send (one turn) or turns (a conversation)",
-    ]
-
-
-def test_turns_may_not_start_or_end_with_reset(check):
-    lines = check(
+        """,
+        [
+            "s.yaml:2:5: an eval has either send (one turn) or turns (a conversation), not both",
+            "s.yaml:6:5: evals[1]: an eval needs send (one turn) or turns (a conversation)",
+        ],
+        id="an eval has exactly one of send or turns",
+    ),
+    pytest.param(
         """
         evals:
           - name: resets
             turns: [reset, {send: a}, reset]
             expect: [succeeded]
+        """,
+        [
+            "s.yaml:3:13: turns may not start with reset: the first send already opens a new conversation",
+            "s.yaml:3:31: turns may not end with reset: nothing is sent after it",
+        ],
+        id="turns may not start or end with reset",
+    ),
+    pytest.param(
         """
-    )
-    assert lines == [
-        "s.yaml:3:13: turns may not start with reset: the first send already opens a new conversation",
-        "s.yaml:3:31: turns may not end with reset: nothing is sent after it",
-    ]
+        evals:
+          - name: e
+            send: "{{ inptu.city }} {{ reply }}"
+            expect:
+              - includes: "{{ nope }}"
+              - called_tool_with: {name: t, args: {city: "{{ inputs.city }}"}}
+              - judge: custom
+                prompt: |
+                  Grade this.
+                  {{ whatever }}
+                choices: {A: 1, B: 0}
+              - includes: "{{ input.city }} {{ expected.x }} {{ metadata.y }} {{ turn }} {{ session_id }}"
+        """,
+        [
+            "s.yaml:3:11: send: undefined variable 'inptu' - did you mean 'input'?;"
+            " known here: expected, input, metadata",
+            "s.yaml:3:11: send: undefined variable 'reply'; known here: expected, input, metadata"
+            " (reply, tool_calls, session_id and turn are known only in checks)",
+            "s.yaml:5:19: includes: undefined variable 'nope';"
+            " known here: expected, input, metadata, reply, session_id, tool_calls, turn",
+            "s.yaml:6:50: city: undefined variable 'inputs' - did you mean 'input'?;"
+            " known here: expected, input, metadata, reply, session_id, tool_calls, turn",
+            "s.yaml:10:11: prompt: undefined variable 'whatever';"
+            " known here: expected, input, metadata, reply, session_id, tool_calls, turn",
+        ],
+        id="undefined template names are found statically with their line",
+    ),
+    pytest.param(
+        """
+        evals:
+          - name: e
+            send: x
+            expect:
+              - matches: "([a-z"
+              - matches: "{{ input.p }}("
+        """,
+        ["s.yaml:5:18: matches: not a valid regular expression: unterminated character set at position 1"],
+        id="a matches pattern is compiled by validate unless it holds a template",
+    ),
+    pytest.param(
+        """
+        evals:
+          - name: e
+            send: x
+            expect:
+              - {succeeded: null, not: true}
+              - {judge: closed_qa, criteria: ok, not: true}
+              - {latency_below: 2, not: true}
+              - {includes: [a, b], not: true}
+              - {includes: [a], not: true}
+              - {includes: a, not: true}
+              - {matches: "a+", not: true}
+              - {called_tool_with: {name: t, args: {a: 1}}, not: true}
+        """,
+        [
+            "s.yaml:5:27: not: true cannot invert succeeded: remove not (a turn that errored never passes)",
+            "s.yaml:6:42: not: true cannot invert a judge:"
+            " to pass on a low score, write threshold: {lt: 0.5}",
+            "s.yaml:7:28: not: true cannot invert latency_below: remove not and set the limit in seconds",
+            "s.yaml:8:28: not: true cannot invert a list: to require that none of them appears,"
+            " write not_includes: [...]",
+            "s.yaml:9:25: not: true cannot invert a list: to require that none of them appears,"
+            " write not_includes: [...]",
+        ],
+        id="not is refused where the format refuses it, with a hint",
+    ),
+    pytest.param(
+        """
+        evals:
+          - name: e
+            send: x
+            expect:
+              - {equals: x, value: plain}
+              - {equals: x, value: 3}
+              - {called_tool: t, value: "{{ reply }}"}
+              - {equals: x, value: "{{ session_id }}"}
+              - {judge: closed_qa, criteria: ok, value: "{{ tool_calls }}"}
+        """,
+        [
+            f"s.yaml:5:28: {VALUE_NEEDS_A_TEMPLATE}",
+            f"s.yaml:6:28: {VALUE_NEEDS_A_TEMPLATE}",
+            "s.yaml:7:26: value works with text matchers and judges, not with called_tool",
+        ],
+        id="value must be a template on a text matcher or judge",
+    ),
+    pytest.param(
+        """
+        evals:
+          - name: e
+            turns: [{send: a}, {send: b}]
+            expect:
+              - {includes: a, scope: conversation}
+              - {called_tool: t, scope: conversation}
+              - {judge: closed_qa, criteria: ok, scope: conversation}
+        """,
+        [
+            "s.yaml:5:23: scope: conversation works with tool checks and judges, not with includes"
+            " (a text check looks at one turn's reply)"
+        ],
+        id="scope conversation only on tool checks and judges",
+    ),
+    pytest.param(
+        """
+        evals:
+          - name: e
+            send: x
+            expect:
+              - {judge: closed_qa, criteria: ok, threshold: {ge: 0.5}}
+              - {judge: closed_qa, criteria: ok, at_least: 0.5, threshold: {gte: 0.6}}
+              - {judge: factuality}
+        """,
+        [
+            "s.yaml:5:54: unknown threshold operator 'ge' - did you mean 'gte'?"
+            " (use one of gte, gt, lte, lt)",
+            "s.yaml:6:9: use either threshold or at_least, not both",
+            "s.yaml:7:9: judge: factuality needs 'expected'",
+        ],
+        id="thresholds take one operator and a typo gets a did you mean",
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "problems"), MISTAKES)
+def test_validate_reports_every_mistake_at_its_place(check, spec, problems):
+    assert check(spec) == problems
 
 
 def test_an_eval_with_nothing_to_check_is_an_error_unless_skipped(check):
@@ -100,53 +230,6 @@ def test_eval_names_are_unique_and_may_not_hold_id_separators(check):
     assert lines[2].startswith("s.yaml:5:12: name:")
 
 
-def test_undefined_template_names_are_found_statically_with_their_line(check):
-    lines = check(
-        """
-        evals:
-          - name: e
-            send: "{{ inptu.city }} {{ reply }}"
-            expect:
-              - includes: "{{ nope }}"
-              - called_tool_with: {name: t, args: {city: "{{ inputs.city }}"}}
-              - judge: custom
-                prompt: |
-                  Grade this.
-                  {{ whatever }}
-                choices: {A: 1, B: 0}
-              - includes: "{{ input.city }} {{ expected.x }} {{ metadata.y }} {{ turn }} {{ session_id }}"
-        """
-    )
-    assert lines == [
-        "s.yaml:3:11: send: undefined variable 'inptu' - did you mean 'input'?;"
-        " known here: expected, input, metadata",
-        "s.yaml:3:11: send: undefined variable 'reply'; known here: expected, input, metadata"
-        " (reply, tool_calls, session_id and turn are known only in checks)",
-        "s.yaml:5:19: includes: undefined variable 'nope';"
-        " known here: expected, input, metadata, reply, session_id, tool_calls, turn",
-        "s.yaml:6:50: city: undefined variable 'inputs' - did you mean 'input'?;"
-        " known here: expected, input, metadata, reply, session_id, tool_calls, turn",
-        "s.yaml:10:11: prompt: undefined variable 'whatever';"
-        " known here: expected, input, metadata, reply, session_id, tool_calls, turn",
-    ]
-
-
-def test_a_matches_pattern_is_compiled_by_validate_unless_it_holds_a_template(check):
-    lines = check(
-        """
-        evals:
-          - name: e
-            send: x
-            expect:
-              - matches: "([a-z"
-              - matches: "{{ input.p }}("
-        """
-    )
-    assert lines == [
-        "s.yaml:5:18: matches: not a valid regular expression: unterminated character set at position 1"
-    ]
-
-
 def test_one_matcher_per_check_and_a_check_needs_a_matcher(check):
     lines = check(
         """
@@ -166,93 +249,6 @@ def test_one_matcher_per_check_and_a_check_needs_a_matcher(check):
     )
     assert lines[1].startswith("s.yaml:7:9: this check has no matcher: add one of succeeded, includes,")
     assert lines[2] == "s.yaml:8:9: unknown matcher 'includez' - did you mean 'includes'?"
-
-
-def test_not_is_refused_where_the_contract_refuses_it_with_a_hint(check):
-    lines = check(
-        """
-        evals:
-          - name: e
-            send: x
-            expect:
-              - {succeeded: null, not: true}
-              - {judge: closed_qa, criteria: ok, not: true}
-              - {latency_below: 2, not: true}
-              - {includes: [a, b], not: true}
-              - {includes: [a], not: true}
-              - {includes: a, not: true}
-              - {matches: "a+", not: true}
-              - {called_tool_with: {name: t, args: {a: 1}}, not: true}
-        """
-    )
-    assert lines == [
-        "s.yaml:5:27: not: true cannot invert succeeded: remove not (a turn that errored never passes)",
-        "s.yaml:6:42: not: true cannot invert a judge: to pass on a low score, write threshold: {lt: 0.5}",
-        "s.yaml:7:28: not: true cannot invert latency_below: remove not and set the limit in seconds",
-        "s.yaml:8:28: not: true cannot invert a list: to require that none of them appears,"
-        " write not_includes: [...]",
-        "s.yaml:9:25: not: true cannot invert a list: to require that none of them appears,"
-        " write not_includes: [...]",
-    ]
-
-
-def test_value_must_be_a_template_on_a_text_matcher_or_judge(check):
-    lines = check(
-        """
-        evals:
-          - name: e
-            send: x
-            expect:
-              - {equals: x, value: plain}
-              - {equals: x, value: 3}
-              - {called_tool: t, value: "{{ reply }}"}
-              - {equals: x, value: "{{ session_id }}"}
-              - {judge: closed_qa, criteria: ok, value: "{{ tool_calls }}"}
-        """
-    )
-    fixed = 'value must be a template such as "{{ session_id }}" (without {{ }} it would check a fixed text)'
-    assert lines == [
-        f"s.yaml:5:28: {fixed}",
-        f"s.yaml:6:28: {fixed}",
-        "s.yaml:7:26: value works with text matchers and judges, not with called_tool",
-    ]
-
-
-def test_scope_conversation_only_on_tool_checks_and_judges(check):
-    lines = check(
-        """
-        evals:
-          - name: e
-            turns: [{send: a}, {send: b}]
-            expect:
-              - {includes: a, scope: conversation}
-              - {called_tool: t, scope: conversation}
-              - {judge: closed_qa, criteria: ok, scope: conversation}
-        """
-    )
-    assert lines == [
-        "s.yaml:5:23: scope: conversation works with tool checks and judges, not with includes"
-        " (a text check looks at one turn's reply)"
-    ]
-
-
-def test_thresholds_take_one_operator_and_a_typo_gets_a_did_you_mean(check):
-    lines = check(
-        """
-        evals:
-          - name: e
-            send: x
-            expect:
-              - {judge: closed_qa, criteria: ok, threshold: {ge: 0.5}}
-              - {judge: closed_qa, criteria: ok, at_least: 0.5, threshold: {gte: 0.6}}
-              - {judge: factuality}
-        """
-    )
-    assert lines == [
-        "s.yaml:5:54: unknown threshold operator 'ge' - did you mean 'gte'? (use one of gte, gt, lte, lt)",
-        "s.yaml:6:9: use either threshold or at_least, not both",
-        "s.yaml:7:9: judge: factuality needs 'expected'",
-    ]
 
 
 def test_called_tool_with_args_is_a_mapping_and_its_values_are_templates(check):

@@ -8,6 +8,7 @@ docs/spec-format.md section: [Timeouts and retries](../docs/spec-format.md#timeo
 
 from __future__ import annotations
 
+import pytest
 from support.cli import write_project
 from support.runs import run_spec, setup_project, user_messages
 from support.servers import Reply
@@ -15,64 +16,35 @@ from support.servers import Reply
 SLOW = Reply(content="slow answer", delay=0.6)
 
 
-def test_eval_timeout_wins_over_file_and_defaults(agent_server, tmp_path):
+# (project defaults, file, eval, --timeout) -> the timeout that applies; the agent answers in 0.6 s.
+PRECEDENCE = [
+    pytest.param(30, 30, 0.2, None, 0.2, id="the eval's wins over the file and defaults"),
+    pytest.param(30, 30, None, None, 30, id="the file's when the eval has none"),
+    pytest.param(0.2, None, None, None, 0.2, id="the project defaults when the spec has none"),
+    pytest.param(0.2, 30, None, None, 30, id="the file's wins over the defaults"),
+    pytest.param(0.2, None, None, 30, 30, id="the command line wins over the defaults"),
+    pytest.param(30, 30, 30, 0.2, 0.2, id="the command line wins over all"),
+]
+
+
+@pytest.mark.parametrize(("defaults", "in_file", "in_eval", "option", "applies"), PRECEDENCE)
+def test_timeout_precedence(agent_server, tmp_path, defaults, in_file, in_eval, option, applies):
     agent_server.script(lambda messages: SLOW)
     write_project(
         tmp_path,
         endpoints={"agent": agent_server.endpoint(retries=0)},
-        defaults={"endpoint": "agent", "timeout": 30},
+        defaults={"endpoint": "agent", "timeout": defaults},
     )
-    run = run_spec(
-        tmp_path,
-        """
-        timeout: 30
-        evals:
-          - name: eval timeout
-            timeout: 0.2
-            send: hi
-            expect: [succeeded]
-          - name: file timeout
-            send: hi
-            expect: [succeeded]
-        """,
-    )
-    assert run.status("eval timeout") == "error"
-    error = run.case("eval timeout")["error"]
-    assert error["type"] == "TimeoutError" and "0.2 s" in error["message"]
-    assert run.status("file timeout") == "passed"
-
-
-def test_file_timeout_wins_over_defaults_and_command_line_over_all(agent_server, tmp_path):
-    agent_server.script(lambda messages: SLOW)
-    write_project(
-        tmp_path,
-        endpoints={"agent": agent_server.endpoint(retries=0)},
-        defaults={"endpoint": "agent", "timeout": 0.2},
-    )
-    spec = """
-        evals:
-          - name: from defaults
-            send: hi
-            expect: [succeeded]
-        """
-    assert run_spec(tmp_path, spec).status("from defaults") == "error"
-    assert run_spec(tmp_path, spec, "--timeout", "30").status("from defaults") == "passed"
-    file_level = run_spec(tmp_path, "timeout: 30\n" + spec.replace("        ", "", 0))
-    assert file_level.status("from defaults") == "passed"
-    overridden = run_spec(
-        tmp_path,
-        """
-        timeout: 30
-        evals:
-          - name: from defaults
-            timeout: 30
-            send: hi
-            expect: [succeeded]
-        """,
-        "--timeout",
-        "0.2",
-    )
-    assert overridden.status("from defaults") == "error" and overridden.exit_code == 1
+    file_line = f"timeout: {in_file}\n" if in_file is not None else ""
+    eval_line = f"    timeout: {in_eval}\n" if in_eval is not None else ""
+    spec = f"{file_line}evals:\n  - name: slow\n{eval_line}    send: hi\n    expect: [succeeded]\n"
+    run = run_spec(tmp_path, spec, *(["--timeout", str(option)] if option is not None else []))
+    if applies > SLOW.delay:
+        assert run.status("slow") == "passed" and run.exit_code == 0, run.cli.output
+    else:
+        assert run.status("slow") == "error" and run.exit_code == 1, run.cli.output
+        error = run.case("slow")["error"]
+        assert error["type"] == "TimeoutError" and f"{applies} s" in error["message"]
 
 
 def test_a_retry_after_past_the_deadline_ends_the_trial_as_error(agent_server, tmp_path):

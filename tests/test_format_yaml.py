@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from support.servers import Reply
 
 
@@ -17,30 +18,36 @@ def _plan(run_cli, cwd, *args):
     return json.loads(result.stdout)["cases"]
 
 
-def test_duplicate_keys_name_both_lines(run_cli, write_project, write_spec, tmp_path):
+@pytest.mark.parametrize(
+    ("text", "problems"),
+    [
+        pytest.param(
+            "evals:\n  - name: a\n    send: x\n    expect: [succeeded]\n    send: y\n",
+            ["s.yaml:5:5: duplicate key 'send' (first defined on line 3)"],
+            id="duplicate keys name both lines",
+        ),
+        pytest.param(
+            "evals:\n  - name: a\n    send: x\n    expect:\n\t- succeeded\n",
+            ["s.yaml:5:1: a tab is used for indentation here: YAML needs spaces"],
+            id="a tab in indentation",
+        ),
+        pytest.param(
+            "evals:\n  - name: a\n    send:\n    expect:\n      - equals: ~\n",
+            [
+                "s.yaml:3:10: send: expected text; put it in quotes",
+                "s.yaml:5:17: equals: expected text; put it in quotes",
+            ],
+            id="null where text is expected",
+        ),
+    ],
+)
+def test_a_yaml_slip_is_an_error_at_its_line(run_cli, write_project, tmp_path, text, problems):
     write_project(tmp_path, endpoints={"demo": {"protocol": "demo"}})
-    write_spec(
-        tmp_path,
-        "s",
-        """
-        evals:
-          - name: a
-            send: x
-            expect: [succeeded]
-            send: y
-        """,
-    )
+    (tmp_path / "s.yaml").write_text(text)
     result = run_cli(["validate", "s.yaml"], cwd=tmp_path)
     assert result.exit_code == 1
-    assert "s.yaml:5:5: duplicate key 'send' (first defined on line 3)" in result.stdout
-
-
-def test_a_tab_in_indentation_is_an_error_with_its_line(run_cli, write_project, tmp_path):
-    write_project(tmp_path, endpoints={"demo": {"protocol": "demo"}})
-    (tmp_path / "s.yaml").write_text("evals:\n  - name: a\n    send: x\n    expect:\n\t- succeeded\n")
-    result = run_cli(["validate", "s.yaml"], cwd=tmp_path)
-    assert result.exit_code == 1
-    assert "s.yaml:5:1: a tab is used for indentation here: YAML needs spaces" in result.stdout
+    for problem in problems:
+        assert problem in result.stdout
 
 
 def test_yaml_11_values_and_keys_where_text_is_expected_say_quote_it(
@@ -80,25 +87,6 @@ def test_yaml_11_values_and_keys_where_text_is_expected_say_quote_it(
         assert found, (where, result.stdout)
         assert "quote it" in found[0]
     assert len(lines) == len(expected), result.stdout  # the quoted "no" is not reported
-
-
-def test_null_where_text_is_expected_says_quote_it(run_cli, write_project, write_spec, tmp_path):
-    write_project(tmp_path, endpoints={"demo": {"protocol": "demo"}})
-    write_spec(
-        tmp_path,
-        "s",
-        """
-        evals:
-          - name: a
-            send:
-            expect:
-              - equals: ~
-        """,
-    )
-    result = run_cli(["validate", "s.yaml"], cwd=tmp_path)
-    assert result.exit_code == 1
-    assert "s.yaml:3:10: send: expected text; put it in quotes" in result.stdout
-    assert "s.yaml:5:17: equals: expected text; put it in quotes" in result.stdout
 
 
 def test_numbers_keep_their_source_text_where_text_is_expected(run_cli, write_project, write_spec, tmp_path):

@@ -6,8 +6,10 @@ message names the place and says what to do, in words rather than parser or libr
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from support.cli import run_cli, write_project, write_spec
 
 
@@ -23,66 +25,99 @@ def validate_one(folder: Path, spec: str) -> str:
     return lines[0]
 
 
-def test_a_key_indented_less_than_its_neighbours_is_an_indentation_problem(tmp_path):
-    spec = """
+@dataclass(frozen=True)
+class Says:
+    """What the one message must be: exactly `text` (`whole`), or start with it; and texts it lacks."""
+
+    text: str
+    whole: bool = False
+    lacks: tuple[str, ...] = ()
+
+    def check(self, message: str) -> None:
+        if self.whole:
+            assert message == self.text
+        else:
+            assert message.startswith(self.text), message
+        for jargon in self.lacks:
+            assert jargon not in message
+
+
+# (the spec a beginner writes, what validate says): YAML slips explained in words.
+FIRST_MISTAKES = [
+    pytest.param(
+        """
         evals:
           - name: a
             send: hello
           expect: [succeeded]
-    """
-    message = validate_one(tmp_path, spec)
-    assert message.startswith("specs/s.yaml:4:3: this line is indented differently from the lines")
-    assert "block end" not in message
-
-
-def test_a_list_item_out_of_line_is_an_indentation_problem(tmp_path):
-    spec = """
+        """,
+        Says("specs/s.yaml:4:3: this line is indented differently from the lines", lacks=("block end",)),
+        id="a key indented less than its neighbours",
+    ),
+    pytest.param(
+        """
         evals:
           - name: a
             send: hello
             expect:
             - succeeded
            - includes: x
-    """
-    message = validate_one(tmp_path, spec)
-    assert message.startswith("specs/s.yaml:6:4: this line is indented differently")
-
-
-def test_text_after_a_quoted_value_says_to_quote_the_whole_value(tmp_path):
-    spec = """
+        """,
+        Says("specs/s.yaml:6:4: this line is indented differently"),
+        id="a list item out of line",
+    ),
+    pytest.param(
+        """
         evals:
           - name: a
             send: "hi" there
-    """
-    message = validate_one(tmp_path, spec)
-    assert message == (
-        "specs/s.yaml:3:16: more text after a value that has already ended: put the whole value in quotes"
-    )
-
-
-def test_a_template_after_the_opening_braces_says_to_quote_it(tmp_path):
-    spec = """
+        """,
+        Says(
+            "specs/s.yaml:3:16: more text after a value that has already ended:"
+            " put the whole value in quotes",
+            whole=True,
+        ),
+        id="text after a quoted value",
+    ),
+    pytest.param(
+        """
         evals:
           - name: a
             input: {city: Paris}
             send: {{ input.city }} weather
-    """
-    message = validate_one(tmp_path, spec)
-    assert message.startswith("specs/s.yaml:4:28: more text after a value that has already ended")
-
-
-def test_an_unquoted_template_value_says_to_quote_it(tmp_path):
-    spec = """
+        """,
+        Says("specs/s.yaml:4:28: more text after a value that has already ended"),
+        id="a template after the opening braces",
+    ),
+    pytest.param(
+        """
         evals:
           - name: a
             input: {city: Paris}
             send: {{ input.city }}
             expect: [succeeded]
-    """
-    message = validate_one(tmp_path, spec)
-    assert message == (
-        'specs/s.yaml:4:12: a value that starts with {{ must be in quotes: write "{{ input.city }}"'
-    )
+        """,
+        Says(
+            'specs/s.yaml:4:12: a value that starts with {{ must be in quotes: write "{{ input.city }}"', True
+        ),
+        id="an unquoted template value",
+    ),
+    pytest.param(
+        """
+        evals:
+          - name: a
+            send: "hello
+            expect: [succeeded]
+        """,
+        Says("specs/s.yaml:3:11: this quoted text is never closed: add the closing quote", whole=True),
+        id="an unclosed quote, where it opens",
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "says"), FIRST_MISTAKES)
+def test_a_yaml_slip_is_explained_in_words_at_its_place(tmp_path, spec, says):
+    says.check(validate_one(tmp_path, spec))
 
 
 def test_a_mapping_key_that_is_a_mapping_keeps_its_general_message(tmp_path):
@@ -95,17 +130,6 @@ def test_a_mapping_key_that_is_a_mapping_keeps_its_general_message(tmp_path):
     message = validate_one(tmp_path, spec)
     assert "a mapping key must be text" in message
     assert "{{" not in message
-
-
-def test_an_unclosed_quote_is_reported_where_it_opens(tmp_path):
-    spec = """
-        evals:
-          - name: a
-            send: "hello
-            expect: [succeeded]
-    """
-    message = validate_one(tmp_path, spec)
-    assert message == "specs/s.yaml:3:11: this quoted text is never closed: add the closing quote"
 
 
 def test_an_agent_that_is_not_running_names_the_url_and_what_to_check(tmp_path, free_port):
