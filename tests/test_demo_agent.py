@@ -14,7 +14,8 @@ import httpx
 import pytest
 from support.cli import REPO_ROOT
 
-from specengine.demo.agent import respond, start_demo_agent
+from specengine.demo.script import respond
+from specengine.demo.server import start_demo_agent
 from specengine.endpoints.openai_chat import OpenAIChatAdapter
 from specengine.plan import EndpointConfig
 from specengine.transcript import Turn

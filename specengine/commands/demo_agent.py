@@ -35,7 +35,7 @@ def demo_agent(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not log each request.")] = False,
 ) -> None:
     """Serve the built-in demo agent (OpenAI chat completions) until Ctrl-C."""
-    from specengine.demo.agent import start_demo_agent
+    from specengine.demo.server import start_demo_agent
 
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)

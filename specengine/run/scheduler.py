@@ -87,7 +87,7 @@ class Runner:
         if demo_names:
             from dataclasses import replace
 
-            from specengine.demo.agent import start_demo_agent
+            from specengine.demo.server import start_demo_agent
 
             server = servers.enter_context(start_demo_agent(port=0))
             for name in demo_names:

@@ -1,12 +1,12 @@
-"""The built-in demo agent: a small scripted agent that speaks OpenAI chat completions over real HTTP.
+"""The demo agent's script: the reply to a conversation, as pure functions of its messages.
 
 It exists so that `specengine run specs/` works on a fresh machine with no key and no network, and so
-that the example specs can show every feature of the format against a real endpoint. Its answers are
-deterministic: the same messages always give the same reply and tool calls.
+that the example specs can show every feature of the format against a real endpoint. The answers are
+deterministic: the same messages always give the same reply and tool calls. The script knows no
+HTTP (demo/server.py serves it), so the behaviour the example specs rely on is tested without a socket.
 
 The agent has two tools, which it runs "server-side" like most agents under evaluation do: each
-response reports the calls in `message.tool_calls` (so specs can check them) and the final answer in
-`message.content`.
+reply reports the calls (so specs can check them) beside the final answer.
 - get_weather(city, unit?): a fixed table (Paris, London, Oslo, Tokyo); any other city is unknown.
 - book_table(restaurant, people, time, preferences?): always succeeds; `preferences` is a nested
   object (`seating`, `occasion`, `dietary` list) so specs can show nested `called_tool_with` args.
@@ -14,25 +14,16 @@ response reports the calls in `message.tool_calls` (so specs can check them) and
 Chat completions are stateless: the agent rebuilds its state (the booking, the last city, the
 user's name) by replaying every user message of the request, so multi-turn specs work exactly when
 the client resends the history, and a new conversation (after `reset`) knows nothing.
-
-Only the standard library is used, so the server starts in milliseconds.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
-import threading
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from specengine.demo.loopback import LoopbackHTTPServer, LoopbackRequestHandler
-
-CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
-MODEL = "demo-agent"
 DEFAULT_RESTAURANT = "Chez Demo"
 MAX_PEOPLE = 20
 
@@ -62,11 +53,6 @@ class AgentReply:
 
     content: str
     tool_calls: tuple[AgentCall, ...] = ()
-
-
-# ---------------------------------------------------------------------------------------------------
-# The agent: pure functions from the request's messages to a reply.
-# ---------------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -217,7 +203,9 @@ def _weather(state: _State, text: str, as_json: bool) -> AgentReply:
             "Which city would you like the weather for? I know Paris, London, Oslo and Tokyo.", as_json
         )
     state.topic, state.city = "weather", cities[-1]
-    calls, sentences, records = [], [], []
+    calls: list[AgentCall] = []
+    sentences: list[str] = []
+    records: list[dict[str, Any]] = []
     for city in cities:
         args: dict[str, Any] = {"city": city}
         if unit:
@@ -389,7 +377,9 @@ def _book(state: _State, text: str, as_json: bool) -> AgentReply:
         else:
             question = f"At what time should I book the table for {people}?"
         return _plain(question, as_json)
-    args = {key: booking[key] for key in ("restaurant", "people", "time", "preferences") if key in booking}
+    args: dict[str, Any] = {
+        key: booking[key] for key in ("restaurant", "people", "time", "preferences") if key in booking
+    }
     state.booking, state.pending = args, None
     code = _confirmation(args)
     if as_json:
@@ -415,184 +405,3 @@ def _notes(preferences: Mapping[str, Any]) -> str:
 def _confirmation(args: Mapping[str, Any]) -> str:
     letters = re.sub(r"[^A-Z0-9]", "", str(args["restaurant"]).upper())[:6] or "TABLE"
     return f"{letters}-{str(args['time']).replace(':', '')}-{args['people']}"
-
-
-# ---------------------------------------------------------------------------------------------------
-# The wire format: chat completion bodies and SSE chunks.
-# ---------------------------------------------------------------------------------------------------
-
-_ids = itertools.count(1)
-
-
-def completion(reply: AgentReply, model: str = MODEL) -> dict[str, Any]:
-    """The chat completion JSON for a reply (tool calls reported beside the final text)."""
-    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
-    if reply.tool_calls:
-        message["tool_calls"] = [
-            {
-                "id": f"call_{index}",
-                "type": "function",
-                "function": {"name": call.name, "arguments": _dumps(call.args)},
-            }
-            for index, call in enumerate(reply.tool_calls, 1)
-        ]
-    return {
-        "id": f"chatcmpl-demo-{next(_ids)}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-    }
-
-
-def completion_chunks(reply: AgentReply, model: str = MODEL) -> Iterator[dict[str, Any]]:
-    """The same reply as streamed chunks: tool calls first (arguments in two pieces), then text."""
-    head = {
-        "id": f"chatcmpl-demo-{next(_ids)}",
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": model,
-    }
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-
-    yield chunk({"role": "assistant", "content": ""})
-    for index, call in enumerate(reply.tool_calls):
-        arguments = _dumps(call.args)
-        middle = len(arguments) // 2
-        start = {"index": index, "id": f"call_{index + 1}", "type": "function"}
-        yield chunk(
-            {"tool_calls": [{**start, "function": {"name": call.name, "arguments": arguments[:middle]}}]}
-        )
-        yield chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[middle:]}}]})
-    words = re.findall(r"\S+\s*|\s+", reply.content)
-    for first in range(0, len(words), 3):
-        yield chunk({"content": "".join(words[first : first + 3])})
-    yield chunk({}, "stop")
-
-
-# ---------------------------------------------------------------------------------------------------
-# The HTTP server.
-# ---------------------------------------------------------------------------------------------------
-
-
-class _Handler(LoopbackRequestHandler):
-    server_version = "specengine-demo-agent"
-    timeout = 120  # idle keep-alive connections are closed after this
-    server: _DemoHTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
-        if self.server.log is not None:
-            self.server.log(f"{self.address_string()} {format % args}")
-
-    def do_GET(self) -> None:
-        path = self.path.split("?", 1)[0]
-        if path in ("/", "/health"):
-            self._send_json(200, {"status": "ok", "chat_completions": CHAT_PATHS[0]})
-        elif path == "/v1/models":
-            self._send_json(200, {"object": "list", "data": [{"id": MODEL, "object": "model"}]})
-        else:
-            self._send_error(404, f"no such path: {path} (POST to {CHAT_PATHS[0]})")
-
-    def do_POST(self) -> None:
-        path = self.path.split("?", 1)[0]
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length > 0 else b""
-        if path not in CHAT_PATHS:
-            self._send_error(404, f"no such path: {path} (POST to {CHAT_PATHS[0]})")
-            return
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            self._send_error(400, "the request body is not JSON")
-            return
-        messages = body.get("messages") if isinstance(body, dict) else None
-        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-            self._send_error(400, '"messages" must be a list of {"role": ..., "content": ...} objects')
-            return
-        reply = respond(messages)
-        model = str(body.get("model") or MODEL)
-        if body.get("stream"):
-            self._send_stream(completion_chunks(reply, model))
-        else:
-            self._send_json(200, completion(reply, model))
-
-    def _send_json(self, status: int, data: Any) -> None:
-        payload = json.dumps(data, ensure_ascii=False).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def _send_error(self, status: int, message: str) -> None:
-        self._send_json(status, {"error": {"message": message, "type": "invalid_request_error"}})
-
-    def _send_stream(self, chunks: Iterator[dict[str, Any]]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        for data in chunks:
-            self._write_chunk(f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode())
-        self._write_chunk(b"data: [DONE]\n\n")
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
-
-    def _write_chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
-
-
-class _DemoHTTPServer(LoopbackHTTPServer):
-    def __init__(self, address: tuple[str, int], log: Callable[[str], None] | None):
-        self.log = log
-        super().__init__(address, _Handler)
-
-
-class DemoServer:
-    """A running demo agent. Use as a context manager, or call `close()`."""
-
-    def __init__(self, httpd: _DemoHTTPServer, thread: threading.Thread):
-        self._httpd = httpd
-        self._thread = thread
-        self.host, self.port = httpd.server_address[:2]
-
-    @property
-    def base_url(self) -> str:
-        host = f"[{self.host}]" if ":" in str(self.host) else self.host
-        return f"http://{host}:{self.port}"
-
-    @property
-    def url(self) -> str:
-        """The full chat completions URL, as an endpoint's `url` expects it."""
-        return self.base_url + CHAT_PATHS[0]
-
-    def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._httpd.close_connections()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> DemoServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def start_demo_agent(
-    port: int = 0, host: str = "127.0.0.1", log: Callable[[str], None] | None = None
-) -> DemoServer:
-    """Serve the demo agent in a daemon thread; port 0 picks a free port. Raises OSError if taken.
-
-    `log`, when given, receives one line per request (the command line prints them to stderr).
-    """
-    httpd = _DemoHTTPServer((host, port), log)
-    thread = threading.Thread(
-        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="specengine-demo-agent", daemon=True
-    )
-    thread.start()
-    return DemoServer(httpd, thread)
