@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from specengine.errors import TemplateError
 from specengine.plan import Case, Check, JudgeConfig
-from specengine.results.model import CheckResult, TrialResult, trial_status
+from specengine.results.model import CheckResult, SkipCode, TrialResult, trial_status
 from specengine.source.loader import as_text
 from specengine.templates import render_native, value_text
 from specengine.transcript import TurnRecord, transcript
@@ -152,7 +152,9 @@ async def grade_judge(
     """Grade one judge check; skipped (never passed) when no judge model is configured."""
     gate = check.gate or strict
     if judge is None or not config.model:
-        return _result(check, record, gate, status="skipped", score=None, reason=NO_JUDGE)
+        return _result(
+            check, record, gate, status="skipped", score=None, reason=NO_JUDGE, skip_code="no_judge"
+        )
     from specengine.judge.judge import JudgeRequest
 
     variables = _variables(case, record)
@@ -196,7 +198,9 @@ async def grade_judge(
     )
 
 
-def grade_skipped(case: Case, check: Check, number: int, strict: bool, reason: str) -> CheckResult:
+def grade_skipped(
+    case: Case, check: Check, number: int, strict: bool, reason: str, skip_code: SkipCode
+) -> CheckResult:
     """A check whose turn never ran (the trial errored before it)."""
     return CheckResult(
         name=check.name,
@@ -208,6 +212,7 @@ def grade_skipped(case: Case, check: Check, number: int, strict: bool, reason: s
         score=None,
         threshold=check.threshold.as_dict(),
         reason=reason,
+        skip_code=skip_code,
     )
 
 
@@ -232,7 +237,9 @@ async def grade_trial(
         for check in step.checks:
             if error is not None:
                 pending.append(
-                    grade_skipped(case, check, number, strict, "not run: the trial ended in an error")
+                    grade_skipped(
+                        case, check, number, strict, "not run: the trial ended in an error", "trial_error"
+                    )
                 )
             elif record is None:
                 pending.append(
@@ -242,6 +249,7 @@ async def grade_trial(
                         number,
                         strict,
                         f"not run: the transcript has no turn {number} (run the case again to send it)",
+                        "turn_missing",
                     )
                 )
             elif check.is_judge:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specengine.report.facts import format_rate
-from specengine.results.model import pass_rate
+from specengine.results.model import SkipReason, pass_rate
 
 MAX_DETAILED_FAILURES = 30
 MAX_TEXT = 300
@@ -105,7 +105,7 @@ def print_report(
     summary: Mapping[str, Any],
     failures: FailureLog,
     output: str | None,
-    skip_reasons: Mapping[str, int] | None = None,
+    skip_reasons: Mapping[SkipReason, int] | None = None,
 ) -> None:
     """Failures first (what to fix), then the one-line summary (what happened).
 
@@ -148,14 +148,12 @@ def print_report(
             f"{summary.get('judge_tokens', 0)} tokens"
         )
     if summary.get("gates_skipped"):
-        from specengine.grade.grader import NO_JUDGE
-
-        other = {reason: n for reason, n in (skip_reasons or {}).items() if reason != NO_JUDGE}
-        if not other:
+        reasons = skip_reasons or {}
+        if all(reason.code == "no_judge" for reason in reasons):
             hint = "(judge checks need a judge model: judge.model in specengine.yaml, or --judge-model)"
         else:
             hint = "because: " + "; ".join(
-                f"{n} × {reason}" for reason, n in sorted((skip_reasons or {}).items(), key=lambda i: -i[1])
+                f"{n} × {reason.text}" for reason, n in sorted(reasons.items(), key=lambda i: -i[1])
             )
         console.print(
             f"[yellow]warning: {_count(summary['gates_skipped'], 'gate')} skipped[/] {escape(hint)}",

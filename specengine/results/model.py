@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from specengine.plan import Case
 
 Status = Literal["passed", "failed", "skipped", "error"]
+
+# Why a check did not run. The reason text says it in words (and may name a turn); code that has to
+# tell the causes apart (the tally, the console's hint) reads this code, never the text.
+SkipCode = Literal["no_judge", "trial_error", "turn_missing"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ class CheckResult:
     got: str | None = None
     usage: Mapping[str, int] | None = None
     cached: bool | None = None
+    skip_code: SkipCode | None = None  # set exactly when status is "skipped"
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -55,6 +60,8 @@ class CheckResult:
             data["usage"] = dict(self.usage)
         if self.cached is not None:
             data["cached"] = self.cached
+        if self.skip_code is not None:
+            data["skip_code"] = self.skip_code
         return data
 
 
@@ -219,6 +226,13 @@ def skipped_case(case: Case, reason: str) -> CaseResult:
     )
 
 
+class SkipReason(NamedTuple):
+    """What the tally groups skipped gates by: the cause as a code, and the words shown for it."""
+
+    code: str
+    text: str
+
+
 @dataclass
 class Tally:
     """Running counts for the summary; mutable on purpose, owned by the run loop."""
@@ -229,7 +243,7 @@ class Tally:
     errored: int = 0
     skipped: int = 0
     gates_skipped: int = 0
-    gate_skip_reasons: dict[str, int] = field(default_factory=dict)  # for the console's warning
+    gate_skip_reasons: dict[SkipReason, int] = field(default_factory=dict)  # for the console's warning
 
     def add(self, case: Mapping[str, Any]) -> None:
         self.cases += 1
@@ -248,7 +262,10 @@ class Tally:
             for check in trial.get("checks", ()):
                 if check.get("gate") and check.get("status") == "skipped":
                     self.gates_skipped += 1
-                    reason = str(check.get("reason") or "skipped")
+                    # a log written before checks carried codes (resume) has none: "unknown"
+                    reason = SkipReason(
+                        str(check.get("skip_code") or "unknown"), str(check.get("reason") or "skipped")
+                    )
                     self.gate_skip_reasons[reason] = self.gate_skip_reasons.get(reason, 0) + 1
 
     def as_dict(self, duration_s: float) -> dict[str, Any]:
