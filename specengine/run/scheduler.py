@@ -11,17 +11,21 @@ import asyncio
 import time
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AsyncExitStack, ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+import httpx
+
+from specengine.demo.server import start_demo_agent
 from specengine.endpoints import adapter_class
 from specengine.endpoints.base import Adapter
+from specengine.endpoints.transport import ShardedTransport
 from specengine.errors import EndpointError
 from specengine.grade.grader import grade_trial, trial_result
 from specengine.plan import Case, EndpointConfig, Plan
 from specengine.redact import redact
 from specengine.results.model import CaseResult, TrialResult, case_outcome, skipped_case
-from specengine.retry import BACKOFF_BASE_S, backoff_s
+from specengine.retry import backoff_s
 from specengine.transcript import TurnRecord
 
 if TYPE_CHECKING:
@@ -30,9 +34,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RunOptions:
+    """How a run schedules: trials in flight at once, and whether soft checks count as gates."""
+
     concurrency: int = 8
     strict: bool = False
-    backoff_base: float = BACKOFF_BASE_S
 
 
 @dataclass
@@ -85,10 +90,6 @@ class Runner:
         endpoints = dict(self.plan.endpoints)
         demo_names = [name for name, config in endpoints.items() if config.protocol == "demo"]
         if demo_names:
-            from dataclasses import replace
-
-            from specengine.demo.server import start_demo_agent
-
             server = servers.enter_context(start_demo_agent(port=0))
             for name in demo_names:
                 endpoints[name] = replace(
@@ -97,10 +98,6 @@ class Runner:
         return endpoints
 
     async def _open_clients(self, stack: AsyncExitStack, endpoints: Mapping[str, EndpointConfig]) -> None:
-        import httpx
-
-        from specengine.endpoints.transport import ShardedTransport
-
         for name, config in endpoints.items():
             client = await stack.enter_async_context(
                 httpx.AsyncClient(
@@ -130,7 +127,8 @@ class Runner:
                         break
                     task = asyncio.create_task(self._trial_task(pending, trial_index))
                     tasks.add(task)
-                    task.add_done_callback(lambda t: (tasks.discard(t), slots.release()))
+                    task.add_done_callback(tasks.discard)
+                    task.add_done_callback(lambda _: slots.release())
             if tasks:
                 await asyncio.gather(*list(tasks))
         finally:
@@ -140,7 +138,7 @@ class Runner:
                 await asyncio.gather(*list(tasks), return_exceptions=True)
 
     async def _trial_task(self, pending: _Pending, index: int) -> None:
-        pending.trials[index] = await self.run_trial(pending.case)
+        pending.trials[index] = await self._run_trial(pending.case)
         pending.remaining -= 1
         if pending.remaining == 0:
             trials = tuple(trial for trial in pending.trials if trial is not None)
@@ -150,7 +148,7 @@ class Runner:
                 )
             )
 
-    async def run_trial(self, case: Case) -> TrialResult:
+    async def _run_trial(self, case: Case) -> TrialResult:
         """Send every turn (retrying transport faults on a fresh conversation), then grade."""
         adapter = self._adapters[case.endpoint]
         config = adapter.config
@@ -175,7 +173,7 @@ class Runner:
                         error["message"] += f" (after {attempts} attempts)"
                     break
                 # the server's Retry-After is honoured uncapped: the trial's deadline bounds it
-                delay = backoff_s(attempts, exc.retry_after, base=self.options.backoff_base)
+                delay = backoff_s(attempts, exc.retry_after)
                 if time.monotonic() + delay > deadline.at:
                     error["message"] += (
                         f"; retry in {delay:.1f} s would pass the case's {case.timeout:g} s timeout"
@@ -207,14 +205,3 @@ class Runner:
                 )
             records.append(TurnRecord(number, step.message, turn, conversation_index))
 
-
-async def run_cases(
-    plan: Plan,
-    cases: Iterable[Case],
-    options: RunOptions,
-    on_result: Callable[[CaseResult], None],
-    judge: Judge | None = None,
-) -> Runner:
-    runner = Runner(plan, options, on_result, judge)
-    await runner.run(cases)
-    return runner
