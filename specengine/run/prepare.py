@@ -1,13 +1,17 @@
-"""Shared front half of `plan`, `run` and `regrade`: validate the specs, compile, select.
+"""The front half of `plan`, `run` and `regrade`: command-line paths → checked specs → a plan → a selection.
 
-Every problem found here stops the command before anything is sent (exit 2), and is reported as
-`file:line:col: message`.
+`prepare` takes those steps in order, each one a stage of its own: the paths are read (a path may
+name one eval, `PATH::eval name`), validate/ checks every spec and project file, compile/ turns the
+specs into a Plan (with the project's judge), and run/select.py's Selection holds the filters the
+plan's cases pass through on their way to the scheduler. Every problem found here stops the command
+before anything is sent (exit 2), and is reported as `file:line:col: message`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,19 +19,9 @@ from specengine.compile.compiler import CompileOptions, SpecInput, compile_plan
 from specengine.diagnostics import Diagnostic
 from specengine.errors import MissingVariable, SpecError, UsageError
 from specengine.plan import Case, Plan
-from specengine.run.select import Selection, parse_targets
+from specengine.run.select import Selection
 from specengine.source.project import Project, Unresolved, empty_project, judge_config
-
-
-@dataclass(frozen=True)
-class Prepared:
-    plan: Plan
-    selection: Selection
-    spec_files: Mapping[str, str] = field(default_factory=dict)
-    project: Project | None = None
-
-    def cases(self) -> Iterator[Case]:
-        return self.selection.apply(self.plan.cases(), dict(self.spec_files))
+from specengine.validate.validator import Validation, validate_paths
 
 
 @dataclass(frozen=True)
@@ -46,26 +40,31 @@ class PrepareOptions:
     resolve_endpoints: bool = True  # False for commands that never call the agent (plan, regrade)
 
 
-def _missing_hint() -> str:
-    """Paths are read from the current folder; a newcomer often is one folder off, or has no project."""
-    return f"(paths are read from {Path.cwd()}; `specengine init` writes a starter project with specs/)"
+@dataclass(frozen=True)
+class Prepared:
+    """The plan and the selection of one command; `spec_files` maps display paths to resolved ones."""
+
+    plan: Plan
+    selection: Selection
+    spec_files: Mapping[str, str] = field(default_factory=dict)
+    project: Project | None = None
+
+    def cases(self) -> Iterator[Case]:
+        return self.selection.apply(self.plan.cases(), dict(self.spec_files))
+
+
+@dataclass(frozen=True)
+class Target:
+    """A command-line path, optionally narrowed to one eval with `PATH::eval name`."""
+
+    path: Path
+    eval_name: str | None = None
 
 
 def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
     """Validate, compile and select; raises UsageError with printable lines on any problem."""
-    from specengine.validate.validator import validate_paths
-
     targets = parse_targets(arguments)
-    missing = [str(target.path) for target in targets if not target.path.exists()]
-    if missing:
-        raise UsageError([f"error: no such file or folder: {path}" for path in missing] + [_missing_hint()])
-    try:
-        validation = validate_paths([target.path for target in targets], options.project, options.config)
-    except UsageError as exc:  # an unknown --config, a missing --project file
-        raise UsageError([f"error: {exc}"]) from None
-    if validation.diagnostics:
-        raise UsageError([str(d) for d in validation.diagnostics] + [_problems_line(validation.diagnostics)])
-    environ = os.environ if options.environ is None else options.environ
+    validation = _validate(targets, options)
     specs = [
         SpecInput(
             file=spec.path,
@@ -75,6 +74,53 @@ def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
         )
         for spec in validation.specs
     ]
+    named = _named_evals(targets, specs)
+    plan = _compile(specs, validation.project, options)
+    selection = Selection(
+        evals=named,
+        labels=frozenset(options.labels),
+        keyword=options.keyword,
+        limit=options.limit,
+        shard=options.shard,
+    )
+    spec_files = {spec.display: str(spec.file.resolve()) for spec in specs}
+    return Prepared(plan, selection, spec_files, validation.project)
+
+
+def parse_targets(arguments: Iterable[str]) -> list[Target]:
+    targets = []
+    for argument in arguments:
+        path, separator, name = argument.partition("::")
+        targets.append(Target(Path(path), name if separator else None))
+    return targets
+
+
+def _validate(targets: Sequence[Target], options: PrepareOptions) -> Validation:
+    """Every spec and project file checked; any problem stops here with all of them listed."""
+    missing = [str(target.path) for target in targets if not target.path.exists()]
+    if missing:
+        raise UsageError([f"error: no such file or folder: {path}" for path in missing] + [_missing_hint()])
+    try:
+        validation = validate_paths([target.path for target in targets], options.project, options.config)
+    except UsageError as exc:  # an unknown --config, a missing --project file
+        raise UsageError([f"error: {exc}"]) from None
+    if validation.diagnostics:
+        raise UsageError([str(d) for d in validation.diagnostics] + [_problems_line(validation.diagnostics)])
+    return validation
+
+
+def _missing_hint() -> str:
+    """Paths are read from the current folder; a newcomer often is one folder off, or has no project."""
+    return f"(paths are read from {Path.cwd()}; `specengine init` writes a starter project with specs/)"
+
+
+def _problems_line(diagnostics: Sequence[Diagnostic]) -> str:
+    files = len({d.path for d in diagnostics})
+    return f"{len(diagnostics)} problem{'s' * (len(diagnostics) != 1)} in {files} file{'s' * (files != 1)}"
+
+
+def _named_evals(targets: Sequence[Target], specs: Sequence[SpecInput]) -> frozenset[tuple[str, str]]:
+    """The (resolved spec path, eval name) pairs that `PATH::eval name` arguments select."""
     named = {(str(target.path.resolve()), target.eval_name) for target in targets if target.eval_name}
     known = {
         (str(spec.file.resolve()), ev.get("name")) for spec in specs for ev in spec.document.data["evals"]
@@ -82,16 +128,17 @@ def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
     unknown = [name for path, name in named if (path, name) not in known]
     if unknown:
         raise UsageError([f"error: no eval named '{name}' in the given file" for name in unknown])
-    try:
-        project = validation.project or (specs[0].project if specs else None)
-        judge = (
-            judge_config(project, options.judge_model, options.judge_base_url, environ) if project else None
-        )
-        from specengine.plan import JudgeConfig
+    return frozenset(named)
 
-        plan = compile_plan(
+
+def _compile(specs: Sequence[SpecInput], project: Project | None, options: PrepareOptions) -> Plan:
+    """The plan of every spec, with the judge of the project file and the command line."""
+    environ = os.environ if options.environ is None else options.environ
+    try:
+        judge = judge_config(project or empty_project(), options.judge_model, options.judge_base_url, environ)
+        return compile_plan(
             specs,
-            judge or JudgeConfig(model=options.judge_model, base_url=options.judge_base_url),
+            judge,
             CompileOptions(
                 trials=options.trials,
                 timeout=options.timeout,
@@ -102,14 +149,6 @@ def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
         raise UsageError([str(d) for d in exc.diagnostics]) from None
     except MissingVariable as exc:
         raise UsageError([f"error: {exc}"]) from None
-    selection = Selection(
-        evals=frozenset(named),
-        labels=frozenset(options.labels),
-        keyword=options.keyword,
-        limit=options.limit,
-        shard=options.shard,
-    )
-    return Prepared(plan, selection, {spec.display: str(spec.file.resolve()) for spec in specs}, project)
 
 
 @dataclass(frozen=True)
@@ -123,8 +162,6 @@ class Census:
 def count_cases(prepared: Prepared) -> Census:
     """Walk the cases once: counts the selected ones, fingerprints the plan, and surfaces template
     errors before any request is sent."""
-    import hashlib
-
     digest = hashlib.sha256()
     count = 0
     try:
@@ -134,8 +171,3 @@ def count_cases(prepared: Prepared) -> Census:
     except SpecError as exc:
         raise UsageError([str(d) for d in exc.diagnostics]) from None
     return Census(count, digest.hexdigest()[:16])
-
-
-def _problems_line(diagnostics: Sequence[Diagnostic]) -> str:
-    files = len({d.path for d in diagnostics})
-    return f"{len(diagnostics)} problem{'s' * (len(diagnostics) != 1)} in {files} file{'s' * (files != 1)}"

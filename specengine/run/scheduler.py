@@ -204,4 +204,3 @@ class Runner:
                     conversation.send(step.message), timeout=max(0.0, deadline.at - time.monotonic())
                 )
             records.append(TurnRecord(number, step.message, turn, conversation_index))
-

@@ -1,4 +1,5 @@
-"""Choosing which cases run: `PATH::eval name`, --label, -k and --limit.
+"""Choosing which of the plan's cases run: `PATH::eval name`, --label, -k, --limit, --shard, and the
+cases --resume skips or --rerun-failed keeps.
 
 Selection filters the plan's case stream lazily, so it costs nothing for cases it drops.
 """
@@ -8,25 +9,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from specengine.plan import Case
-
-
-@dataclass(frozen=True)
-class Target:
-    """A command-line path, optionally narrowed to one eval with `PATH::eval name`."""
-
-    path: Path
-    eval_name: str | None = None
-
-
-def parse_targets(arguments: Iterable[str]) -> list[Target]:
-    targets = []
-    for argument in arguments:
-        path, separator, name = argument.partition("::")
-        targets.append(Target(Path(path), name if separator else None))
-    return targets
 
 
 def shard_of(case_id: str, count: int) -> int:
