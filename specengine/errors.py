@@ -80,7 +80,8 @@ class EndpointError(SpecengineError):
 
     `kind` names the fault in results (`ConnectError`, `HTTPStatusError`, `InvalidJSON`, …);
     `retryable` is true for connection errors, 429 and 5xx; `retry_after` is the server's wish in
-    seconds when it sent one.
+    seconds when it sent one. For an HTTP status, `status` is it and `body` the whole answer (the
+    message holds only its start), for protocols that read what the server asked for.
     """
 
     def __init__(
@@ -91,6 +92,7 @@ class EndpointError(SpecengineError):
         retryable: bool = False,
         retry_after: float | None = None,
         status: int | None = None,
+        body: str | None = None,
     ):
         super().__init__(message)
         self.kind = kind
@@ -98,6 +100,7 @@ class EndpointError(SpecengineError):
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status
+        self.body = body
 
 
 class JudgeFailure(SpecengineError):

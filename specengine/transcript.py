@@ -34,7 +34,6 @@ class Turn:
     tool_calls: tuple[ToolCall, ...] = ()
     session_id: str | None = None
     latency_s: float = 0.0
-    raw: Any = field(default=None, repr=False, compare=False)
     error: str | None = None
     ttft_s: float | None = None
     usage: Mapping[str, Any] | None = None

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import httpx
 import pytest
 from support.servers import Reply
 
-from specengine.endpoints import adapter_class
 from specengine.endpoints.openai_chat import OpenAIChatAdapter
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
@@ -31,11 +31,6 @@ def converse(url: str, messages: list[str], **config: Any) -> list[Turn]:
             return [await conversation.send(message) for message in messages]
 
     return asyncio.run(main())
-
-
-def test_protocols_are_registered():
-    assert adapter_class("openai-chat") is OpenAIChatAdapter
-    assert adapter_class("demo") is OpenAIChatAdapter
 
 
 def test_json_reply_and_tool_calls(agent_server):
@@ -256,3 +251,67 @@ def test_usage_and_content_parts(agent_server):
     [turn] = converse(agent_server.url, ["hi"])
     assert turn.reply == "ab"
     assert turn.usage == {"total_tokens": 7}
+
+
+BREAKS = "line\u2028separator\u0085next"  # line breaks to str.splitlines, not to server-sent events
+
+
+def _chunk(text: str) -> str:
+    return json.dumps({"choices": [{"index": 0, "delta": {"content": text}}]}, ensure_ascii=False)
+
+
+@pytest.mark.parametrize(
+    ("stream", "reply"),
+    [
+        pytest.param(
+            f"data: {_chunk('Hi')}\n\ndata: {_chunk(' there')}\n\ndata: [DONE]\n\n", "Hi there", id="plain"
+        ),
+        pytest.param(
+            'data: {"choices": [{"index": 0,\ndata:  "delta": {"content": "two lines"}}]}\n\n'
+            "data: [DONE]\n\n",
+            "two lines",
+            id="multi-line-data",
+        ),
+        pytest.param(
+            f": keep-alive\n\ndata: {_chunk('Hi')}\n: ping\n\n:\n\ndata: [DONE]\n\n", "Hi", id="comments"
+        ),
+        pytest.param(f"data: {_chunk('Hi')}\r\n\r\ndata: [DONE]\r\n\r\n", "Hi", id="crlf"),
+        pytest.param(f"data: {_chunk('Hi')}\r\rdata: [DONE]\r\r", "Hi", id="cr"),
+        pytest.param(
+            f"id: 1\n\nretry: 50\n\ndata: {_chunk('Hi')}\nid: 2\n\n\n\ndata: [DONE]\n\n", "Hi", id="ids"
+        ),
+        pytest.param(
+            f"data: {_chunk(BREAKS)}\n\ndata: [DONE]\n\n",
+            BREAKS,
+            id="unicode-line-breaks-inside-data",
+        ),
+        pytest.param(f"event: message\ndata:{_chunk('no space')}\n\n", "no space", id="no-space-no-done"),
+    ],
+)
+def test_server_sent_events_framing(agent_server, stream, reply):
+    agent_server.script(
+        lambda messages: Reply(body=stream.encode(), headers={"Content-Type": "text/event-stream"})
+    )
+    [turn] = converse(agent_server.url, ["hi"], options={"stream": True})
+    assert turn.reply == reply
+    assert turn.error is None
+
+
+def test_an_event_cut_off_by_the_end_of_the_stream_is_not_read(agent_server):
+    """An event is complete only at its blank line: a stream that ends inside one ends before it."""
+    stream = f"data: {_chunk('kept')}\n\ndata: {_chunk(' lost')}\n"
+    agent_server.script(
+        lambda messages: Reply(body=stream.encode(), headers={"Content-Type": "text/event-stream"})
+    )
+    [turn] = converse(agent_server.url, ["hi"], options={"stream": True})
+    assert turn.reply == "kept"
+
+
+def test_a_stream_answer_that_is_not_an_event_stream_names_its_content_type(agent_server):
+    agent_server.script(lambda messages: Reply(body="<html>proxy login</html>"))
+    with pytest.raises(EndpointError) as caught:
+        converse(agent_server.url, ["hi"], options={"stream": True})
+    assert caught.value.kind == "InvalidResponse"
+    assert "text/event-stream" in caught.value.message
+    assert "text/plain" in caught.value.message
+    assert "proxy login" in caught.value.message

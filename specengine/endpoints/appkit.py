@@ -16,13 +16,11 @@ Endpoint options (`EndpointConfig.options`):
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
 from specengine.endpoints.base import Adapter, Conversation
-from specengine.endpoints.responses_items import ResponsesStream, parse_response, post_events
-from specengine.errors import EndpointError
+from specengine.endpoints.responses_items import as_turn, read_response
 from specengine.transcript import Turn
 
 SEPARATOR = "\n"
@@ -45,33 +43,16 @@ class AppKitConversation(Conversation):
         self.thread_id: str | None = None
 
     async def send(self, message: str) -> Turn:
-        config = self.adapter.config
         body: dict[str, Any] = {"message": message}
-        agent = config.options.get("agent")
+        agent = self.adapter.config.options.get("agent")
         if agent:
             body["agent"] = str(agent)
         if self.thread_id:
             body["threadId"] = self.thread_id
-        stream = ResponsesStream(time.perf_counter(), separator=SEPARATOR)
-        data, latency = await post_events(self.adapter.client, config, body, stream.feed)
-        if data is not None:  # not an event stream: read it as a Responses JSON body
-            output = parse_response(data, SEPARATOR)
-            raw: Any = data
-        elif stream.events == 0 and not stream.errors:
-            raise EndpointError("InvalidResponse", "the agent route answered with an empty event stream")
-        else:
-            output = stream.output()
-            raw = {"events": stream.events, **output.extra}
-        thread = output.extra.get("threadId")
+        answer = await read_response(
+            self.adapter, body, SEPARATOR, empty="the agent route answered with an empty event stream"
+        )
+        thread = answer.output.extra.get("threadId")
         if thread:
             self.thread_id = str(thread)
-        return Turn(
-            reply=output.reply,
-            tool_calls=output.tool_calls,
-            session_id=self.thread_id,
-            latency_s=latency,
-            raw=raw,
-            error=output.error,
-            ttft_s=stream.ttft if data is None else None,
-            usage=output.usage,
-        )
+        return as_turn(answer, session_id=self.thread_id)

@@ -1,27 +1,33 @@
-"""The one interface every agent protocol implements, and the plain data a turn produces.
+"""The one interface every agent protocol implements, and the HTTP and reading they all share.
 
 An adapter turns "send this user message in this conversation" into HTTP for its protocol and returns
 a `Turn`. The runner never knows which protocol it talks to. Transport faults raise `EndpointError`
 (the trial becomes `error`); an error reported inside a well-formed response is a `Turn` with
 `error` set (the reply is what was received, `succeeded` fails, other checks still run).
+
+Every adapter sends through `request_json` (one JSON answer) or `post_events` (a server-sent event
+stream, read with httpx-sse), so a status, a dropped connection or a body that is not JSON means
+the same thing, in the same words, whatever the protocol.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.retry import is_retryable_status, retry_after_seconds
-from specengine.transcript import Turn
+from specengine.transcript import ToolCall, Turn
 
 if TYPE_CHECKING:
     import httpx
 
 BODY_EXCERPT = 200
+DRAIN_S = 0.5  # how long a stream is read past its last event, so its connection can be reused
 
 
 class Conversation:
@@ -46,6 +52,116 @@ class Adapter:
         raise NotImplementedError
 
 
+# --- sending -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JsonAnswer:
+    """A 2xx answer whose body is JSON: the parsed body, its text, and what came with it."""
+
+    data: Any
+    text: str
+    status: int
+    headers: Mapping[str, str]
+    latency_s: float
+
+
+async def request_json(adapter: Adapter, body: Any, method: str = "POST") -> JsonAnswer:
+    """Send a JSON body to the endpoint's URL; the answer must be 2xx JSON (else EndpointError)."""
+    import httpx
+
+    config = adapter.config
+    started = time.perf_counter()
+    try:
+        response = await adapter.client.request(
+            method, config.url or "", json=body, headers=dict(config.headers), timeout=config.timeout
+        )
+    except httpx.HTTPError as exc:
+        raise transport_error(exc) from None
+    latency = time.perf_counter() - started
+    text = response.text
+    if response.status_code >= 300:
+        raise status_error(response, text)
+    return JsonAnswer(
+        parse_json(text, "the response body"), text, response.status_code, response.headers, latency
+    )
+
+
+async def post_events(
+    adapter: Adapter, body: Any, feed: Callable[[str, str], bool], started: float
+) -> tuple[Any, float]:
+    """POST a JSON body asking for server-sent events and feed each `(event, data)` to `feed`.
+
+    Reading stops when `feed` returns True or the stream ends. A server that ignores the request
+    for a stream and answers one JSON body is accepted: its parsed body is returned instead of
+    None, for the caller to read as a non-streamed answer. Returns (JSON body or None, latency):
+    the latency runs from `started` (the clock the caller's time to first token also reads) to the
+    last event read.
+    """
+    import httpx
+    from httpx_sse import EventSource
+
+    config = adapter.config
+    headers = {"Accept": "text/event-stream", **dict(config.headers)}
+    try:
+        async with adapter.client.stream(
+            "POST", config.url or "", json=body, headers=headers, timeout=config.timeout
+        ) as response:
+            if response.status_code >= 300:
+                raise status_error(response, await _read_text(response))
+            content_type = response.headers.get("content-type", "").lower()
+            if "json" in content_type:
+                text = await _read_text(response)
+                return parse_json(text, "the response body"), time.perf_counter() - started
+            if "text/event-stream" not in content_type:
+                excerpt = body_excerpt(await _read_text(response))
+                raise EndpointError(
+                    "InvalidResponse",
+                    f"expected an event stream (text/event-stream), got {content_type or 'no content type'}"
+                    + (f": {excerpt!r}" if excerpt else ""),
+                )
+            events = _events(EventSource(response).aiter_sse())
+            async for event, data in events:
+                if feed(event, data):
+                    latency = time.perf_counter() - started
+                    await _drain(events)
+                    return None, latency
+    except httpx.HTTPError as exc:
+        raise transport_error(exc) from None
+    return None, time.perf_counter() - started
+
+
+async def _events(source: AsyncIterator[Any]) -> AsyncIterator[tuple[str, str]]:
+    """(event name, data) of each event that carries data; "message" when it is not named."""
+    async for sse in source:
+        if sse.data:  # an id or retry field alone, or an empty event, carries nothing to read
+            yield sse.event or "message", sse.data
+
+
+async def _read_text(response: httpx.Response) -> str:
+    return (await response.aread()).decode("utf-8", "replace")
+
+
+async def _drain(events: AsyncIterator[Any]) -> None:
+    """Read what follows a terminal event for a moment, so the connection can be reused.
+
+    A server that keeps the stream open after it must not hold the turn: after DRAIN_S the rest
+    is dropped with the connection.
+    """
+    import asyncio
+    import contextlib
+
+    async def exhaust() -> None:
+        async for _ in events:
+            pass
+
+    with contextlib.suppress(Exception):  # timeout or a broken tail: the turn is complete either way
+        await asyncio.wait_for(exhaust(), timeout=DRAIN_S)
+
+
+# --- faults --------------------------------------------------------------------------------------
+
+
 def body_excerpt(text: str) -> str:
     """The first BODY_EXCERPT characters of a body, white space folded: enough to recognise it by."""
     return " ".join(text.split())[:BODY_EXCERPT]
@@ -64,6 +180,12 @@ def parse_json(text: str, what: str) -> Any:
         raise not_json(what, text) from None
 
 
+def invalid(problem: str, data: Any) -> EndpointError:
+    """A well-formed JSON answer without what the protocol needs: the problem and the body's start."""
+    excerpt = json.dumps(data, ensure_ascii=False, default=str)[:BODY_EXCERPT]
+    return EndpointError("InvalidResponse", f"{problem}: {excerpt}")
+
+
 def status_error(response: httpx.Response, text: str) -> EndpointError:
     """The error for a non-2xx answer: status and the first 200 characters of the body."""
     excerpt = body_excerpt(text)
@@ -74,10 +196,11 @@ def status_error(response: httpx.Response, text: str) -> EndpointError:
         retryable=retryable,
         retry_after=retry_after_seconds(response.headers) if retryable else None,
         status=response.status_code,
+        body=text,
     )
 
 
-def transport_error(exc: Exception) -> EndpointError:
+def transport_error(exc: httpx.HTTPError) -> EndpointError:
     """Wrap an httpx transport exception; connection problems are retryable."""
     import httpx
 
@@ -95,68 +218,15 @@ def transport_error(exc: Exception) -> EndpointError:
     return EndpointError(kind, detail, retryable=isinstance(exc, httpx.TransportError))
 
 
-def _request_url(exc: Exception) -> str | None:
+def _request_url(exc: httpx.HTTPError) -> str | None:
     """The URL of the request an httpx error belongs to, when it has one."""
     try:
-        return str(exc.request.url)  # type: ignore[attr-defined]
-    except (AttributeError, RuntimeError):  # httpx raises RuntimeError when no request is attached
+        return str(exc.request.url)
+    except RuntimeError:  # httpx raises it when no request is attached
         return None
 
 
-async def post_json(
-    client: httpx.AsyncClient, config: EndpointConfig, body: Any, url: str | None = None
-) -> tuple[Any, float]:
-    """POST a JSON body and parse the JSON answer; returns (data, latency in seconds)."""
-    import httpx
-
-    started = time.perf_counter()
-    try:
-        response = await client.post(
-            url or config.url or "", json=body, headers=dict(config.headers), timeout=config.timeout
-        )
-    except httpx.HTTPError as exc:
-        raise transport_error(exc) from None
-    latency = time.perf_counter() - started
-    if response.status_code >= 300:
-        raise status_error(response, response.text)
-    try:
-        return response.json(), latency
-    except ValueError:
-        raise not_json("the response body", response.text) from None
-
-
-def parse_arguments(raw: Any) -> tuple[Any, str | None]:
-    """Tool-call arguments arrive as a JSON string in every protocol; parse them, note when bad."""
-    if raw is None or raw == "":
-        return {}, None
-    if not isinstance(raw, str):
-        return raw, None
-    try:
-        return json.loads(raw), None
-    except ValueError as exc:
-        return {}, f"arguments were not valid JSON ({exc.msg}): {raw[:BODY_EXCERPT]!r}"
-
-
-async def iter_sse(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
-    """Server-sent events as (event, data) pairs; comments and keep-alives are skipped."""
-    event: str | None = None
-    data: list[str] = []
-    async for line in response.aiter_lines():
-        if not line:
-            if data:
-                yield event or "message", "\n".join(data)
-            event, data = None, []
-        elif line.startswith(":"):
-            continue
-        else:
-            name, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if name == "event":
-                event = value
-            elif name == "data":
-                data.append(value)
-    if data:
-        yield event or "message", "\n".join(data)
+# --- reading what every protocol carries ---------------------------------------------------------
 
 
 def error_text(error: Any) -> str | None:
@@ -176,7 +246,48 @@ def error_text(error: Any) -> str | None:
     return json.dumps(error, ensure_ascii=False, default=str)[:BODY_EXCERPT]
 
 
-def invalid(problem: str, data: Any) -> EndpointError:
-    """A well-formed JSON answer without what the protocol needs: the problem and the body's start."""
-    excerpt = json.dumps(data, ensure_ascii=False, default=str)[:BODY_EXCERPT]
-    return EndpointError("InvalidResponse", f"{problem}: {excerpt}")
+def content_text(content: Any) -> str:
+    """A chat message's content as text: None is empty, a list of parts is joined from its texts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+        return "".join(parts)
+    return json.dumps(content, ensure_ascii=False, default=str)
+
+
+def parse_arguments(raw: Any) -> tuple[Any, str | None]:
+    """Tool-call arguments arrive as a JSON string in every protocol; parse them, note when bad."""
+    if raw is None or raw == "":
+        return {}, None
+    if not isinstance(raw, str):
+        return raw, None
+    try:
+        return json.loads(raw), None
+    except json.JSONDecodeError as exc:
+        return {}, f"arguments were not valid JSON ({exc.msg}): {raw[:BODY_EXCERPT]!r}"
+
+
+def chat_tool_call(call: Mapping[str, Any]) -> ToolCall:
+    """A tool call as chat messages carry it (`{id, function: {name, arguments}}`), or flat
+    (`{name, arguments}`); `args` is accepted for `arguments`, `call_id` for `id`."""
+    function = call.get("function")
+    fields = function if isinstance(function, Mapping) else call
+    args, note = parse_arguments(fields.get("arguments", fields.get("args")))
+    call_id = call.get("id") or call.get("call_id")
+    return ToolCall(
+        name=str(fields.get("name") or ""), args=args, id=str(call_id) if call_id else None, note=note
+    )
+
+
+def usage_of(data: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The token usage an answer reports, when it reports one."""
+    usage = data.get("usage")
+    return usage if isinstance(usage, Mapping) else None

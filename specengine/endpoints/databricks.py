@@ -42,24 +42,24 @@ from typing import Any
 from specengine.endpoints.base import (
     Adapter,
     Conversation,
+    chat_tool_call,
+    content_text,
     error_text,
     invalid,
-    not_json,
-    parse_arguments,
     parse_json,
-    status_error,
-    transport_error,
+    post_events,
+    request_json,
+    usage_of,
 )
 from specengine.endpoints.responses_items import (
-    ResponseOutput,
-    ResponsesStream,
+    ResponseAnswer,
     as_turn,
     parse_response,
-    post_events,
+    read_response,
     replay_items,
 )
 from specengine.errors import EndpointError
-from specengine.transcript import ToolCall, Turn
+from specengine.transcript import Turn
 
 SEPARATOR = "\n"
 USER_ID = "specengine"
@@ -127,11 +127,10 @@ class DatabricksConversation(Conversation):
         return answer.turn
 
     def _asks_for_messages(self, exc: EndpointError, message: str) -> bool:
-        body = getattr(exc, "body", None)
-        if exc.status not in (400, 500) or not isinstance(body, str):
+        if exc.status not in (400, 500) or exc.body is None:
             return False
         sent = [message, *(text for exchange in self.history for text in (exchange.user, exchange.reply))]
-        return names_messages(exc.status, body, sent)
+        return names_messages(exc.status, exc.body, sent)
 
     def body(self, shape: str, message: str) -> dict[str, Any]:
         """The request for `shape`: the whole history, then the new message, plus the session."""
@@ -158,32 +157,26 @@ class DatabricksConversation(Conversation):
         adapter = self.adapter
         body = self.body(shape, message)
         if not body.get("stream"):
-            data, latency = await _post(adapter, body)
-            return self._read(shape, data, latency)
-        started = time.perf_counter()
+            sent = await request_json(adapter, body)
+            return self._read(shape, sent.data, sent.latency_s)
         if shape == "responses":
-            events = ResponsesStream(started, separator=SEPARATOR)
-            data, latency = await post_events(adapter.client, adapter.config, body, events.feed)
-            if data is not None:
-                return self._read(shape, data, latency)
-            if events.events == 0 and not events.errors:
-                raise EndpointError("InvalidResponse", "the stream ended without a single event")
-            output = events.output()
-            return self._answer(output, latency, {"events": events.events}, events.ttft)
-        chunks = ChatAgentStream(started)
-        data, latency = await post_events(adapter.client, adapter.config, body, chunks.feed)
+            answer = await read_response(
+                adapter, body, SEPARATOR, empty="the stream ended without a single event"
+            )
+            return self._responses_answer(answer)
+        chunks = ChatAgentStream(time.perf_counter())
+        data, latency = await post_events(adapter, body, chunks.feed, chunks.started)
         if data is not None:
             return self._read(shape, data, latency)
         if chunks.count == 0 and chunks.error is None:
             raise EndpointError("InvalidResponse", "the stream ended without a single chunk")
-        messages = chunks.messages()
-        return self._chat_answer(messages, chunks.error, latency, {"chunks": chunks.count}, None, chunks.ttft)
+        return self._chat_answer(chunks.messages(), chunks.error, latency, None, chunks.ttft)
 
     def _read(self, shape: str, data: Any, latency: float) -> _Answer:
         if isinstance(data, Mapping) and isinstance(data.get("predictions"), Mapping):
             data = data["predictions"]  # the pre-2.0 scoring envelope
         if shape == "responses":
-            return self._answer(parse_response(data, SEPARATOR), latency, data, None)
+            return self._responses_answer(ResponseAnswer(parse_response(data, SEPARATOR), latency))
         if not isinstance(data, Mapping):
             raise invalid("the response is not a JSON object", data)
         messages = data.get("messages")
@@ -192,34 +185,29 @@ class DatabricksConversation(Conversation):
             if error is None:
                 raise invalid('the response has no "messages" list', data)
             messages = []
-        usage = data.get("usage")
-        return self._chat_answer(
-            messages, error, latency, data, usage if isinstance(usage, Mapping) else None
-        )
+        return self._chat_answer(messages, error, latency, usage_of(data))
 
-    def _answer(self, output: ResponseOutput, latency: float, raw: Any, ttft: float | None) -> _Answer:
-        turn = as_turn(output, latency, raw, ttft, session_id=self.session_id)
-        return _Answer(turn, tuple(replay_items(output.items)))
+    def _responses_answer(self, answer: ResponseAnswer) -> _Answer:
+        turn = as_turn(answer, session_id=self.session_id)
+        return _Answer(turn, tuple(replay_items(answer.output.items)))
 
     def _chat_answer(
         self,
         messages: Sequence[Any],
         error: str | None,
         latency: float,
-        raw: Any,
         usage: Mapping[str, Any] | None,
         ttft: float | None = None,
     ) -> _Answer:
         kept = [m for m in messages if isinstance(m, Mapping)]
         assistant = [m for m in kept if m.get("role", "assistant") == "assistant"]
-        texts = [_content_text(m.get("content")) for m in assistant]
-        calls = tuple(_chat_call(call) for m in assistant for call in _calls_of(m))
+        texts = [content_text(m.get("content")) for m in assistant]
+        calls = tuple(chat_tool_call(call) for m in assistant for call in _calls_of(m))
         turn = Turn(
             reply=SEPARATOR.join(text for text in texts if text),
             tool_calls=calls,
             session_id=self.session_id,
             latency_s=latency,
-            raw=raw,
             error=error,
             ttft_s=ttft,
             usage=usage,
@@ -238,41 +226,20 @@ def _text_entry(shape: str, text: str, item_id: str) -> dict[str, Any]:
     }
 
 
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            part["text"]
-            for part in content
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
-        )
-    return ""
-
-
 def _calls_of(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     calls = message.get("tool_calls")
     return [call for call in calls if isinstance(call, Mapping)] if isinstance(calls, list) else []
 
 
-def _chat_call(call: Mapping[str, Any]) -> ToolCall:
-    function = call.get("function") if isinstance(call.get("function"), Mapping) else call
-    args, note = parse_arguments(function.get("arguments"))
-    call_id = call.get("id")
-    return ToolCall(
-        name=str(function.get("name") or ""), args=args, id=str(call_id) if call_id else None, note=note
-    )
-
-
 def _chat_replay(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The agent's messages to resend next turn: the ones a ChatAgent request accepts."""
-    replay = []
+    replay: list[Mapping[str, Any]] = []
     for message in messages:
         role = message.get("role", "assistant")
         if role == "tool":
             if message.get("name") and message.get("tool_call_id"):
-                replay.append({**message, "content": _content_text(message.get("content"))})
-        elif role == "assistant" and (_content_text(message.get("content")) or _calls_of(message)):
+                replay.append({**message, "content": content_text(message.get("content"))})
+        elif role == "assistant" and (content_text(message.get("content")) or _calls_of(message)):
             replay.append({**message, "role": "assistant"})
     return replay
 
@@ -308,7 +275,7 @@ class ChatAgentStream:
 
     def _add(self, delta: Mapping[str, Any]) -> None:
         key = str(delta.get("id") or f"#{len(self._messages) + 1}")
-        text = _content_text(delta.get("content"))
+        text = content_text(delta.get("content"))
         calls = _calls_of(delta)
         if (text or calls) and self.ttft is None and delta.get("role", "assistant") == "assistant":
             self.ttft = time.perf_counter() - self.started
@@ -326,7 +293,7 @@ class ChatAgentStream:
                 message.setdefault(name, value)
 
     def messages(self) -> list[Mapping[str, Any]]:
-        result = []
+        result: list[Mapping[str, Any]] = []
         for message in self._messages.values():
             message = dict(message)
             if not message["tool_calls"]:
@@ -347,26 +314,3 @@ def names_messages(status: int | None, text: str, sent: Sequence[str]) -> bool:
     if status == 400:
         return re.search(r"\bmessages\b", text) is not None
     return re.search(r"missing\s+inputs?\W{0,8}['\"]messages['\"]", text, re.IGNORECASE) is not None
-
-
-async def _post(adapter: Adapter, body: Any) -> tuple[Any, float]:
-    """POST JSON and parse the answer; an HTTP error keeps the whole body for the shape switch."""
-    import httpx
-
-    config = adapter.config
-    started = time.perf_counter()
-    try:
-        response = await adapter.client.post(
-            config.url or "", json=body, headers=dict(config.headers), timeout=config.timeout
-        )
-    except httpx.HTTPError as exc:
-        raise transport_error(exc) from None
-    latency = time.perf_counter() - started
-    if response.status_code >= 300:
-        error = status_error(response, response.text)
-        error.body = response.text  # type: ignore[attr-defined]
-        raise error
-    try:
-        return response.json(), latency
-    except ValueError:
-        raise not_json("the response body", response.text) from None

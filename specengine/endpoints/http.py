@@ -28,22 +28,24 @@ Endpoint options: `body` and `reply` (required), `tool_calls`, `session_id`, `me
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Mapping
 from typing import Any
+
+from jinja2 import Undefined
+from jinja2.exceptions import SecurityError, UndefinedError
+from jinja2.exceptions import TemplateError as JinjaTemplateError
 
 from specengine.endpoints.base import (
     BODY_EXCERPT,
     Adapter,
     Conversation,
     body_excerpt,
-    parse_arguments,
-    parse_json,
-    status_error,
-    transport_error,
+    chat_tool_call,
+    request_json,
 )
-from specengine.errors import EndpointError
+from specengine.errors import EndpointError, TemplateError
+from specengine.templates import environment, render, render_native
 from specengine.transcript import ToolCall, Turn
 
 EXPRESSIONS = ("reply", "tool_calls", "session_id")
@@ -76,12 +78,10 @@ class HttpAdapter(Adapter):
             return None
         if not isinstance(source, str) or not source.strip():
             raise self.problem(f"`{key}` must be an expression text, such as json.answer")
-        from specengine.templates import environment
-
         try:
             compiled = environment().compile_expression(source.strip(), undefined_to_none=False)
-        except Exception as exc:  # TemplateSyntaxError
-            detail = getattr(exc, "message", None) or exc
+        except JinjaTemplateError as exc:  # TemplateSyntaxError
+            detail = exc.message or exc
             raise self.problem(f"`{key}: {source.strip()}` is not a valid expression: {detail}") from None
         self._compiled[key] = compiled
         return compiled
@@ -90,6 +90,7 @@ class HttpAdapter(Adapter):
         expression = self.expression(key)
         if expression is None:
             return None
+        failure: str | None
         try:
             value = expression(**answer)
         except Exception as exc:  # UndefinedError, SecurityError, TypeError, ...
@@ -105,9 +106,6 @@ class HttpAdapter(Adapter):
         )
 
     def render_body(self, variables: dict[str, Any]) -> Any:
-        from specengine.errors import TemplateError
-        from specengine.templates import render, render_native
-
         template = self.config.options.get("body")
         if template is None:
             raise self.problem("protocol http needs `body`, the request body template")
@@ -136,7 +134,8 @@ class HttpConversation(Conversation):
 
     def __init__(self, adapter: HttpAdapter, variables: Mapping[str, Any]):
         self.adapter = adapter
-        self.input = variables.get("input") if isinstance(variables.get("input"), Mapping) else {}
+        given = variables.get("input")
+        self.input: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
         self.history: list[dict[str, str]] = []
         has_expression = adapter.config.options.get("session_id") is not None
         self.session_id: Any = None if has_expression else str(uuid.uuid4())
@@ -155,16 +154,16 @@ class HttpConversation(Conversation):
         }
         body = adapter.render_body(variables)
         method = str(config.options.get("method") or "POST").upper()
-        data, text, response, latency = await _request(adapter, method, body)
+        sent = await request_json(adapter, body, method)
         answer = {
-            "json": data,
-            "response": data,
-            "headers": {name.lower(): value for name, value in response.headers.items()},
-            "status": response.status_code,
+            "json": sent.data,
+            "response": sent.data,
+            "headers": {name.lower(): value for name, value in sent.headers.items()},
+            "status": sent.status,
         }
-        reply = adapter.evaluate("reply", answer, text)
-        calls = _tool_calls(adapter, adapter.evaluate("tool_calls", answer, text))
-        session = adapter.evaluate("session_id", answer, text)
+        reply = adapter.evaluate("reply", answer, sent.text)
+        calls = _tool_calls(adapter, adapter.evaluate("tool_calls", answer, sent.text))
+        session = adapter.evaluate("session_id", answer, sent.text)
         if session is not None and session != "":
             self.session_id = session if isinstance(session, (str, int)) else _text(session)
         reply_text = _text(reply)
@@ -177,8 +176,7 @@ class HttpConversation(Conversation):
             reply=reply_text,
             tool_calls=calls,
             session_id=None if self.session_id is None else str(self.session_id),
-            latency_s=latency,
-            raw=data,
+            latency_s=sent.latency_s,
         )
 
 
@@ -194,8 +192,6 @@ def _text(value: Any) -> str:
 
 def _undefined_message(value: Any) -> str | None:
     """The message of the first undefined value left in a rendered structure, if any."""
-    from jinja2 import Undefined
-
     if isinstance(value, Undefined):
         return value._undefined_message or "a value is undefined"
     if isinstance(value, Mapping):
@@ -209,12 +205,11 @@ def _undefined_message(value: Any) -> str | None:
 
 
 def _describe(exc: Exception) -> str:
-    name = type(exc).__name__
-    if name == "UndefinedError":
-        return str(exc)
-    if name == "SecurityError":
+    if isinstance(exc, SecurityError):
         return f"not allowed: {exc}"
-    return f"{name}: {exc}"
+    if isinstance(exc, UndefinedError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _tool_calls(adapter: HttpAdapter, value: Any) -> tuple[ToolCall, ...]:
@@ -227,34 +222,9 @@ def _tool_calls(adapter: HttpAdapter, value: Any) -> tuple[ToolCall, ...]:
         raise adapter.problem(f"`tool_calls: {source}` must give {shape}, got {got}")
     calls = []
     for position, item in enumerate(value):
-        function = item.get("function") if isinstance(item, Mapping) else None
-        call = function if isinstance(function, Mapping) else item
-        name = call.get("name") if isinstance(call, Mapping) else None
-        if not isinstance(name, str) or not name:
+        call = chat_tool_call(item) if isinstance(item, Mapping) else None
+        if call is None or not call.name:
             got = json.dumps(item, ensure_ascii=False, default=str)[:BODY_EXCERPT]
             raise adapter.problem(f"`tool_calls: {source}` must give {shape}; item {position} is {got}")
-        raw = call.get("arguments", call.get("args"))
-        args, note = parse_arguments(raw)
-        call_id = item.get("id") or item.get("call_id")
-        calls.append(ToolCall(name=name, args=args, id=str(call_id) if call_id else None, note=note))
+        calls.append(call)
     return tuple(calls)
-
-
-async def _request(adapter: HttpAdapter, method: str, body: Any) -> tuple[Any, str, Any, float]:
-    """Send the rendered body; the answer must be 2xx JSON. Returns (data, text, response, latency)."""
-    import httpx
-
-    config = adapter.config
-    started = time.perf_counter()
-    try:
-        response = await adapter.client.request(
-            method, config.url or "", json=body, headers=dict(config.headers), timeout=config.timeout
-        )
-    except httpx.HTTPError as exc:
-        raise transport_error(exc) from None
-    latency = time.perf_counter() - started
-    text = response.text
-    if response.status_code >= 300:
-        raise status_error(response, text)
-    data = parse_json(text, "the response body")
-    return data, text, response, latency

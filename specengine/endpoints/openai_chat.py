@@ -22,26 +22,24 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from specengine.endpoints.base import (
     BODY_EXCERPT,
     Adapter,
     Conversation,
+    chat_tool_call,
+    content_text,
     error_text,
     invalid,
-    iter_sse,
     parse_arguments,
     parse_json,
-    post_json,
-    status_error,
-    transport_error,
+    post_events,
+    request_json,
+    usage_of,
 )
 from specengine.errors import EndpointError
 from specengine.transcript import ToolCall, Turn
-
-if TYPE_CHECKING:
-    import httpx
 
 
 class OpenAIChatAdapter(Adapter):
@@ -67,13 +65,12 @@ class OpenAIChatConversation(Conversation):
         extra = config.options.get("extra_body")
         extra = extra if isinstance(extra, Mapping) else {}
         body: dict[str, Any] = {**extra, "model": config.model or "default", "messages": messages}
-        stream = bool(config.options.get("stream")) or bool(extra.get("stream"))
-        if stream:
+        if config.options.get("stream") or extra.get("stream"):
             body["stream"] = True
-            turn = await _send_streaming(self.adapter.client, config, body)
+            turn = await _send_streaming(self.adapter, body)
         else:
-            data, latency = await post_json(self.adapter.client, config, body)
-            turn = parse_completion(data, latency)
+            answer = await request_json(self.adapter, body)
+            turn = parse_completion(answer.data, answer.latency_s)
         # Only a turn that came back is history; a transport fault ends the trial anyway.
         self.messages = [*messages, {"role": "assistant", "content": turn.reply}]
         return turn
@@ -91,7 +88,7 @@ def parse_completion(data: Any, latency: float) -> Turn:
     choices = data.get("choices")
     if not choices:
         if error is not None:
-            return Turn(reply="", latency_s=latency, raw=data, error=error, usage=_usage(data))
+            return Turn(reply="", latency_s=latency, error=error, usage=usage_of(data))
         missing = 'has no "choices"' if choices is None else 'has an empty "choices" list'
         raise invalid(f"the response {missing}", data)
     first = choices[0] if isinstance(choices, list) else None
@@ -103,48 +100,12 @@ def parse_completion(data: Any, latency: float) -> Turn:
         calls.append({"function": message["function_call"]})
     return Turn(
         reply=content_text(message.get("content")),
-        tool_calls=tuple(_tool_call(call) for call in calls if isinstance(call, Mapping)),
+        tool_calls=tuple(chat_tool_call(call) for call in calls if isinstance(call, Mapping)),
         session_id=None,
         latency_s=latency,
-        raw=data,
         error=error,
-        usage=_usage(data),
+        usage=usage_of(data),
     )
-
-
-def content_text(content: Any) -> str:
-    """Message content as text: None is empty, a list of parts is joined from its text parts."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-        return "".join(parts)
-    return str(content)
-
-
-def _tool_call(call: Mapping[str, Any]) -> ToolCall:
-    function = call.get("function")
-    function = function if isinstance(function, Mapping) else {}
-    args, note = parse_arguments(function.get("arguments"))
-    call_id = call.get("id")
-    return ToolCall(
-        name=str(function.get("name") or ""),
-        args=args,
-        id=str(call_id) if call_id else None,
-        note=note,
-    )
-
-
-def _usage(data: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    usage = data.get("usage")
-    return usage if isinstance(usage, Mapping) else None
 
 
 class _StreamState:
@@ -159,6 +120,16 @@ class _StreamState:
         self.ttft: float | None = None
         self.chunks = 0
 
+    def feed(self, event: str, data: str) -> bool:
+        """Fold one server-sent event in; True at `data: [DONE]`, the end of the stream."""
+        if data.strip() == "[DONE]":
+            return True
+        if event == "error":
+            self.error = _sse_error(data)
+        else:
+            self.add(parse_json(data, "a stream chunk"))
+        return False
+
     def first_token(self) -> None:
         if self.ttft is None:
             self.ttft = time.perf_counter() - self.started
@@ -171,8 +142,9 @@ class _StreamState:
         error = error_text(chunk.get("error"))
         if error is not None:
             self.error = error
-        if isinstance(chunk.get("usage"), Mapping):
-            self.usage = chunk["usage"]
+        usage = usage_of(chunk)
+        if usage is not None:
+            self.usage = usage
         for choice in chunk.get("choices") or []:
             if not isinstance(choice, Mapping) or choice.get("index", 0) != 0:
                 continue
@@ -194,7 +166,8 @@ class _StreamState:
         call = self.calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
         if piece.get("id"):
             call["id"] = str(piece["id"])
-        function = piece.get("function") if isinstance(piece.get("function"), Mapping) else {}
+        function = piece.get("function")
+        function = function if isinstance(function, Mapping) else {}
         name = function.get("name")
         if name and name != call["name"]:
             # Most servers send the name once; a few split it. A repeated full name is not doubled.
@@ -216,41 +189,21 @@ class _StreamState:
             tool_calls=tuple(calls),
             session_id=None,
             latency_s=latency,
-            raw={"chunks": self.chunks},
             error=self.error,
             ttft_s=self.ttft,
             usage=self.usage,
         )
 
 
-async def _send_streaming(client: httpx.AsyncClient, config: Any, body: dict[str, Any]) -> Turn:
-    """POST with `stream: true` and fold the SSE chunks into one Turn (`data: [DONE]` ends it)."""
-    import httpx
+async def _send_streaming(adapter: Adapter, body: dict[str, Any]) -> Turn:
+    """POST with `stream: true` and fold the SSE chunks into one Turn (`data: [DONE]` ends it).
 
-    headers = {"Accept": "text/event-stream", **dict(config.headers)}
-    started = time.perf_counter()
-    state = _StreamState(started)
-    try:
-        async with client.stream(
-            "POST", config.url or "", json=body, headers=headers, timeout=config.timeout
-        ) as response:
-            if response.status_code >= 300:
-                text = (await response.aread()).decode("utf-8", "replace")
-                raise status_error(response, text)
-            if "json" in response.headers.get("content-type", "").lower():
-                # The server ignored `stream: true` and answered with one JSON body: accept it.
-                raw = (await response.aread()).decode("utf-8", "replace")
-                return parse_completion(parse_json(raw, "the response body"), time.perf_counter() - started)
-            async for event, data in iter_sse(response):
-                if data.strip() == "[DONE]":
-                    break
-                if event == "error":
-                    state.error = _sse_error(data)
-                    continue
-                state.add(parse_json(data, "a stream chunk"))
-    except httpx.HTTPError as exc:
-        raise transport_error(exc) from None
-    latency = time.perf_counter() - started
+    A server that ignores `stream: true` and answers with one JSON body is read as usual.
+    """
+    state = _StreamState(time.perf_counter())
+    data, latency = await post_events(adapter, body, state.feed, state.started)
+    if data is not None:
+        return parse_completion(data, latency)
     if state.chunks == 0 and state.error is None:
         raise EndpointError("InvalidResponse", "the stream ended without a single chunk")
     return state.turn(latency)

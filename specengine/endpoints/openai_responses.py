@@ -18,20 +18,17 @@ Endpoint options (`EndpointConfig.options`):
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
-from specengine.endpoints.base import Adapter, Conversation, post_json
+from specengine.endpoints.base import Adapter, Conversation, request_json
 from specengine.endpoints.responses_items import (
-    ResponseOutput,
-    ResponsesStream,
+    ResponseAnswer,
     as_turn,
     parse_response,
-    post_events,
+    read_response,
     replay_items,
 )
-from specengine.errors import EndpointError
 from specengine.transcript import Turn
 
 
@@ -66,26 +63,12 @@ class OpenAIResponsesConversation(Conversation):
             body["input"] = [*self.history, user]
         if config.options.get("stream") or extra.get("stream"):
             body["stream"] = True
-            turn, output = await send_streaming(self.adapter, body, separator="")
+            answer = await read_response(
+                self.adapter, body, separator="", empty="the stream ended without a single event"
+            )
         else:
-            data, latency = await post_json(self.adapter.client, config, body)
-            output = parse_response(data)
-            turn = as_turn(output, latency, data)
-        self.previous_id = output.response_id
-        self.history = [*self.history, user, *replay_items(output.items)]
-        return turn
-
-
-async def send_streaming(
-    adapter: Adapter, body: dict[str, Any], separator: str
-) -> tuple[Turn, ResponseOutput]:
-    """POST asking for a stream and fold the Responses events (or accept a plain JSON answer)."""
-    stream = ResponsesStream(time.perf_counter(), separator=separator)
-    data, latency = await post_events(adapter.client, adapter.config, body, stream.feed)
-    if data is not None:
-        output = parse_response(data, separator)
-        return as_turn(output, latency, data), output
-    if stream.events == 0 and not stream.errors:
-        raise EndpointError("InvalidResponse", "the stream ended without a single event")
-    output = stream.output()
-    return as_turn(output, latency, {"events": stream.events}, stream.ttft), output
+            sent = await request_json(self.adapter, body)
+            answer = ResponseAnswer(parse_response(sent.data), sent.latency_s)
+        self.previous_id = answer.output.response_id
+        self.history = [*self.history, user, *replay_items(answer.output.items)]
+        return as_turn(answer, session_id=self.previous_id)

@@ -21,30 +21,24 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from specengine.endpoints.base import (
+    Adapter,
     error_text,
     invalid,
-    iter_sse,
     not_json,
     parse_arguments,
-    parse_json,
-    status_error,
-    transport_error,
+    post_events,
+    usage_of,
 )
+from specengine.errors import EndpointError
 from specengine.transcript import ToolCall, Turn
-
-if TYPE_CHECKING:
-    import httpx
-
-    from specengine.plan import EndpointConfig
 
 # Events after which nothing else belongs to the turn; reading stops there.
 TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
-DRAIN_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -119,21 +113,20 @@ def parse_response(data: Any, separator: str = "") -> ResponseOutput:
             raise invalid('the response has no "output" list', data)
     items, reply, calls = read_items(output, separator)
     response_id = data.get("id")
-    usage = data.get("usage")
     return ResponseOutput(
         items=items,
         reply=reply,
         tool_calls=calls,
         response_id=str(response_id) if response_id else None,
         error=error,
-        usage=usage if isinstance(usage, Mapping) else None,
+        usage=usage_of(data),
     )
 
 
 class ResponsesStream:
     """Folds Responses stream events into one ResponseOutput.
 
-    Feed it `(event name, data text)` pairs from `iter_sse`; `feed` returns True once a terminal
+    Feed it `(event name, data text)` pairs from `post_events`; `feed` returns True once a terminal
     event arrived. `ttft` is the time from `started` to the first text delta or tool call.
     """
 
@@ -208,8 +201,9 @@ class ResponsesStream:
             return
         if response.get("id"):
             self.response_id = str(response["id"])
-        if isinstance(response.get("usage"), Mapping):
-            self.usage = response["usage"]
+        usage = usage_of(response)
+        if usage is not None:
+            self.usage = usage
         output = response.get("output")
         if isinstance(output, list) and output:
             self.final_output = output
@@ -370,73 +364,36 @@ def replay_items(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return replay
 
 
-async def post_events(
-    client: httpx.AsyncClient,
-    config: EndpointConfig,
-    body: Any,
-    feed: Callable[[str, str], bool],
-    url: str | None = None,
-) -> tuple[Any, float]:
-    """POST a JSON body asking for server-sent events and feed each `(event, data)` to `feed`.
+@dataclass(frozen=True)
+class ResponseAnswer:
+    """A Responses answer read whole: the output, and how long it took (streamed: to the first token)."""
 
-    Reading stops when `feed` returns True or the stream ends. A server that ignores the request
-    for a stream and answers one JSON body is accepted: its parsed body is returned instead of
-    None, for the caller to read as a non-streamed answer. Returns (JSON body or None, latency).
-    """
-    import httpx
-
-    headers = {"Accept": "text/event-stream", **dict(config.headers)}
-    started = time.perf_counter()
-    try:
-        async with client.stream(
-            "POST", url or config.url or "", json=body, headers=headers, timeout=config.timeout
-        ) as response:
-            if response.status_code >= 300:
-                text = (await response.aread()).decode("utf-8", "replace")
-                error = status_error(response, text)
-                error.body = text  # type: ignore[attr-defined]  # the whole body, for callers that read it
-                raise error
-            if "json" in response.headers.get("content-type", "").lower():
-                text = (await response.aread()).decode("utf-8", "replace")
-                return parse_json(text, "the response body"), time.perf_counter() - started
-            events = iter_sse(response)
-            async for event, data in events:
-                if feed(event, data):
-                    await _drain(events)
-                    break
-    except httpx.HTTPError as exc:
-        raise transport_error(exc) from None
-    return None, time.perf_counter() - started
+    output: ResponseOutput
+    latency_s: float
+    ttft_s: float | None = None
 
 
-async def _drain(events: AsyncIterator[Any]) -> None:
-    """Read what follows a terminal event for a moment, so the connection can be reused.
-
-    A server that keeps the stream open after it must not hold the turn: after DRAIN_S the rest
-    is dropped with the connection.
-    """
-    import asyncio
-    import contextlib
-
-    async def exhaust() -> None:
-        async for _ in events:
-            pass
-
-    with contextlib.suppress(Exception):  # timeout or a broken tail: the turn is complete either way
-        await asyncio.wait_for(exhaust(), timeout=DRAIN_S)
+async def read_response(adapter: Adapter, body: Any, separator: str, *, empty: str) -> ResponseAnswer:
+    """POST asking for a Responses event stream and fold it, or read the one JSON body a server that
+    does not stream sends instead. `empty` is the message for a stream without a single event."""
+    stream = ResponsesStream(time.perf_counter(), separator=separator)
+    data, latency = await post_events(adapter, body, stream.feed, stream.started)
+    if data is not None:
+        return ResponseAnswer(parse_response(data, separator), latency)
+    if stream.events == 0 and not stream.errors:
+        raise EndpointError("InvalidResponse", empty)
+    return ResponseAnswer(stream.output(), latency, stream.ttft)
 
 
-def as_turn(
-    output: ResponseOutput, latency: float, raw: Any, ttft: float | None = None, session_id: str | None = None
-) -> Turn:
-    """A ResponseOutput as a Turn; the session id is the response id unless the protocol keeps its own."""
+def as_turn(answer: ResponseAnswer, session_id: str | None) -> Turn:
+    """A Responses answer as a Turn, with the session id the protocol keeps (a response id, a thread)."""
+    output = answer.output
     return Turn(
         reply=output.reply,
         tool_calls=output.tool_calls,
-        session_id=session_id if session_id is not None else output.response_id,
-        latency_s=latency,
-        raw=raw,
+        session_id=session_id,
+        latency_s=answer.latency_s,
         error=output.error,
-        ttft_s=ttft,
+        ttft_s=answer.ttft_s,
         usage=output.usage,
     )
