@@ -13,7 +13,7 @@ from typer.core import TyperGroup
 class _SortedGroup(TyperGroup):
     """Commands listed by name, whatever order their modules were imported in."""
 
-    def list_commands(self, ctx) -> list[str]:
+    def list_commands(self, ctx: object) -> list[str]:  # the order needs no context
         return sorted(self.commands)
 
 

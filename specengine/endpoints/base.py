@@ -12,19 +12,21 @@ the same thing, in the same words, whatever the protocol.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
+
+import httpx
+from httpx_sse import EventSource, ServerSentEvent
 
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.retry import is_retryable_status, retry_after_seconds
 from specengine.transcript import ToolCall, Turn
-
-if TYPE_CHECKING:
-    import httpx
 
 BODY_EXCERPT = 200
 DRAIN_S = 0.5  # how long a stream is read past its last event, so its connection can be reused
@@ -68,8 +70,6 @@ class JsonAnswer:
 
 async def request_json(adapter: Adapter, body: Any, method: str = "POST") -> JsonAnswer:
     """Send a JSON body to the endpoint's URL; the answer must be 2xx JSON (else EndpointError)."""
-    import httpx
-
     config = adapter.config
     started = time.perf_counter()
     try:
@@ -98,9 +98,6 @@ async def post_events(
     the latency runs from `started` (the clock the caller's time to first token also reads) to the
     last event read.
     """
-    import httpx
-    from httpx_sse import EventSource
-
     config = adapter.config
     headers = {"Accept": "text/event-stream", **dict(config.headers)}
     try:
@@ -131,7 +128,7 @@ async def post_events(
     return None, time.perf_counter() - started
 
 
-async def _events(source: AsyncIterator[Any]) -> AsyncIterator[tuple[str, str]]:
+async def _events(source: AsyncIterator[ServerSentEvent]) -> AsyncIterator[tuple[str, str]]:
     """(event name, data) of each event that carries data; "message" when it is not named."""
     async for sse in source:
         if sse.data:  # an id or retry field alone, or an empty event, carries nothing to read
@@ -148,8 +145,6 @@ async def _drain(events: AsyncIterator[Any]) -> None:
     A server that keeps the stream open after it must not hold the turn: after DRAIN_S the rest
     is dropped with the connection.
     """
-    import asyncio
-    import contextlib
 
     async def exhaust() -> None:
         async for _ in events:
@@ -202,8 +197,6 @@ def status_error(response: httpx.Response, text: str) -> EndpointError:
 
 def transport_error(exc: httpx.HTTPError) -> EndpointError:
     """Wrap an httpx transport exception; connection problems are retryable."""
-    import httpx
-
     kind = type(exc).__name__
     detail = str(exc) or kind
     if isinstance(exc, httpx.TimeoutException):

@@ -43,15 +43,24 @@ def parse_results(text: str, source: str = "<results>") -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        hint = ""
-        if exc.msg == "Extra data" and text.lstrip().startswith("{"):
-            hint = (
-                "; this looks like the JSONL log (one case per line), not the final results JSON"
-                " (use the file given to --output)"
-            )
+        hint = (
+            "; this looks like the JSONL log (one case per line), not the final results JSON"
+            " (use the file given to --output)"
+            if _is_jsonl(text)
+            else ""
+        )
         raise ResultsError(f"{source}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}{hint}") from None
     check_results(data, source)
     return data
+
+
+def _is_jsonl(text: str) -> bool:
+    """True when the first line is a JSON object on its own and more follows: the run's JSONL log."""
+    first, _, rest = text.lstrip().partition("\n")
+    try:
+        return isinstance(json.loads(first), dict) and bool(rest.strip())
+    except ValueError:
+        return False
 
 
 def check_results(data: Any, source: str = "<results>") -> dict[str, Any]:

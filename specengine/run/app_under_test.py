@@ -22,17 +22,22 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import http.client
 import os
 import signal
+import ssl
 import subprocess
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from specengine.errors import WebServerError
+from specengine.source.project import resolve_variables
 
 DEFAULT_TIMEOUT = 60.0
 STOP_GRACE_S = 5.0
@@ -51,17 +56,15 @@ class RunningApp:
     output: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=OUTPUT_LINES))
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A 3xx already proves the app is there: it is the answer, not a hop to follow."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
 def probe(url: str, timeout: float = PROBE_TIMEOUT_S) -> int | None:
     """The HTTP status `url` answers a GET with (redirects not followed), or None when nothing does."""
-    import http.client
-    import ssl
-    import urllib.error
-    import urllib.request
-
-    class _NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-            return None
-
     context = ssl.create_default_context()
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE  # a local dev server's certificate proves nothing either way
@@ -134,8 +137,6 @@ def _settings(config: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[st
         raise WebServerError("web_server.command must be the shell command that starts the app")
     if not isinstance(url, str) or not url.strip():
         raise WebServerError("web_server.url must be a URL that answers once the app is ready")
-    from specengine.source.project import resolve_variables
-
     resolved = resolve_variables(url, environ)
     if resolved.missing:
         names = ", ".join(resolved.missing)
