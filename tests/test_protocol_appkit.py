@@ -77,29 +77,29 @@ def test_model_failure_before_any_text(server):
     assert turn.session_id is not None
 
 
-def test_final_message_item_replaces_the_deltas():
-    frames = (
-        'event: appkit.metadata\ndata: {"type":"appkit.metadata","data":{"threadId":"t1"}}\n\n'
-        'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"m",'
-        '"delta":"draft"}\n\n'
-        'event: response.output_item.done\ndata: {"type":"response.output_item.done",'
-        '"item":{"type":"message","id":"m","role":"assistant","content":[{"type":"output_text","text":"Final"}]}}'
-        "\n\n"
-        'event: response.completed\ndata: {"type":"response.completed","response":{}}\n\n'
-    )
-    with AppKitServer() as server:
-        server.script([sse_reply(frames)])
-        [turn] = talk(server.endpoint(), "hi")
-        assert turn.reply == "Final"
-
-
-def test_heartbeat_comments_and_done_marker_are_ignored():
-    frames = (
-        ": keep-alive\n\n"
-        'event: appkit.metadata\ndata: {"type":"appkit.metadata","data":{"threadId":"t1"}}\n\n'
-        'data: {"type":"response.output_text.delta","item_id":"m","delta":"Hi"}\n\n'
-        "data: [DONE]\n\n"
-    )
+@pytest.mark.parametrize(
+    "frames",
+    [
+        pytest.param(
+            'event: appkit.metadata\ndata: {"type":"appkit.metadata","data":{"threadId":"t1"}}\n\n'
+            'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"m",'
+            '"delta":"draft"}\n\n'
+            'event: response.output_item.done\ndata: {"type":"response.output_item.done",'
+            '"item":{"type":"message","id":"m","role":"assistant","content":[{"type":"output_text","text":"Hi"}]}}'
+            "\n\n"
+            'event: response.completed\ndata: {"type":"response.completed","response":{}}\n\n',
+            id="final-message-item-replaces-the-deltas",
+        ),
+        pytest.param(
+            ": keep-alive\n\n"
+            'event: appkit.metadata\ndata: {"type":"appkit.metadata","data":{"threadId":"t1"}}\n\n'
+            'data: {"type":"response.output_text.delta","item_id":"m","delta":"Hi"}\n\n'
+            "data: [DONE]\n\n",
+            id="heartbeat-comments-and-done-marker-are-ignored",
+        ),
+    ],
+)
+def test_streams_are_read_to_their_final_text(frames):
     with AppKitServer() as server:
         server.script([sse_reply(frames)])
         [turn] = talk(server.endpoint(), "hi")

@@ -196,10 +196,14 @@ def test_switch_fails_cleanly_when_messages_are_refused_too():
         assert ["input" in body for body in server.bodies] == [True, False]
 
 
-def test_captured_agent_server_responses_stream_is_read_exactly():
-    with DatabricksServer("responses", streaming=True) as server:
-        server.script([sse_reply(CAPTURED_MLFLOW_RESPONSES_STREAM)])
-        [turn] = talk(server.endpoint(api="responses", stream=True), "What's the weather in Paris?")
+@pytest.mark.parametrize(
+    ("api", "capture"),
+    [("responses", CAPTURED_MLFLOW_RESPONSES_STREAM), ("chat", CAPTURED_MLFLOW_CHAT_STREAM)],
+)
+def test_captured_agent_server_stream_is_read_exactly(api, capture):
+    with DatabricksServer(api, streaming=True) as server:
+        server.script([sse_reply(capture)])
+        [turn] = talk(server.endpoint(api=api, stream=True), "What's the weather in Paris?")
         assert turn.reply == "It is Sunny in Paris"
         assert [(call.name, call.args, call.id) for call in turn.tool_calls] == [
             ("get_weather", {"city": "Paris", "unit": "celsius"}, "call_1")
@@ -207,55 +211,46 @@ def test_captured_agent_server_responses_stream_is_read_exactly():
         assert turn.error is None
 
 
-def test_captured_agent_server_chat_stream_is_read_exactly():
-    with DatabricksServer("chat", streaming=True) as server:
-        server.script([sse_reply(CAPTURED_MLFLOW_CHAT_STREAM)])
-        [turn] = talk(server.endpoint(api="chat", stream=True), "What's the weather in Paris?")
-        assert turn.reply == "It is Sunny in Paris"
-        assert [(call.name, call.args, call.id) for call in turn.tool_calls] == [
-            ("get_weather", {"city": "Paris", "unit": "celsius"}, "call_1")
-        ]
+def _message_item(item_id: str, text: str) -> dict:
+    return {
+        "type": "message",
+        "id": item_id,
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text}],
+    }
 
 
-def test_chat_reply_joins_assistant_texts_and_skips_empty_ones():
-    with DatabricksServer("chat") as server:
-        chain = {
-            "messages": [
-                {"role": "assistant", "content": "Let me check.", "id": "a"},
-                {"role": "assistant", "content": "", "id": "b", "tool_calls": []},
-                {"role": "assistant", "content": "It is Sunny.", "id": "c"},
-            ]
-        }
-        server.script([Reply(body=chain)])
-        [turn] = talk(server.endpoint(api="chat"), "hi")
-        assert turn.reply == "Let me check.\nIt is Sunny."
-
-
-def test_responses_reply_joins_message_items_with_newlines():
-    with DatabricksServer("responses") as server:
-        output = [
+@pytest.mark.parametrize(
+    ("api", "body", "reply"),
+    [
+        pytest.param(
+            "chat",
             {
-                "type": "message",
-                "id": "m1",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": "A"}],
+                "messages": [
+                    {"role": "assistant", "content": "Let me check.", "id": "a"},
+                    {"role": "assistant", "content": "", "id": "b", "tool_calls": []},
+                    {"role": "assistant", "content": "It is Sunny.", "id": "c"},
+                ]
             },
+            "Let me check.\nIt is Sunny.",
+            id="chat-messages",
+        ),
+        pytest.param(
+            "responses",
             {
-                "type": "message",
-                "id": "m2",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": ""}],
+                "object": "response",
+                "output": [_message_item("m1", "A"), _message_item("m2", ""), _message_item("m3", "B")],
             },
-            {
-                "type": "message",
-                "id": "m3",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": "B"}],
-            },
-        ]
-        server.script([Reply(body={"object": "response", "output": output})])
-        [turn] = talk(server.endpoint(api="responses"), "hi")
-        assert turn.reply == "A\nB"
+            "A\nB",
+            id="responses-items",
+        ),
+    ],
+)
+def test_reply_joins_assistant_texts_with_newlines_and_skips_empty_ones(api, body, reply):
+    with DatabricksServer(api) as server:
+        server.script([Reply(body=body)])
+        [turn] = talk(server.endpoint(api=api), "hi")
+        assert turn.reply == reply
 
 
 @pytest.mark.parametrize(

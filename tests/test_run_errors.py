@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from support.cli import run_cli, write_project, write_spec
 from support.runs import check, last_user, run_spec, setup_project
 from support.servers import Reply
@@ -162,15 +163,30 @@ def test_a_503_is_retried_on_a_fresh_conversation_and_passes(agent_server, tmp_p
     assert trial["error"] is None
 
 
-def test_retries_are_bounded_by_the_endpoint_setting(agent_server, tmp_path):
+@pytest.mark.parametrize(
+    ("endpoint", "defaults", "attempts"),
+    [
+        pytest.param({"retries": 1}, {}, 2, id="endpoint-retries"),  # retries: 1 means two attempts
+        pytest.param({}, {"retries": 0}, 1, id="project-default"),
+    ],
+)
+def test_retries_are_bounded_by_the_setting(agent_server, tmp_path, endpoint, defaults, attempts):
     agent_server.script(lambda messages: Reply(status=502, body="bad gateway"))
-    setup_project(tmp_path, agent_server, retries=1)
+    write_project(
+        tmp_path,
+        endpoints={"agent": agent_server.endpoint(**endpoint)},
+        defaults={"endpoint": "agent", **defaults},
+    )
     run = run_spec(tmp_path, "evals: [{name: down, send: hi, expect: [succeeded]}]")
     assert run.exit_code == 1
-    assert agent_server.hits() == 2  # retries: 1 means two attempts
+    assert agent_server.hits() == attempts
     error = run.case("down")["error"]
     assert error["type"] == "HTTPStatusError"
-    assert "HTTP 502" in error["message"] and "after 2 attempts" in error["message"]
+    assert "HTTP 502" in error["message"]
+    if attempts > 1:
+        assert f"after {attempts} attempts" in error["message"]
+    else:
+        assert "after" not in error["message"]
 
 
 def test_429_honours_retry_after(agent_server, tmp_path):
@@ -202,11 +218,18 @@ def test_connection_refused_is_an_error(free_port, tmp_path):
     assert case["error"]["type"] == "ConnectError"
 
 
-def test_endpoint_max_concurrency_bounds_requests_in_flight(agent_server, tmp_path):
+@pytest.mark.parametrize(
+    ("endpoint", "jobs"),
+    [
+        pytest.param({"max_concurrency": 2}, "6", id="endpoint-max-concurrency"),
+        pytest.param({}, "2", id="concurrency-option"),
+    ],
+)
+def test_requests_in_flight_are_bounded(agent_server, tmp_path, endpoint, jobs):
     agent_server.script(lambda messages: Reply(content="done", delay=0.1))
-    setup_project(tmp_path, agent_server, max_concurrency=2)
+    setup_project(tmp_path, agent_server, **endpoint)
     evals = "\n".join(f"  - {{name: c{n}, send: m{n}, expect: [succeeded]}}" for n in range(6))
-    run = run_spec(tmp_path, "evals:\n" + evals, "-j", "6")
+    run = run_spec(tmp_path, "evals:\n" + evals, "-j", jobs)
     assert run.exit_code == 0, run.cli.output
     assert agent_server.max_in_flight == 2
 
@@ -219,15 +242,6 @@ def test_waiting_for_an_endpoint_slot_does_not_count_against_the_timeout(agent_s
     assert agent_server.max_in_flight == 1
     # Each trial takes 0.3 s of its own; run one at a time, the last one waits 0.9 s for its turn.
     assert [case["status"] for case in run.cases] == ["passed"] * 4, [c["error"] for c in run.cases]
-
-
-def test_retries_from_project_defaults(agent_server, tmp_path):
-    agent_server.script(lambda messages: Reply(status=503, body="unavailable"))
-    write_project(tmp_path, endpoints={"agent": agent_server}, defaults={"endpoint": "agent", "retries": 0})
-    run = run_spec(tmp_path, "evals: [{name: once, send: hi, expect: [succeeded]}]")
-    assert run.exit_code == 1
-    assert agent_server.hits() == 1
-    assert "after" not in run.case("once")["error"]["message"]
 
 
 def test_the_endpoint_timeout_bounds_one_request(agent_server, tmp_path):
@@ -247,15 +261,6 @@ def test_the_endpoint_timeout_bounds_one_request(agent_server, tmp_path):
     assert error["type"] == "ReadTimeout"
     assert "request timed out" in error["message"]
     assert run.status("fast") == "passed"
-
-
-def test_concurrency_option_bounds_trials_in_flight(agent_server, tmp_path):
-    agent_server.script(lambda messages: Reply(content="done", delay=0.1))
-    setup_project(tmp_path, agent_server)
-    evals = "\n".join(f"  - {{name: c{n}, send: m{n}, expect: [succeeded]}}" for n in range(6))
-    run = run_spec(tmp_path, "evals:\n" + evals, "-j", "2")
-    assert run.exit_code == 0, run.cli.output
-    assert agent_server.max_in_flight == 2
 
 
 def test_judge_time_does_not_count_against_the_case_timeout(agent_server, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from support.runs import run_spec, setup_project
 from support.servers import Reply
 
@@ -82,53 +83,56 @@ def test_pass_hat_k_when_every_trial_passes_and_none_when_none_do(agent_server, 
     assert len(always["trials"]) == len(never["trials"]) == 2
 
 
-def test_trials_option_overrides_the_spec(agent_server, tmp_path):
+@pytest.mark.parametrize(
+    ("spec", "args", "trials", "hits"),
+    [
+        pytest.param(
+            """
+            trials: 2
+            evals:
+              - {name: echo, trials: 5, send: hi, expect: [{includes: hi}]}
+            """,
+            ["--trials", "3"],
+            {"echo": 3},
+            3,
+            id="option-over-spec",
+        ),
+        pytest.param(
+            """
+            trials: 2
+            evals:
+              - {name: file trials, send: a, expect: [succeeded]}
+              - {name: eval trials, trials: 3, send: b, expect: [succeeded]}
+            """,
+            [],
+            {"file trials": 2, "eval trials": 3},
+            5,
+            id="eval-over-file",
+        ),
+    ],
+)
+def test_trials_precedence(agent_server, tmp_path, spec, args, trials, hits):
     setup_project(tmp_path, agent_server)
-    run = run_spec(
-        tmp_path,
-        """
-        trials: 2
-        evals:
-          - {name: echo, trials: 5, send: hi, expect: [{includes: hi}]}
-        """,
-        "--trials",
-        "3",
-    )
+    run = run_spec(tmp_path, spec, *args)
     assert run.exit_code == 0, run.cli.output
-    assert run.case("echo")["n_trials"] == 3
-    assert agent_server.hits() == 3
+    assert {name: run.case(name)["n_trials"] for name in trials} == trials
+    assert agent_server.hits() == hits
 
 
-def test_eval_trials_override_file_trials(agent_server, tmp_path):
-    setup_project(tmp_path, agent_server)
-    run = run_spec(
-        tmp_path,
-        """
-        trials: 2
-        evals:
-          - {name: file trials, send: a, expect: [succeeded]}
-          - {name: eval trials, trials: 3, send: b, expect: [succeeded]}
-        """,
-    )
-    assert (run.case("file trials")["n_trials"], run.case("eval trials")["n_trials"]) == (2, 3)
-    assert agent_server.hits() == 5
-
-
-def test_case_status_from_errored_and_failed_trials(agent_server, tmp_path):
+@pytest.mark.parametrize(
+    ("script", "rate", "status"),
+    [
+        pytest.param([Reply(status=500), "Sunny"], 1.0, "error", id="every-other-trial-errored"),
+        pytest.param([Reply(status=500), "Rainy"], 1.0, "failed", id="one-failed-is-a-failure"),
+        pytest.param([Reply(status=500), "Sunny"], 0.5, "passed", id="enough-passed"),
+    ],
+)
+def test_case_status_from_errored_and_failed_trials(agent_server, tmp_path, script, rate, status):
     setup_project(tmp_path, agent_server, retries=0)
-    spec = """
-        evals:
-          - {{name: mixed, trials: 2, pass_rate: {rate}, send: weather?, expect: [{{includes: Sunny}}]}}
-    """
-    cases = [
-        ([Reply(status=500), "Sunny"], 1.0, "error"),  # every trial that did not pass errored
-        ([Reply(status=500), "Rainy"], 1.0, "failed"),  # one failed: a failure, not an error
-        ([Reply(status=500), "Sunny"], 0.5, "passed"),
-    ]
-    for script, rate, status in cases:
-        agent_server.script(script)
-        run = run_spec(tmp_path, spec.format(rate=rate))
-        case = run.case("mixed")
-        assert case["status"] == status, (script, rate, case["trials"])
-        assert sorted(trial["status"] for trial in case["trials"])[0] == "error"
-        assert run.exit_code == (0 if status == "passed" else 1)
+    agent_server.script(script)
+    mixed = f"{{name: mixed, trials: 2, pass_rate: {rate}, send: weather?, expect: [{{includes: Sunny}}]}}"
+    run = run_spec(tmp_path, f"evals: [{mixed}]")
+    case = run.case("mixed")
+    assert case["status"] == status, case["trials"]
+    assert sorted(trial["status"] for trial in case["trials"])[0] == "error"
+    assert run.exit_code == (0 if status == "passed" else 1)
