@@ -73,10 +73,7 @@ class Check:
     value: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     named: bool = False  # `name` is final: set in the spec, or made from an argument with no template
-
-    @property
-    def is_judge(self) -> bool:
-        return self.matcher == "judge"
+    is_judge: bool = False  # scored by the judge model, not by a deterministic matcher
 
 
 @dataclass(frozen=True)

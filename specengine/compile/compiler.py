@@ -13,6 +13,7 @@ from typing import Any
 
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError, TemplateError
+from specengine.grade.matchers import JUDGE_OPTIONS, MATCHERS, default_name
 from specengine.plan import (
     JUDGE_DEFAULT,
     PASS_AT_ONE,
@@ -25,13 +26,11 @@ from specengine.plan import (
     Step,
     Threshold,
 )
-from specengine.source.datasets import row_id
-from specengine.source.loader import Document, as_text
+from specengine.source.datasets import iter_rows, row_id
+from specengine.source.loader import Document, as_text, display_path
 from specengine.source.project import DEFAULT_TIMEOUT, Project, endpoint_config
 from specengine.templates import is_template, render
 
-MODIFIERS = frozenset({"name", "value", "soft", "threshold", "at_least", "not", "scope"})
-JUDGE_OPTIONS = frozenset({"criteria", "expected", "prompt", "choices", "use_cot"})
 DEMO_PROTOCOL = "demo"
 
 
@@ -134,15 +133,13 @@ def _holds_template(value: Any) -> bool:
 
 def compile_check(entry: Any, document: Document, key_path: tuple[str | int, ...]) -> Check:
     """One `expect` item to a Check (bare strings are argument-less matchers)."""
-    from specengine.grade.matchers import default_name
-
     line, col = document.position(key_path)
     source = Source(document.path, line, col)
     if isinstance(entry, str):
         return Check(matcher=entry, argument=None, name=default_name(entry, None), source=source)
-    matcher = next(key for key in entry if key not in MODIFIERS and key not in JUDGE_OPTIONS)
+    matcher = next(key for key in entry if key in MATCHERS)
     argument = entry[matcher]
-    is_judge = matcher == "judge"
+    is_judge = MATCHERS[matcher].judge
     options = {key: entry[key] for key in JUDGE_OPTIONS if key in entry}
     return Check(
         matcher=matcher,
@@ -157,6 +154,7 @@ def compile_check(entry: Any, document: Document, key_path: tuple[str | int, ...
         options=options,
         # the name is final unless it shows an argument that renders per case
         named="name" in entry or not _holds_template(argument),
+        is_judge=is_judge,
     )
 
 
@@ -191,8 +189,6 @@ def _resolve_dataset(value: Any, spec: SpecInput) -> tuple[Any, str | None]:
         return None, None
     if isinstance(value, list):
         return value, spec.display
-    from specengine.source.loader import display_path
-
     path = (spec.file.parent / str(value)).resolve()
     return path, display_path(path, spec.project.folder)
 
@@ -249,7 +245,7 @@ def _eval_templates(
 
 @dataclass(frozen=True)
 class _Row:
-    data: Mapping[str, Any]
+    data: dict[str, Any]
     line: int | None
 
 
@@ -262,8 +258,6 @@ def _rows(template: _EvalTemplate) -> Iterator[_Row | None]:
         for i, row in enumerate(template.dataset):
             yield _Row(row, template.spec.document.line((*dataset_path, i)))
         return
-    from specengine.source.datasets import iter_rows
-
     for row in iter_rows(template.dataset, template.dataset_display or str(template.dataset)):
         yield _Row(row.data, row.line)
 
@@ -302,10 +296,15 @@ def _steps(template: _EvalTemplate, variables: Mapping[str, Any], row_note: str 
     steps: list[Step] = []
     for i, step in enumerate(raw["turns"]):
         if isinstance(step, Mapping):
-            key = (*eval_path, "turns", i, "send")
-            message = _render_send(step["send"], variables, document, key, row_note)
+            send_key = (*eval_path, "turns", i, "send")
+            message = _render_send(step["send"], variables, document, send_key, row_note)
             steps.append(
-                Step("send", message, template.checks_by_turn[i], Source(document.path, document.line(key)))
+                Step(
+                    "send",
+                    message,
+                    template.checks_by_turn[i],
+                    Source(document.path, document.line(send_key)),
+                )
             )
         else:
             steps.append(Step("reset", source=Source(document.path, document.line((*eval_path, "turns", i)))))

@@ -6,22 +6,22 @@ Matchers and judges only score; this module owns what the modifiers mean (`value
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from specengine.errors import TemplateError
+from specengine.grade.match_result import MatchInput
+from specengine.grade.matchers import MATCHERS, default_name, match
+from specengine.judge.judge import NO_JUDGE, Judge, JudgeRequest
+from specengine.judge.judge import transcript as judge_transcript
 from specengine.plan import Case, Check, JudgeConfig
 from specengine.results.model import CheckResult, SkipCode, TrialResult, trial_status
 from specengine.source.loader import as_text
 from specengine.templates import render_native, value_text
 from specengine.transcript import TurnRecord, transcript
-
-if TYPE_CHECKING:
-    from specengine.judge.judge import Judge
-
-NO_JUDGE = "no judge configured (--judge-model)"
 
 
 def _variables(case: Case, record: TurnRecord) -> dict[str, Any]:
@@ -79,7 +79,7 @@ def _finish(
         if score < 1.0:
             reason = f"expected the opposite of: {name or check.name}" + (f" ({reason})" if reason else "")
     passed = check.threshold.passes(score)
-    if not passed and check.matcher == "judge":
+    if not passed and check.is_judge:
         reason = f"{reason}, needs {check.threshold}"
     elif not passed and not reason:
         reason = f"score {score:.2f} is not {check.threshold}"
@@ -91,8 +91,6 @@ def grade_check(
     case: Case, check: Check, record: TurnRecord, records: Sequence[TurnRecord], strict: bool
 ) -> CheckResult:
     """Grade one deterministic check against its turn (or conversation)."""
-    from specengine.grade.matchers import MatchInput, default_name, match
-
     gate = check.gate or strict
     variables = _variables(case, record)
     try:
@@ -103,7 +101,7 @@ def grade_check(
     if (
         isinstance(argument, (int, float))
         and not isinstance(argument, bool)
-        and check.matcher != "latency_below"
+        and not MATCHERS[check.matcher].argument.keeps_numbers
     ):
         argument = as_text(argument)
     scoped = _scope(check, record, records)
@@ -127,10 +125,10 @@ def _question(check: Check, record: TurnRecord, records: Sequence[TurnRecord]) -
     """What the judge is asked about: the last user message, or the conversation since the last reset."""
     if check.scope != "conversation":
         return record.message
-    from specengine.judge.judge import transcript
-
     scoped = _scope(check, record, records)
-    return transcript(pair for r in scoped for pair in (("user", r.message), ("assistant", r.turn.reply)))
+    return judge_transcript(
+        pair for r in scoped for pair in (("user", r.message), ("assistant", r.turn.reply))
+    )
 
 
 def _judge_text(value: Any, variables: Mapping[str, Any]) -> str | None:
@@ -155,8 +153,6 @@ async def grade_judge(
         return _result(
             check, record, gate, status="skipped", score=None, reason=NO_JUDGE, skip_code="no_judge"
         )
-    from specengine.judge.judge import JudgeRequest
-
     variables = _variables(case, record)
     try:
         choices = check.options.get("choices")
@@ -168,7 +164,6 @@ async def grade_judge(
             expected=_judge_text(check.options.get("expected"), variables),
             prompt=_judge_text(check.options.get("prompt"), variables),
             choices={as_text(k): float(v) for k, v in choices.items()} if choices else None,
-            use_cot=bool(check.options.get("use_cot", True)),
         )
     except TemplateError as exc:
         return _result(check, record, gate, status="error", score=None, reason=_located(check, exc))
@@ -225,8 +220,6 @@ async def grade_trial(
     config: JudgeConfig,
 ) -> list[CheckResult]:
     """Every check of a trial, in spec order; judge checks run concurrently (the judge limits them)."""
-    import asyncio
-
     pending: list[Any] = []
     number = 0
     for step in case.steps:

@@ -20,6 +20,7 @@ import yaml
 
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError, TemplateError
+from specengine.grade.matchers import JUDGE_TEMPLATES, MATCHERS, Argument, MatcherEntry
 from specengine.source.datasets import is_dataset_path, iter_rows, row_id
 from specengine.source.fast_loader import Ambiguous
 from specengine.source.loader import (
@@ -36,9 +37,6 @@ from specengine.templates import CASE_VARIABLES, CHECK_VARIABLES, TemplateSource
 from specengine.validate import schema
 from specengine.validate.schema import KeyPath
 
-TOOL_MATCHERS = frozenset({"called_tool", "not_called_tool", "called_tool_with", "tool_calls_in_order"})
-JUDGE = "judge"
-JUDGE_TEMPLATES = ("criteria", "expected", "prompt")
 RESET = "reset"
 MAX_DUPLICATES_SHOWN = 50
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\}")
@@ -213,46 +211,51 @@ class SpecChecks:
     def _expect(self, checks: Any, here: KeyPath) -> None:
         if not isinstance(checks, list):
             return
-        matchers = set(schema.matcher_names())
         for index, entry in enumerate(checks):
             if isinstance(entry, dict):
-                self._check(entry, (*here, index), matchers)
+                self._check(entry, (*here, index))
 
-    def _check(self, entry: dict, here: KeyPath, matchers: set[str]) -> None:
-        found = [key for key in entry if key in matchers]
-        matcher = found[0] if len(found) == 1 else None
+    def _check(self, entry: dict, here: KeyPath) -> None:
+        found = [key for key in entry if key in MATCHERS]
+        matcher = MATCHERS[found[0]] if len(found) == 1 else None
         if matcher is not None:
-            self._templates_in(entry[matcher], (*here, matcher))
-        for key in JUDGE_TEMPLATES:
-            if isinstance(entry.get(key), str) and matcher == JUDGE:
-                self._template(entry[key], (*here, key), CHECK_VARIABLES, key)
+            self._templates_in(entry[matcher.name], (*here, matcher.name))
+            if matcher.judge:
+                for key in JUDGE_TEMPLATES:
+                    if isinstance(entry.get(key), str):
+                        self._template(entry[key], (*here, key), CHECK_VARIABLES, key)
         if "value" in entry:
             self._value(entry, here, matcher)
         if matcher is None:
             return
-        argument = entry[matcher]
+        name = matcher.name
+        argument = entry[name]
         if entry.get("not") is True:
-            self._negation(matcher, argument, here)
-        if entry.get("scope") == "conversation" and matcher != JUDGE and matcher not in TOOL_MATCHERS:
+            refusal = matcher.negation_refusal(argument)
+            if refusal is not None:
+                self.report.at((*here, "not"), refusal, at_key=True)
+        if entry.get("scope") == "conversation" and not matcher.conversation_applies:
             self.report.at(
                 (*here, "scope"),
-                f"scope: conversation works with tool checks and judges, not with {matcher}"
+                f"scope: conversation works with tool checks and judges, not with {name}"
                 " (a text check looks at one turn's reply)",
                 at_key=True,
             )
-        if matcher == "matches" and isinstance(argument, (str, int, float)) and not is_template(argument):
+        if (
+            matcher.argument is Argument.REGEX
+            and isinstance(argument, (str, int, float))
+            and not is_template(argument)
+        ):
             pattern = as_text(argument)
             try:
                 re.compile(pattern)
             except re.error as exc:
                 where = f" at position {exc.pos}" if exc.pos is not None else ""
-                self.report.at((*here, matcher), f"matches: not a valid regular expression: {exc.msg}{where}")
+                self.report.at((*here, name), f"{name}: not a valid regular expression: {exc.msg}{where}")
             except (OverflowError, RecursionError, ValueError) as exc:
-                self.report.at((*here, matcher), f"matches: not a valid regular expression: {exc}")
+                self.report.at((*here, name), f"{name}: not a valid regular expression: {exc}")
 
-    def _value(self, entry: dict, here: KeyPath, matcher: str | None) -> None:
-        from specengine.grade.matchers import TEXT_MATCHERS
-
+    def _value(self, entry: dict, here: KeyPath, matcher: MatcherEntry | None) -> None:
         value = entry["value"]
         if isinstance(value, str) and "{{" in value:
             self._template(value, (*here, "value"), CHECK_VARIABLES, "value")
@@ -262,35 +265,12 @@ class SpecChecks:
                 'value must be a template such as "{{ session_id }}"'
                 " (without {{ }} it would check a fixed text)",
             )
-        if matcher is not None and matcher != JUDGE and matcher not in TEXT_MATCHERS:
+        if matcher is not None and not matcher.value_applies:
             self.report.at(
                 (*here, "value"),
-                f"value works with text matchers and judges, not with {matcher}",
+                f"value works with text matchers and judges, not with {matcher.name}",
                 at_key=True,
             )
-
-    def _negation(self, matcher: str, argument: Any, here: KeyPath) -> None:
-        where = (*here, "not")
-        if matcher == JUDGE:
-            message = "not: true cannot invert a judge: to pass on a low score, write threshold: {lt: 0.5}"
-        elif matcher == "succeeded":
-            message = "not: true cannot invert succeeded: remove not (a turn that errored never passes)"
-        elif matcher == "latency_below":
-            message = "not: true cannot invert latency_below: remove not and set the limit in seconds"
-        elif matcher == "called_tool":
-            message = "not: true with called_tool: write not_called_tool: instead"
-        elif matcher == "not_called_tool":
-            message = "not: true with not_called_tool: write called_tool: instead"
-        elif isinstance(argument, list) or matcher in ("includes_any", "tool_calls_in_order"):
-            hint = {
-                "includes": "to require that none of them appears, write not_includes: [...]",
-                "includes_any": "to require that none of them appears, write not_includes: [...]",
-                "not_includes": "to require that at least one appears, write includes_any: [...]",
-            }.get(matcher, "write one check per item")
-            message = f"not: true cannot invert a list: {hint}"
-        else:
-            return
-        self.report.at(where, message, at_key=True)
 
     # templates
 

@@ -1,0 +1,102 @@
+"""What a matcher sees (`MatchInput`) and returns (`MatchResult`), and the helpers that word its reasons.
+
+Reasons are written for people who are not programmers: they say what was looked for and what was
+there, in plain words, with texts quoted as in JSON and long values shortened.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from specengine.templates import value_text
+from specengine.transcript import Turn
+
+GOT_LIMIT = 200  # characters of a reply shown as "got"
+NAME_LIMIT = 60  # characters of a generated check name
+VALUE_LIMIT = 80  # characters of one value inside a reason
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """The outcome of one matcher run.
+
+    `reason` says why the check failed or, when it passed, what matched (shown when `not:` inverts a
+    passing check). `error` marks a check that could not be evaluated at all (an invalid regular
+    expression or JSON Schema after rendering): it must be reported as an error and never inverted.
+    """
+
+    score: float
+    reason: str = ""
+    expected: str | None = None
+    got: str | None = None
+    error: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.score >= 1.0
+
+
+@dataclass(frozen=True)
+class MatchInput:
+    """What a matcher sees: the text under test, this turn, and the turns in scope.
+
+    `text` is the turn's reply, or the rendered `value:` template when the check has one; `subject`
+    names it in reasons ("the reply", "the value"). `turns` is `(turn,)` for `scope: turn` and every
+    turn since the last reset for `scope: conversation`.
+    """
+
+    text: str
+    turn: Turn
+    turns: tuple[Turn, ...]
+    subject: str = "the reply"
+
+
+Matcher = Callable[[Any, MatchInput], MatchResult]
+
+_encode_text = json.encoder.encode_basestring  # what json.dumps(text, ensure_ascii=False) writes
+
+
+def quote(value: Any, limit: int = VALUE_LIMIT) -> str:
+    """A value as JSON text (`"Paris"`, `4`, `true`, `{"a": 1}`), shortened to `limit` characters."""
+    if type(value) is str:  # the common case, without json.dumps' per-call set-up
+        return truncate(_encode_text(value), limit)
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except ValueError:  # circular structures cannot come from JSON or YAML, but never raise
+        text = repr(value)
+    return truncate(text, limit)
+
+
+def truncate(text: str, limit: int = GOT_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def texts_of(argument: Any) -> list[str]:
+    """A matcher argument as a list of texts: one text, or a list of them (numbers shown as text)."""
+    if isinstance(argument, (list, tuple)):
+        return [value_text(item) for item in argument]
+    return [value_text(argument)]
+
+
+def quoted_list(texts: Sequence[str]) -> str:
+    return ", ".join(quote(text) for text in texts)
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def failed(reason: str, expected: str | None = None, got: str | None = None) -> MatchResult:
+    return MatchResult(0.0, reason, expected, got)
+
+
+def passed(reason: str, expected: str | None = None, got: str | None = None) -> MatchResult:
+    return MatchResult(1.0, reason, expected, got)
+
+
+def broken(reason: str, expected: str | None = None) -> MatchResult:
+    """A check that could not be evaluated: reported as an error, never inverted by `not:`."""
+    return MatchResult(0.0, reason, expected, None, error=True)
