@@ -31,13 +31,11 @@ from specengine.source.loader import (
 from specengine.source.project import Project, load_project
 from specengine.suggest import suggest
 from specengine.validate import schema
-from specengine.validate.spec_checks import (
-    Report,
-    SpecChecks,
-    check_dataset_file,
-    check_project,
-    report_ambiguous,
-)
+from specengine.validate.dataset_checks import check_dataset_file
+from specengine.validate.file_report import Report
+from specengine.validate.project_checks import check_project
+from specengine.validate.spec_checks import SpecChecks
+from specengine.validate.yaml_hints import report_ambiguous
 
 
 @dataclass(frozen=True)

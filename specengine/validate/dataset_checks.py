@@ -1,0 +1,102 @@
+"""The checks of a spec's datasets: the file exists and parses, it has rows, row ids are unique.
+
+A duplicate id names both lines; a dataset file is read once per run however many specs name it
+(validate caches `check_dataset_file`), and reading stops at the first row that does not parse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from specengine.diagnostics import Diagnostic
+from specengine.errors import SpecError
+from specengine.source.datasets import is_dataset_path, iter_rows, row_id
+from specengine.source.loader import display_path
+from specengine.source.project import Project
+from specengine.validate.file_report import Report
+from specengine.validate.schema import KeyPath
+
+MAX_DUPLICATES_SHOWN = 50
+
+# check_dataset_file, cached by the caller
+DatasetResult = Callable[[Path, str], tuple[list[Diagnostic], int]]
+
+
+def check_dataset_file(path: Path, display: str) -> tuple[list[Diagnostic], int]:
+    """(problems, row count): the first bad row stops reading; duplicate ids name both lines."""
+    problems: list[Diagnostic] = []
+    count = 0
+    first_line: dict[str, int] = {}
+    duplicates = 0
+    try:
+        for row in iter_rows(path, display):
+            count += 1
+            rid = row_id(row.data)
+            if rid in first_line:
+                duplicates += 1
+                if duplicates <= MAX_DUPLICATES_SHOWN:
+                    problems.append(
+                        Diagnostic(display, row.line, 1, _duplicate_message(row.data, rid, first_line[rid]))
+                    )
+            else:
+                first_line[rid] = row.line
+    except SpecError as exc:
+        problems.extend(exc.diagnostics)
+    if duplicates > MAX_DUPLICATES_SHOWN:
+        problems.append(
+            Diagnostic(display, 1, 1, f"{duplicates - MAX_DUPLICATES_SHOWN} more duplicate row ids not shown")
+        )
+    return problems, count
+
+
+def _duplicate_message(data: Mapping[str, Any], rid: str, first: int) -> str:
+    if data.get("id") not in (None, ""):
+        return f"duplicate row id '{rid}' (first used on line {first})"
+    return (
+        f"this row has the same input and expected as the row on line {first} (both get the id {rid}):"
+        " give the rows an id column or make them differ"
+    )
+
+
+def check_dataset(
+    report: Report,
+    value: Any,
+    here: KeyPath,
+    spec_file: Path,
+    project: Project | None,
+    dataset_result: DatasetResult,
+) -> None:
+    """A spec's or an eval's `dataset:`: inline rows, or a file beside the spec."""
+    if value is None or value == "none":
+        return
+    if isinstance(value, list):
+        _check_inline_rows(report, value, here)
+        return
+    if not is_dataset_path(value):
+        return  # the schema reports a wrong suffix or type
+    path = spec_file.parent / value.strip()
+    base = project.folder if project is not None else None
+    display = display_path(path, base)
+    if not path.is_file():
+        report.at(here, f"dataset file not found: {display}")
+        return
+    problems, count = dataset_result(path, display)
+    report.items.extend(problems)
+    if not problems and count == 0:
+        report.at(here, f"the dataset {display} has no rows: the evals using it would run zero times")
+
+
+def _check_inline_rows(report: Report, rows: list, here: KeyPath) -> None:
+    """Inline rows need unique ids as much as a file's rows do."""
+    first_line: dict[str, int] = {}
+    for index, row in enumerate(rows):
+        if not isinstance(row, dict):
+            continue
+        rid = row_id(row)
+        line = report.document.line((*here, index))
+        if rid in first_line:
+            report.at((*here, index), _duplicate_message(row, rid, first_line[rid]))
+        else:
+            first_line[rid] = line

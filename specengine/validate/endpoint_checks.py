@@ -1,0 +1,73 @@
+"""The checks of endpoint references: a named endpoint exists in the project file, `${VAR}` is well
+formed wherever it is read. Shared by the spec checks and the project-file checks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from specengine.source.loader import PROJECT_FILE
+from specengine.source.project import Project
+from specengine.suggest import suggest
+from specengine.validate.file_report import Report, iter_strings
+from specengine.validate.schema import KeyPath
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\}")
+
+
+def default_endpoint(project: Project | None) -> Any:
+    """The project's `defaults: {endpoint: NAME}`, if it has one."""
+    if project is None:
+        return None
+    defaults = project.data.get("defaults")
+    return defaults.get("endpoint") if isinstance(defaults, Mapping) else None
+
+
+def check_endpoint(
+    report: Report, value: Any, here: KeyPath, project: Project | None, project_failed: bool
+) -> None:
+    """A spec's or an eval's `endpoint:`: an inline endpoint's ${VAR}, or a name the project defines.
+
+    `project_failed`: a project file exists but did not load (its problems are reported elsewhere).
+    """
+    if isinstance(value, dict):
+        for path, message in env_problems(value, here):
+            report.at(path, message)
+        return
+    if not isinstance(value, str) or not value or project_failed:
+        return
+    if project is None:
+        report.at(
+            here,
+            f"unknown endpoint '{value}': no {PROJECT_FILE} was found at or above this folder"
+            " to define it (or write the endpoint inline: endpoint: {protocol: ..., url: ...})",
+        )
+        return
+    endpoints = project.data.get("endpoints")
+    names = list(endpoints) if isinstance(endpoints, Mapping) else []
+    if value not in names:
+        listed = ", ".join(map(str, names)) or "none"
+        hint = suggest(value, names)
+        report.at(here, f"unknown endpoint '{value}'{hint} (endpoints in {project.display}: {listed})")
+
+
+def unknown_endpoint(name: str, names: list) -> str:
+    """A project default naming an endpoint the project's endpoints: does not define."""
+    listed = ", ".join(map(str, names)) or "none"
+    return f"unknown endpoint '{name}'{suggest(name, names)} (endpoints: {listed})"
+
+
+def env_problems(value: Any, here: KeyPath) -> Iterator[tuple[KeyPath, str]]:
+    """`${` must be followed by a variable name and `}` wherever ${VAR} is read."""
+    for path, text in iter_strings(value, here):
+        start = text.find("${")
+        while start != -1:
+            if not _ENV_NAME.match(text, start + 2):
+                yield (
+                    path,
+                    "${ must be followed by an environment variable name and }, e.g. ${API_TOKEN}"
+                    " (letters, digits and _, not starting with a digit)",
+                )
+                break
+            start = text.find("${", start + 2)

@@ -1,0 +1,61 @@
+"""The checks of the project file (specengine.yaml) that its JSON Schema cannot express.
+
+Every endpoint a default or a config names must be defined under `endpoints:`, and `${VAR}` must be
+well formed; YAML 1.1's surprises are pointed out as in specs.
+"""
+
+from __future__ import annotations
+
+from specengine.diagnostics import Diagnostic
+from specengine.source.project import Project
+from specengine.suggest import suggest
+from specengine.validate import schema
+from specengine.validate.endpoint_checks import env_problems, unknown_endpoint
+from specengine.validate.file_report import Report
+from specengine.validate.yaml_hints import report_ambiguous
+
+
+def check_project(project: Project, display: str) -> list[Diagnostic]:
+    """Schema, ${VAR} syntax, defaults.endpoint and configs naming real endpoints."""
+    document = project.document
+    if document is None:
+        return []
+    if not isinstance(document.data, dict):
+        return [
+            Diagnostic(display, *document.position(), "the project file must be a mapping of keys to values")
+        ]
+    checked = schema.check_document(document, "project")
+    report = Report(document, "", checked.flagged)
+    report.items.extend(checked.diagnostics)
+    data = document.data
+    for path, message in env_problems(data, ()):
+        report.at(path, message)
+    endpoints = data.get("endpoints")
+    names = list(endpoints) if isinstance(endpoints, dict) else []
+    defaults = data.get("defaults")
+    if isinstance(defaults, dict) and isinstance(defaults.get("endpoint"), str):
+        name = defaults["endpoint"]
+        if name not in names:
+            report.at(("defaults", "endpoint"), unknown_endpoint(name, names))
+    configs = data.get("configs")
+    if isinstance(configs, dict):
+        for config_name, config in configs.items():
+            if not isinstance(config, dict):
+                continue
+            config_defaults = config.get("defaults")
+            default = config_defaults.get("endpoint") if isinstance(config_defaults, dict) else None
+            if isinstance(default, str) and default not in names:
+                report.at(("configs", config_name, "defaults", "endpoint"), unknown_endpoint(default, names))
+            overrides = config.get("endpoints")
+            if not isinstance(overrides, dict):
+                continue
+            for name in overrides:
+                if name not in names:
+                    report.at(
+                        ("configs", config_name, "endpoints", name),
+                        f"config '{config_name}' changes endpoint '{name}', which endpoints: does not define"
+                        f"{suggest(name, names)}",
+                        at_key=True,
+                    )
+    report_ambiguous(report)
+    return report.items
