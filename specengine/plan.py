@@ -127,10 +127,6 @@ class Case:
     def checks(self) -> tuple[Check, ...]:
         return tuple(check for step in self.steps for check in step.checks)
 
-    @property
-    def turn_count(self) -> int:
-        return sum(1 for step in self.steps if step.kind == "send")
-
 
 @dataclass(frozen=True)
 class JudgeConfig:

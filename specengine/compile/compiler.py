@@ -31,8 +31,6 @@ from specengine.source.loader import Document, as_text, display_path
 from specengine.source.project import DEFAULT_TIMEOUT, Project, endpoint_config
 from specengine.templates import is_template, render
 
-DEMO_PROTOCOL = "demo"
-
 
 @dataclass(frozen=True)
 class CompileOptions:

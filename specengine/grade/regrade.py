@@ -9,15 +9,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from specengine.grade.grader import grade_trial, trial_result
+from specengine.judge.judge import Judge
 from specengine.plan import Case, JudgeConfig
-from specengine.results.model import CaseResult, case_outcome
+from specengine.results.model import CaseResult, case_outcome, skipped_case
 from specengine.transcript import records_from_transcript
-
-if TYPE_CHECKING:
-    from specengine.judge.judge import Judge
 
 
 @dataclass(frozen=True)
@@ -64,8 +62,6 @@ async def regrade_cases(
             continue
         seen.add(case.id)
         if case.skip is not None:
-            from specengine.results.model import skipped_case
-
             on_result(skipped_case(case, case.skip))
             continue
         tasks.append(asyncio.ensure_future(one(case, old)))

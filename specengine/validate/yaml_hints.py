@@ -15,7 +15,7 @@ from specengine.validate.file_report import Report
 
 def _ambiguous_message(text: str, kind: str, is_key: bool) -> str:
     what = "key" if is_key else "value"
-    if kind == "a yes/no word" or kind == "a yes/no letter":
+    if kind == "a yes/no word":
         return (
             f'the {what} {text} is read as the text "{text}" here, but YAML 1.1 tools read it as'
             f' true/false: quote it ("{text}") for text, or write true or false'
