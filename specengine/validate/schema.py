@@ -386,14 +386,18 @@ def is_valid(data: Any, name: str = "spec") -> bool | None:
 
 @functools.cache
 def matcher_names() -> tuple[str, ...]:
-    """Every matcher, in schema order: the keys of `$defs/check`'s `oneOf: [{required: [m]}]`."""
-    return tuple(key for branch in _defs()["check"].get("oneOf", []) for key in branch.get("required", []))
+    """Every matcher, in registry order (the schema's order: a test holds the two together)."""
+    from specengine.grade.matchers import MATCHERS
+
+    return tuple(MATCHERS)
 
 
 @functools.cache
 def check_keys() -> tuple[str, ...]:
     """Every key a check mapping may hold: matchers, modifiers and judge options."""
-    return tuple(_defs()["check"]["properties"])
+    from specengine.grade.matchers import CHECK_KEYS
+
+    return CHECK_KEYS
 
 
 @functools.cache
@@ -409,7 +413,9 @@ def threshold_operators() -> tuple[str, ...]:
 @functools.cache
 def bare_matchers() -> tuple[str, ...]:
     """Matchers that may be written alone, as a bare string (`- succeeded`)."""
-    return tuple(_defs().get("bare_check", {}).get("enum", ()))
+    from specengine.grade.matchers import BARE_MATCHERS
+
+    return BARE_MATCHERS
 
 
 @functools.cache
