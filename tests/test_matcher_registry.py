@@ -1,0 +1,201 @@
+"""The matcher registry against everything that also names the matchers: the spec format's contract,
+schemas/spec.schema.json (read by editors, so kept by hand and held to the registry here), the
+README's matcher table, and the validator's name lists."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from specengine.grade.matchers import (
+    BARE_MATCHERS,
+    CHECK_KEYS,
+    JUDGE_OPTIONS,
+    MATCHERS,
+    MODIFIERS,
+    Argument,
+    Reads,
+)
+from specengine.validate import schema
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC_SCHEMA = json.loads((ROOT / "schemas" / "spec.schema.json").read_text(encoding="utf-8"))
+CHECK = SPEC_SCHEMA["$defs"]["check"]
+
+# The schema of each kind of argument, without its words (description, examples, errorMessage).
+ARGUMENT_SCHEMAS: dict[Argument, Any] = {
+    Argument.NONE: {"enum": [None, True]},
+    Argument.TEXT: {"$ref": "#/$defs/text"},
+    Argument.TEXTS: {"$ref": "#/$defs/texts"},
+    Argument.TEXT_LIST: {"$ref": "#/$defs/text_list"},
+    Argument.REGEX: {"$ref": "#/$defs/text"},
+    Argument.JSON_SCHEMA: {"anyOf": [{"enum": [None, True]}, {"type": "object"}]},
+    Argument.TOOL_NAME: {"$ref": "#/$defs/text"},
+    Argument.TOOL_CALL: {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["name", "args"],
+        "properties": {"name": {"$ref": "#/$defs/text"}, "args": {"type": "object"}},
+    },
+    Argument.TOOL_NAMES: {"$ref": "#/$defs/text_list"},
+    Argument.SECONDS: {"type": "number", "exclusiveMinimum": 0},
+    Argument.JUDGE_KIND: {"enum": ["closed_qa", "factuality", "custom"]},
+}
+WORDS = ("description", "examples", "errorMessage", "markdownDescription")
+
+
+def shape(node: Any) -> Any:
+    """A schema node without the words written for people."""
+    if isinstance(node, dict):
+        return {key: shape(value) for key, value in node.items() if key not in WORDS}
+    if isinstance(node, list):
+        return [shape(item) for item in node]
+    return node
+
+
+# ---------------------------------------------------------------------------------------------------
+# The contract (spec format, "Checks"), one row per matcher
+
+
+@pytest.mark.parametrize(
+    ("name", "argument", "reads", "negatable", "value", "conversation"),
+    [
+        ("succeeded", Argument.NONE, Reads.ERROR, False, False, False),
+        ("includes", Argument.TEXTS, Reads.REPLY, True, True, False),
+        ("includes_any", Argument.TEXT_LIST, Reads.REPLY, False, True, False),
+        ("not_includes", Argument.TEXTS, Reads.REPLY, True, True, False),
+        ("equals", Argument.TEXT, Reads.REPLY, True, True, False),
+        ("matches", Argument.REGEX, Reads.REPLY, True, True, False),
+        ("starts_with", Argument.TEXT, Reads.REPLY, True, True, False),
+        ("is_json", Argument.JSON_SCHEMA, Reads.REPLY, True, True, False),
+        ("called_tool", Argument.TOOL_NAME, Reads.TOOL_CALLS, False, False, True),
+        ("not_called_tool", Argument.TOOL_NAME, Reads.TOOL_CALLS, False, False, True),
+        ("called_tool_with", Argument.TOOL_CALL, Reads.TOOL_CALLS, True, False, True),
+        ("tool_calls_in_order", Argument.TOOL_NAMES, Reads.TOOL_CALLS, False, False, True),
+        ("latency_below", Argument.SECONDS, Reads.LATENCY, False, False, False),
+        ("judge", Argument.JUDGE_KIND, Reads.REPLY, False, True, True),
+    ],
+)
+def test_the_registry_holds_the_contract(name, argument, reads, negatable, value, conversation):
+    entry = MATCHERS[name]
+    assert (entry.argument, entry.reads) == (argument, reads)
+    assert (entry.negatable, entry.value_applies, entry.conversation_applies) == (
+        negatable,
+        value,
+        conversation,
+    )
+
+
+def test_each_entry_names_its_own_function_and_only_the_judge_has_none():
+    for name, entry in MATCHERS.items():
+        assert entry.name == name
+        if entry.judge:
+            assert entry.function is None
+        else:
+            assert entry.function is not None and entry.function.__name__ == name
+
+
+def _negation(name: str, argument: Any) -> str | None:
+    return MATCHERS[name].negation_refusal(argument)
+
+
+def test_not_is_refused_with_what_to_write_instead():
+    assert _negation("includes", "a") is None
+    assert _negation("called_tool_with", {"name": "t"}) is None
+    assert _negation("includes", ["a"]) == (
+        "not: true cannot invert a list: to require that none of them appears, write not_includes: [...]"
+    )
+    assert _negation("not_includes", ["a"]) == (
+        "not: true cannot invert a list: to require that at least one appears, write includes_any: [...]"
+    )
+    assert _negation("includes_any", ["a"]) == _negation("includes", ["a"])
+    assert (
+        _negation("tool_calls_in_order", ["a"]) == "not: true cannot invert a list: write one check per item"
+    )
+    assert _negation("called_tool", "t") == "not: true with called_tool: write not_called_tool: instead"
+    assert _negation("not_called_tool", "t") == "not: true with not_called_tool: write called_tool: instead"
+
+
+# ---------------------------------------------------------------------------------------------------
+# schemas/spec.schema.json
+
+
+def test_the_schema_lists_the_registered_matchers_in_registry_order():
+    branches = CHECK["oneOf"]
+    assert all(set(branch) == {"required"} and len(branch["required"]) == 1 for branch in branches)
+    assert [branch["required"][0] for branch in branches] == list(MATCHERS)
+
+
+def test_the_schema_allows_exactly_the_registered_check_keys():
+    assert CHECK["additionalProperties"] is False
+    assert list(CHECK["properties"]) == list(CHECK_KEYS)
+    assert list(CHECK_KEYS[len(MATCHERS) :]) == [*MODIFIERS, *JUDGE_OPTIONS]
+
+
+@pytest.mark.parametrize("name", list(MATCHERS))
+def test_the_schema_gives_each_matcher_the_shape_of_its_argument(name):
+    entry = MATCHERS[name]
+    assert shape(CHECK["properties"][name]) == ARGUMENT_SCHEMAS[entry.argument]
+    assert CHECK["properties"][name].get("description"), f"{name} has no description for editors"
+
+
+def test_the_bare_matchers_of_the_schema_are_those_whose_argument_is_optional():
+    assert SPEC_SCHEMA["$defs"]["bare_check"]["enum"] == list(BARE_MATCHERS)
+    assert BARE_MATCHERS == ("succeeded", "is_json")
+
+
+def test_the_schema_says_which_matchers_not_inverts():
+    description = CHECK["properties"]["not"]["description"]
+    named = {word for word in re.findall(r"[a-z_]+", description) if word in MATCHERS}
+    assert named == {name for name, entry in MATCHERS.items() if entry.negatable}
+    one_text = any(entry.negatable and entry.argument is Argument.TEXTS for entry in MATCHERS.values())
+    assert ("with one text" in description) is one_text
+
+
+def test_the_validator_reads_its_names_from_the_registry():
+    assert schema.matcher_names() == tuple(MATCHERS)
+    assert schema.check_keys() == CHECK_KEYS
+    assert schema.bare_matchers() == BARE_MATCHERS
+
+
+# ---------------------------------------------------------------------------------------------------
+# The README's matcher table (and any in docs/)
+
+
+def matcher_tables(text: str) -> list[list[str]]:
+    """The first cells of every Markdown table whose header starts with `| matcher |`."""
+    tables: list[list[str]] = []
+    rows: list[str] | None = None
+    for line in text.splitlines():
+        if re.match(r"\|\s*matcher\s*\|", line):
+            rows = []
+            tables.append(rows)
+        elif rows is not None and line.startswith("|"):
+            if not re.match(r"\|\s*-+", line):
+                rows.append(line.split("|")[1])
+        else:
+            rows = None
+    return tables
+
+
+DOCS = ROOT / "docs"
+DOCUMENTS = [ROOT / "README.md", *(sorted(DOCS.rglob("*.md")) if DOCS.is_dir() else [])]
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: str(path.relative_to(ROOT)))
+def test_each_matcher_table_names_every_registered_matcher_once(document):
+    tables = matcher_tables(document.read_text(encoding="utf-8"))
+    if document.name == "README.md":
+        assert tables, "the README has a matcher table"
+    for cells in tables:
+        named = [name for cell in cells for name in re.findall(r"`([a-z_]+)`", cell)]
+        assert sorted(named) == sorted(MATCHERS), document
+
+
+def test_a_matcher_table_is_read_cell_by_cell():
+    text = "| matcher | passes when |\n| --- | --- |\n| `a` / `b` | x |\n| `c` | y |\n\nafter\n| d | e |"
+    assert matcher_tables(text) == [[" `a` / `b` ", " `c` "]]
