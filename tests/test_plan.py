@@ -96,11 +96,16 @@ def test_plan_json_parses_and_holds_every_step(project, agent_server):
     assert agent_server.hits() == 0
 
 
-def test_plan_selection_options(project, agent_server):
-    named = run_cli(["plan", "specs/weather.yaml::chat", "--json"], cwd=project)
-    assert [case["id"] for case in json.loads(named.stdout)["cases"]] == ["specs/weather.yaml::chat[oslo]"]
-    keyword = run_cli(["plan", "specs", "-k", "single", "--json"], cwd=project)
-    assert [case["id"] for case in json.loads(keyword.stdout)["cases"]] == ["specs/weather.yaml::single"]
+@pytest.mark.parametrize(
+    ("selection", "ids"),
+    [
+        (["specs/weather.yaml::chat"], ["specs/weather.yaml::chat[oslo]"]),
+        (["specs", "-k", "single"], ["specs/weather.yaml::single"]),
+    ],
+)
+def test_plan_selection_options(project, agent_server, selection, ids):
+    result = run_cli(["plan", *selection, "--json"], cwd=project)
+    assert [case["id"] for case in json.loads(result.stdout)["cases"]] == ids
     assert agent_server.hits() == 0
 
 

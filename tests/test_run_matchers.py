@@ -263,20 +263,30 @@ def test_includes_failure_says_what_is_missing(run):
     assert '"London"' in missing["reason"] and '"Sunny"' not in missing["reason"].split("include")[1]
 
 
-def test_is_json_schema_failure_names_the_missing_property(run):
-    failed = run.case("is_json schema fail")["trials"][0]["checks"][0]
-    assert failed["name"] == "is_json (schema)"
-    assert "humidity" in failed["reason"]
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("is_json schema fail", "humidity"),
+        ("called_tool_with case fail", 'args.city: expected "Paris", got "paris"'),
+        ("called_tool_with case fail", 'get_weather({"city": "paris"})'),  # the calls that were made
+        ("called_tool_with nested fail", 'args.units.temp: expected "F", got "C"'),
+        ("called_tool_with list fail", "args.days: expected 1 item, got 2"),
+        ("tool_calls_in_order fail", "lookup_city → get_weather"),
+        ("latency_below fail", "limit is 0.05 s"),
+    ],
+)
+def test_a_failed_check_says_why(run, name, words):
+    failed = run.case(name)["trials"][0]["checks"][0]
+    assert failed["status"] == "failed"
+    assert words in failed["reason"]
 
 
-def test_called_tool_with_failure_message_in_results_and_console(run):
+def test_is_json_with_a_schema_is_named_for_it(run):
+    assert run.case("is_json schema fail")["trials"][0]["checks"][0]["name"] == "is_json (schema)"
+
+
+def test_called_tool_with_failure_is_in_the_console_at_its_line(run):
     failed = run.case("called_tool_with case fail")["trials"][0]["checks"][0]
-    assert 'args.city: expected "Paris", got "paris"' in failed["reason"]
-    assert 'get_weather({"city": "paris"})' in failed["reason"]  # the calls that were made
-    nested = run.case("called_tool_with nested fail")["trials"][0]["checks"][0]
-    assert 'args.units.temp: expected "F", got "C"' in nested["reason"]
-    listed = run.case("called_tool_with list fail")["trials"][0]["checks"][0]
-    assert "args.days: expected 1 item, got 2" in listed["reason"]
     console = run.cli.output
     assert "Failures" in console
     assert 'args.city: expected "Paris", got "paris"' in console
@@ -284,15 +294,9 @@ def test_called_tool_with_failure_message_in_results_and_console(run):
     assert f"spec.yaml:{line}: called_tool_with get_weather" in console
 
 
-def test_tool_calls_in_order_failure_shows_the_actual_order(run):
-    failed = run.case("tool_calls_in_order fail")["trials"][0]["checks"][0]
-    assert "lookup_city → get_weather" in failed["reason"]
-
-
 def test_latency_below_failure_reports_the_time(run):
     failed = run.case("latency_below fail")["trials"][0]["checks"][0]
     assert failed["expected"] == "< 0.05 s"
-    assert "limit is 0.05 s" in failed["reason"]
     assert run.case("latency_below fail")["trials"][0]["latency_s"] >= 0.25
 
 
