@@ -1,6 +1,6 @@
 """The matcher registry against everything that also names the matchers: the spec format's contract,
 schemas/spec.schema.json (read by editors, so kept by hand and held to the registry here), the
-README's matcher table, and the validator's name lists."""
+matcher tables of the README and docs/spec-format.md, and the validator's name lists."""
 
 from __future__ import annotations
 
@@ -163,23 +163,28 @@ def test_the_validator_reads_its_names_from_the_registry():
 
 
 # ---------------------------------------------------------------------------------------------------
-# The README's matcher table (and any in docs/)
+# The matcher tables of the README and docs/
 
 
-def matcher_tables(text: str) -> list[list[str]]:
-    """The first cells of every Markdown table whose header starts with `| matcher |`."""
-    tables: list[list[str]] = []
-    rows: list[str] | None = None
+def matcher_tables(text: str) -> list[list[dict[str, str]]]:
+    """Every Markdown table whose header starts with `| matcher |`, as rows of {column: cell}."""
+    tables: list[list[dict[str, str]]] = []
+    header: list[str] | None = None
     for line in text.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if re.match(r"\|\s*matcher\s*\|", line):
-            rows = []
-            tables.append(rows)
-        elif rows is not None and line.startswith("|"):
+            header = cells
+            tables.append([])
+        elif header is not None and line.startswith("|"):
             if not re.match(r"\|\s*-+", line):
-                rows.append(line.split("|")[1])
+                tables[-1].append(dict(zip(header, cells, strict=False)))
         else:
-            rows = None
+            header = None
     return tables
+
+
+def ticked(cell: str) -> list[str]:
+    return re.findall(r"`([a-z_]+)`", cell)
 
 
 DOCS = ROOT / "docs"
@@ -187,15 +192,27 @@ DOCUMENTS = [ROOT / "README.md", *(sorted(DOCS.rglob("*.md")) if DOCS.is_dir() e
 
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: str(path.relative_to(ROOT)))
-def test_each_matcher_table_names_every_registered_matcher_once(document):
+def test_each_matcher_table_agrees_with_the_registry(document):
+    """Each registered matcher is named once; an argument column says what the registry says."""
     tables = matcher_tables(document.read_text(encoding="utf-8"))
     if document.name == "README.md":
         assert tables, "the README has a matcher table"
-    for cells in tables:
-        named = [name for cell in cells for name in re.findall(r"`([a-z_]+)`", cell)]
+    for rows in tables:
+        named = [name for row in rows for name in ticked(row["matcher"])]
         assert sorted(named) == sorted(MATCHERS), document
+        for row in rows:
+            if "argument" not in row:
+                continue
+            [name] = ticked(row["matcher"])
+            kind = MATCHERS[name].argument
+            if kind is Argument.JUDGE_KIND:
+                assert ticked(row["argument"]) == CHECK["properties"][name]["enum"], document
+            else:
+                assert row["argument"].replace("`", "") == kind.value, (document, name)
 
 
 def test_a_matcher_table_is_read_cell_by_cell():
-    text = "| matcher | passes when |\n| --- | --- |\n| `a` / `b` | x |\n| `c` | y |\n\nafter\n| d | e |"
-    assert matcher_tables(text) == [[" `a` / `b` ", " `c` "]]
+    text = "| matcher | argument |\n| --- | --- |\n| `a` / `b` | x |\n| `c` | y |\n\nafter\n| d | e |"
+    assert matcher_tables(text) == [
+        [{"matcher": "`a` / `b`", "argument": "x"}, {"matcher": "`c`", "argument": "y"}]
+    ]

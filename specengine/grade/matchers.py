@@ -4,8 +4,8 @@ One `MatcherEntry` per matcher says what its argument is, what it reads of a tur
 can invert it; from what it reads follow `value:` (for matchers of the reply) and
 `scope: conversation` (for tool checks and judges). Validation, compilation, grading and the docs
 read these entries, and tests/test_matcher_registry.py holds schemas/spec.schema.json and the
-README's matcher table to them. Adding a matcher is one function, one entry here, its entry in the
-schema and its tests.
+matcher tables of README.md and docs/ to them. Adding a matcher is one function, one entry here,
+its entry in the schema and its tests.
 
 The deterministic matchers live in text_matchers, tool_matchers and turn_matchers: pure functions
 that never raise and never touch the network, so they are cheap to run on every trial. The judge is
@@ -35,19 +35,19 @@ from specengine.templates import value_text
 
 
 class Argument(Enum):
-    """What a matcher's argument is, in the words of the docs."""
+    """What a matcher's argument is, in the words of the docs (docs/spec-format.md, a test holds them)."""
 
     NONE = "none"
-    TEXT = "text"
-    TEXTS = "text or list of texts"
-    TEXT_LIST = "list of texts"
-    REGEX = "regular expression"
+    TEXT = "a text"
+    TEXTS = "a text, or a list of texts"
+    TEXT_LIST = "a list of texts"
+    REGEX = "a regular expression"
     JSON_SCHEMA = "none, or a JSON Schema"
-    TOOL_NAME = "tool name"
+    TOOL_NAME = "a tool name"
     TOOL_CALL = "{name, args}"
-    TOOL_NAMES = "list of tool names"
+    TOOL_NAMES = "a list of tool names"
     SECONDS = "seconds"
-    JUDGE_KIND = "judge kind"
+    JUDGE_KIND = "a judge kind"  # the docs list the kinds: closed_qa, factuality, custom
 
     @property
     def optional(self) -> bool:
