@@ -23,6 +23,8 @@ ADAPTERS: dict[str, str] = {
     "databricks": "specengine.endpoints.databricks:DatabricksAdapter",
     "appkit": "specengine.endpoints.appkit:AppKitAdapter",
     "http": "specengine.endpoints.http:HttpAdapter",
+    "langgraph": "specengine.endpoints.langgraph:LangGraphAdapter",
+    "a2a": "specengine.endpoints.a2a:A2AAdapter",
 }
 
 
