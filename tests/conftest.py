@@ -3,6 +3,8 @@
 Fixtures:
 - `agent_server`: a started `support.servers.AgentServer` (scripted chat completions agent); `.url`,
   `.endpoint(**extra)`, `.script(...)`, `.bodies`, `.hits()`. Closed after the test.
+- `langgraph_server`: one real `langgraph dev` server for the whole session, serving the scripted
+  weather graph (`support.langgraph_server`); skipped with the reason when its packages are missing.
 - `free_port`: a port nothing listens on (for "connection refused" tests or fixed-port commands).
 - `run_cli`, `run_cli_subprocess`, `write_project`, `write_spec`: the helpers of `support.cli`.
 
@@ -21,6 +23,17 @@ from support.cli import run_cli, run_cli_subprocess, write_project, write_spec
 @pytest.fixture
 def agent_server() -> Iterator[servers.AgentServer]:
     with servers.AgentServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def langgraph_server(tmp_path_factory):
+    from support.langgraph_server import langgraph_missing, start_langgraph_server
+
+    reason = langgraph_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    with start_langgraph_server(tmp_path_factory.mktemp("langgraph")) as server:
         yield server
 
 
