@@ -268,3 +268,32 @@ class TemplateSource:
 
     def line_of(self, template_line: int) -> int:
         return self.line + template_line - 1 + (1 if self.block else 0)
+
+
+@functools.cache
+def _url_environment():
+    """The spec environment, but every printed value is URL-encoded (text around it is kept)."""
+    from urllib.parse import quote
+
+    return environment().overlay(finalize=lambda value: quote(value_text(value), safe=""))
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled_url(source: str):
+    try:
+        return _url_environment().from_string(source)
+    except Exception as exc:
+        raise TemplateError(_syntax_message(exc), getattr(exc, "lineno", 1) or 1) from None
+
+
+def render_url(source: str, variables: dict[str, Any]) -> str:
+    """Render a URL template: `…/threads/{{ session_id }}/runs` with each value URL-encoded, so a
+    value can never add a path segment or a query parameter."""
+    if not is_template(source):
+        return source
+    try:
+        return _compiled_url(source).render(variables)
+    except TemplateError:
+        raise
+    except Exception as exc:
+        raise _render_failure(exc, source) from None

@@ -82,6 +82,36 @@ evals:
     expect: [succeeded]
 """
 
+HTTP_SPEC = """
+suite: langgraph over http
+endpoint: thread-http
+evals:
+  - name: http follow-up on the server's thread
+    turns:
+      - send: What's the weather in Paris?
+        expect: [{includes: sunny in Paris}]
+      - send: and tomorrow?
+        expect: [succeeded, {equals: Tomorrow it is sunny in Paris too.}]
+  - name: http graph error
+    send: explode
+    expect: [succeeded]
+"""
+
+
+def thread_over_http(server):
+    """The generic http protocol keeping a LangGraph thread: the users' own endpoint block."""
+    return {
+        "protocol": "http",
+        "url": server.url + "/threads/{{ session_id }}/runs/wait",
+        "body": {
+            "assistant_id": server.graph_id,
+            "if_not_exists": "create",
+            "input": {"messages": [{"role": "user", "content": "{{ message }}"}]},
+        },
+        "reply": "json.messages[-1].content",
+        "error": "json.__error__.message",
+    }
+
 
 @pytest.fixture(scope="module")
 def graph_run(langgraph_server, tmp_path_factory):
@@ -91,11 +121,13 @@ def graph_run(langgraph_server, tmp_path_factory):
         endpoints={
             "graph": langgraph_server.endpoint(),
             "streamed": langgraph_server.endpoint(stream=True),
+            "thread-http": thread_over_http(langgraph_server),
         },
         defaults={"endpoint": "graph"},
     )
     write_spec(folder, "specs/weather.yaml", WEATHER_SPEC)
     write_spec(folder, "specs/streamed.yaml", STREAM_SPEC)
+    write_spec(folder, "specs/http.yaml", HTTP_SPEC)
     return run_spec(folder, None, "-j", "12", paths=["specs"])
 
 
@@ -110,7 +142,11 @@ def assistant_turns(transcript):
 def test_the_run_fails_only_for_the_graph_errors(graph_run):
     assert graph_run.exit_code == 1, graph_run.cli.output
     failed = sorted(case["id"] for case in graph_run.cases if case["status"] != "passed")
-    assert failed == ["specs/streamed.yaml::streamed graph error", "specs/weather.yaml::graph error"]
+    assert failed == [
+        "specs/http.yaml::http graph error",
+        "specs/streamed.yaml::streamed graph error",
+        "specs/weather.yaml::graph error",
+    ]
     assert graph_run.summary["errored"] == 0
 
 
@@ -148,6 +184,16 @@ def test_graph_error_is_a_failed_turn_with_its_type_and_message(graph_run):
         assert assistant["content"] == ""
         reason = check(case, "succeeded")["reason"]
         assert "RuntimeError: the agent exploded on purpose" in reason
+
+
+def test_http_protocol_keeps_the_thread_in_its_url_template(graph_run):
+    case = graph_run.case("http follow-up on the server's thread")
+    assert case["status"] == "passed", case
+    first, second = assistant_turns(transcripts(case)[0])
+    assert first["session_id"] == second["session_id"]
+    error = graph_run.case("http graph error")
+    assert error["status"] == "failed" and error["error"] is None
+    assert "the agent exploded on purpose" in check(error, "succeeded")["reason"]
 
 
 def test_interrupt_question_is_the_reply_and_the_next_message_resumes(graph_run):

@@ -68,13 +68,16 @@ class JsonAnswer:
     latency_s: float
 
 
-async def request_json(adapter: Adapter, body: Any, method: str = "POST") -> JsonAnswer:
-    """Send a JSON body to the endpoint's URL; the answer must be 2xx JSON (else EndpointError)."""
+async def request_json(
+    adapter: Adapter, body: Any, method: str = "POST", url: str | None = None
+) -> JsonAnswer:
+    """Send a JSON body to `url` (default: the endpoint's URL); the answer must be 2xx JSON (else
+    EndpointError)."""
     config = adapter.config
     started = time.perf_counter()
     try:
         response = await adapter.client.request(
-            method, config.url or "", json=body, headers=dict(config.headers), timeout=config.timeout
+            method, url or config.url or "", json=body, headers=dict(config.headers), timeout=config.timeout
         )
     except httpx.HTTPError as exc:
         raise transport_error(exc) from None
@@ -88,7 +91,7 @@ async def request_json(adapter: Adapter, body: Any, method: str = "POST") -> Jso
 
 
 async def post_events(
-    adapter: Adapter, body: Any, feed: Callable[[str, str], bool], started: float
+    adapter: Adapter, body: Any, feed: Callable[[str, str], bool], started: float, url: str | None = None
 ) -> tuple[Any, float]:
     """POST a JSON body asking for server-sent events and feed each `(event, data)` to `feed`.
 
@@ -96,13 +99,13 @@ async def post_events(
     for a stream and answers one JSON body is accepted: its parsed body is returned instead of
     None, for the caller to read as a non-streamed answer. Returns (JSON body or None, latency):
     the latency runs from `started` (the clock the caller's time to first token also reads) to the
-    last event read.
+    last event read. `url` defaults to the endpoint's URL.
     """
     config = adapter.config
     headers = {"Accept": "text/event-stream", **dict(config.headers)}
     try:
         async with adapter.client.stream(
-            "POST", config.url or "", json=body, headers=headers, timeout=config.timeout
+            "POST", url or config.url or "", json=body, headers=headers, timeout=config.timeout
         ) as response:
             if response.status_code >= 300:
                 raise status_error(response, await _read_text(response))

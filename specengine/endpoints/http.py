@@ -11,6 +11,9 @@ template text that must render JSON (use `| tojson` for values). Variables:
 - `session_id`: the conversation's session id (see below);
 - `input`: the case's `input` mapping (empty when the runner gives none).
 
+The `url` is a template with the same variables, each printed value URL-encoded, so a server that
+keeps a thread in its path is reachable: `…/threads/{{ session_id }}/runs/wait`.
+
 The answer must be JSON. `reply`, `tool_calls` and `session_id` are Jinja2 expressions evaluated in
 the sandbox against `json` (the parsed body; `response` is the same value), `headers` (lower-case
 names) and `status`. An expression that names something the answer lacks is an error that names
@@ -18,11 +21,18 @@ the expression, never a silent None. `tool_calls` must give a list of `{name, ar
 `{name, args}`, or OpenAI's `{function: {name, arguments}}`); arguments given as a JSON string are
 parsed. A null `tool_calls` value means no calls; a null reply is the empty text.
 
+`error` is an expression for the error an agent reports inside a well-formed answer (LangGraph's
+HTTP 200 `{"__error__": {…}}`: `json.__error__.message`). A value other than null, false or empty
+text makes the turn fail with that message (`succeeded` fails and shows it; other checks still run),
+and the reply, tool calls and session id are then read only where the answer has them. A key the
+answer lacks means no error; a top-level name other than the answer's variables is a mistake in
+the endpoint, reported before any request.
+
 Sessions: with a `session_id` expression, the first turn sends `session_id` as null and every later
 turn sends the value the last answer gave (a null answer keeps the previous one). Without one, each
 conversation has a fresh uuid, for APIs where the client names the session.
 
-Endpoint options: `body` and `reply` (required), `tool_calls`, `session_id`, `method` (POST).
+Endpoint options: `body` and `reply` (required), `tool_calls`, `session_id`, `error`, `method` (POST).
 """
 
 from __future__ import annotations
@@ -42,13 +52,15 @@ from specengine.endpoints.base import (
     Conversation,
     body_excerpt,
     chat_tool_call,
+    error_text,
     request_json,
 )
 from specengine.errors import EndpointError, TemplateError
-from specengine.templates import environment, render, render_native
+from specengine.templates import environment, render, render_native, render_url, undeclared_names
 from specengine.transcript import ToolCall, Turn
 
-EXPRESSIONS = ("reply", "tool_calls", "session_id")
+EXPRESSIONS = ("reply", "tool_calls", "session_id", "error")
+ANSWER_VARIABLES = frozenset({"json", "response", "headers", "status"})
 
 
 class HttpAdapter(Adapter):
@@ -86,7 +98,9 @@ class HttpAdapter(Adapter):
         self._compiled[key] = compiled
         return compiled
 
-    def evaluate(self, key: str, answer: Mapping[str, Any], text: str) -> Any:
+    def evaluate(self, key: str, answer: Mapping[str, Any], text: str, lenient: bool = False) -> Any:
+        """The value of expression `key` on the answer. A failure is an error naming the expression,
+        unless `lenient` (the agent reported an error, so the answer may lack the usual keys): None."""
         expression = self.expression(key)
         if expression is None:
             return None
@@ -99,11 +113,54 @@ class HttpAdapter(Adapter):
             failure = _undefined_message(value)  # a missing last key comes back as Undefined
             if failure is None:
                 return value
+        if lenient:
+            return None
         source = str(self.config.options.get(key)).strip()
         excerpt = body_excerpt(text)
         raise self.problem(
             f"`{key}: {source}` failed on the response: {failure} (the response was: {excerpt})"
         )
+
+    def reported_error(self, answer: Mapping[str, Any], text: str) -> str | None:
+        """The error the agent reported, by the `error` expression; None when there is none.
+
+        A lookup of a key the answer lacks means no error (`json.__error__.message` on a good
+        answer); anything else that fails is a mistake in the expression, reported as one.
+        """
+        expression = self.expression("error")
+        if expression is None:
+            return None
+        try:
+            value = expression(**answer)
+        except UndefinedError:
+            return None
+        except Exception:
+            return self.evaluate("error", answer, text)  # raises the located problem
+        if isinstance(value, Undefined):
+            return None
+        return error_text(value)
+
+    def check_error_names(self) -> None:
+        """An `error` expression must read the answer's variables only: its undefined lookups mean
+        "no error", so a misspelt `jsn` would otherwise never report anything."""
+        source = self.config.options.get("error")
+        if not isinstance(source, str) or not source.strip():
+            return
+        try:
+            unknown = sorted(undeclared_names("{{ " + source.strip() + " }}") - ANSWER_VARIABLES)
+        except TemplateError as exc:
+            raise self.problem(
+                f"`error: {source.strip()}` is not a valid expression: {exc.message}"
+            ) from None
+        if unknown:
+            known = ", ".join(sorted(ANSWER_VARIABLES))
+            raise self.problem(f"`error: {source.strip()}` reads {unknown[0]!r}; known here: {known}")
+
+    def render_url(self, variables: dict[str, Any]) -> str:
+        try:
+            return render_url(self.config.url or "", variables)
+        except TemplateError as exc:
+            raise self.problem(f"the url template failed: {exc.message}") from None
 
     def render_body(self, variables: dict[str, Any]) -> Any:
         template = self.config.options.get("body")
@@ -146,6 +203,7 @@ class HttpConversation(Conversation):
         adapter.expression("reply")  # a broken expression fails before any request is sent
         for key in EXPRESSIONS[1:]:
             adapter.expression(key)
+        adapter.check_error_names()
         variables = {
             "message": message,
             "history": [dict(entry) for entry in self.history],
@@ -153,17 +211,20 @@ class HttpConversation(Conversation):
             "input": dict(self.input),
         }
         body = adapter.render_body(variables)
+        url = adapter.render_url(variables)
         method = str(config.options.get("method") or "POST").upper()
-        sent = await request_json(adapter, body, method)
+        sent = await request_json(adapter, body, method, url)
         answer = {
             "json": sent.data,
             "response": sent.data,
             "headers": {name.lower(): value for name, value in sent.headers.items()},
             "status": sent.status,
         }
-        reply = adapter.evaluate("reply", answer, sent.text)
-        calls = _tool_calls(adapter, adapter.evaluate("tool_calls", answer, sent.text))
-        session = adapter.evaluate("session_id", answer, sent.text)
+        error = adapter.reported_error(answer, sent.text)
+        failed = error is not None
+        reply = adapter.evaluate("reply", answer, sent.text, lenient=failed)
+        calls = _tool_calls(adapter, adapter.evaluate("tool_calls", answer, sent.text, lenient=failed))
+        session = adapter.evaluate("session_id", answer, sent.text, lenient=failed)
         if session is not None and session != "":
             self.session_id = session if isinstance(session, (str, int)) else _text(session)
         reply_text = _text(reply)
@@ -177,6 +238,7 @@ class HttpConversation(Conversation):
             tool_calls=calls,
             session_id=None if self.session_id is None else str(self.session_id),
             latency_s=sent.latency_s,
+            error=error,
         )
 
 

@@ -1,5 +1,6 @@
 """The checks of endpoint references: a named endpoint exists in the project file, `${VAR}` is well
-formed wherever it is read. Shared by the spec checks and the project-file checks."""
+formed wherever it is read, an inline endpoint's templates (`endpoint_templates`). Shared by the spec
+checks and the project-file checks."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from specengine.source.loader import PROJECT_FILE
 from specengine.source.project import Project
 from specengine.suggest import suggest
+from specengine.validate.endpoint_templates import endpoint_template_problems
 from specengine.validate.file_report import Report, iter_strings
 from specengine.validate.schema import KeyPath
 
@@ -32,7 +34,7 @@ def check_endpoint(
     `project_failed`: a project file exists but did not load (its problems are reported elsewhere).
     """
     if isinstance(value, dict):
-        for path, message in env_problems(value, here):
+        for path, message in [*env_problems(value, here), *endpoint_template_problems(value, here)]:
             report.at(path, message)
         return
     if not isinstance(value, str) or not value or project_failed:

@@ -1,7 +1,8 @@
 """The checks of the project file (specengine.yaml) that its JSON Schema cannot express.
 
-Every endpoint a default or a config names must be defined under `endpoints:`, and `${VAR}` must be
-well formed; YAML 1.1's surprises are pointed out as in specs.
+Every endpoint a default or a config names must be defined under `endpoints:`, `${VAR}` must be
+well formed, endpoint templates must be where they are rendered (`endpoint_templates`); YAML 1.1's
+surprises are pointed out as in specs.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from specengine.source.project import Project
 from specengine.suggest import suggest
 from specengine.validate import schema
 from specengine.validate.endpoint_checks import env_problems, unknown_endpoint
+from specengine.validate.endpoint_templates import project_template_problems
 from specengine.validate.file_report import Report
 from specengine.validate.yaml_hints import report_ambiguous
 
@@ -28,7 +30,7 @@ def check_project(project: Project, display: str) -> list[Diagnostic]:
     report = Report(document, "", checked.flagged)
     report.items.extend(checked.diagnostics)
     data = document.data
-    for path, message in env_problems(data, ()):
+    for path, message in [*env_problems(data, ()), *project_template_problems(data)]:
         report.at(path, message)
     endpoints = data.get("endpoints")
     names = list(endpoints) if isinstance(endpoints, dict) else []

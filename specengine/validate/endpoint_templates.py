@@ -1,0 +1,97 @@
+"""The templates of an endpoint: checked where they are rendered, refused where they never are.
+
+Protocol `http` renders two templates, `url` and `body` (variables: message, history, session_id,
+input), and evaluates four expressions against the answer (`reply`, `tool_calls`, `session_id`,
+`error`; variables: json, response, headers, status). They are checked like every spec template:
+syntax, unknown filters, and names with a "did you mean". Every other string of an endpoint is
+sent as written, so `{{ … }}` there (a session id in an openai-chat url, a header) is a mistake
+that `validate` reports instead of letting the braces reach the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from specengine.suggest import suggest
+from specengine.templates import is_template
+from specengine.validate.file_report import iter_strings
+from specengine.validate.schema import KeyPath
+
+REQUEST_VARIABLES = frozenset({"message", "history", "session_id", "input"})
+ANSWER_VARIABLES = frozenset({"json", "response", "headers", "status"})
+RENDERED = {"http": {"url": REQUEST_VARIABLES, "body": REQUEST_VARIABLES}}
+EXPRESSIONS = {"http": ("reply", "tool_calls", "session_id", "error")}
+
+
+def endpoint_template_problems(
+    endpoint: Mapping[str, Any], here: KeyPath, protocol: Any = None
+) -> Iterator[tuple[KeyPath, str]]:
+    """(key path, message) for each template problem of one endpoint mapping.
+
+    `protocol` is the endpoint's protocol when the mapping itself may not name it (a run config
+    that overrides some options of a project endpoint).
+    """
+    protocol = endpoint.get("protocol", protocol)
+    if not isinstance(protocol, str):
+        return
+    rendered = RENDERED.get(protocol, {})
+    expressions = EXPRESSIONS.get(protocol, ())
+    for key, value in endpoint.items():
+        path = (*here, key)
+        if key in rendered:
+            for where, text in iter_strings(value, path):
+                yield from _template(where, text, rendered[key], str(key))
+        elif key in expressions:
+            if isinstance(value, str):
+                yield from _template(path, "{{ " + value + " }}", ANSWER_VARIABLES, str(key))
+        else:
+            for where, text in iter_strings(value, path):
+                if is_template(text):
+                    yield where, _not_rendered(str(key), protocol)
+
+
+def project_template_problems(data: Mapping[str, Any]) -> Iterator[tuple[KeyPath, str]]:
+    """The template problems of every endpoint of a project file, run configs included."""
+    endpoints = data.get("endpoints")
+    endpoints = endpoints if isinstance(endpoints, Mapping) else {}
+    for name, endpoint in endpoints.items():
+        if isinstance(endpoint, Mapping):
+            yield from endpoint_template_problems(endpoint, ("endpoints", name))
+    configs = data.get("configs")
+    for config_name, config in configs.items() if isinstance(configs, Mapping) else ():
+        overrides = config.get("endpoints") if isinstance(config, Mapping) else None
+        for name, endpoint in overrides.items() if isinstance(overrides, Mapping) else ():
+            if isinstance(endpoint, Mapping):
+                base = endpoints.get(name)
+                protocol = base.get("protocol") if isinstance(base, Mapping) else None
+                where = ("configs", config_name, "endpoints", name)
+                yield from endpoint_template_problems(endpoint, where, protocol)
+
+
+def _template(here: KeyPath, text: str, allowed: frozenset[str], what: str) -> Iterator[tuple[KeyPath, str]]:
+    if not is_template(text):
+        return
+    from specengine.validate.spec_checks import template_facts  # spec_checks imports this module
+
+    names, problems = template_facts(text)
+    for _line, message in problems:
+        yield here, f"{what}: {message}"
+    for name in sorted(names - allowed):
+        known = ", ".join(sorted(allowed))
+        yield (
+            here,
+            f"{what}: undefined variable '{name}'{suggest(name, sorted(allowed))}; known here: {known}",
+        )
+
+
+def _not_rendered(key: str, protocol: str) -> str:
+    message = f"{key} is not a template with protocol {protocol}: its {{{{ }}}} would be sent as written"
+    if key == "url" and protocol != "http":
+        message += (
+            "; to keep a server's thread, use protocol langgraph, or protocol http with"
+            " url: …/threads/{{ session_id }}/…"
+        )
+    elif protocol == "http":
+        message += " (protocol http renders url and body)"
+    return message
