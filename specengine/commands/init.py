@@ -26,7 +26,7 @@ endpoints:
   demo:
     protocol: demo             # the built-in scripted agent: no key, no network
   # my-agent:
-  #   protocol: openai-chat    # openai-chat | openai-responses | databricks | appkit | http | demo
+  #   protocol: openai-chat    # openai-chat | openai-responses | databricks | appkit | langgraph | a2a | http
   #   url: http://127.0.0.1:8000/v1/chat/completions
   #   headers: {{Authorization: "Bearer ${{AGENT_TOKEN}}"}}   # ${{VAR}} reads the environment
 

@@ -21,14 +21,13 @@ Endpoint options (`EndpointConfig.options`):
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from specengine.endpoints.a2a_task import SETTLED_STATES, WAITING_STATES, TaskFold
-from specengine.endpoints.base import Adapter, Conversation, invalid, not_json, post_json
+from specengine.endpoints.base import Adapter, Conversation, event_json, invalid, post_json
 from specengine.endpoints.responses_items import post_events
 from specengine.errors import EndpointError
 from specengine.transcript import Turn
@@ -117,17 +116,14 @@ def rpc_request(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": dict(params)}
 
 
-def fold_events(fold: TaskFold):
+def fold_events(fold: TaskFold) -> Callable[[str, str], bool]:
     """A `post_events` feed: each event is a JSON-RPC response; reading stops at the final one."""
 
     def feed(event: str, data: str) -> bool:
-        try:
-            payload = json.loads(data)
-        except ValueError:
-            if event == "error":
-                fold.error = data.strip() or "error event"
-                return True
-            raise not_json("a stream event", data) from None
+        payload, plain_error = event_json(event, data)
+        if plain_error is not None:
+            fold.error = plain_error
+            return True
         if not isinstance(payload, Mapping):
             raise invalid("a stream event is not a JSON object", payload)
         fold.response(payload)

@@ -53,6 +53,10 @@ class Adapter:
         for protocols whose requests are templates (`http`)."""
         raise NotImplementedError
 
+    def problem(self, text: str) -> EndpointError:
+        """A mistake in the endpoint's own settings: not retryable, names the endpoint."""
+        return EndpointError("EndpointConfigError", f"endpoint '{self.config.name}': {text}")
+
 
 # --- sending -------------------------------------------------------------------------------------
 
@@ -176,6 +180,17 @@ def parse_json(text: str, what: str) -> Any:
         return json.loads(text)
     except ValueError:
         raise not_json(what, text) from None
+
+
+def event_json(event: str, data: str) -> tuple[Any, str | None]:
+    """(the JSON of an SSE event's data, None), or (None, the text) for an `error` event whose data
+    is plain text; any other event that is not JSON is not_json."""
+    try:
+        return json.loads(data), None
+    except ValueError:
+        if event == "error":
+            return None, data.strip() or "error event"
+        raise not_json("a stream event", data) from None
 
 
 def invalid(problem: str, data: Any) -> EndpointError:

@@ -55,7 +55,7 @@ from specengine.endpoints.base import (
     error_text,
     request_json,
 )
-from specengine.errors import EndpointError, TemplateError
+from specengine.errors import TemplateError
 from specengine.templates import environment, render, render_native, render_url, undeclared_names
 from specengine.transcript import ToolCall, Turn
 
@@ -74,10 +74,6 @@ class HttpAdapter(Adapter):
 
     def conversation(self, variables: Mapping[str, Any] | None = None) -> HttpConversation:
         return HttpConversation(self, variables or {})
-
-    def problem(self, text: str) -> EndpointError:
-        """A mistake in the endpoint's own settings: not retryable, names the endpoint."""
-        return EndpointError("EndpointConfigError", f"endpoint '{self.config.name}': {text}")
 
     def expression(self, key: str) -> Any:
         """The compiled expression of option `key` (None when the option is not set)."""

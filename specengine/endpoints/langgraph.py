@@ -38,8 +38,8 @@ from specengine.endpoints.base import (
     Adapter,
     Conversation,
     error_text,
+    event_json,
     invalid,
-    not_json,
     parse_arguments,
     post_json,
 )
@@ -59,10 +59,6 @@ class LangGraphAdapter(Adapter):
 
     def conversation(self, variables: Mapping[str, Any] | None = None) -> LangGraphConversation:
         return LangGraphConversation(self)
-
-    def problem(self, text: str) -> EndpointError:
-        """A mistake in the endpoint's own settings: not retryable, names the endpoint."""
-        return EndpointError("EndpointConfigError", f"endpoint '{self.config.name}': {text}")
 
     @property
     def assistant_id(self) -> str:
@@ -232,13 +228,10 @@ class _RunStream:
         self.events = 0
 
     def feed(self, event: str, data: str) -> bool:
-        try:
-            payload = json.loads(data)
-        except ValueError:
-            if event == "error":
-                self.error = data.strip() or "error event"
-                return False
-            raise not_json("a stream event", data) from None
+        payload, plain_error = event_json(event, data)
+        if plain_error is not None:
+            self.error = plain_error
+            return False
         self.events += 1
         if event == "values":
             self.state = payload
