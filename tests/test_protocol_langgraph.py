@@ -240,3 +240,46 @@ def test_an_unknown_assistant_is_a_transport_error_that_says_which(langgraph_ser
     assert caught.value.status == 404  # threads are created on demand: the assistant is what is missing
     assert f"assistant_id '{unknown}'" in caught.value.message
     assert not caught.value.retryable
+
+
+def test_reading_a_state_takes_this_runs_messages_only():
+    from specengine.endpoints.langgraph import read_run
+
+    earlier_call = {"type": "ai", "id": "a1", "content": "", "tool_calls": [{"name": "lookup", "args": {}}]}
+    state = {
+        "messages": [
+            {"type": "human", "id": "h1", "content": "first"},
+            earlier_call,
+            {"type": "human", "id": "h2", "content": "second"},
+            {
+                "type": "ai",
+                "id": "a2",
+                "content": "",
+                "tool_calls": [{"name": "get_weather", "args": '{"city": "Oslo"}'}],
+            },
+            {"type": "tool", "id": "t1", "content": "sunny"},
+            {
+                "type": "ai",
+                "id": "a3",
+                "content": [
+                    {"type": "text", "text": "Sunny "},
+                    {"type": "image_url"},
+                    {"type": "text", "text": "in Oslo."},
+                ],
+            },
+        ]
+    }
+    output = read_run(state, frozenset({"h1", "a1"}))
+    assert output.reply == "Sunny in Oslo."
+    assert [(call.name, call.args) for call in output.tool_calls] == [("get_weather", {"city": "Oslo"})]
+    assert not output.interrupted
+    assert output.message_ids == {"h1", "a1", "h2", "a2", "t1", "a3"}
+
+
+def test_a_state_without_messages_is_an_unusable_answer():
+    from specengine.endpoints.langgraph import read_run
+
+    with pytest.raises(EndpointError) as caught:
+        read_run({"answer": "42"}, frozenset())
+    assert caught.value.kind == "InvalidResponse"
+    assert 'no "messages" list' in caught.value.message
