@@ -27,8 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from specengine.endpoints.a2a_task import SETTLED_STATES, WAITING_STATES, TaskFold
-from specengine.endpoints.base import Adapter, Conversation, event_json, invalid, post_json
-from specengine.endpoints.responses_items import post_events
+from specengine.endpoints.base import Adapter, Conversation, event_json, invalid, post_events, request_json
 from specengine.errors import EndpointError
 from specengine.transcript import Turn
 
@@ -69,13 +68,14 @@ class A2AConversation(Conversation):
         request = rpc_request("message/stream" if stream else "message/send", {"message": sent})
         fold = TaskFold(time.perf_counter())
         if stream:
-            data, latency = await post_events(self.adapter.client, config, request, fold_events(fold))
+            data, latency = await post_events(self.adapter, request, fold_events(fold), fold.started)
             if data is not None:  # the server answered one JSON body instead of a stream
                 fold.response(data)
             elif fold.events == 0:
                 raise EndpointError("InvalidResponse", "the agent's stream ended without a single event")
         else:
-            data, latency = await post_json(self.adapter.client, config, request)
+            answer = await request_json(self.adapter, request)
+            data, latency = answer.data, answer.latency_s
             fold.response(data)
         if fold.error is None and fold.state not in SETTLED_STATES and fold.task_id:
             latency += await self._poll(fold)
@@ -86,7 +86,6 @@ class A2AConversation(Conversation):
             tool_calls=fold.tool_calls(),
             session_id=self.context_id,
             latency_s=latency,
-            raw=data if data is not None else {"events": fold.events},
             error=fold.failure(),
             ttft_s=fold.ttft if stream and data is None else None,
         )
@@ -106,9 +105,8 @@ class A2AConversation(Conversation):
                 )
             await asyncio.sleep(delay)
             delay = min(POLL_MAX_S, delay * 2)
-            request = rpc_request("tasks/get", {"id": fold.task_id})
-            data, _ = await post_json(self.adapter.client, config, request)
-            fold.response(data)
+            answer = await request_json(self.adapter, rpc_request("tasks/get", {"id": fold.task_id}))
+            fold.response(answer.data)
         return time.perf_counter() - started
 
 

@@ -37,13 +37,14 @@ from specengine.endpoints.base import (
     BODY_EXCERPT,
     Adapter,
     Conversation,
+    chat_tool_call,
     error_text,
     event_json,
     invalid,
-    parse_arguments,
-    post_json,
+    post_events,
+    request_json,
 )
-from specengine.endpoints.responses_items import item_text, post_events
+from specengine.endpoints.responses_items import item_text
 from specengine.errors import EndpointError
 from specengine.transcript import ToolCall, Turn
 
@@ -107,8 +108,8 @@ class LangGraphConversation(Conversation):
                 body["stream_mode"] = list(STREAM_MODES)
                 state, error, latency, ttft = await _stream_run(adapter, body, url, self.seen)
             else:
-                data, latency = await post_json(adapter.client, config, body, url)
-                state, error, ttft = data, None, None
+                sent = await request_json(adapter, body, "POST", url)
+                state, error, latency, ttft = sent.data, None, sent.latency_s, None
         except EndpointError as exc:
             raise _with_hint(exc, adapter.assistant_id) from None
         if isinstance(state, Mapping) and "__error__" in state:
@@ -121,7 +122,6 @@ class LangGraphConversation(Conversation):
             tool_calls=output.tool_calls,
             session_id=self.thread_id,
             latency_s=latency,
-            raw=state,
             error=error,
             ttft_s=ttft,
         )
@@ -182,14 +182,9 @@ def _kind(message: Any) -> str:
 
 
 def _tool_calls(message: Mapping[str, Any]) -> list[ToolCall]:
-    calls = []
-    for call in message.get("tool_calls") or ():
-        if not isinstance(call, Mapping) or not call.get("name"):
-            continue
-        args, note = parse_arguments(call.get("args", call.get("arguments")))
-        call_id = call.get("id")
-        calls.append(ToolCall(str(call["name"]), args, str(call_id) if call_id else None, note))
-    return calls
+    """A LangChain AI message's `tool_calls` (`{name, args, id}`), with their arguments."""
+    calls = [chat_tool_call(call) for call in message.get("tool_calls") or () if isinstance(call, Mapping)]
+    return [call for call in calls if call.name]
 
 
 def _interrupt_texts(value: Any) -> list[str]:
@@ -262,7 +257,7 @@ async def _stream_run(
 ) -> tuple[Any, str | None, float, float | None]:
     """POST to `/runs/stream` and fold the events: (final state, error, latency, ttft)."""
     stream = _RunStream(time.perf_counter(), seen)
-    data, latency = await post_events(adapter.client, adapter.config, body, stream.feed, url)
+    data, latency = await post_events(adapter, body, stream.feed, stream.started, url)
     if data is not None:  # a server that answered one JSON body instead of a stream
         return data, None, latency, None
     if stream.state is None and stream.error is None:
