@@ -6,6 +6,7 @@ import copy
 import json
 import re
 from html.parser import HTMLParser
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,14 @@ def test_replies_cannot_close_the_script(results):
     assert "<" not in block.split(">", 1)[1]  # no "<" at all inside the JSON block
     assert text.lower().count("</script") == 2  # only the two real closing tags
     assert _data(text)["cases"][0]["trials"][0]["transcript"][1]["content"] == reply
+
+
+@pytest.mark.parametrize(("asset", "closing_tag"), [("report.css", "</style"), ("report.js", "</script")])
+def test_inlined_assets_cannot_close_their_element(asset, closing_tag):
+    text = (files("specengine.report") / "assets" / asset).read_text(encoding="utf-8")
+    assert text.strip()
+    assert closing_tag not in text.lower()  # inlined as they are, so this would end the element early
+    assert text in render_html({"cases": []})
 
 
 def test_embed_json_escapes_and_survives_nan():

@@ -1,19 +1,25 @@
 """A single self-contained HTML report: open it from disk, attach it to CI, mail it; no server, no network.
 
-The results are embedded as JSON in a `<script type="application/json">` block and the page renders
-the case table a page at a time, so a 10,000-case run opens quickly and the file grows linearly with
-the results. Agent replies are untrusted: in the data block every `<` is written as `\\u003c`, so no
-reply can close the script element, and the page inserts all data as text, never as markup.
+The page is the Jinja2 template `assets/report.html.j2` (autoescaped), with `assets/report.css` and
+`assets/report.js` inlined. The script is plain browser JavaScript with no dependencies, so the report
+opens offline, from a CI artifact, years later. The results are embedded as JSON in a
+`<script type="application/json">` block and the script renders the case table a page at a time, so
+a 10,000-case run opens quickly and the file grows linearly with the results.
+
+Agent replies are untrusted: in the data block every `<` is written as `\\u003c`, so no reply can
+close the script element, and the script builds every element with textContent, never innerHTML.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import math
+from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
+from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specengine.report.facts import (
     case_duration,
@@ -26,8 +32,10 @@ from specengine.report.facts import (
     format_rate,
     summary_of,
 )
-from specengine.report.html_assets import CSS, JS
 from specengine.results.model import pass_rate
+
+if TYPE_CHECKING:
+    from jinja2 import Template
 
 
 def _finite(value: Any) -> Any:
@@ -73,64 +81,77 @@ def _started(value: Any) -> str:
     return parsed.strftime("%Y-%m-%d %H:%M:%S") + suffix
 
 
-def _header(results: dict, summary: dict, title: str) -> str:
-    esc = html.escape
-    rate = pass_rate(summary)
-    total = summary["cases"] or 1
-    meta = []
+@dataclass(frozen=True)
+class _Fact:
+    """One item of the header's meta line (`run a1b2`, `took 3.2 s`)."""
+
+    label: str
+    value: str
+    mono: bool = False
+
+
+def _facts(results: dict, summary: dict) -> list[_Fact]:
+    facts = []
     if results.get("run_id"):
-        meta.append(f'run <span class="mono">{esc(str(results["run_id"]))}</span>')
+        facts.append(_Fact("run", str(results["run_id"]), mono=True))
     started = _started(results.get("started_at"))
     if started:
-        meta.append(f"started {esc(started)}")
+        facts.append(_Fact("started", started))
     if summary.get("duration_s") is not None:
-        meta.append(f"took {esc(format_duration(summary['duration_s']))}")
+        facts.append(_Fact("took", format_duration(summary["duration_s"])))
     config = results.get("config")
     if isinstance(config, str | int | float) and config != "":
-        meta.append(f'config <span class="mono">{esc(str(config))}</span>')
-    bar = "".join(
-        f'<span class="seg {cls}" style="width:{count / total * 100:.3f}%" title="{count} {label}"></span>'
-        for cls, label, count in (
-            ("passed", "passed", summary["passed"]),
-            ("failed", "failed", summary["failed"]),
-            ("error", "errored", summary["errored"]),
-            ("skipped", "skipped", summary["skipped"]),
-        )
-        if count
+        facts.append(_Fact("config", str(config), mono=True))
+    return facts
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """One status's part of the summary bar."""
+
+    status: str
+    label: str
+    count: int
+    width: str  # percent of all cases
+
+
+def _segments(summary: dict) -> list[_Segment]:
+    """The status bar: one segment per status that has cases, as wide as its share."""
+    total = summary["cases"] or 1
+    counts = (
+        ("passed", "passed", summary["passed"]),
+        ("failed", "failed", summary["failed"]),
+        ("error", "errored", summary["errored"]),
+        ("skipped", "skipped", summary["skipped"]),
     )
-    ran = summary["passed"] + summary["failed"] + summary["errored"]
-    verdict = "passed" if summary["failed"] + summary["errored"] == 0 else "failed"
-    warn = ""
-    if summary.get("gates_skipped"):
-        n = summary["gates_skipped"]
-        warn = (
-            f'<p class="warn">⚠ {n} gate{"s" if n != 1 else ""} skipped: '
-            "those checks did not run, so they prove nothing.</p>"
-        )
-    details = ""
-    if isinstance(config, dict | list):
-        details = (
-            '<details class="config"><summary>Run configuration</summary><pre class="mono">'
-            + esc(json.dumps(config, indent=2, ensure_ascii=False, default=str))
-            + "</pre></details>"
-        )
-    return f"""<header class="top">
-  <div class="brand"><span class="logo" aria-hidden="true">◆</span> {esc(title)}</div>
-  <div class="meta">{" · ".join(meta)}</div>
-</header>
-<section class="summary">
-  <div class="rate {verdict}"><div class="big" id="pass-rate">{esc(format_rate(rate))}</div>
-    <div class="sub">pass rate · {summary["passed"]} of {ran} ran</div></div>
-  <div class="totals">
-    <div class="bar" role="img" aria-label="status distribution">{bar}</div>
-    <div class="chips" id="status-filters" role="toolbar" aria-label="filter by status"></div>
-    {warn}{details}
-  </div>
-</section>"""
+    return [
+        _Segment(status, label, count, f"{count / total * 100:.3f}")
+        for status, label, count in counts
+        if count
+    ]
+
+
+@cache
+def _template() -> Template:
+    """The page template, with the stylesheet and script it inlines (read once per process)."""
+    from jinja2 import PackageLoader
+    from jinja2.sandbox import SandboxedEnvironment
+
+    env = SandboxedEnvironment(
+        loader=PackageLoader("specengine.report", "assets"), autoescape=True, keep_trailing_newline=True
+    )
+    return env.get_template("report.html.j2")
+
+
+@cache
+def _asset(name: str) -> str:
+    return (files("specengine.report") / "assets" / name).read_text(encoding="utf-8")
 
 
 def render_html(results: dict, *, title: str = "specengine report") -> str:
     """The complete HTML document for a results dict."""
+    from markupsafe import Markup
+
     summary = summary_of(results)
     cases = [c for c in results.get("cases", []) if isinstance(c, dict)]
     payload = {
@@ -139,49 +160,26 @@ def render_html(results: dict, *, title: str = "specengine report") -> str:
         "cases": cases,
         "derived": [_derived(c) for c in cases],
     }
-    doc_title = f"{title} · {results.get('run_id')}" if results.get("run_id") else title
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="specengine">
-<title>{html.escape(doc_title)}</title>
-<style>{CSS}</style>
-</head>
-<body>
-{_header(results, summary, title)}
-<main>
-  <section class="controls">
-    <input id="search" type="search" placeholder="Search ids, suites, labels, reasons…  ( / )"
-      aria-label="search cases">
-    <label class="deep"><input id="deep" type="checkbox"> also search transcripts</label>
-    <select id="suite" aria-label="filter by suite"><option value="">All suites</option></select>
-    <select id="label" aria-label="filter by label"><option value="">All labels</option></select>
-  </section>
-  <table class="cases" id="cases">
-    <thead><tr>
-      <th data-sort="status" class="col-status">Status</th>
-      <th data-sort="id">Case</th>
-      <th data-sort="suite">Suite</th>
-      <th>Labels</th>
-      <th data-sort="trials" class="num">Trials</th>
-      <th data-sort="duration" class="num">Time</th>
-      <th>Why</th>
-    </tr></thead>
-    <tbody id="rows"></tbody>
-  </table>
-  <p class="empty" id="empty" hidden>No cases match these filters.</p>
-  <nav class="pager" id="pager" aria-label="pages"></nav>
-</main>
-<div class="scrim" id="scrim" hidden></div>
-<aside class="drawer" id="drawer" hidden tabindex="-1" aria-label="case details"></aside>
-<noscript><p class="empty">This report needs JavaScript to list the cases.</p></noscript>
-<script type="application/json" id="specengine-data">{embed_json(payload)}</script>
-<script>{JS}</script>
-</body>
-</html>
-"""
+    config = results.get("config")
+    ran = summary["passed"] + summary["failed"] + summary["errored"]
+    return _template().render(
+        title=title,
+        doc_title=f"{title} · {results.get('run_id')}" if results.get("run_id") else title,
+        facts=_facts(results, summary),
+        verdict="passed" if summary["failed"] + summary["errored"] == 0 else "failed",
+        rate=format_rate(pass_rate(summary)),
+        passed=summary["passed"],
+        ran=ran,
+        segments=_segments(summary),
+        gates_skipped=summary.get("gates_skipped") or 0,
+        config=json.dumps(config, indent=2, ensure_ascii=False, default=str)
+        if isinstance(config, dict | list)
+        else None,
+        # Markup: inserted as they are. Our own files, and JSON with no `<`, `>` or `&` in it.
+        css=Markup(_asset("report.css")),
+        script=Markup(_asset("report.js")),
+        data=Markup(embed_json(payload)),
+    )
 
 
 def write_html(results: dict, path: str | Path, *, title: str = "specengine report") -> Path:
