@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from specengine.report.github import annotations, diagnostic_annotation, escape_data, escape_property
+from specengine.report.github import annotation_lines, diagnostic_annotation, escape_data, escape_property
 from specengine.results.reader import load_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
@@ -32,7 +32,7 @@ def test_escaping_matches_actions_core():
 
 
 def test_every_failed_gate_is_annotated_at_its_check_line(results):
-    lines = annotations(results)
+    lines = annotation_lines(results)
     assert len(lines) == 4  # two gates of rain in london, the errored case, the booking row
     first, second, error, booking = lines
     assert first.startswith(
@@ -56,7 +56,7 @@ def test_every_failed_gate_is_annotated_at_its_check_line(results):
 
 
 def test_annotations_are_single_lines_without_control_characters(results):
-    for line in annotations(results):
+    for line in annotation_lines(results):
         assert "\n" not in line and "\r" not in line
         assert not any(ord(ch) < 32 for ch in line), repr(line)
         head, _, message = line[2:].partition("::")
@@ -66,19 +66,19 @@ def test_annotations_are_single_lines_without_control_characters(results):
 
 
 def test_passed_and_soft_checks_are_not_annotated(results):
-    text = "\n".join(annotations(results))
+    text = "\n".join(annotation_lines(results))
     assert "sunny in paris" not in text
     assert "polite" not in text
 
 
 def test_path_prefix_makes_paths_repo_relative(results):
-    assert annotations(results, path_prefix="evals/")[0].startswith(
+    assert annotation_lines(results, path_prefix="evals/")[0].startswith(
         "::error file=evals/specs/weather.yaml,line=35,"
     )
 
 
 def test_limit_ends_with_a_notice(results):
-    lines = annotations(results, limit=2)
+    lines = annotation_lines(results, limit=2)
     assert len(lines) == 3
     assert lines[-1] == "::notice::2 more failures are not annotated; see the full report"
 
@@ -86,4 +86,6 @@ def test_limit_ends_with_a_notice(results):
 def test_failed_case_without_check_details_is_annotated_at_the_eval_line():
     results = {"cases": [{"id": "s.yaml::x", "spec": "s.yaml", "line": 3, "status": "failed", "n_trials": 2,
                           "passed_trials": 1}]}  # fmt: skip
-    assert annotations(results) == ["::error file=s.yaml,line=3,title=s.yaml%3A%3Ax::1 of 2 trials passed"]
+    assert annotation_lines(results) == [
+        "::error file=s.yaml,line=3,title=s.yaml%3A%3Ax::1 of 2 trials passed"
+    ]

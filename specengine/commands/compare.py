@@ -12,16 +12,18 @@ from typing import Annotated
 import typer
 
 from specengine.cli import app
-from specengine.commands.options import Markdown
+from specengine.commands.options import report_options
+from specengine.report.formats import ReportRequest, formats_named
 
 
 @app.command()
+@report_options(formats_named(["markdown"]))
 def compare(
     base: Annotated[Path, typer.Argument(metavar="BASE", help="Results of the earlier run (e.g. main).")],
     head: Annotated[
         Path, typer.Argument(metavar="HEAD", help="Results of the new run (e.g. the pull request).")
     ],
-    md: Markdown = None,
+    reports: ReportRequest = ReportRequest(),  # --md: the head run's summary with the comparison
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the comparison as JSON instead of text.")
     ] = False,
@@ -35,6 +37,7 @@ def compare(
     from specengine.errors import ResultsError
     from specengine.report.compare import compare as compare_runs
     from specengine.report.compare import render_text
+    from specengine.report.formats import write_reports
     from specengine.results.reader import load_results
 
     try:
@@ -46,19 +49,11 @@ def compare(
     comparison = compare_runs(base_data, head_data, min_score_delta=min_score_delta)
     if json_out:
         typer.echo(json.dumps(comparison.as_dict(), indent=2, ensure_ascii=False))
-    elif str(md) != "-":
+    elif not reports.prints:  # Markdown on stdout stands alone
         typer.echo(render_text(comparison), nl=False)
-    if md:
-        from specengine.report.markdown import render_markdown
-
-        text = render_markdown(head_data, comparison)
-        if str(md) == "-":
-            typer.echo(text, nl=False)
-        else:
-            try:
-                md.parent.mkdir(parents=True, exist_ok=True)
-                md.write_text(text, encoding="utf-8", errors="replace")
-            except OSError as exc:
-                typer.echo(f"error: cannot write {md}: {exc.strerror or exc}", err=True)
-                raise typer.Exit(2) from None
+    try:
+        write_reports(reports, head_data, head, comparison=comparison)
+    except OSError as exc:
+        typer.echo(f"error: cannot write {exc.filename or 'the report'}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(2) from None
     raise typer.Exit(1 if comparison.regressed else 0)

@@ -3,14 +3,22 @@
 `run`, `regrade` and `plan` select cases, pick the project and config, and (run, regrade) grade
 with a judge and report the same way; a user who learns an option in one command finds it spelt
 and explained the same in the others. Only options that mean exactly the same thing live here.
+The report options come from the report formats themselves (`report_options`).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
+
+from specengine.report.formats import FORMATS, ReportFormat, ReportOption, report_request
+
+Command = TypeVar("Command", bound=Callable[..., Any])
 
 # selecting cases (run, plan)
 Labels = Annotated[
@@ -43,17 +51,6 @@ JudgeBaseUrl = Annotated[
     typer.Option("--judge-base-url", metavar="URL", help="An OpenAI-compatible base URL for the judge."),
 ]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again; ignore the cache.")]
-Junit = Annotated[Path | None, typer.Option("--junit", metavar="FILE", help="Write JUnit XML to FILE.")]
-Html = Annotated[
-    Path | None, typer.Option("--html", metavar="FILE", help="Write a self-contained HTML report to FILE.")
-]
-Markdown = Annotated[
-    Path | None,
-    typer.Option("--md", metavar="FILE", help="Write a Markdown summary to FILE ('-' for stdout)."),
-]
-JsonResults = Annotated[
-    bool, typer.Option("--json", help="Print results JSON on stdout, the rest on stderr.")
-]
 MinPassRate = Annotated[
     float | None,
     typer.Option(
@@ -64,3 +61,44 @@ MinPassRate = Annotated[
         help="Exit 0 when the pass rate is at least R (0.9: 90%).",
     ),
 ]
+
+
+def report_options(formats: Sequence[ReportFormat] = FORMATS) -> Callable[[Command], Command]:
+    """Give a command one option per report format, gathered into its `reports: ReportRequest`.
+
+    typer reads a command's options from its signature, so the decorator puts each format's option
+    where the `reports` parameter stands (keeping `--help` in the order the command lists its
+    options) and builds the request from their values before the command runs.
+    """
+
+    def decorate(command: Command) -> Command:
+        signature = inspect.signature(command, eval_str=True)
+        options = [_parameter(report_format.option) for report_format in formats if report_format.option]
+        parameters = []
+        for parameter in signature.parameters.values():
+            parameters.extend(options if parameter.name == "reports" else [parameter])
+
+        @functools.wraps(command)
+        def with_reports(**values: Any) -> Any:
+            chosen = {option.name: values.pop(option.name) for option in options}
+            return command(**values, reports=report_request(chosen))
+
+        with_reports.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        with_reports.__annotations__ = {p.name: p.annotation for p in parameters}
+        return with_reports  # type: ignore[return-value]
+
+    return decorate
+
+
+def _parameter(option: ReportOption) -> inspect.Parameter:
+    """The typer parameter of a format's option: `--junit FILE` (a Path) or a switch."""
+    if option.metavar is None:
+        annotation: Any = Annotated[bool, typer.Option(option.flag, help=option.help)]
+        default: Any = False
+    else:
+        annotation = Annotated[
+            Path | None, typer.Option(option.flag, metavar=option.metavar, help=option.help)
+        ]
+        default = None
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD  # the kind of the options around it
+    return inspect.Parameter(option.parameter, kind, default=default, annotation=annotation)

@@ -10,18 +10,19 @@ import typer
 from specengine.cli import app
 from specengine.commands.options import (
     Config,
-    JsonResults,
     JudgeBaseUrl,
     JudgeModel,
-    Junit,
     MinPassRate,
     NoCache,
     ProjectFile,
     Strict,
+    report_options,
 )
+from specengine.report.formats import ReportRequest
 
 
 @app.command("regrade")
+@report_options()
 def regrade_command(
     results: Annotated[
         Path, typer.Argument(metavar="RESULTS", help="A results JSON written by `specengine run`.")
@@ -42,15 +43,15 @@ def regrade_command(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", metavar="FILE", help="Where to write the new results.")
     ] = None,
-    junit: Junit = None,
-    json_out: JsonResults = False,
+    reports: ReportRequest = ReportRequest(),  # one option per report format (report_options)
     min_pass_rate: MinPassRate = None,
 ) -> None:
     """Grade stored transcripts again with the current checks, without calling the agent."""
     from specengine.run.prepare import PrepareOptions
-    from specengine.run.session import RunRequest, execute_regrade
+    from specengine.run.regrade_session import RegradeRequest, execute_regrade
 
-    request = RunRequest(
+    request = RegradeRequest(
+        results=results,
         paths=tuple(paths or ()),
         prepare=PrepareOptions(
             project=project,
@@ -59,12 +60,11 @@ def regrade_command(
             judge_base_url=judge_base_url,
             resolve_endpoints=False,
         ),
+        reports=reports,
         concurrency=concurrency,
         strict=strict,
         output=output,
-        junit=junit,
-        json_out=json_out,
         min_pass_rate=min_pass_rate,
         use_cache=not no_cache,
     )
-    raise typer.Exit(execute_regrade(request, results))
+    raise typer.Exit(execute_regrade(request))

@@ -6,26 +6,31 @@ Reports are built from the results file alone, so a run on one machine can be re
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from specengine.cli import app
-from specengine.commands.options import Html, Junit, Markdown
+from specengine.commands.options import report_options
+from specengine.report.formats import FORMATS, ReportRequest
+
+
+def _outputs() -> str:
+    """The options that ask for a report, as the usage error lists them."""
+    options = [f.option for f in FORMATS if f.option is not None]
+    named = [f"{o.flag} {o.metavar}" if o.metavar else o.flag for o in options]
+    return ", ".join(named[:-1]) + " or " + named[-1]
 
 
 @app.command()
+@report_options()
 def report(
     results: Annotated[
         Path, typer.Argument(metavar="RESULTS", help="Results JSON written by `specengine run`.")
     ],
-    html: Html = None,
-    md: Markdown = None,
-    junit: Junit = None,
-    github: Annotated[
-        bool, typer.Option("--github", help="Print GitHub Actions annotations for failures.")
-    ] = False,
+    reports: ReportRequest = ReportRequest(),  # one option per report format (report_options)
     baseline: Annotated[
         Path | None,
         typer.Option(
@@ -42,12 +47,10 @@ def report(
     ] = None,
 ) -> None:
     """Write reports from a results file. Exit 0 when written, 2 when the input cannot be read."""
-    if not (html or md or junit or github):
-        raise typer.BadParameter(
-            "give at least one output: --html FILE, --md FILE, --junit FILE or --github",
-            param_hint="outputs",
-        )
+    if not reports.targets:
+        raise typer.BadParameter(f"give at least one output: {_outputs()}", param_hint="outputs")
     from specengine.errors import ResultsError
+    from specengine.report.formats import write_reports
     from specengine.results.reader import load_results
 
     try:
@@ -57,16 +60,13 @@ def report(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
 
-    from specengine.report.outputs import ReportTargets, write_reports
-
     comparison = None
     if base is not None:
         from specengine.report.compare import compare
 
         comparison = compare(base, data)
-    targets = ReportTargets(html=html, md=md, junit=junit, github=github, source_url=source_url)
     try:
-        written = write_reports(data, targets, comparison=comparison, echo=typer.echo)
+        written = write_reports(replace(reports, source_url=source_url), data, results, comparison=comparison)
     except OSError as exc:
         typer.echo(f"error: cannot write {exc.filename or 'the report'}: {exc.strerror or exc}", err=True)
         raise typer.Exit(2) from None

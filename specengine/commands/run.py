@@ -11,20 +11,18 @@ import typer
 from specengine.cli import app
 from specengine.commands.options import (
     Config,
-    Html,
-    JsonResults,
     JudgeBaseUrl,
     JudgeModel,
-    Junit,
     Keyword,
     Labels,
     Limit,
-    Markdown,
     MinPassRate,
     NoCache,
     ProjectFile,
     Strict,
+    report_options,
 )
+from specengine.report.formats import ReportRequest
 
 
 class RunFormat(str, Enum):
@@ -35,6 +33,7 @@ class RunFormat(str, Enum):
 
 
 @app.command("run")
+@report_options()
 def run_command(
     paths: Annotated[
         list[str],
@@ -67,9 +66,7 @@ def run_command(
             "--output", "-o", metavar="FILE", help="Results JSON (default .specengine/runs/<id>.json)."
         ),
     ] = None,
-    junit: Junit = None,
-    html: Html = None,
-    md: Markdown = None,
+    reports: ReportRequest = ReportRequest(),  # one option per report format (report_options)
     baseline: Annotated[
         Path | None,
         typer.Option(
@@ -90,7 +87,6 @@ def run_command(
             "--shard", metavar="I/N", help="Run share i of n of the cases (stable by case id), e.g. 2/4."
         ),
     ] = None,
-    json_out: JsonResults = False,
     resume: Annotated[
         bool, typer.Option("--resume", help="Run only the cases the --output results lack, then finish them.")
     ] = False,
@@ -116,9 +112,10 @@ def run_command(
     Exit 0 when every case passed or was skipped, 1 when a case failed or errored, 2 when a spec
     or the command line is wrong (nothing ran), 130 when interrupted (finish with --resume).
     """
+    from specengine.run.exit_codes import EXIT_USAGE
     from specengine.run.prepare import PrepareOptions
     from specengine.run.select import parse_shard
-    from specengine.run.session import EXIT_USAGE, RunRequest, execute_run
+    from specengine.run.session import RunRequest, execute_run
 
     try:
         shard_share = parse_shard(shard) if shard else None
@@ -140,18 +137,14 @@ def run_command(
             limit=limit,
             shard=shard_share,
         ),
+        reports=reports.adding("github") if output_format is RunFormat.github else reports,
         concurrency=concurrency,
         strict=strict,
         output=output,
-        junit=junit,
-        json_out=json_out,
         min_pass_rate=min_pass_rate,
         use_cache=not no_cache,
         resume=resume,
         rerun_failed=rerun_failed,
-        html=html,
-        md=md,
-        github=output_format is RunFormat.github,
         baseline=baseline,
     )
     raise typer.Exit(execute_run(request))

@@ -7,9 +7,9 @@ would otherwise cut the annotation short or split it into garbage lines.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from specengine.report.facts import (
     case_error,
@@ -19,6 +19,7 @@ from specengine.report.facts import (
     failed_gates,
     plain_text,
 )
+from specengine.report.formats import ReportInputs
 
 MAX_MESSAGE = 4000
 
@@ -70,19 +71,55 @@ def diagnostic_annotation(
     return workflow_command(level, message, file=path, line=line, col=col, title=title)
 
 
-def append_step_summary(markdown: str, environ: Mapping[str, str] | None = None) -> Path | None:
-    """Append Markdown to the job summary page when running in GitHub Actions; return the file or None.
+def append_step_summary_report(inputs: ReportInputs, destination: Path) -> None:
+    """Append the Markdown summary to the job summary file (`$GITHUB_STEP_SUMMARY`).
 
-    GitHub renders `$GITHUB_STEP_SUMMARY` on the run's summary page, so the Markdown report can be
-    shown there without a bot token or a pull-request comment.
+    GitHub renders that file on the run's summary page, so the Markdown report is shown there
+    without a bot token or a pull-request comment. Earlier steps' summaries are kept.
     """
-    target = (os.environ if environ is None else environ).get("GITHUB_STEP_SUMMARY")
-    if not target:
-        return None
-    path = Path(target)
-    with path.open("a", encoding="utf-8", errors="replace") as out:
+    markdown = inputs.markdown
+    with destination.open("a", encoding="utf-8", errors="replace") as out:
         out.write(markdown if markdown.endswith("\n") else markdown + "\n")
-    return path
+
+
+def print_annotations(inputs: ReportInputs, destination: Path) -> None:
+    """`--github` (and every run in GitHub Actions): one annotation line per failure, on the output."""
+    spec_paths = repository_paths(inputs.spec_files, inputs.environ)
+    for line in annotation_lines(_with_spec_paths(inputs.results, spec_paths)):
+        inputs.echo(line)
+
+
+def _with_spec_paths(data: dict[str, Any], spec_paths: Mapping[str, str]) -> dict[str, Any]:
+    """The results with each case's `spec` replaced by its path in `spec_paths` (when it has one)."""
+    if not spec_paths:
+        return data
+    cases = [
+        {**case, "spec": spec_paths[case["spec"]]}
+        if isinstance(case, dict) and case.get("spec") in spec_paths
+        else case
+        for case in data.get("cases", [])
+    ]
+    return {**data, "cases": cases}
+
+
+def repository_paths(spec_files: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """Spec paths as GitHub resolves an annotation's `file`: relative to the repository.
+
+    Case ids name specs relative to the project file's folder, which may sit below the repository
+    root (`evals/specengine.yaml`); GitHub would then find no such file and show the annotation off
+    the diff. The root is $GITHUB_WORKSPACE when the spec is inside it, else the nearest folder above
+    the spec that holds `.git`; a spec in neither keeps its path. `spec_files` maps each spec's path
+    in the results to its file.
+    """
+    workspace = Path(environ["GITHUB_WORKSPACE"]).resolve() if environ.get("GITHUB_WORKSPACE") else None
+    paths: dict[str, str] = {}
+    for shown, file in spec_files.items():
+        resolved = Path(file).resolve()
+        roots = [workspace] if workspace is not None and resolved.is_relative_to(workspace) else []
+        roots += [folder for folder in resolved.parents if (folder / ".git").exists()][:1]
+        if roots:
+            paths[shown] = resolved.relative_to(roots[0]).as_posix()
+    return paths
 
 
 def _short(text: str, limit: int = 500) -> str:
@@ -96,7 +133,7 @@ def _join(prefix: str, path: str) -> str:
     return prefix.rstrip("/") + "/" + path.lstrip("/")
 
 
-def annotations(results: dict, *, path_prefix: str = "", limit: int | None = None) -> list[str]:
+def annotation_lines(results: dict, *, path_prefix: str = "", limit: int | None = None) -> list[str]:
     """Annotation lines for every failed gate check and every errored case, in case order.
 
     `path_prefix` makes spec paths repo-relative when the project file is not at the repo root.

@@ -32,6 +32,7 @@ from specengine.report.facts import (
     format_rate,
     summary_of,
 )
+from specengine.report.formats import ReportInputs
 from specengine.results.model import pass_rate
 
 if TYPE_CHECKING:
@@ -188,3 +189,8 @@ def write_html(results: dict, path: str | Path, *, title: str = "specengine repo
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(render_html(results, title=title), encoding="utf-8", errors="replace")
     return p
+
+
+def write_html_report(inputs: ReportInputs, destination: Path) -> Path:
+    """`--html FILE`."""
+    return write_html(inputs.results, destination)

@@ -24,6 +24,7 @@ from specengine.report.facts import (
     summary_of,
     trials_of,
 )
+from specengine.report.formats import ReportInputs
 
 MAX_SYSTEM_OUT = 20_000
 
@@ -202,3 +203,8 @@ def write_junit(results: dict, path: str | Path) -> Path:
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(render_junit(results), encoding="utf-8")
     return p
+
+
+def write_junit_report(inputs: ReportInputs, destination: Path) -> Path:
+    """`--junit FILE`."""
+    return write_junit(inputs.results, destination)

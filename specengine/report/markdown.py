@@ -9,6 +9,7 @@ break the table, HTML must not render, and an `@name` must not ping anyone.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from specengine.report.compare import Comparison, headline
 from specengine.report.facts import (
@@ -24,6 +25,7 @@ from specengine.report.facts import (
     skip_reason,
     summary_of,
 )
+from specengine.report.formats import STREAM, ReportInputs
 from specengine.results.model import pass_rate
 
 MAX_ROWS = 50
@@ -156,6 +158,16 @@ def render_markdown(
             lines.append(f"- {count} × {escape_cell(reason)}")
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
+
+
+def write_markdown_report(inputs: ReportInputs, destination: Path) -> Path | None:
+    """`--md FILE`, or `--md -` for the command's output."""
+    if destination == STREAM:
+        inputs.echo(inputs.markdown.removesuffix("\n"))  # echo ends the line: the output holds the file
+        return None
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    destination.write_text(inputs.markdown, encoding="utf-8", errors="replace")
+    return destination
 
 
 def _status(status: str | None) -> str:

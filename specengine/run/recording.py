@@ -1,0 +1,122 @@
+"""Recording a session's cases as they finish: the results log, the judge, progress, Ctrl-C.
+
+`run` and `regrade` differ only in where finished cases come from (the scheduler, or grading stored
+transcripts again); everything around that lives here, so both write the results file, count the
+judge's work and survive an interrupt the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from specengine.report.console import FailureLog
+from specengine.results.writer import ResultsWriter, default_output, new_run_id, utc_now
+from specengine.run.interrupt import run_until_interrupted
+from specengine.run.progress import progress_bar
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from specengine.judge.judge import Judge
+    from specengine.plan import JudgeConfig, Plan
+    from specengine.results.model import CaseResult
+
+OnResult = Callable[["CaseResult"], None]
+Work = tuple[Coroutine[Any, Any, Any], Callable[[], None]]
+"""The coroutine that produces the session's cases, and the function that stops it scheduling more."""
+StartWork = Callable[[OnResult, "Judge | None"], Work]
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A finished (or interrupted) session: where its results are and what the console shows of them."""
+
+    output: Path
+    summary: dict[str, Any]
+    failures: FailureLog
+    gate_skip_reasons: Mapping[str, int]
+    interrupted: bool
+
+
+async def record(
+    start: StartWork,
+    *,
+    plan: Plan,
+    count: int,
+    output: Path | None,
+    header: Mapping[str, Any],
+    use_cache: bool,
+    done: Sequence[tuple[dict[str, Any], int]],
+    console: Console,
+    quiet: bool,
+) -> Recording:
+    """Run the work `start` returns, logging each finished case; write the results file at the end.
+
+    `count` cases are expected (for the progress bar); `done` are cases already in the log at their
+    offsets (`--resume`), adopted as they are.
+    """
+    run_id = new_run_id()
+    output = output or default_output(run_id)
+    writer = ResultsWriter(
+        output=output, run_id=run_id, started_at=utc_now(), header=header, secrets=_secrets(plan)
+    )
+    writer.open(append=bool(done))
+    for case, offset in done:
+        writer.adopt(case, offset)
+    failures = FailureLog()
+    judge = _make_judge(plan.judge, use_cache)
+    progress = progress_bar(console, count, quiet)
+    task = progress.add_task("running", total=count)
+
+    def on_result(result: CaseResult) -> None:
+        case = writer.append(result.as_dict())
+        failures.add(case)
+        progress.advance(task)
+
+    started = time.perf_counter()
+    work, stop = start(on_result, judge)
+    try:
+        interrupted = await run_until_interrupted(work, stop, progress)
+    finally:
+        if judge is not None:
+            await judge.aclose()
+    summary = writer.close(time.perf_counter() - started, _judge_summary(judge))
+    return Recording(output, summary, failures, writer.tally.gate_skip_reasons, interrupted)
+
+
+def _secrets(plan: Plan) -> frozenset[str]:
+    """Every value that came from ${VAR}, and the judge's key: never written anywhere."""
+    found: set[str] = set(plan.judge.secrets)
+    for endpoint in plan.endpoints.values():
+        found |= endpoint.secrets
+    if plan.judge.model:
+        key = os.environ.get(plan.judge.api_key_env)
+        if key:
+            found.add(key)
+    return frozenset(found)
+
+
+def _make_judge(config: JudgeConfig, use_cache: bool) -> Judge | None:
+    """The run's judge; None when no judge model is named (judge checks are then skipped)."""
+    if not config.model:
+        return None
+    from specengine.judge.judge import Judge
+
+    return Judge(config, use_cache=use_cache)
+
+
+def _judge_summary(judge: Judge | None) -> dict[str, Any]:
+    """The judge's counts for the results summary (nothing without a judge)."""
+    if judge is None:
+        return {}
+    stats = judge.stats
+    return {
+        "judge_calls": stats.calls,
+        "judge_cache_hits": stats.cache_hits,
+        "judge_tokens": stats.prompt_tokens + stats.completion_tokens,
+    }

@@ -1,0 +1,140 @@
+"""The `regrade` command's flow: read the stored results, prepare the current specs, grade the stored
+transcripts again into a new results log, write the reports, and pick the exit code.
+
+No agent is called; the back half (recording, reports, exit code) is the one `run` uses, so a
+regraded results file is an ordinary results file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from specengine.errors import ResultsError, UsageError
+from specengine.grade.regrade import RegradeReport, regrade_cases
+from specengine.report.formats import ReportRequest
+from specengine.results.reader import load_results
+from specengine.run.exit_codes import EXIT_USAGE
+from specengine.run.prepare import Prepared, PrepareOptions, count_cases, prepare
+from specengine.run.recording import OnResult, Work, record
+from specengine.run.reporting import report_session
+from specengine.run.terminal import consoles, usage_error
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from specengine.judge.judge import Judge
+
+MAX_LISTED_ORPHANS = 20
+
+
+@dataclass(frozen=True)
+class RegradeRequest:
+    """Everything `specengine regrade` was asked to do."""
+
+    results: Path
+    paths: tuple[str, ...]  # empty: the specs the results name
+    prepare: PrepareOptions
+    reports: ReportRequest = field(default_factory=ReportRequest)
+    concurrency: int = 8
+    strict: bool = False
+    output: Path | None = None
+    min_pass_rate: float | None = None
+    use_cache: bool = True
+
+
+def execute_regrade(request: RegradeRequest) -> int:
+    """Regrade the transcripts of a results file with the current specs; return the exit code."""
+    console, errors = consoles(request.reports.holds_stdout)
+    try:
+        stored_results = load_results(request.results)
+    except ResultsError as exc:
+        errors.print(f"error: {exc}", markup=False)
+        return EXIT_USAGE
+    stored = {case["id"]: case for case in stored_results["cases"]}
+    paths = request.paths or tuple(dict.fromkeys(case["spec"] for case in stored_results["cases"]))
+    try:
+        prepared = prepare(paths, request.prepare)
+        census = count_cases(prepared)
+    except UsageError as exc:
+        return usage_error(errors, exc)
+    outcome: list[RegradeReport] = []
+
+    def start(on_result: OnResult, judge: Judge | None) -> Work:
+        return _regrade(request, prepared, stored, on_result, judge, outcome), lambda: None
+
+    recording = asyncio.run(
+        record(
+            start,
+            plan=prepared.plan,
+            count=census.count,
+            output=request.output,
+            header={},
+            use_cache=request.use_cache,
+            done=[],
+            console=console,
+            quiet=request.reports.holds_stdout,
+        )
+    )
+    code = report_session(
+        recording,
+        reports=request.reports,
+        baseline=None,
+        spec_files=prepared.spec_files,
+        min_pass_rate=request.min_pass_rate,
+        console=console,
+    )
+    if not outcome:  # interrupted before the grading finished
+        return code
+    _print_unmatched(outcome[0], request.results, errors)
+    if outcome[0].regraded == 0:  # like a run whose selection matched no case
+        errors.print(
+            f"error: no case in {request.results} matches an eval in the specs; nothing was regraded",
+            markup=False,
+        )
+        return EXIT_USAGE
+    return code
+
+
+async def _regrade(
+    request: RegradeRequest,
+    prepared: Prepared,
+    stored: Mapping[str, Mapping[str, Any]],
+    on_result: OnResult,
+    judge: Judge | None,
+    outcome: list[RegradeReport],
+) -> None:
+    """Grade the stored cases the specs still plan; `outcome` receives which ones matched."""
+    report = await regrade_cases(
+        prepared.cases(),
+        stored,
+        on_result,
+        strict=request.strict,
+        judge=judge,
+        judge_config=prepared.plan.judge,
+        concurrency=request.concurrency,
+    )
+    outcome.append(report)
+
+
+def _print_unmatched(outcome: RegradeReport, results: Path, errors: Console) -> None:
+    """Say which stored cases no eval matches any more, and how many evals were never run."""
+    if outcome.orphaned:
+        errors.print(
+            f"warning: {len(outcome.orphaned)} cases in {results} match no eval in the specs"
+            " (renamed or removed) and were not regraded:",
+            markup=False,
+        )
+        for case_id in outcome.orphaned[:MAX_LISTED_ORPHANS]:
+            errors.print(f"  {case_id}", markup=False)
+        if len(outcome.orphaned) > MAX_LISTED_ORPHANS:
+            errors.print(f"  … and {len(outcome.orphaned) - MAX_LISTED_ORPHANS} more", markup=False)
+    if outcome.not_in_results:
+        errors.print(
+            f"note: {outcome.not_in_results} cases of the specs are not in {results} (never run); "
+            "run them with `specengine run`",
+            markup=False,
+        )
