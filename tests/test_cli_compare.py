@@ -1,8 +1,8 @@
 """`specengine compare` and `run --baseline` on results of real runs whose agent changed in between.
 
 The base run and the head run use the same scripted agent on 127.0.0.1; between them the agent's
-answers change (one case breaks, one heals) and the spec changes (one eval removed, one added), the
-way a pull request changes an agent and its evals.
+answers change (one case breaks, calling its tool differently; one heals) and the spec changes (one
+eval removed, one added), the way a pull request changes an agent and its evals.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from support.cli import CliResult, run_cli, write_project, write_spec
-from support.servers import AgentServer
+from support.servers import AgentServer, Reply
 
 SPEC_PATH = "specs/shop.yaml"
 COMMON = """\
@@ -25,10 +25,25 @@ evals:
 """
 BASE_SPEC = COMMON + "  - {name: retired, send: old, expect: [succeeded]}\n"
 HEAD_SPEC = COMMON + "  - {name: brand new, send: fresh, expect: [succeeded]}\n"
-ANSWERS = {
-    "base": {"price": "It costs 42 EUR.", "stock": "Sorry, out of stock."},
-    "head": {"price": "It costs 45 EUR.", "stock": "Yes, it is in stock."},
+ANSWERS: dict[str, dict[str, str | Reply]] = {
+    "base": {
+        "price": Reply(
+            content="It costs 42 EUR.", tool_calls=[{"name": "get_price", "args": {"currency": "EUR"}}]
+        ),
+        "stock": "Sorry, out of stock.",
+    },
+    "head": {
+        "price": Reply(
+            content="It costs 45 EUR.",
+            tool_calls=[{"name": "get_price", "args": {"currency": "USD"}}, {"name": "convert", "args": {}}],
+        ),
+        "stock": "Yes, it is in stock.",
+    },
 }
+PRICE_CALL_CHANGES = [
+    "turn 1: convert call added",
+    'turn 1: get_price args.currency changed from "EUR" to "USD"',
+]
 NO_GITHUB = {"GITHUB_ACTIONS": None, "GITHUB_STEP_SUMMARY": None}
 
 
@@ -48,7 +63,7 @@ class Agent:
     def __init__(self) -> None:
         self.version = "base"
 
-    def __call__(self, messages: list[dict[str, Any]]) -> str:
+    def __call__(self, messages: list[dict[str, Any]]) -> str | Reply:
         text = messages[-1]["content"]
         return ANSWERS[self.version].get(text, f"You said: {text}")
 
@@ -125,9 +140,10 @@ def test_compare_reports_regression_fix_new_and_removed_and_exits_1(project):
         return lines[start + 1 : end]
 
     break_line = line_of(HEAD_SPEC, "will break")
-    [regression] = section("Regressions (1):")
+    regression, *call_changes = section("Regressions (1):")
     assert regression.startswith(f"  {SPEC_PATH}:{break_line}  {case_id('will break')}  passed -> failed")
     assert 'the reply does not include "42 EUR"' in regression
+    assert call_changes == [f"    {change}" for change in PRICE_CALL_CHANGES]
     assert section("Fixes (1):") == [
         f"  {SPEC_PATH}:{line_of(HEAD_SPEC, 'will heal')}  {case_id('will heal')}  failed -> passed"
     ]
@@ -159,6 +175,9 @@ def test_compare_json_parses(project):
         (case_id("retired"), "passed", None)
     ]
     assert data["regressions"][0]["line"] == line_of(HEAD_SPEC, "will break")
+    assert [
+        f"turn {c['turn']}: {c['change']}" for c in data["regressions"][0]["tool_calls"]
+    ] == PRICE_CALL_CHANGES
     assert (data["base_run_id"], data["head_run_id"]) == (
         project.results("base.json")["run_id"],
         project.results("head.json")["run_id"],
@@ -179,6 +198,12 @@ def test_compare_markdown_on_stdout(project):
     row = next(line for line in md.splitlines() if line.startswith(f"| {SPEC_PATH}::will break |"))
     assert "✅ passed → ❌ failed" in row
     assert f"`{SPEC_PATH}:{line_of(HEAD_SPEC, 'will break')}`" in row
+    calls = md.split("Tool calls that changed (base → head):\n\n", 1)[1].split("\n\n", 1)[0]
+    assert calls.splitlines() == [
+        f"- `{SPEC_PATH}::will break`",
+        "  - turn 1: convert call added",
+        '  - turn 1: get\\_price args.currency changed from "EUR" to "USD"',
+    ]
     assert " -> " not in md  # only Markdown on stdout, not the text report too
     assert md == project.cli("report", "head.json", "--md", "-", "--baseline", "base.json").stdout
 
@@ -230,6 +255,9 @@ def test_run_baseline_regression_alone_exits_1(project):
     assert cli.exit_code == 1, cli.output
     assert "4 cases matched: 1 regression, 1 fix, 1 new, 1 removed" in cli.stdout
     assert f"{case_id('will break')}  passed -> failed" in cli.stdout
+    assert [
+        line.strip() for line in cli.stdout.splitlines() if line.startswith("    turn ")
+    ] == PRICE_CALL_CHANGES
     assert project.results("out/with-baseline.json")["summary"]["failed"] == 2
 
 

@@ -127,11 +127,42 @@ def test_cli_exit_0_without_regression():
     assert "0 regressions, 1 fix" in res.stdout
 
 
+BREAKS_CALL_CHANGES = [
+    'turn 1: get_weather args.city changed from "Paris" to "paris"',
+    "turn 1: get_weather args.hourly changed from true to 1",  # 3 -> 3.0 in args.days is no change
+    "turn 2: book_table call added",
+]
+
+
+def test_cli_text_shows_what_the_regressed_case_called_differently():
+    res = runner.invoke(app, ["compare", str(BASE), str(HEAD)])
+    lines = res.stdout.splitlines()
+    at = lines.index(
+        "  specs/cmp.yaml:10  specs/cmp.yaml::breaks  passed -> failed  judge check: closedQA score too low"
+    )
+    next_case = "  specs/cmp.yaml:15  specs/cmp.yaml::errors now  passed -> error  http: HTTP 503"
+    assert lines[at + 1 : at + 5] == [*(f"    {change}" for change in BREAKS_CALL_CHANGES), next_case]
+
+
+def test_cli_markdown_lists_the_tool_call_changes_under_the_regressions():
+    res = runner.invoke(app, ["compare", str(BASE), str(HEAD), "--md", "-"])
+    assert res.exit_code == 1
+    section = res.stdout.split("#### 🔻 Regressions (2)", 1)[1].split("#### 🔺 Fixes", 1)[0]
+    listed = section.split("Tool calls that changed (base → head):\n\n", 1)[1].strip().splitlines()
+    assert listed == [
+        "- `specs/cmp.yaml::breaks`",
+        *(f"  - {change.replace('_', chr(92) + '_')}" for change in BREAKS_CALL_CHANGES),
+    ]
+
+
 def test_cli_json(tmp_path):
     res = runner.invoke(app, ["compare", str(BASE), str(HEAD), "--json"])
     assert res.exit_code == 1
     data = json.loads(res.stdout)
     assert [r["id"] for r in data["regressions"]] == ["specs/cmp.yaml::breaks", "specs/cmp.yaml::errors now"]
+    breaks, errors_now = data["regressions"]
+    assert [f"turn {c['turn']}: {c['change']}" for c in breaks["tool_calls"]] == BREAKS_CALL_CHANGES
+    assert errors_now["tool_calls"] == []
 
 
 def test_cli_markdown_file(tmp_path):

@@ -2,13 +2,15 @@
 
 Case ids survive reordering and dataset growth, so a pull request's run can be diffed against the
 main branch's run locally, with no service. The answer a reviewer needs first is "did anything that
-used to pass stop passing?"; judge score drifts below the pass line come next.
+used to pass stop passing?", and for each such case what the agent now calls differently (its tool
+calls and their arguments, call_diff.py); judge score drifts below the pass line come next.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from specengine.report.call_diff import CallChange, call_changes
 from specengine.report.facts import (
     as_float,
     case_line,
@@ -21,6 +23,7 @@ from specengine.report.facts import (
 from specengine.results.model import pass_rate
 
 MIN_SCORE_DELTA = 0.05
+MAX_CALL_CHANGES = 8  # tool call changes shown per regressed case
 _BAD = ("failed", "error")
 
 
@@ -34,6 +37,7 @@ class CaseChange:
     base_status: str | None
     head_status: str | None
     reason: str
+    tool_calls: tuple[CallChange, ...] = ()  # for a regression: what the agent called differently
 
 
 @dataclass(frozen=True)
@@ -97,12 +101,16 @@ def _check_scores(case: dict) -> dict[tuple, tuple[str, int | None, float]]:
         n = seen.get(base_key, 0)
         seen[base_key] = n + 1
         line = check.get("line")
-        out[(*base_key, n)] = (name, line if isinstance(line, int) else None, score)
+        out[(name, check.get("turn"), n)] = (name, line if isinstance(line, int) else None, score)
     return out
 
 
 def _change(
-    case: dict, base_status: str | None, head_status: str | None, reason_from: dict | None
+    case: dict,
+    base_status: str | None,
+    head_status: str | None,
+    reason_from: dict | None,
+    tool_calls: tuple[CallChange, ...] = (),
 ) -> CaseChange:
     return CaseChange(
         id=str(case["id"]),
@@ -111,6 +119,7 @@ def _change(
         base_status=base_status,
         head_status=head_status,
         reason=failure_headline(reason_from) if reason_from else "",
+        tool_calls=tool_calls,
     )
 
 
@@ -130,7 +139,7 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
         matched += 1
         was = old.get("status")
         if was == "passed" and now in _BAD:
-            regressions.append(_change(case, was, now, case))
+            regressions.append(_change(case, was, now, case, call_changes(old, case)))
         elif was in _BAD and now == "passed":
             fixes.append(_change(case, was, now, old))
         elif was != now:
@@ -208,6 +217,9 @@ def render_text(comparison: Comparison, *, max_items: int = 50) -> str:
                 move = f"{item.base_status} -> {item.head_status}"
             reason = f"  {item.reason}" if show_reason and item.reason else ""
             lines.append(f"  {where}  {item.id}  {move}{reason}")
+            lines.extend(f"    {change}" for change in item.tool_calls[:MAX_CALL_CHANGES])
+            if len(item.tool_calls) > MAX_CALL_CHANGES:
+                lines.append(f"    … and {len(item.tool_calls) - MAX_CALL_CHANGES} more tool call changes")
         if len(items) > max_items:
             lines.append(f"  … and {len(items) - max_items} more")
 

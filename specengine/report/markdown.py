@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from specengine.report.compare import Comparison, headline
+from specengine.report.compare import MAX_CALL_CHANGES, CaseChange, Comparison, headline
 from specengine.report.facts import (
     case_error,
     case_line,
@@ -185,6 +185,22 @@ def _change_rows(items: tuple, source_url: str | None, with_reason: bool) -> lis
     return rows
 
 
+def _call_change_list(regressions: tuple[CaseChange, ...], max_cases: int) -> list[str]:
+    """What the regressed cases' agents called differently, as a nested list under the table."""
+    changed = [item for item in regressions if item.tool_calls]
+    if not changed:
+        return []
+    lines = ["", "Tool calls that changed (base → head):", ""]
+    for item in changed[:max_cases]:
+        lines.append(f"- {code(item.id)}")
+        lines.extend(f"  - {escape_cell(change)}" for change in item.tool_calls[:MAX_CALL_CHANGES])
+        if len(item.tool_calls) > MAX_CALL_CHANGES:
+            lines.append(f"  - _… and {len(item.tool_calls) - MAX_CALL_CHANGES} more_")
+    if len(changed) > max_cases:
+        lines.append(f"- _… and {len(changed) - max_cases} more cases_")
+    return lines
+
+
 def _comparison_section(c: Comparison, max_rows: int, source_url: str | None) -> list[str]:
     base = code(c.base_run_id) if c.base_run_id else "the baseline"
     lines = [f"### Compared with {base}", "", escape_cell(headline(c), None)]
@@ -200,6 +216,7 @@ def _comparison_section(c: Comparison, max_rows: int, source_url: str | None) ->
             max_rows,
             "regressions",
         )
+        lines += _call_change_list(c.regressions, max_rows)
     if c.fixes:
         lines += ["", f"#### 🔺 Fixes ({len(c.fixes)})", ""]
         lines += _table(
