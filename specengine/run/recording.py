@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from specengine.judge.judge import Judge
     from specengine.plan import JudgeConfig, Plan
-    from specengine.results.model import CaseResult
+    from specengine.results.model import CaseResult, SkipReason
 
 OnResult = Callable[["CaseResult"], None]
 Work = tuple[Coroutine[Any, Any, Any], Callable[[], None]]
@@ -39,7 +39,7 @@ class Recording:
     output: Path
     summary: dict[str, Any]
     failures: FailureLog
-    gate_skip_reasons: Mapping[str, int]
+    gate_skip_reasons: Mapping[SkipReason, int]
     interrupted: bool
 
 
