@@ -79,14 +79,14 @@ def failure_lines(case: Mapping[str, Any]) -> list[str]:
         where = f"{spec}:{check['line']}"
         turn = f" (turn {check['turn']})" if check.get("turn", 1) > 1 else ""
         lines.append(f"  ✗ {where}: {check['name']}{turn} [{check['status']}]")
-        for label, key, limit in (
+        for label, field_name, limit in (
             ("expected", "expected", MAX_TEXT),
             ("got", "got", MAX_TEXT),
             ("reason", "reason", 600),
             ("judge", "rationale", 600),
         ):
-            if check.get(key) not in (None, ""):
-                lines.append(_labelled(label, _short(check[key], limit)))
+            if check.get(field_name) not in (None, ""):
+                lines.append(_labelled(label, _short(check[field_name], limit)))
     return lines
 
 

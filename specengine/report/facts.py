@@ -215,6 +215,7 @@ def failed_gates(case: dict) -> list[FailedCheck]:
         c = first[key]
         rationale = c.get("rationale")
         threshold = c.get("threshold")
+        reason = c.get("reason")
         result.append(
             FailedCheck(
                 name=str(c.get("name") or c.get("matcher") or "check"),
@@ -222,7 +223,7 @@ def failed_gates(case: dict) -> list[FailedCheck]:
                 line=as_int(c.get("line")),
                 turn=as_int(c.get("turn")),
                 status=str(c.get("status")),
-                reason=c.get("reason") if isinstance(c.get("reason"), str) else "",
+                reason=reason if isinstance(reason, str) else "",
                 rationale=rationale if isinstance(rationale, str) and rationale.strip() else None,
                 score=as_float(c.get("score")),
                 threshold=threshold if isinstance(threshold, dict) else None,
@@ -299,7 +300,7 @@ def summarize(cases: list[dict]) -> dict[str, int]:
     key = {"passed": "passed", "failed": "failed", "error": "errored", "skipped": "skipped"}
     for case in cases:
         counts["cases"] += 1
-        k = key.get(case.get("status"))
+        k = key.get(str(case.get("status")))
         if k:
             counts[k] += 1
     return counts
@@ -307,7 +308,8 @@ def summarize(cases: list[dict]) -> dict[str, int]:
 
 def summary_of(results: dict) -> dict[str, Any]:
     """The results' summary, with counts recomputed from the cases so they always agree with them."""
-    given = results.get("summary") if isinstance(results.get("summary"), dict) else {}
+    stored = results.get("summary")
+    given: dict[str, Any] = stored if isinstance(stored, dict) else {}
     summary = dict(given)
     summary.update(summarize([c for c in results.get("cases", []) if isinstance(c, dict)]))
     summary["gates_skipped"] = as_int(given.get("gates_skipped")) or 0

@@ -44,11 +44,14 @@ def _shard_order(items: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
             f"cannot mix shard results with whole-run results: {', '.join(without)} "
             f"{'has' if len(without) == 1 else 'have'} no shard information"
         )
-    first_name, first = shards[0]
-    seen_index: dict[int, str] = {}
+    checked: list[tuple[str, dict]] = []
     for name, shard in shards:
         if not isinstance(shard, dict):
             raise MergeError(f'{name}: "shard" must be an object with index, count and plan_hash')
+        checked.append((name, shard))
+    first_name, first = checked[0]
+    seen_index: dict[int, str] = {}
+    for name, shard in checked:
         index, count = shard.get("index"), shard.get("count")
         if not isinstance(index, int) or not isinstance(count, int) or isinstance(index, bool):
             raise MergeError(f'{name}: "shard" needs integer "index" and "count"')
@@ -72,7 +75,7 @@ def _shard_order(items: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
 
 def shards_present(results_list: list[dict]) -> tuple[int, int] | None:
     """(shards given, shards in the split) for shard results; None for whole-run results."""
-    shards = [r.get("shard") for r in results_list if isinstance(r.get("shard"), dict)]
+    shards: list[dict] = [r["shard"] for r in results_list if isinstance(r.get("shard"), dict)]
     if not shards or not isinstance(shards[0].get("count"), int):
         return None
     return len({s.get("index") for s in shards}), shards[0]["count"]
