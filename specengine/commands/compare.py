@@ -13,7 +13,7 @@ import typer
 
 from specengine.cli import app
 from specengine.commands.options import report_options
-from specengine.report.formats import ReportRequest, formats_named
+from specengine.report.formats import ReportRequest, formats_named, write_reports
 
 
 @app.command()
@@ -37,7 +37,6 @@ def compare(
     from specengine.errors import ResultsError
     from specengine.report.compare import compare as compare_runs
     from specengine.report.compare import render_text
-    from specengine.report.formats import write_reports
     from specengine.results.reader import load_results
 
     try:

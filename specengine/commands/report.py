@@ -14,7 +14,7 @@ import typer
 
 from specengine.cli import app
 from specengine.commands.options import report_options
-from specengine.report.formats import FORMATS, ReportRequest
+from specengine.report.formats import FORMATS, ReportRequest, write_reports
 
 
 def _outputs() -> str:
@@ -50,7 +50,6 @@ def report(
     if not reports.targets:
         raise typer.BadParameter(f"give at least one output: {_outputs()}", param_hint="outputs")
     from specengine.errors import ResultsError
-    from specengine.report.formats import write_reports
     from specengine.results.reader import load_results
 
     try:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specengine.errors import ResultsError
+from specengine.report.compare import compare, render_text
 from specengine.report.console import print_report
 from specengine.report.formats import ReportRequest, write_reports
 from specengine.results.reader import load_results
@@ -66,8 +67,6 @@ def _compare_and_write(
     comparison = None
     failed = False
     if baseline is not None:
-        from specengine.report.compare import compare, render_text
-
         try:
             comparison = compare(load_results(baseline), data)
         except ResultsError as exc:  # read before the run, so it changed since

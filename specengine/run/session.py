@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 from specengine.errors import ResultsError, UsageError, WebServerError
 from specengine.report.formats import ReportRequest
 from specengine.results.reader import load_results
+from specengine.results.writer import log_path, read_log
+from specengine.run.app_under_test import serve_app
 from specengine.run.exit_codes import EXIT_USAGE
 from specengine.run.prepare import Census, Prepared, PrepareOptions, count_cases, prepare
 from specengine.run.recording import OnResult, StartWork, Work, record
@@ -108,8 +110,6 @@ def _already_done(request: RunRequest) -> Done:
     """With --resume, the cases the results log already holds (with their offsets in it)."""
     if not request.resume:
         return []
-    from specengine.results.writer import log_path, read_log
-
     if request.output is None:
         raise UsageError(["error: --resume needs --output FILE (the results of the run to resume)"])
     log = log_path(request.output)
@@ -143,8 +143,6 @@ def _app_under_test(prepared: Prepared, errors: Console) -> Iterator[bool]:
     if project is None or not config:
         yield True
         return
-    from specengine.run.app_under_test import serve_app
-
     try:
         with serve_app(config, project.folder) as app:
             if not app.reused:
