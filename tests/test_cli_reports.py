@@ -21,6 +21,8 @@ from support.runs import validate_results
 from support.servers import AgentServer, Reply
 from test_report_browser import CHROMIUM_ARGS, _chromium
 
+from specengine.report.formats import FORMATS, formats_named
+
 SPEC_PATH = "specs/weather.yaml"
 SPEC = """\
 suite: weather
@@ -182,6 +184,22 @@ def test_the_run_recorded_what_the_reports_are_about(report_run):
     assert "::error" not in report_run.cli.stdout  # not in GitHub Actions, no --format github
 
 
+@pytest.mark.parametrize(
+    ("command", "formats"),
+    [("run", FORMATS), ("regrade", FORMATS), ("report", FORMATS), ("compare", formats_named(["markdown"]))],
+)
+def test_commands_offer_the_options_of_the_report_formats(command, formats):
+    """Each format declares its option once; every command that writes reports shows it the same way."""
+    help_text = " ".join(run_cli([command, "--help"]).stdout.split())
+    options = [f.option for f in formats if f.option is not None]
+    assert options
+    for option in options:
+        shown = f"{option.flag} {option.metavar}" if option.metavar else option.flag
+        assert f"{shown} {option.help}" in help_text, (command, option.flag)
+    others = {f.option.flag for f in FORMATS if f.option is not None} - {o.flag for o in options}
+    assert all(f"{flag} " not in help_text for flag in others - {"--json"})  # compare's --json is its own
+
+
 # ---------------------------------------------------------------------------------------------------
 # JUnit
 
@@ -299,6 +317,44 @@ def test_report_command_writes_the_same_files_from_the_results(report_run):
         assert (folder / "again" / name).read_bytes() == report_run.out(name).read_bytes(), name
 
 
+def test_report_json_prints_the_results_file_as_it_is(report_run):
+    cli = run_cli(["report", report_run.results_path, "--json"], cwd=report_run.folder, env=NO_GITHUB)
+    assert cli.exit_code == 0, cli.output
+    assert cli.stdout == (report_run.folder / report_run.results_path).read_text(encoding="utf-8")
+
+
+def test_regrade_writes_the_reports_report_would_write_from_its_results(report_run):
+    folder = report_run.folder
+    outputs = (
+        "--junit",
+        "regraded/junit.xml",
+        "--html",
+        "regraded/report.html",
+        "--md",
+        "regraded/summary.md",
+    )
+    regrade = run_cli(
+        ["regrade", report_run.results_path, "--output", "regraded/results.json", *outputs],
+        cwd=folder,
+        env=NO_GITHUB,
+    )
+    assert regrade.exit_code == 1, regrade.output  # the same failures, graded again
+    for line in ("wrote regraded/junit.xml", "wrote regraded/report.html", "wrote regraded/summary.md"):
+        assert line in regrade.stdout
+    again = ("--junit", "from-regraded/junit.xml", "--html", "from-regraded/report.html")
+    report = run_cli(
+        ["report", "regraded/results.json", *again, "--md", "from-regraded/summary.md"],
+        cwd=folder,
+        env=NO_GITHUB,
+    )
+    assert report.exit_code == 0, report.output
+    for name in ("junit.xml", "report.html", "summary.md"):
+        assert (folder / "from-regraded" / name).read_bytes() == (folder / "regraded" / name).read_bytes(), (
+            name
+        )
+    assert "## ❌ specengine: 1 of 4 cases passed (25.0%)" in (folder / "regraded" / "summary.md").read_text()
+
+
 def test_report_markdown_to_stdout_matches_the_file(report_run):
     cli = run_cli(["report", report_run.results_path, "--md", "-"], cwd=report_run.folder, env=NO_GITHUB)
     assert cli.exit_code == 0, cli.output
@@ -342,17 +398,24 @@ def check_annotations(annotations: list[Annotation], results: dict[str, Any]) ->
     assert "500" in unescape_data(down.message)
 
 
-def test_annotations_when_github_actions_is_true(project):
-    run = start_run(project, "actions", env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": None})
-    assert run.cli.exit_code == 1
-    check_annotations(parse_annotations(run.cli.stdout), run.results)
-
-
-def test_annotations_with_format_github(project):
-    run = start_run(project, "format-github", "--format", "github", env=NO_GITHUB)
+@pytest.mark.parametrize(
+    ("name", "args", "env"),
+    [
+        ("actions", (), {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": None}),
+        ("format-github", ("--format", "github"), NO_GITHUB),
+        ("github-switch", ("--github",), NO_GITHUB),
+        (
+            "every-way",
+            ("--github", "--format", "github"),
+            {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": None},
+        ),
+    ],
+)
+def test_annotations_in_github_actions_or_when_asked(project, name, args, env):
+    run = start_run(project, name, *args, env=env)
     assert run.cli.exit_code == 1
     annotations = parse_annotations(run.cli.stdout)
-    check_annotations(annotations, run.results)
+    check_annotations(annotations, run.results)  # each failure once, however many ways they were asked for
     report = run_cli(["report", run.results_path, "--github"], cwd=project, env=NO_GITHUB)
     assert report.exit_code == 0, report.output
     assert parse_annotations(report.stdout) == annotations

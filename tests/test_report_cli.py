@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 import specengine.commands.compare  # noqa: F401  (registers the command)
@@ -50,15 +51,19 @@ def test_no_output_is_a_usage_error():
     assert "give at least one output" in res.output
 
 
-def test_unreadable_results_exit_2(tmp_path):
-    res = runner.invoke(app, ["report", str(tmp_path / "gone.json"), "--md", "-"])
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("gone.json", None, "gone.json: no such file"),
+        ("spec.json", '{"evals": []}', 'not a specengine results file (no "cases" list)'),
+    ],
+)
+def test_unreadable_results_exit_2_and_write_nothing(tmp_path, name, content, message):
+    if content is not None:
+        (tmp_path / name).write_text(content)
+    res = runner.invoke(app, ["report", str(tmp_path / name), "--junit", str(tmp_path / "j.xml")])
     assert res.exit_code == 2
-    assert "gone.json: no such file" in res.stderr
-    bad = tmp_path / "spec.json"
-    bad.write_text('{"evals": []}')
-    res = runner.invoke(app, ["report", str(bad), "--junit", str(tmp_path / "j.xml")])
-    assert res.exit_code == 2
-    assert 'not a specengine results file (no "cases" list)' in res.stderr
+    assert message in res.stderr
     assert not (tmp_path / "j.xml").exists()
 
 

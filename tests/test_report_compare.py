@@ -115,16 +115,13 @@ def test_text_summary(comparison):
 runner = CliRunner()
 
 
-def test_cli_exit_1_on_regression():
-    res = runner.invoke(app, ["compare", str(BASE), str(HEAD)])
-    assert res.exit_code == 1, res.output
-    assert "2 regressions" in res.stdout
-
-
-def test_cli_exit_0_without_regression():
-    res = runner.invoke(app, ["compare", str(BASE), str(IMPROVED)])
-    assert res.exit_code == 0, res.output
-    assert "0 regressions, 1 fix" in res.stdout
+@pytest.mark.parametrize(
+    ("head", "code", "counts"), [(HEAD, 1, "2 regressions, 1 fix"), (IMPROVED, 0, "0 regressions, 1 fix")]
+)
+def test_cli_exits_1_exactly_on_a_regression(head, code, counts):
+    res = runner.invoke(app, ["compare", str(BASE), str(head)])
+    assert res.exit_code == code, res.output
+    assert counts in res.stdout
 
 
 BREAKS_CALL_CHANGES = [

@@ -26,14 +26,24 @@ def test_loads_a_results_file():
     ]
 
 
-def test_missing_file_names_it(tmp_path):
-    with pytest.raises(ResultsError, match=r"nope\.json: no such file"):
-        load_results(tmp_path / "nope.json")
-
-
-def test_folder_is_not_a_results_file(tmp_path):
-    with pytest.raises(ResultsError, match="is a folder"):
-        load_results(tmp_path)
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("nope.json", None, r"nope\.json: no such file"),
+        ("folder", "a folder", "is a folder"),
+        ("empty.json", b"  \n", "empty"),
+        ("bin.json", b"\xff\xfe\x00garbage", "not UTF-8"),
+    ],
+)
+def test_unreadable_files_are_named_with_the_reason(tmp_path, name, content, message):
+    path = tmp_path / name
+    if content == "a folder":
+        path.mkdir()
+    elif content is not None:
+        path.write_bytes(content)
+    with pytest.raises(ResultsError, match=message) as err:
+        load_results(path)
+    assert name in str(err.value)
 
 
 def test_truncated_json_gives_line_and_column(tmp_path):
@@ -51,15 +61,6 @@ def test_jsonl_log_is_recognised(tmp_path):
     path.write_text(line + "\n" + line + "\n")
     with pytest.raises(ResultsError, match="JSONL log"):
         load_results(path)
-
-
-def test_empty_and_binary_files(tmp_path):
-    (tmp_path / "empty.json").write_text("  \n")
-    with pytest.raises(ResultsError, match="empty"):
-        load_results(tmp_path / "empty.json")
-    (tmp_path / "bin.json").write_bytes(b"\xff\xfe\x00garbage")
-    with pytest.raises(ResultsError, match="not UTF-8"):
-        load_results(tmp_path / "bin.json")
 
 
 @pytest.mark.parametrize(

@@ -62,53 +62,60 @@ def test_extra_counters_add_up(shards):
     assert merge(counted)["summary"]["judge_calls"] == 7
 
 
-def test_overlapping_case_ids_refused(shards):
-    overlap = load_results(FIXTURES / "shard1_overlap.json")
-    with pytest.raises(
-        MergeError, match=r"1 case id\(s\) appear in more than one input: 'specs/cmp.yaml::a'"
-    ):
-        merge([shards[0], overlap], ["s0.json", "s1.json"])
+def _overlapping(shards):
+    return [shards[0], load_results(FIXTURES / "shard1_overlap.json")]
 
 
-def test_different_plan_refused(shards):
-    other = load_results(FIXTURES / "shard1_other_plan.json")
-    with pytest.raises(
-        MergeError, match="shards of different plans: s0.json has plan_hash 'p1', s1.json has 'p2'"
-    ):
-        merge([shards[0], other], ["s0.json", "s1.json"])
+def _other_plan(shards):
+    return [shards[0], load_results(FIXTURES / "shard1_other_plan.json")]
 
 
-def test_different_count_and_duplicate_index_refused(shards):
-    bad = copy.deepcopy(shards)
-    bad[1]["shard"]["count"] = 3
-    with pytest.raises(MergeError, match="shards of different splits"):
-        merge(bad)
-    dup = copy.deepcopy(shards)
-    dup[1]["shard"]["index"] = 0
-    with pytest.raises(MergeError, match="shard 0 appears twice: input 1 and input 2"):
-        merge(dup)
+def _other_split(shards):
+    shards[1]["shard"]["count"] = 3
+    return shards
 
 
-def test_missing_shard_refused_unless_allowed(shards):
-    with pytest.raises(MergeError, match="only 1 of 2 shards given"):
-        merge(shards[:1])
+def _same_index(shards):
+    shards[1]["shard"]["index"] = 0
+    return shards
+
+
+def _one_of_two(shards):
+    return shards[:1]
+
+
+def _with_a_whole_run(shards):
+    del shards[1]["shard"]
+    return shards
+
+
+def _other_configs(shards):
+    shards[0]["config"], shards[1]["config"] = "staging", "prod"
+    return shards
+
+
+NAMES = ["s0.json", "s1.json"]
+
+
+@pytest.mark.parametrize(
+    ("build", "names", "message"),
+    [
+        (_overlapping, NAMES, r"1 case id\(s\) appear in more than one input: 'specs/cmp.yaml::a'"),
+        (_other_plan, NAMES, "shards of different plans: s0.json has plan_hash 'p1', s1.json has 'p2'"),
+        (_other_split, None, "shards of different splits"),
+        (_same_index, None, "shard 0 appears twice: input 1 and input 2"),
+        (_one_of_two, None, "only 1 of 2 shards given"),
+        (_with_a_whole_run, None, "cannot mix shard results with whole-run results: input 2 has no shard"),
+        (_other_configs, None, "different run configs"),
+    ],
+)
+def test_inputs_that_do_not_fit_are_refused(shards, build, names, message):
+    with pytest.raises(MergeError, match=message):
+        merge(build(copy.deepcopy(shards)), names)
+
+
+def test_a_missing_shard_is_merged_when_allowed(shards):
     assert merge(shards[:1], allow_partial=True)["summary"]["cases"] == 2
-
-
-def test_mixing_shards_and_whole_runs_refused(shards):
-    whole = copy.deepcopy(shards[1])
-    del whole["shard"]
-    with pytest.raises(
-        MergeError, match="cannot mix shard results with whole-run results: input 2 has no shard"
-    ):
-        merge([shards[0], whole])
-
-
-def test_different_configs_refused(shards):
-    configs = copy.deepcopy(shards)
-    configs[0]["config"], configs[1]["config"] = "staging", "prod"
-    with pytest.raises(MergeError, match="different run configs"):
-        merge(configs)
 
 
 def test_whole_runs_merge_in_given_order():

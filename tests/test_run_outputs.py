@@ -46,14 +46,19 @@ def test_exit_0_when_every_case_passed_or_was_skipped(agent_server, tmp_path):
     assert agent_server.hits() == 1  # the skipped eval is never sent
 
 
-def test_exit_1_when_a_case_failed_or_errored(agent_server, tmp_path):
+@pytest.mark.parametrize(
+    ("spec", "status"),
+    [
+        ("evals: [{name: a, send: hi, expect: [{includes: bye}]}]", "failed"),
+        ("evals: [{name: a, send: broken, expect: [succeeded]}]", "error"),
+    ],
+)
+def test_exit_1_when_a_case_failed_or_errored(agent_server, tmp_path, spec, status):
     agent_server.script(agent)
     setup_project(tmp_path, agent_server, retries=0)
-    failed = run_spec(tmp_path, "evals: [{name: wrong, send: hi, expect: [{includes: bye}]}]")
-    assert failed.exit_code == 1
-    errored = run_spec(tmp_path, "evals: [{name: down, send: broken, expect: [succeeded]}]")
-    assert errored.exit_code == 1
-    assert errored.status("down") == "error"
+    run = run_spec(tmp_path, spec)
+    assert run.exit_code == 1
+    assert run.status("a") == status
 
 
 def test_exit_2_on_an_invalid_spec_and_nothing_is_sent(agent_server, tmp_path):
