@@ -48,6 +48,7 @@ def regrade_command(
 ) -> None:
     """Grade stored transcripts again with the current checks, without calling the agent."""
     from specengine.run.prepare import PrepareOptions
+    from specengine.run.recording import SessionOptions
     from specengine.run.regrade_session import RegradeRequest, execute_regrade
 
     request = RegradeRequest(
@@ -60,11 +61,13 @@ def regrade_command(
             judge_base_url=judge_base_url,
             resolve_endpoints=False,
         ),
-        reports=reports,
-        concurrency=concurrency,
-        strict=strict,
-        output=output,
-        min_pass_rate=min_pass_rate,
-        use_cache=not no_cache,
+        options=SessionOptions(
+            reports=reports,
+            concurrency=concurrency,
+            strict=strict,
+            output=output,
+            min_pass_rate=min_pass_rate,
+            use_cache=not no_cache,
+        ),
     )
     raise typer.Exit(execute_regrade(request))

@@ -114,6 +114,7 @@ def run_command(
     """
     from specengine.run.exit_codes import EXIT_USAGE
     from specengine.run.prepare import PrepareOptions
+    from specengine.run.recording import SessionOptions
     from specengine.run.select import parse_shard
     from specengine.run.session import RunRequest, execute_run
 
@@ -137,12 +138,14 @@ def run_command(
             limit=limit,
             shard=shard_share,
         ),
-        reports=reports.adding("github") if output_format is RunFormat.github else reports,
-        concurrency=concurrency,
-        strict=strict,
-        output=output,
-        min_pass_rate=min_pass_rate,
-        use_cache=not no_cache,
+        options=SessionOptions(
+            reports=reports.adding("github") if output_format is RunFormat.github else reports,
+            concurrency=concurrency,
+            strict=strict,
+            output=output,
+            min_pass_rate=min_pass_rate,
+            use_cache=not no_cache,
+        ),
         resume=resume,
         rerun_failed=rerun_failed,
         baseline=baseline,

@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specengine.report.console import FailureLog
+from specengine.report.formats import ReportRequest
 from specengine.results.writer import ResultsWriter, default_output, new_run_id, utc_now
 from specengine.run.interrupt import run_until_interrupted
 from specengine.run.progress import progress_bar
@@ -33,6 +34,18 @@ StartWork = Callable[[OnResult, "Judge | None"], Work]
 
 
 @dataclass(frozen=True)
+class SessionOptions:
+    """What `run` and `regrade` are both asked: how to grade, where results and reports go, when to fail."""
+
+    reports: ReportRequest = field(default_factory=ReportRequest)
+    concurrency: int = 8
+    strict: bool = False
+    output: Path | None = None
+    min_pass_rate: float | None = None
+    use_cache: bool = True
+
+
+@dataclass(frozen=True)
 class Recording:
     """A finished (or interrupted) session: where its results are and what the console shows of them."""
 
@@ -45,15 +58,13 @@ class Recording:
 
 async def record(
     start: StartWork,
+    options: SessionOptions,
     *,
     plan: Plan,
     count: int,
-    output: Path | None,
     header: Mapping[str, Any],
-    use_cache: bool,
     done: Sequence[tuple[dict[str, Any], int]],
     console: Console,
-    quiet: bool,
 ) -> Recording:
     """Run the work `start` returns, logging each finished case; write the results file at the end.
 
@@ -61,7 +72,7 @@ async def record(
     offsets (`--resume`), adopted as they are.
     """
     run_id = new_run_id()
-    output = output or default_output(run_id)
+    output = options.output or default_output(run_id)
     writer = ResultsWriter(
         output=output, run_id=run_id, started_at=utc_now(), header=header, secrets=_secrets(plan)
     )
@@ -69,8 +80,8 @@ async def record(
     for case, offset in done:
         writer.adopt(case, offset)
     failures = FailureLog()
-    judge = _make_judge(plan.judge, use_cache)
-    progress = progress_bar(console, count, quiet)
+    judge = _make_judge(plan.judge, options.use_cache)
+    progress = progress_bar(console, count, quiet=options.reports.holds_stdout)
     task = progress.add_task("running", total=count)
 
     def on_result(result: CaseResult) -> None:

@@ -15,11 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from specengine.errors import ResultsError, UsageError
 from specengine.grade.regrade import RegradeReport, regrade_cases
-from specengine.report.formats import ReportRequest
 from specengine.results.reader import load_results
 from specengine.run.exit_codes import EXIT_USAGE
 from specengine.run.prepare import Prepared, PrepareOptions, count_cases, prepare
-from specengine.run.recording import OnResult, Work, record
+from specengine.run.recording import OnResult, SessionOptions, Work, record
 from specengine.run.reporting import report_session
 from specengine.run.terminal import consoles, usage_error
 
@@ -38,17 +37,12 @@ class RegradeRequest:
     results: Path
     paths: tuple[str, ...]  # empty: the specs the results name
     prepare: PrepareOptions
-    reports: ReportRequest = field(default_factory=ReportRequest)
-    concurrency: int = 8
-    strict: bool = False
-    output: Path | None = None
-    min_pass_rate: float | None = None
-    use_cache: bool = True
+    options: SessionOptions = field(default_factory=SessionOptions)
 
 
 def execute_regrade(request: RegradeRequest) -> int:
     """Regrade the transcripts of a results file with the current specs; return the exit code."""
-    console, errors = consoles(request.reports.holds_stdout)
+    console, errors = consoles(request.options.reports.holds_stdout)
     try:
         stored_results = load_results(request.results)
     except ResultsError as exc:
@@ -69,23 +63,16 @@ def execute_regrade(request: RegradeRequest) -> int:
     recording = asyncio.run(
         record(
             start,
+            request.options,
             plan=prepared.plan,
             count=census.count,
-            output=request.output,
             header={},
-            use_cache=request.use_cache,
             done=[],
             console=console,
-            quiet=request.reports.holds_stdout,
         )
     )
     code = report_session(
-        recording,
-        reports=request.reports,
-        baseline=None,
-        spec_files=prepared.spec_files,
-        min_pass_rate=request.min_pass_rate,
-        console=console,
+        recording, request.options, baseline=None, spec_files=prepared.spec_files, console=console
     )
     if not outcome:  # interrupted before the grading finished
         return code
@@ -112,10 +99,10 @@ async def _regrade(
         prepared.cases(),
         stored,
         on_result,
-        strict=request.strict,
+        strict=request.options.strict,
         judge=judge,
         judge_config=prepared.plan.judge,
-        concurrency=request.concurrency,
+        concurrency=request.options.concurrency,
     )
     outcome.append(report)
 

@@ -19,7 +19,7 @@ from specengine.report.formats import ReportRequest, write_reports
 from specengine.results.reader import load_results
 from specengine.run.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, exit_code
 from specengine.run.interrupt import interrupted_hint
-from specengine.run.recording import Recording
+from specengine.run.recording import Recording, SessionOptions
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,11 +27,10 @@ if TYPE_CHECKING:
 
 def report_session(
     recording: Recording,
+    options: SessionOptions,
     *,
-    reports: ReportRequest,
     baseline: Path | None,
     spec_files: Mapping[str, str],
-    min_pass_rate: float | None,
     console: Console,
 ) -> int:
     """Print the console report, write the reports; return the exit code.
@@ -44,12 +43,13 @@ def report_session(
         console.print()
         console.print("[yellow]interrupted[/]: the summary below counts only the cases that finished")
     print_report(console, summary, recording.failures, str(recording.output), recording.gate_skip_reasons)
-    failed = _compare_and_write(reports.with_ci(os.environ), recording.output, baseline, spec_files, console)
+    reports = options.reports.with_ci(os.environ)
+    failed = _compare_and_write(reports, recording.output, baseline, spec_files, console)
     if recording.interrupted:
         hint = interrupted_hint(summary["cases"], recording.output)
         console.print(f"[yellow]interrupted[/]: {hint}", highlight=False)
         return EXIT_INTERRUPTED
-    code = exit_code(summary, min_pass_rate)
+    code = exit_code(summary, options.min_pass_rate)
     return EXIT_FAILED if failed and code == EXIT_OK else code
 
 

@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specengine.errors import ResultsError, UsageError, WebServerError
-from specengine.report.formats import ReportRequest
 from specengine.results.reader import load_results
 from specengine.results.writer import log_path, read_log
 from specengine.run.app_under_test import serve_app
 from specengine.run.exit_codes import EXIT_USAGE
 from specengine.run.prepare import Census, Prepared, PrepareOptions, count_cases, prepare
-from specengine.run.recording import OnResult, StartWork, Work, record
+from specengine.run.recording import OnResult, SessionOptions, StartWork, Work, record
 from specengine.run.reporting import report_session
 from specengine.run.terminal import consoles, usage_error
 
@@ -40,12 +39,7 @@ class RunRequest:
 
     paths: tuple[str, ...]
     prepare: PrepareOptions
-    reports: ReportRequest = field(default_factory=ReportRequest)
-    concurrency: int = 8
-    strict: bool = False
-    output: Path | None = None
-    min_pass_rate: float | None = None
-    use_cache: bool = True
+    options: SessionOptions = field(default_factory=SessionOptions)
     resume: bool = False
     rerun_failed: Path | None = None
     baseline: Path | None = None
@@ -53,7 +47,7 @@ class RunRequest:
 
 def execute_run(request: RunRequest) -> int:
     """Run the selected cases; return the exit code (problems found before running exit 2)."""
-    console, errors = consoles(request.reports.holds_stdout)
+    console, errors = consoles(request.options.reports.holds_stdout)
     try:
         prepared, done = _prepare(request)
         census = count_cases(prepared)
@@ -67,24 +61,17 @@ def execute_run(request: RunRequest) -> int:
             return EXIT_USAGE
         recording = asyncio.run(
             record(
-                _scheduler(request, prepared),
+                _scheduler(request.options, prepared),
+                request.options,
                 plan=prepared.plan,
                 count=census.count,
-                output=request.output,
                 header=_shard_header(request, census),
-                use_cache=request.use_cache,
                 done=done,
                 console=console,
-                quiet=request.reports.holds_stdout,
             )
         )
     return report_session(
-        recording,
-        reports=request.reports,
-        baseline=request.baseline,
-        spec_files=prepared.spec_files,
-        min_pass_rate=request.min_pass_rate,
-        console=console,
+        recording, request.options, baseline=request.baseline, spec_files=prepared.spec_files, console=console
     )
 
 
@@ -110,9 +97,9 @@ def _already_done(request: RunRequest) -> Done:
     """With --resume, the cases the results log already holds (with their offsets in it)."""
     if not request.resume:
         return []
-    if request.output is None:
+    if request.options.output is None:
         raise UsageError(["error: --resume needs --output FILE (the results of the run to resume)"])
-    log = log_path(request.output)
+    log = log_path(request.options.output)
     if not log.exists():
         raise UsageError([f"error: --resume: no results log at {log}; nothing to resume"])
     return list(read_log(log))
@@ -153,13 +140,13 @@ def _app_under_test(prepared: Prepared, errors: Console) -> Iterator[bool]:
         yield False
 
 
-def _scheduler(request: RunRequest, prepared: Prepared) -> StartWork:
+def _scheduler(options: SessionOptions, prepared: Prepared) -> StartWork:
     """The work of a run: the scheduler sending the selected cases to their endpoints."""
     from specengine.run.scheduler import Runner, RunOptions
 
     def start(on_result: OnResult, judge: Judge | None) -> Work:
-        options = RunOptions(concurrency=request.concurrency, strict=request.strict)
-        runner = Runner(prepared.plan, options, on_result, judge)
+        scheduling = RunOptions(concurrency=options.concurrency, strict=options.strict)
+        runner = Runner(prepared.plan, scheduling, on_result, judge)
         return runner.run(prepared.cases()), runner.stop
 
     return start
