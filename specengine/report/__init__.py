@@ -1,1 +1,2 @@
-"""Reports built from a results dict: JUnit, GitHub annotations, Markdown, HTML, comparison, merge."""
+"""Reports built from a results dict: the formats (formats.py) with their writers, the console, the
+comparison of two runs, merge."""

@@ -1,8 +1,8 @@
 """The `run` command's flow: prepare the plan, start the app under test, run the cases with progress
 into the results log, write the reports, and pick the exit code.
 
-Kept apart from the typer command so the command stays a list of options, and so tests can drive
-the flow. `regrade` shares the back half (recording.py, reporting.py) with its own front.
+Kept apart from the typer command so the command stays a list of options. `regrade`
+(regrade_session.py) has its own front and shares the back half: recording.py, reporting.py.
 """
 
 from __future__ import annotations
