@@ -39,6 +39,7 @@ from specengine.commands import (  # noqa: E402,F401
     regrade,
     report,
     run,
+    serve,
     validate,
 )
 

@@ -1,0 +1,236 @@
+"""The rows the index keeps for one results file: its run, its cases, their checks, suite counts.
+
+Derived with the reports' own helpers (`report.facts`: failure headline, suite, duration, pass rate),
+so the app words a case exactly as the HTML and Markdown reports do.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from specengine.report.facts import (
+    as_float,
+    case_duration,
+    case_line,
+    case_spec,
+    case_suite,
+    checks_of,
+    failure_headline,
+    summarize,
+    summary_of,
+    trials_of,
+)
+from specengine.results.model import pass_rate
+from specengine.review.fingerprint import transcript_fingerprint
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run_id: str
+    file: str
+    name: str
+    started_at: str
+    specs: str  # JSON list, in plan order
+    suites: str  # JSON list
+    config: str | None
+    shard: str | None
+    cases: int
+    passed: int
+    failed: int
+    errored: int
+    skipped: int
+    gates_skipped: int
+    duration_s: float | None
+    judge_calls: int
+    judge_cache_hits: int
+    judge_tokens: int
+    pass_rate: float | None
+    summary: str  # JSON: the summary as the results file holds it
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    run_id: str
+    case_id: str
+    position: int
+    suite: str
+    spec: str
+    eval: str
+    line: int | None
+    row: str | None
+    labels: str  # JSON list
+    status: str
+    n_trials: int
+    passed_trials: int
+    duration_s: float
+    reason: str
+    reply: str
+    transcript: str  # fingerprint of what a reviewer reads
+    shape: str  # fingerprint of the case's checks: a changed spec changes it
+    document: bytes  # the case's whole entry, JSON compressed with zlib
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    run_id: str
+    case_id: str
+    position: int
+    name: str
+    matcher: str
+    line: int | None
+    turn: int | None
+    gate: bool
+    status: str
+    score: float | None
+
+
+@dataclass(frozen=True)
+class SuiteRow:
+    run_id: str
+    suite: str
+    cases: int
+    passed: int
+    failed: int
+    errored: int
+    skipped: int
+
+
+@dataclass(frozen=True)
+class RunRows:
+    run: RunRow
+    cases: tuple[CaseRow, ...]
+    checks: tuple[CheckRow, ...]
+    suites: tuple[SuiteRow, ...]
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _json_or_none(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def last_reply(case: Mapping[str, Any]) -> str:
+    """The agent's last reply in the case's first trial that has one (what CSV and tables show)."""
+    for trial in trials_of(case):
+        transcript = trial.get("transcript")
+        for message in reversed(transcript if isinstance(transcript, list) else []):
+            if isinstance(message, Mapping) and message.get("role") == "assistant":
+                content = message.get("content")
+                if isinstance(content, str):
+                    return content
+    return ""
+
+
+def check_shape(case: Mapping[str, Any]) -> str:
+    """The case's checks as the spec declares them (name, matcher, line, turn, gate)."""
+    shape = [
+        [c.get("name"), c.get("matcher"), c.get("line"), c.get("turn"), c.get("gate")] for c in checks_of(case)
+    ]
+    return str(zlib.crc32(json.dumps(shape, default=str).encode("utf-8")))
+
+
+def compress(case: Mapping[str, Any]) -> bytes:
+    return zlib.compress(json.dumps(case, ensure_ascii=False, default=str).encode("utf-8"), 6)
+
+
+def decompress(document: bytes) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(zlib.decompress(document))
+    return data
+
+
+def run_name(file: Path, run_id: str) -> str:
+    """The file's stem when it was named on purpose (`-o nightly.json`), else the run id."""
+    return file.stem if file.stem != run_id else run_id
+
+
+def run_rows(results: Mapping[str, Any], file: Path) -> RunRows:
+    """Every row the index keeps for one results file (already checked by results.reader)."""
+    run_id = str(results.get("run_id") or file.stem)
+    cases = [c for c in results.get("cases", []) if isinstance(c, Mapping)]
+    given = results.get("summary") if isinstance(results.get("summary"), dict) else {}
+    summary = summary_of(dict(results))
+    case_rows = tuple(_case_row(run_id, position, case) for position, case in enumerate(cases))
+    check_rows = tuple(_check_rows(run_id, cases))
+    suites: dict[str, list[Mapping[str, Any]]] = {}
+    for case in cases:
+        suites.setdefault(case_suite(dict(case)), []).append(case)
+    suite_rows = tuple(
+        SuiteRow(run_id, suite, **summarize([dict(c) for c in members]))
+        for suite, members in suites.items()
+    )
+    run = RunRow(
+        run_id=run_id,
+        file=file.name,
+        name=run_name(file, run_id),
+        started_at=str(results.get("started_at") or ""),
+        specs=json.dumps(list(dict.fromkeys(case_spec(dict(c)) for c in cases))),
+        suites=json.dumps(list(suites)),
+        config=_json_or_none(results.get("config")),
+        shard=_json_or_none(results.get("shard")),
+        cases=summary["cases"],
+        passed=summary["passed"],
+        failed=summary["failed"],
+        errored=summary["errored"],
+        skipped=summary["skipped"],
+        gates_skipped=summary["gates_skipped"],
+        duration_s=summary["duration_s"],
+        judge_calls=_int(given.get("judge_calls")),
+        judge_cache_hits=_int(given.get("judge_cache_hits")),
+        judge_tokens=_int(given.get("judge_tokens")),
+        pass_rate=pass_rate(summary),
+        summary=json.dumps(given, ensure_ascii=False, default=str),
+    )
+    return RunRows(run, case_rows, check_rows, suite_rows)
+
+
+def _case_row(run_id: str, position: int, case: Mapping[str, Any]) -> CaseRow:
+    plain = dict(case)
+    labels = case.get("labels")
+    row = case.get("row")
+    return CaseRow(
+        run_id=run_id,
+        case_id=str(case["id"]),
+        position=position,
+        suite=case_suite(plain),
+        spec=case_spec(plain),
+        eval=str(case.get("eval") or ""),
+        line=case_line(plain),
+        row=None if row is None else str(row),
+        labels=json.dumps([str(label) for label in labels] if isinstance(labels, list) else []),
+        status=str(case.get("status")),
+        n_trials=_int(case.get("n_trials")),
+        passed_trials=_int(case.get("passed_trials")),
+        duration_s=round(case_duration(plain), 4),
+        reason=failure_headline(plain),
+        reply=last_reply(case),
+        transcript=transcript_fingerprint(case),
+        shape=check_shape(plain),
+        document=compress(case),
+    )
+
+
+def _check_rows(run_id: str, cases: list[Mapping[str, Any]]) -> Iterator[CheckRow]:
+    for case in cases:
+        for position, check in enumerate(checks_of(dict(case))):
+            line, turn = check.get("line"), check.get("turn")
+            yield CheckRow(
+                run_id=run_id,
+                case_id=str(case["id"]),
+                position=position,
+                name=str(check.get("name") or check.get("matcher") or "check"),
+                matcher=str(check.get("matcher") or ""),
+                line=line if isinstance(line, int) else None,
+                turn=turn if isinstance(turn, int) else None,
+                gate=check.get("gate", True) is not False,
+                status=str(check.get("status")),
+                score=as_float(check.get("score")),
+            )

@@ -1,0 +1,232 @@
+"""What the app and the commands read from the index: runs, a run's cases, a case, its history, reviews.
+
+Each function is one or two SQL statements over indexed columns; none reads a results file.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from specengine.index.extract import decompress
+from specengine.review.agreement import JudgeVerdict
+from specengine.review.store import Review
+from specengine.review.verdicts import CaseReviews, ReviewedVerdict, by_target
+
+STATUSES = ("passed", "failed", "error", "skipped")
+
+
+@dataclass(frozen=True)
+class CaseFilter:
+    """The run page's filters (all optional; they combine with AND)."""
+
+    status: str | None = None
+    suite: str | None = None
+    label: str | None = None
+    kind: str | None = None  # a check kind (matcher) the case has
+    text: str | None = None  # in the case id, its reason, its reply and its transcripts
+    reviewed: str | None = None  # "yes", "no" or "overridden"
+
+
+def run_list(conn: sqlite3.Connection, *, suite: str | None = None) -> list[sqlite3.Row]:
+    """Every run, newest first; with `suite`, only runs that have it, with that suite's counts."""
+    if suite is None:
+        return conn.execute("SELECT * FROM runs ORDER BY started_at DESC, run_id DESC").fetchall()
+    return conn.execute(
+        "SELECT r.*, s.cases AS suite_cases, s.passed AS suite_passed, s.failed AS suite_failed,"
+        " s.errored AS suite_errored FROM runs r JOIN suite_counts s ON s.run_id = r.run_id"
+        " WHERE s.suite = ? ORDER BY r.started_at DESC, r.run_id DESC",
+        (suite,),
+    ).fetchall()
+
+
+def all_suites(conn: sqlite3.Connection) -> list[str]:
+    return [row[0] for row in conn.execute("SELECT DISTINCT suite FROM suite_counts ORDER BY suite")]
+
+
+def run_row(conn: sqlite3.Connection, run_id: str) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    return row
+
+
+def run_facets(conn: sqlite3.Connection, run_id: str) -> dict[str, list[str]]:
+    """The values the run page's filters offer: the run's suites, labels and check kinds."""
+    suites = [r[0] for r in conn.execute("SELECT DISTINCT suite FROM cases WHERE run_id = ? ORDER BY suite", (run_id,))]
+    labels = [
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT j.value FROM cases c, json_each(c.labels) j WHERE c.run_id = ? ORDER BY j.value",
+            (run_id,),
+        )
+    ]
+    kinds = [
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT matcher FROM checks WHERE run_id = ? AND matcher != '' ORDER BY matcher", (run_id,)
+        )
+    ]
+    return {"suites": suites, "labels": labels, "kinds": kinds}
+
+
+@lru_cache(maxsize=4096)
+def _searchable(document: bytes) -> str:
+    """Everything a person can read in a case entry, lower-cased: replies, tool calls, reasons."""
+    case = json.loads(zlib.decompress(document))
+    parts: list[str] = []
+    for trial in case.get("trials") or ():
+        for message in trial.get("transcript") or ():
+            if isinstance(message, dict):
+                parts.append(str(message.get("content") or ""))
+                for call in message.get("tool_calls") or ():
+                    parts.append(json.dumps(call, ensure_ascii=False, default=str))
+        for check in trial.get("checks") or ():
+            if isinstance(check, dict):
+                parts.extend(str(check.get(key) or "") for key in ("name", "reason", "rationale"))
+    return "\n".join(parts).lower()
+
+
+def _transcript_has(document: bytes | None, needle: str) -> int:
+    return int(document is not None and needle in _searchable(document))
+
+
+def run_cases(conn: sqlite3.Connection, run_id: str, where: CaseFilter) -> list[sqlite3.Row]:
+    """The run's cases that pass the SQL-side filters, in plan order (reviews are filtered by the caller)."""
+    clauses = ["c.run_id = ?"]
+    params: list[Any] = [run_id]
+    joins = ""
+    if where.status in STATUSES:
+        clauses.append("c.status = ?")
+        params.append(where.status)
+    if where.suite:
+        clauses.append("c.suite = ?")
+        params.append(where.suite)
+    if where.label:
+        clauses.append("EXISTS (SELECT 1 FROM json_each(c.labels) j WHERE j.value = ?)")
+        params.append(where.label)
+    if where.kind:
+        clauses.append(
+            "EXISTS (SELECT 1 FROM checks k WHERE k.run_id = c.run_id AND k.case_id = c.case_id AND k.matcher = ?)"
+        )
+        params.append(where.kind)
+    if where.text:
+        conn.create_function("transcript_has", 2, _transcript_has, deterministic=True)
+        joins = " LEFT JOIN case_documents d ON d.run_id = c.run_id AND d.case_id = c.case_id"
+        needle = where.text.lower()
+        clauses.append(
+            "(instr(lower(c.case_id), ?) OR instr(lower(c.reason), ?) OR instr(lower(c.reply), ?)"
+            " OR transcript_has(d.document, ?))"
+        )
+        params.extend([needle] * 4)
+    sql = f"SELECT c.* FROM cases c{joins} WHERE {' AND '.join(clauses)} ORDER BY c.position"
+    return conn.execute(sql, params).fetchall()
+
+
+def case_row(conn: sqlite3.Connection, run_id: str, case_id: str) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM cases WHERE run_id = ? AND case_id = ?", (run_id, case_id)
+    ).fetchone()
+    return row
+
+
+def case_document(conn: sqlite3.Connection, run_id: str, case_id: str) -> dict[str, Any] | None:
+    """The case's whole entry as the results file holds it."""
+    row = conn.execute(
+        "SELECT document FROM case_documents WHERE run_id = ? AND case_id = ?", (run_id, case_id)
+    ).fetchone()
+    return decompress(row[0]) if row else None
+
+
+def run_documents(conn: sqlite3.Connection, run_id: str, case_ids: Iterable[str] | None = None) -> list[dict]:
+    """Whole case entries of a run in plan order (all, or those named)."""
+    rows = conn.execute(
+        "SELECT d.document, c.case_id FROM cases c JOIN case_documents d USING (run_id, case_id)"
+        " WHERE c.run_id = ? ORDER BY c.position",
+        (run_id,),
+    )
+    wanted = None if case_ids is None else set(case_ids)
+    return [decompress(row[0]) for row in rows if wanted is None or row[1] in wanted]
+
+
+def case_history(conn: sqlite3.Connection, case_id: str) -> list[sqlite3.Row]:
+    """The case in every run that has it, oldest first."""
+    return conn.execute(
+        "SELECT c.run_id, r.name, r.started_at, c.status, c.passed_trials, c.n_trials, c.transcript, c.shape,"
+        " c.reason, c.duration_s FROM cases c JOIN runs r ON r.run_id = c.run_id WHERE c.case_id = ?"
+        " ORDER BY r.started_at, c.run_id",
+        (case_id,),
+    ).fetchall()
+
+
+def _review(row: Mapping[str, Any]) -> Review:
+    return Review(
+        run=row["run_id"],
+        case=row["case_id"],
+        check=row["check_name"],
+        verdict=row["verdict"],
+        note=row["note"],
+        reviewer=row["reviewer"],
+        at=row["at"],
+        engine=row["engine"],
+        transcript=row["transcript"],
+        id=row["id"],
+    )
+
+
+def all_reviews(conn: sqlite3.Connection) -> list[Review]:
+    return [_review(row) for row in conn.execute("SELECT * FROM reviews ORDER BY seq")]
+
+
+def reviews_by_run(
+    conn: sqlite3.Connection, run_ids: Sequence[str] | None = None
+) -> dict[str, dict[str, CaseReviews]]:
+    """run id -> case id -> the reviews that apply there (a review applies wherever its reply is)."""
+    sql = (
+        "SELECT r.*, c.run_id AS in_run, c.status AS case_status,"
+        " (SELECT k.status FROM checks k WHERE k.run_id = c.run_id AND k.case_id = c.case_id"
+        "  AND k.name = r.check_name ORDER BY k.position LIMIT 1) AS check_status"
+        " FROM reviews r JOIN cases c ON c.case_id = r.case_id AND c.transcript = r.transcript"
+    )
+    params: list[str] = []
+    if run_ids is not None:
+        sql += f" WHERE c.run_id IN ({', '.join('?' for _ in run_ids)})"
+        params = list(run_ids)
+    rows = conn.execute(sql + " ORDER BY r.seq", params).fetchall()
+    places: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        place = places.setdefault((row["in_run"], row["case_id"]), {"status": row["case_status"], "rows": []})
+        place["rows"].append(row)
+    found: dict[str, dict[str, CaseReviews]] = {}
+    for (run_id, case_id), place in places.items():
+        grouped = by_target(_review(row) for row in place["rows"])
+        statuses = {row["check_name"]: row["check_status"] for row in place["rows"] if row["check_name"]}
+        case_verdict = None
+        checks = {}
+        for (_, check, _), history in grouped.items():
+            if check is None:
+                case_verdict = ReviewedVerdict(place["status"], history[-1], tuple(history))
+            elif statuses.get(check) is not None:
+                checks[check] = ReviewedVerdict(statuses[check], history[-1], tuple(history))
+        if case_verdict is not None or checks:
+            found.setdefault(run_id, {})[case_id] = CaseReviews(case_verdict, checks)
+    return found
+
+
+def judge_verdicts(conn: sqlite3.Connection, run_ids: Sequence[str] | None = None) -> list[JudgeVerdict]:
+    """Every judge check's verdict on reviewed replies (only those can count towards agreement)."""
+    sql = (
+        "SELECT k.run_id, r.started_at, k.case_id, c.spec, k.name, k.line, k.status, c.transcript"
+        " FROM checks k JOIN cases c ON c.run_id = k.run_id AND c.case_id = k.case_id"
+        " JOIN runs r ON r.run_id = k.run_id"
+        " WHERE k.matcher = 'judge' AND EXISTS (SELECT 1 FROM reviews v WHERE v.case_id = k.case_id"
+        " AND v.transcript = c.transcript AND v.check_name = k.name)"
+    )
+    params: list[str] = []
+    if run_ids is not None:
+        sql += f" AND k.run_id IN ({', '.join('?' for _ in run_ids)})"
+        params = list(run_ids)
+    return [JudgeVerdict(*row) for row in conn.execute(sql, params)]

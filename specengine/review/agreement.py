@@ -1,0 +1,183 @@
+"""How often a judge agrees with people: the measure that says whether a judge can gate CI.
+
+Every judge check that people reviewed gives one pair (the judge's pass/fail, the person's). Over the
+pairs: the agreement rate, Cohen's kappa (agreement beyond what two raters with the same pass rates
+would reach by chance; 0 is chance, 1 is perfect), the 2×2 table, and the disagreements to read.
+
+Each reviewed reply counts once: when several of the runs looked at hold the same reply (a run and
+its regrade), the newest run's judge verdict is the one compared, so regrading with a better judge
+shows up as better agreement. Judge checks that errored or were skipped gave no verdict and are
+left out. Kappa is five lines of arithmetic, written out here rather than pulling in a statistics
+library for it; the tests hold it to published examples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from specengine.review.store import Review
+from specengine.review.verdicts import by_target
+
+_VERDICTS = ("passed", "failed")
+
+
+@dataclass(frozen=True)
+class JudgeVerdict:
+    """A judge check's verdict on one case of one run."""
+
+    run: str
+    started_at: str
+    case: str
+    spec: str
+    check: str
+    line: int | None
+    status: str
+    transcript: str
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A judge verdict that the person who reviewed it turned around."""
+
+    run: str
+    case: str
+    check: str
+    spec: str
+    line: int | None
+    judge: str
+    human: str
+    note: str
+    reviewer: str
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Judge against people over a set of reviewed verdicts (one judge check, or all of them)."""
+
+    spec: str | None
+    line: int | None
+    check: str | None
+    both_passed: int = 0
+    judge_passed_human_failed: int = 0
+    judge_failed_human_passed: int = 0
+    both_failed: int = 0
+    disagreements: tuple[Disagreement, ...] = field(default=())
+
+    @property
+    def reviewed(self) -> int:
+        return (
+            self.both_passed + self.judge_passed_human_failed + self.judge_failed_human_passed + self.both_failed
+        )
+
+    @property
+    def rate(self) -> float | None:
+        """Share of reviewed verdicts where the judge and the person agree; None with no reviews."""
+        n = self.reviewed
+        return (self.both_passed + self.both_failed) / n if n else None
+
+    @property
+    def kappa(self) -> float | None:
+        """Cohen's kappa; None when undefined (no reviews, or both raters gave one answer throughout)."""
+        n = self.reviewed
+        if not n:
+            return None
+        judge_pass = self.both_passed + self.judge_passed_human_failed
+        human_pass = self.both_passed + self.judge_failed_human_passed
+        chance = (judge_pass * human_pass + (n - judge_pass) * (n - human_pass)) / (n * n)
+        if chance >= 1:
+            return None
+        observed = (self.both_passed + self.both_failed) / n
+        return (observed - chance) / (1 - chance)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "spec": self.spec,
+            "line": self.line,
+            "check": self.check,
+            "reviewed": self.reviewed,
+            "agreement": self.rate,
+            "kappa": self.kappa,
+            "table": {
+                "judge_passed": {"human_passed": self.both_passed, "human_failed": self.judge_passed_human_failed},
+                "judge_failed": {"human_passed": self.judge_failed_human_passed, "human_failed": self.both_failed},
+            },
+            "disagreements": [d.__dict__ for d in self.disagreements],
+        }
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    """Agreement over every reviewed judge verdict, and per judge check (spec, line, name)."""
+
+    overall: Agreement
+    per_check: tuple[Agreement, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"overall": self.overall.as_dict(), "checks": [a.as_dict() for a in self.per_check]}
+
+
+def _add(table: dict[str, Any], judge_passed: bool, human_passed: bool) -> None:
+    key = {
+        (True, True): "both_passed",
+        (True, False): "judge_passed_human_failed",
+        (False, True): "judge_failed_human_passed",
+        (False, False): "both_failed",
+    }[(judge_passed, human_passed)]
+    table[key] += 1
+
+
+def measure_agreement(verdicts: Iterable[JudgeVerdict], reviews: Iterable[Review]) -> AgreementReport:
+    """Pair each reviewed judge verdict with its latest review and count agreement."""
+    grouped = by_target(r for r in reviews if r.check is not None)
+    newest: dict[tuple[str, str, str], JudgeVerdict] = {}
+    for verdict in verdicts:
+        if verdict.status not in _VERDICTS:
+            continue
+        key = (verdict.case, verdict.check, verdict.transcript)
+        if key not in grouped:
+            continue
+        kept = newest.get(key)
+        if kept is None or (verdict.started_at, verdict.run) > (kept.started_at, kept.run):
+            newest[key] = verdict
+    empty = {"both_passed": 0, "judge_passed_human_failed": 0, "judge_failed_human_passed": 0, "both_failed": 0}
+    overall: dict[str, Any] = {**empty, "disagreements": []}
+    per_check: dict[tuple[str, int | None, str], dict[str, Any]] = {}
+    for key, verdict in sorted(newest.items(), key=lambda item: (item[1].spec, item[1].line or 0, item[0])):
+        latest = grouped[key][-1]
+        judge_passed = verdict.status == "passed"
+        group = per_check.setdefault((verdict.spec, verdict.line, verdict.check), {**empty, "disagreements": []})
+        for table in (overall, group):
+            _add(table, judge_passed, latest.human_passed)
+        if judge_passed != latest.human_passed:
+            disagreement = Disagreement(
+                run=verdict.run,
+                case=verdict.case,
+                check=verdict.check,
+                spec=verdict.spec,
+                line=verdict.line,
+                judge=verdict.status,
+                human="passed" if latest.human_passed else "failed",
+                note=latest.note,
+                reviewer=latest.reviewer,
+            )
+            overall["disagreements"].append(disagreement)
+            group["disagreements"].append(disagreement)
+    return AgreementReport(
+        overall=_agreement(None, None, None, overall),
+        per_check=tuple(_agreement(spec, line, check, table) for (spec, line, check), table in per_check.items()),
+    )
+
+
+def _agreement(spec: str | None, line: int | None, check: str | None, table: dict[str, Any]) -> Agreement:
+    return Agreement(
+        spec=spec,
+        line=line,
+        check=check,
+        both_passed=table["both_passed"],
+        judge_passed_human_failed=table["judge_passed_human_failed"],
+        judge_failed_human_passed=table["judge_failed_human_passed"],
+        both_failed=table["both_failed"],
+        disagreements=tuple(table["disagreements"]),
+    )

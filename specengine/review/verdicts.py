@@ -1,0 +1,148 @@
+"""How reviews read in one run: the engine's verdict and the person's, side by side.
+
+A review is keyed by what was read (case id, check, transcript fingerprint), not by the run it was
+made in, so the same reply in a regraded, merged or resumed run shows the same human outcome. Its
+verdict there is re-derived against that run's engine status: a person who said "this should pass"
+sees "correct" once a fixed judge passes it. The latest review of a target wins; earlier ones stay in
+the history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from specengine.review.fingerprint import transcript_fingerprint
+from specengine.review.store import Review, human_passed
+
+Target = tuple[str, "str | None", str]  # (case id, check name or None, transcript fingerprint)
+
+__all__ = ["CaseReviews", "ReviewedVerdict", "by_target", "human_passed", "reviews_for_case"]
+
+
+@dataclass(frozen=True)
+class ReviewedVerdict:
+    """The latest review of a case or a check, read against the engine's status in one run."""
+
+    engine: str
+    review: Review
+    history: tuple[Review, ...]  # every review of the target, oldest first (the last is `review`)
+
+    @property
+    def human(self) -> str:
+        """The outcome the reviewer gives: passed or failed."""
+        return "passed" if self.review.human_passed else "failed"
+
+    @property
+    def verdict(self) -> str:
+        """correct when the engine's status here agrees with the reviewer's outcome, else incorrect."""
+        return "correct" if (self.engine == "passed") == self.review.human_passed else "incorrect"
+
+    @property
+    def override(self) -> bool:
+        return self.verdict == "incorrect"
+
+    def as_dict(self) -> dict[str, Any]:
+        latest = self.review
+        return {
+            "check": latest.check,
+            "verdict": self.verdict,
+            "engine": self.engine,
+            "human": self.human,
+            "note": latest.note,
+            "reviewer": latest.reviewer,
+            "at": latest.at,
+            "reviewed_in": latest.run,
+            "history": [r.as_dict() for r in self.history],
+        }
+
+
+@dataclass(frozen=True)
+class CaseReviews:
+    """Every review that applies to one case of one run."""
+
+    case: ReviewedVerdict | None = None
+    checks: Mapping[str, ReviewedVerdict] = field(default_factory=dict)
+
+    @property
+    def overridden(self) -> bool:
+        """True when the reviewer's outcome for the case differs from the engine's."""
+        return self.case is not None and self.case.override
+
+    @property
+    def check_overrides(self) -> int:
+        return sum(1 for verdict in self.checks.values() if verdict.override)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "case": self.case.as_dict() if self.case else None,
+            "checks": [verdict.as_dict() for verdict in self.checks.values()],
+            "overridden": self.overridden,
+        }
+
+
+def by_target(reviews: Iterable[Review]) -> dict[Target, list[Review]]:
+    """Reviews grouped by what they judge, each group oldest first."""
+    grouped: dict[Target, list[Review]] = {}
+    for review in reviews:
+        grouped.setdefault((review.case, review.check, review.transcript), []).append(review)
+    return grouped
+
+
+def reviews_for_case(
+    case: Mapping[str, Any],
+    grouped: Mapping[Target, list[Review]],
+    *,
+    fingerprint: str | None = None,
+    check_statuses: Mapping[str, str] | None = None,
+) -> CaseReviews | None:
+    """The reviews that apply to `case` (a case of a results file), or None when it has none.
+
+    `fingerprint` and `check_statuses` may be given when already known (the index stores them);
+    otherwise they are read from the case.
+    """
+    case_id = str(case.get("id"))
+    fingerprint = fingerprint or transcript_fingerprint(case)
+    if check_statuses is None:
+        check_statuses = {
+            str(check.get("name")): str(check.get("status"))
+            for check in case.get("checks") or ()
+            if isinstance(check, Mapping)
+        }
+    own = grouped.get((case_id, None, fingerprint))
+    case_verdict = ReviewedVerdict(str(case.get("status")), own[-1], tuple(own)) if own else None
+    checks = {}
+    for name, status in check_statuses.items():
+        found = grouped.get((case_id, name, fingerprint))
+        if found:
+            checks[name] = ReviewedVerdict(status, found[-1], tuple(found))
+    if case_verdict is None and not checks:
+        return None
+    return CaseReviews(case_verdict, checks)
+
+
+def review_counts(reviewed: Iterable[CaseReviews]) -> dict[str, int]:
+    """What a run summary says about reviews: cases reviewed, and how many verdicts people overrode."""
+    counts = {"reviewed": 0, "overridden": 0, "checks_reviewed": 0, "check_overrides": 0}
+    for item in reviewed:
+        counts["reviewed"] += 1
+        counts["overridden"] += item.overridden
+        counts["checks_reviewed"] += len(item.checks)
+        counts["check_overrides"] += item.check_overrides
+    return counts
+
+
+def reviews_for_results(results: Mapping[str, Any], reviews: Iterable[Review]) -> dict[str, CaseReviews]:
+    """Case id -> its reviews, for the cases of a results dict that have any."""
+    grouped = by_target(reviews)
+    if not grouped:
+        return {}
+    ids = {target[0] for target in grouped}
+    found = {}
+    for case in results.get("cases") or ():
+        if isinstance(case, Mapping) and case.get("id") in ids:
+            item = reviews_for_case(case, grouped)
+            if item is not None:
+                found[str(case["id"])] = item
+    return found

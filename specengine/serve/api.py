@@ -1,0 +1,162 @@
+"""The JSON API under the pages, for scripts (documented in the README's "specengine serve" section).
+
+Answers are built from the index like the pages. State changes take JSON bodies only
+(`application/json`), which a browser cannot send across sites without asking first.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from specengine.errors import UsageError
+from specengine.index import queries
+from specengine.review.verdicts import review_counts
+from specengine.serve.pages import compare_pair
+from specengine.serve.state import AppState
+from specengine.serve.views import case_history
+
+
+def _state(request: Request) -> AppState:
+    state: AppState = request.app.state.serve
+    return state
+
+
+def runs(request: Request) -> JSONResponse:
+    state = _state(request)
+    with state.db() as conn:
+        found = state.run_summaries(conn, request.query_params.get("suite") or None)
+    return JSONResponse({"runs": [item.as_dict() for item in found]})
+
+
+def run(request: Request) -> JSONResponse:
+    state = _state(request)
+    run_id = request.path_params["run_id"]
+    with state.db() as conn:
+        row = state.run(conn, run_id)
+        reviews = state.run_reviews(conn, run_id)
+        cases = queries.run_documents(conn, run_id)
+    for case in cases:
+        found = reviews.get(case["id"])
+        case["review"] = found.as_dict() if found else None
+    return JSONResponse(
+        {
+            "run_id": row["run_id"],
+            "name": row["name"],
+            "started_at": row["started_at"],
+            "file": row["file"],
+            "summary": json.loads(row["summary"]),
+            "reviews": review_counts(reviews.values()),
+            "cases": cases,
+        }
+    )
+
+
+def history(request: Request) -> JSONResponse:
+    state = _state(request)
+    case_id = request.query_params.get("id")
+    if not case_id:
+        raise HTTPException(400, "which case? add ?id=CASE_ID")
+    with state.db() as conn:
+        rows = queries.case_history(conn, case_id)
+    if not rows:
+        raise HTTPException(404, f"no run has a case {case_id!r}")
+    strip = case_history(rows)
+    return JSONResponse(
+        {
+            "case": case_id,
+            "flaky": strip.flaky,
+            "runs": [
+                {
+                    "run_id": entry.run_id,
+                    "name": entry.name,
+                    "started_at": entry.started_at,
+                    "status": entry.status,
+                    "passed_trials": entry.passed_trials,
+                    "n_trials": entry.n_trials,
+                    "flipped": entry.flipped,
+                }
+                for entry in strip.entries
+            ],
+        }
+    )
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise HTTPException(415, "send a JSON body with Content-Type: application/json")
+    try:
+        body = json.loads(await request.body())
+    except ValueError:
+        raise HTTPException(400, "the body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise HTTPException(400, "the body must be a JSON object")
+    return body
+
+
+async def add_review(request: Request) -> JSONResponse:
+    state = _state(request)
+    body = await _json_body(request)
+    case_id, check, note = body.get("case"), body.get("check"), body.get("note") or ""
+    if not isinstance(case_id, str) or not case_id:
+        raise HTTPException(400, '"case" must be a case id')
+    if check is not None and not isinstance(check, str):
+        raise HTTPException(400, '"check" must be a check name or null')
+    if not isinstance(note, str):
+        raise HTTPException(400, '"note" must be text')
+    try:
+        review = await run_in_threadpool(
+            state.add_review, request.path_params["run_id"], case_id, check, str(body.get("verdict")), note
+        )
+    except UsageError as exc:
+        raise HTTPException(400, str(exc)) from None
+    return JSONResponse(review.as_dict(), status_code=201)
+
+
+async def rerun(request: Request) -> JSONResponse:
+    state = _state(request)
+    body = await _json_body(request)
+    selected = body.get("cases")
+    if selected is not None and (not isinstance(selected, list) or not all(isinstance(c, str) for c in selected)):
+        raise HTTPException(400, '"cases" must be a list of case ids (or leave it out to rerun the failed cases)')
+    try:
+        job = await run_in_threadpool(state.start_rerun, request.path_params["run_id"], selected)
+    except UsageError as exc:
+        raise HTTPException(400, str(exc)) from None
+    return JSONResponse(job.state(), status_code=202)
+
+
+def job(request: Request) -> JSONResponse:
+    state = _state(request)
+    found = state.jobs.get(request.path_params["job_id"])
+    if found is None:
+        raise HTTPException(404, "no such rerun")
+    data = found.state()
+    data["run_id"] = None
+    if data["state"] != "running":
+        with state.db() as conn:
+            row = conn.execute("SELECT run_id FROM sources WHERE file = ?", (found.output.name,)).fetchone()
+        data["run_id"] = row[0] if row else None
+    return JSONResponse(data)
+
+
+def compare(request: Request) -> JSONResponse:
+    from specengine.report.compare import compare as compare_runs
+
+    state = _state(request)
+    base_id, head_id = compare_pair(request)
+    with state.db() as conn:
+        comparison = compare_runs(state.results(conn, base_id), state.results(conn, head_id))
+    return JSONResponse(comparison.as_dict())
+
+
+def agreement(request: Request) -> JSONResponse:
+    state = _state(request)
+    with state.db() as conn:
+        report = state.agreement(conn, request.query_params.getlist("run") or None)
+    return JSONResponse(report.as_dict())

@@ -1,0 +1,336 @@
+"""The HTML pages: runs, a run, a case, compare, judge agreement, a rerun's progress; and their forms.
+
+Server-rendered from the index, so every view is a URL (filters are query parameters) and opens
+without waiting for a script. Forms post to the same actions as the JSON API (`state.AppState`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from specengine.errors import UsageError
+from specengine.index import queries
+from specengine.report.facts import failure_headline
+from specengine.review.verdicts import review_counts
+from specengine.serve.charts import RatePoint, pass_rate_chart
+from specengine.serve.export import cases_csv
+from specengine.serve.state import AppState
+from specengine.serve.templating import render
+from specengine.serve.views import case_history, status_segments, trial_views
+
+PAGE_SIZE = 100
+REVIEW_CHOICES = (("yes", "Reviewed"), ("no", "Not reviewed"), ("overridden", "Overridden by a reviewer"))
+FILTER_KEYS = ("q", "status", "suite", "label", "kind", "reviewed")
+
+
+def _state(request: Request) -> AppState:
+    state: AppState = request.app.state.serve
+    return state
+
+
+def page(request: Request, template: str, title: str, **context: Any) -> HTMLResponse:
+    return HTMLResponse(render(template, title=title, project=str(_state(request).project), **context))
+
+
+def runs_page(request: Request) -> HTMLResponse:
+    state = _state(request)
+    suite = request.query_params.get("suite") or None
+    with state.db() as conn:
+        runs = state.run_summaries(conn, suite)
+        suites = queries.all_suites(conn)
+        problems = state.index.problems(conn)
+    suite_rates = {}
+    if suite:
+        for item in runs:
+            row = item.row
+            ran = row["suite_passed"] + row["suite_failed"] + row["suite_errored"]
+            suite_rates[row["run_id"]] = row["suite_passed"] / ran if ran else None
+    points = [
+        RatePoint(
+            item.row["run_id"],
+            item.row["name"],
+            item.row["started_at"],
+            suite_rates.get(item.row["run_id"]) if suite else item.row["pass_rate"],
+        )
+        for item in reversed(runs)
+    ]
+    return page(
+        request,
+        "runs.html.j2",
+        "Runs",
+        runs=runs,
+        suites=suites,
+        suite=suite,
+        suite_rates=suite_rates,
+        specs_of={item.row["run_id"]: json.loads(item.row["specs"]) for item in runs},
+        chart=pass_rate_chart(points),
+        problems=problems,
+    )
+
+
+def _filters(request: Request) -> dict[str, str]:
+    return {key: request.query_params[key] for key in FILTER_KEYS if request.query_params.get(key)}
+
+
+def _page_number(request: Request) -> int:
+    try:
+        return max(1, int(request.query_params.get("page", "1")))
+    except ValueError:
+        return 1
+
+
+def run_page(request: Request) -> HTMLResponse:
+    state = _state(request)
+    run_id = request.path_params["run_id"]
+    filters = _filters(request)
+    where = queries.CaseFilter(
+        status=filters.get("status"),
+        suite=filters.get("suite"),
+        label=filters.get("label"),
+        kind=filters.get("kind"),
+        text=filters.get("q"),
+        reviewed=filters.get("reviewed"),
+    )
+    with state.db() as conn:
+        run = state.run(conn, run_id)
+        reviews = state.run_reviews(conn, run_id)
+        rows = [row for row in queries.run_cases(conn, run_id, where) if _review_matches(where.reviewed, reviews.get(row["case_id"]))]
+        facets = queries.run_facets(conn, run_id)
+        earlier = conn.execute(
+            "SELECT run_id FROM runs WHERE started_at < ? OR (started_at = ? AND run_id < ?)"
+            " ORDER BY started_at DESC, run_id DESC LIMIT 1",
+            (run["started_at"], run["started_at"], run["run_id"]),
+        ).fetchone()
+    counts = {key: run[key] for key in ("cases", "passed", "failed", "errored", "skipped")}
+    number = _page_number(request)
+    pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
+    number = min(number, pages)
+    if number > 1:
+        filters["page"] = str(number)
+    return page(
+        request,
+        "run.html.j2",
+        f"Run {run['name']}",
+        run=run,
+        specs=json.loads(run["specs"]),
+        verdict="passed" if run["failed"] + run["errored"] == 0 else "failed",
+        segments=status_segments(counts),
+        status_counts=[(s, counts[k]) for s, k in (("passed", "passed"), ("failed", "failed"), ("error", "errored"), ("skipped", "skipped"))],
+        review_counts=review_counts(reviews.values()),
+        human_rate=_human_rate(run, reviews) if reviews else None,
+        facets=facets,
+        filters=filters,
+        active=any(key in filters for key in FILTER_KEYS),
+        statuses=queries.STATUSES,
+        review_choices=REVIEW_CHOICES,
+        rows=rows[(number - 1) * PAGE_SIZE : number * PAGE_SIZE],
+        total=len(rows),
+        page=number,
+        pages=pages,
+        reviews=reviews,
+        labels_of=lambda row: json.loads(row["labels"]),
+        previous_run=earlier[0] if earlier else None,
+    )
+
+
+def _review_matches(wanted: str | None, reviews: Any) -> bool:
+    if wanted == "yes":
+        return reviews is not None
+    if wanted == "no":
+        return reviews is None
+    if wanted == "overridden":
+        return reviews is not None and (reviews.overridden or reviews.check_overrides > 0)
+    return True
+
+
+def _human_rate(run: Any, reviews: dict[str, Any]) -> float | None:
+    """The pass rate with every case-level override applied."""
+    passed, ran = run["passed"], run["passed"] + run["failed"] + run["errored"]
+    for item in reviews.values():
+        if item.case is not None and item.case.override:
+            passed += 1 if item.case.human == "passed" else -1
+    return passed / ran if ran else None
+
+
+def case_page(request: Request) -> HTMLResponse:
+    state = _state(request)
+    run_id = request.path_params["run_id"]
+    case_id = request.query_params.get("id")
+    if not case_id:
+        raise HTTPException(400, "which case? add ?id=CASE_ID")
+    with state.db() as conn:
+        run = state.run(conn, run_id)
+        case = state.case(conn, run_id, case_id)
+        reviews = state.run_reviews(conn, run_id).get(case_id)
+        history = case_history(queries.case_history(conn, case_id), current=run_id)
+    checks = [c for c in case.get("checks") or () if isinstance(c, dict)]
+    return page(
+        request,
+        "case.html.j2",
+        case.get("eval") or case_id,
+        run=run,
+        case=case,
+        reason=failure_headline(case),
+        checks=checks,
+        trials=trial_views(case),
+        reviews=reviews,
+        history=history,
+        reviewable=case.get("status") in ("passed", "failed", "error"),
+        reviewable_statuses=("passed", "failed", "error"),
+        back=f"/runs/{run_id}/case?{urlencode({'id': case_id})}",
+    )
+
+
+async def _form(request: Request) -> dict[str, str]:
+    """A urlencoded form body (the only kind our pages send), last value of each field."""
+    if not request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+        raise HTTPException(415, "send the form as application/x-www-form-urlencoded")
+    body = (await request.body()).decode("utf-8", "replace")
+    return {key: values[-1] for key, values in parse_qs(body, keep_blank_values=True).items()}
+
+
+async def _form_lists(request: Request) -> dict[str, list[str]]:
+    body = (await request.body()).decode("utf-8", "replace")
+    return parse_qs(body, keep_blank_values=True)
+
+
+def _local(path: str, fallback: str) -> str:
+    """Only a path on this server may be a redirect target."""
+    return path if path.startswith("/") and not path.startswith("//") and "\\" not in path else fallback
+
+
+async def review_form(request: Request) -> Response:
+    from starlette.concurrency import run_in_threadpool
+
+    state = _state(request)
+    run_id = request.path_params["run_id"]
+    form = await _form(request)
+    case_id = form.get("case", "")
+    check = form.get("check") or None
+    try:
+        await run_in_threadpool(state.add_review, run_id, case_id, check, form.get("verdict", ""), form.get("note", ""))
+    except UsageError as exc:
+        raise HTTPException(400, str(exc)) from None
+    back = _local(form.get("back", ""), f"/runs/{run_id}/case?{urlencode({'id': case_id})}")
+    return RedirectResponse(back, status_code=303)
+
+
+async def rerun_form(request: Request) -> Response:
+    from starlette.concurrency import run_in_threadpool
+
+    state = _state(request)
+    run_id = request.path_params["run_id"]
+    if not request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+        raise HTTPException(415, "send the form as application/x-www-form-urlencoded")
+    fields = await _form_lists(request)
+    selected = fields.get("case", []) if fields.get("selected") else None
+    if selected is not None and not selected:
+        raise HTTPException(400, "select the cases to rerun first (the boxes in the first column)")
+    try:
+        job = await run_in_threadpool(state.start_rerun, run_id, selected)
+    except UsageError as exc:
+        raise HTTPException(400, str(exc)) from None
+    return RedirectResponse(f"/jobs/{job.id}", status_code=303)
+
+
+def job_page(request: Request) -> HTMLResponse:
+    state = _state(request)
+    job = state.jobs.get(request.path_params["job_id"])
+    if job is None:
+        raise HTTPException(404, "no such rerun (reruns are forgotten when the app restarts; the runs stay)")
+    info = job.state()
+    new_run = None
+    if info["state"] != "running":
+        with state.db() as conn:
+            found = conn.execute("SELECT run_id FROM sources WHERE file = ?", (job.output.name,)).fetchone()
+            new_run = found[0] if found else None
+    return page(request, "job.html.j2", "Rerun", job=info, new_run=new_run)
+
+
+def compare_page(request: Request) -> HTMLResponse:
+    from specengine.report.compare import compare, headline
+
+    state = _state(request)
+    base_id, head_id = compare_pair(request)
+    with state.db() as conn:
+        base, head = state.run(conn, base_id), state.run(conn, head_id)
+        comparison = compare(state.results(conn, base_id), state.results(conn, head_id))
+    delta = None
+    if comparison.base_pass_rate is not None and comparison.head_pass_rate is not None:
+        delta = comparison.head_pass_rate - comparison.base_pass_rate
+    return page(
+        request,
+        "compare.html.j2",
+        "Compare",
+        base=base,
+        head=head,
+        comparison=comparison,
+        headline=headline(comparison),
+        delta=delta,
+        head_link=lambda item: head_id,
+        base_link=lambda item: base_id,
+    )
+
+
+def compare_pair(request: Request) -> tuple[str, str]:
+    """(base, head) from `?base=&head=`, or from two `?run=` picks (the older one is the base)."""
+    params = request.query_params
+    if params.get("base") and params.get("head"):
+        return params["base"], params["head"]
+    picked = params.getlist("run")
+    if len(picked) != 2:
+        raise HTTPException(400, "select exactly two runs to compare")
+    state = _state(request)
+    with state.db() as conn:
+        first, second = state.run(conn, picked[0]), state.run(conn, picked[1])
+    ordered = sorted((first, second), key=lambda r: (r["started_at"], r["run_id"]))
+    return ordered[0]["run_id"], ordered[1]["run_id"]
+
+
+def agreement_page(request: Request) -> HTMLResponse:
+    state = _state(request)
+    runs = request.query_params.getlist("run") or None
+    with state.db() as conn:
+        report = state.agreement(conn, runs)
+    return page(request, "agreement.html.j2", "Judge agreement", report=report)
+
+
+def export_csv(request: Request) -> Response:
+    state = _state(request)
+    run_id = request.path_params["run_id"]
+    with state.db() as conn:
+        state.run(conn, run_id)
+        rows = queries.run_cases(conn, run_id, queries.CaseFilter())
+        reviews = state.run_reviews(conn, run_id)
+    return Response(
+        cases_csv(rows, reviews),
+        media_type="text/csv; charset=utf-8",
+        headers={"content-disposition": f'attachment; filename="{_ascii_name(run_id)}.csv"'},
+    )
+
+
+def _ascii_name(text: str) -> str:
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_.") else "_" for ch in text) or "run"
+
+
+REPORT_POLICY = (
+    "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
+)
+
+
+def static_report(request: Request) -> HTMLResponse:
+    """The run's HTML report, the very file `--html` writes; sandboxed (it has inline script)."""
+    from specengine.report.html import render_html
+
+    state = _state(request)
+    run_id = request.path_params["run_id"]
+    with state.db() as conn:
+        results = state.results(conn, run_id)
+    return HTMLResponse(render_html(results), headers={"content-security-policy": REPORT_POLICY})

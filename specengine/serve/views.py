@@ -1,0 +1,161 @@
+"""What the pages show, derived from index rows: status bars, a case's history strip, its trials.
+
+Kept apart from the routes so the rules (what makes a case flaky, how a bar is divided) are plain
+functions with their own tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from specengine.report.facts import checks_of, error_text, trials_of
+
+_GOOD = frozenset({"passed"})
+_BAD = frozenset({"failed", "error"})
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One status's share of a run's status bar."""
+
+    status: str
+    label: str
+    count: int
+    width: str  # percent
+
+
+def status_segments(counts: Mapping[str, Any]) -> list[Segment]:
+    total = counts["cases"] or 1
+    return [
+        Segment(status, label, counts[key], f"{counts[key] / total * 100:.3f}")
+        for status, label, key in (
+            ("passed", "passed", "passed"),
+            ("failed", "failed", "failed"),
+            ("error", "errored", "errored"),
+            ("skipped", "skipped", "skipped"),
+        )
+        if counts[key]
+    ]
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    run_id: str
+    name: str
+    started_at: str
+    status: str
+    passed_trials: int
+    n_trials: int
+    flipped: bool  # passed <-> failed since the previous run of the same spec
+    current: bool
+
+    @property
+    def partial(self) -> bool:
+        """Some trials passed and some did not, within this one run."""
+        return 0 < self.passed_trials < self.n_trials
+
+
+@dataclass(frozen=True)
+class History:
+    entries: tuple[HistoryEntry, ...]
+    previous: HistoryEntry | None
+    next: HistoryEntry | None
+
+    @property
+    def flaky(self) -> bool:
+        """The outcome flips between passed and failed with the spec unchanged, or splits across trials."""
+        return any(entry.flipped or entry.partial for entry in self.entries)
+
+
+def case_history(rows: Sequence[Mapping[str, Any]], current: str | None = None) -> History:
+    """The case's runs oldest first, with flips marked, and its neighbours around `current`.
+
+    "Same spec" is judged from the results alone: the case's checks (names, matchers, lines, turns)
+    are fingerprinted at indexing; a flip across a change of them is a spec change, not flakiness.
+    """
+    entries = []
+    last_verdict: dict[str, str] = {}  # check shape -> last pass/fail
+    for row in rows:
+        status = row["status"]
+        verdict = "good" if status in _GOOD else "bad" if status in _BAD else None
+        before = last_verdict.get(row["shape"])
+        flipped = verdict is not None and before is not None and before != verdict
+        if verdict is not None:
+            last_verdict[row["shape"]] = verdict
+        entries.append(
+            HistoryEntry(
+                run_id=row["run_id"],
+                name=row["name"],
+                started_at=row["started_at"],
+                status=status,
+                passed_trials=row["passed_trials"],
+                n_trials=row["n_trials"],
+                flipped=flipped,
+                current=row["run_id"] == current,
+            )
+        )
+    position = next((i for i, entry in enumerate(entries) if entry.current), None)
+    previous = entries[position - 1] if position is not None and position > 0 else None
+    following = entries[position + 1] if position is not None and position + 1 < len(entries) else None
+    return History(tuple(entries), previous, following)
+
+
+@dataclass(frozen=True)
+class ToolCallView:
+    name: str
+    args: Any
+
+
+@dataclass(frozen=True)
+class MessageView:
+    role: str
+    content: str | None
+    tool_calls: tuple[ToolCallView, ...]
+
+
+@dataclass(frozen=True)
+class TrialView:
+    number: int
+    status: str
+    latency_s: float | None
+    error: str
+    messages: tuple[MessageView, ...]
+    checks: tuple[Mapping[str, Any], ...]
+
+
+def trial_views(case: Mapping[str, Any]) -> list[TrialView]:
+    """Each trial's conversation (turns, tool calls with arguments, replies) and its checks."""
+    views = []
+    for number, trial in enumerate(trials_of(dict(case)), start=1):
+        transcript = trial.get("transcript")
+        messages = []
+        for message in transcript if isinstance(transcript, list) else []:
+            if not isinstance(message, Mapping):
+                continue
+            calls = message.get("tool_calls")
+            content = message.get("content")
+            messages.append(
+                MessageView(
+                    role=str(message.get("role") or "?"),
+                    content=None if content is None else str(content),
+                    tool_calls=tuple(
+                        ToolCallView(str(call.get("name")), call.get("args"))
+                        for call in (calls if isinstance(calls, list) else [])
+                        if isinstance(call, Mapping)
+                    ),
+                )
+            )
+        latency = trial.get("latency_s")
+        views.append(
+            TrialView(
+                number=number,
+                status=str(trial.get("status")),
+                latency_s=latency if isinstance(latency, int | float) else None,
+                error=error_text(trial.get("error")),
+                messages=tuple(messages),
+                checks=tuple(checks_of(trial)),
+            )
+        )
+    return views
