@@ -30,12 +30,14 @@ app = typer.Typer(
 
 # Registration: each module adds its command(s) to `app` when imported.
 from specengine.commands import (  # noqa: E402,F401
+    agreement,
     cache,
     compare,
     demo_agent,
     init,
     merge,
     plan,
+    query,
     regrade,
     report,
     run,

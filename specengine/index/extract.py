@@ -26,6 +26,7 @@ from specengine.report.facts import (
     trials_of,
 )
 from specengine.results.model import pass_rate
+from specengine.review.agreement import JudgeVerdict
 from specengine.review.fingerprint import transcript_fingerprint
 
 
@@ -234,3 +235,22 @@ def _check_rows(run_id: str, cases: list[Mapping[str, Any]]) -> Iterator[CheckRo
                 status=str(check.get("status")),
                 score=as_float(check.get("score")),
             )
+
+
+def judge_verdicts_of(rows: RunRows) -> list[JudgeVerdict]:
+    """The judge checks' verdicts of one run's rows (for results files outside the index)."""
+    cases = {case.case_id: case for case in rows.cases}
+    return [
+        JudgeVerdict(
+            run=rows.run.run_id,
+            started_at=rows.run.started_at,
+            case=check.case_id,
+            spec=cases[check.case_id].spec,
+            check=check.name,
+            line=check.line,
+            status=check.status,
+            transcript=cases[check.case_id].transcript,
+        )
+        for check in rows.checks
+        if check.matcher == "judge"
+    ]

@@ -189,7 +189,7 @@ def reviews_by_run(
         "SELECT r.*, c.run_id AS in_run, c.status AS case_status,"
         " (SELECT k.status FROM checks k WHERE k.run_id = c.run_id AND k.case_id = c.case_id"
         "  AND k.name = r.check_name ORDER BY k.position LIMIT 1) AS check_status"
-        " FROM reviews r JOIN cases c ON c.case_id = r.case_id AND c.transcript = r.transcript"
+        " FROM reviews r CROSS JOIN cases c ON c.case_id = r.case_id AND c.transcript = r.transcript"
     )
     params: list[str] = []
     if run_ids is not None:
@@ -219,11 +219,10 @@ def reviews_by_run(
 def judge_verdicts(conn: sqlite3.Connection, run_ids: Sequence[str] | None = None) -> list[JudgeVerdict]:
     """Every judge check's verdict on reviewed replies (only those can count towards agreement)."""
     sql = (
-        "SELECT k.run_id, r.started_at, k.case_id, c.spec, k.name, k.line, k.status, c.transcript"
-        " FROM checks k JOIN cases c ON c.run_id = k.run_id AND c.case_id = k.case_id"
-        " JOIN runs r ON r.run_id = k.run_id"
-        " WHERE k.matcher = 'judge' AND EXISTS (SELECT 1 FROM reviews v WHERE v.case_id = k.case_id"
-        " AND v.transcript = c.transcript AND v.check_name = k.name)"
+        "SELECT DISTINCT k.run_id, r.started_at, k.case_id, c.spec, k.name, k.line, k.status, c.transcript"
+        " FROM reviews v CROSS JOIN cases c ON c.case_id = v.case_id AND c.transcript = v.transcript"
+        " JOIN checks k ON k.run_id = c.run_id AND k.case_id = c.case_id AND k.name = v.check_name"
+        " JOIN runs r ON r.run_id = k.run_id WHERE k.matcher = 'judge'"
     )
     params: list[str] = []
     if run_ids is not None:
