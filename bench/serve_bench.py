@@ -62,7 +62,9 @@ def _case(run: int, index: int, rng: random.Random) -> dict:
             "status": status if status != "error" else "skipped",
             "score": 1.0 if status == "passed" else 0.0,
             "threshold": {"gte": 1.0},
-            "reason": "the reply includes \"sunny\"" if status == "passed" else "\"sunny\" not found in the reply",
+            "reason": 'the reply includes "sunny"'
+            if status == "passed"
+            else '"sunny" not found in the reply',
             "rationale": None,
         },
         {
@@ -75,10 +77,14 @@ def _case(run: int, index: int, rng: random.Random) -> dict:
             "score": score,
             "threshold": {"gte": 0.7},
             "reason": "" if status == "passed" else f"score {score}, needs >= 0.7",
-            "rationale": "The reply names the city and a temperature." if status == "passed" else "No weather given.",
+            "rationale": "The reply names the city and a temperature."
+            if status == "passed"
+            else "No weather given.",
         },
     ]
-    aggregated = [{k: c[k] for k in ("name", "matcher", "line", "turn", "gate", "status", "score")} for c in checks]
+    aggregated = [
+        {k: c[k] for k in ("name", "matcher", "line", "turn", "gate", "status", "score")} for c in checks
+    ]
     trial = {
         "status": status,
         "latency_s": 0.3,
@@ -165,7 +171,8 @@ def main() -> int:
         project = args.keep or Path(scratch)
         started = time.perf_counter()
         size = write_runs(project, args.runs, args.cases)
-        print(f"wrote {args.runs} runs × {args.cases} cases: {size / 1e6:.0f} MB in {time.perf_counter() - started:.1f} s")
+        took = time.perf_counter() - started
+        print(f"wrote {args.runs} runs × {args.cases} cases: {size / 1e6:.0f} MB in {took:.1f} s")
 
         index = RunIndex(project)
         started = time.perf_counter()

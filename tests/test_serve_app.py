@@ -31,7 +31,7 @@ from support.app_server import (
 )
 from support.cli import REPO_ROOT, run_cli
 from support.judge_server import JudgeServer
-from support.servers import AgentServer, Reply
+from support.servers import AgentServer
 
 from specengine.report.compare import compare
 from specengine.results.reader import load_results
@@ -87,7 +87,9 @@ def test_case_history_marks_the_flip_of_a_case_as_flaky(world):
 
 def test_compare_api_is_the_compare_command(world):
     folder = world["folder"] / ".specengine" / "runs"
-    expected = compare(load_results(folder / f"{world['first']}.json"), load_results(folder / f"{world['second']}.json"))
+    expected = compare(
+        load_results(folder / f"{world['first']}.json"), load_results(folder / f"{world['second']}.json")
+    )
     answer = world["app"].client.get("/api/compare", params={"base": world["first"], "head": world["second"]})
     assert answer.json() == json.loads(json.dumps(expected.as_dict()))
     assert [c["id"] for c in answer.json()["regressions"]] == [PARIS]
@@ -146,14 +148,22 @@ def test_requests_for_other_hosts_and_from_other_origins_are_refused(world):
     assert client.post(url, json=review, headers={"Origin": "http://evil.example"}).status_code == 403
     assert client.post(url, json=review, headers={"Origin": "null"}).status_code == 403
     assert client.post(url, json=review, headers={"Sec-Fetch-Site": "cross-site"}).status_code == 403
-    assert client.post(f"/runs/{world['first']}/rerun", headers={"Origin": "http://evil.example"}).status_code == 403
+    assert (
+        client.post(f"/runs/{world['first']}/rerun", headers={"Origin": "http://evil.example"}).status_code
+        == 403
+    )
     assert not (world["folder"] / ".specengine" / "reviews.jsonl").exists()
     assert len(app.state.jobs._jobs) == 0
 
 
 def test_paths_never_leave_the_project(world):
     client = world["app"].client
-    for path in ("/static/../index.sqlite", "/static/%2e%2e/%2e%2e/spec.yaml", "/runs/..%2F..%2Fspec.yaml", "/runs/nope"):
+    for path in (
+        "/static/../index.sqlite",
+        "/static/%2e%2e/%2e%2e/spec.yaml",
+        "/runs/..%2F..%2Fspec.yaml",
+        "/runs/nope",
+    ):
         answer = client.get(path)
         assert answer.status_code == 404, path
         assert "suite: weather" not in answer.text
@@ -180,7 +190,9 @@ def test_reviews_are_stored_beside_the_results_and_shown_everywhere(world):
         "reviewer": "Test Reviewer",
         "engine": "failed",
     }
-    case_review = client.post(f"/api/runs/{run}/reviews", json={"case": OSLO, "verdict": "incorrect", "note": ""})
+    case_review = client.post(
+        f"/api/runs/{run}/reviews", json={"case": OSLO, "verdict": "incorrect", "note": ""}
+    )
     assert case_review.status_code == 201
     lines = (world["folder"] / ".specengine" / "reviews.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["id"] for line in lines] == [stored["id"], case_review.json()["id"]]
@@ -205,11 +217,14 @@ def test_bad_reviews_are_refused_with_a_reason(world):
     client, run = world["app"].client, world["first"]
     url = f"/api/runs/{run}/reviews"
     assert client.post(url, json={"case": OSLO, "verdict": "maybe"}).status_code == 400
-    assert "no check named" in client.post(url, json={"case": OSLO, "check": "nope", "verdict": "correct"}).json()["error"]
+    assert (
+        "no check named"
+        in client.post(url, json={"case": OSLO, "check": "nope", "verdict": "correct"}).json()["error"]
+    )
     assert client.post(url, json={"case": "spec.yaml::nope", "verdict": "correct"}).status_code == 404
     assert client.post(url, content=b'{"case": 1}', headers={"content-type": "text/plain"}).status_code == 415
     assert client.post(url, content=b"{nope", headers={"content-type": "application/json"}).status_code == 400
-    assert client.post(f"/api/runs/nope/reviews", json={"case": OSLO, "verdict": "correct"}).status_code == 404
+    assert client.post("/api/runs/nope/reviews", json={"case": OSLO, "verdict": "correct"}).status_code == 404
 
 
 def test_csv_export_neutralises_formulas_and_carries_reviews(world):
@@ -231,7 +246,9 @@ def test_csv_export_neutralises_formulas_and_carries_reviews(world):
 def test_judge_agreement_in_the_app_and_the_command(world):
     client, folder = world["app"].client, world["folder"]
     check = _judge_name(world)
-    agreed = client.post(f"/api/runs/{world['first']}/reviews", json={"case": PARIS, "check": check, "verdict": "correct"})
+    agreed = client.post(
+        f"/api/runs/{world['first']}/reviews", json={"case": PARIS, "check": check, "verdict": "correct"}
+    )
     assert agreed.status_code == 201
     report = client.get("/api/agreement").json()["overall"]
     assert report["table"] == {
@@ -239,7 +256,9 @@ def test_judge_agreement_in_the_app_and_the_command(world):
         "judge_failed": {"human_passed": 1, "human_failed": 0},
     }
     assert (report["reviewed"], report["agreement"]) == (2, 0.5)
-    assert [(d["case"], d["judge"], d["human"]) for d in report["disagreements"]] == [(OSLO, "failed", "passed")]
+    assert [(d["case"], d["judge"], d["human"]) for d in report["disagreements"]] == [
+        (OSLO, "failed", "passed")
+    ]
     page = client.get("/agreement").text
     assert "50.0%" in page and f"/runs/{world['first']}/case?id=spec.yaml%3A%3Aoslo" in page
 
@@ -254,16 +273,33 @@ def test_judge_agreement_in_the_app_and_the_command(world):
 
 def test_query_reads_the_index_and_nothing_else(world):
     folder = world["folder"]
-    counted = run_cli(["query", "SELECT status, count(*) AS n FROM cases GROUP BY status ORDER BY status", "--dir", str(folder), "--json"])
+    counted = run_cli(
+        [
+            "query",
+            "SELECT status, count(*) AS n FROM cases GROUP BY status ORDER BY status",
+            "--dir",
+            str(folder),
+            "--json",
+        ]
+    )
     assert counted.exit_code == 0, counted.output
     assert json.loads(counted.stdout) == [{"status": "failed", "n": 4}, {"status": "passed", "n": 4}]
-    table = run_cli(["query", "SELECT case_id, check_name, verdict FROM reviews ORDER BY seq", "--dir", str(folder)])
+    table = run_cli(
+        ["query", "SELECT case_id, check_name, verdict FROM reviews ORDER BY seq", "--dir", str(folder)]
+    )
     assert table.stdout.splitlines()[0].split() == ["case_id", "check_name", "verdict"]
     assert table.stdout.rstrip().endswith("(3 rows)")
-    for sql in ("DELETE FROM runs", "ATTACH DATABASE 'x.db' AS x", "PRAGMA user_version = 9", "SELECT nope FROM runs"):
+    for sql in (
+        "DELETE FROM runs",
+        "ATTACH DATABASE 'x.db' AS x",
+        "PRAGMA user_version = 9",
+        "SELECT nope FROM runs",
+    ):
         refused = run_cli(["query", sql, "--dir", str(folder)])
         assert refused.exit_code == 2 and refused.stderr.startswith("error: query:"), sql
-    assert run_cli(["query", "SELECT count(*) FROM runs", "--dir", str(folder), "--json"]).stdout.count("2") == 1
+    assert (
+        run_cli(["query", "SELECT count(*) FROM runs", "--dir", str(folder), "--json"]).stdout.count("2") == 1
+    )
     assert not (folder / "x.db").exists()
 
 
@@ -274,7 +310,11 @@ def test_rerun_of_selected_cases_becomes_a_new_run(world):
     assert started.status_code == 202, started.text
     job = started.json()
     assert (job["state"], job["total"]) == ("running", 2)
-    done = wait_for(lambda: (lambda s: s if s["state"] != "running" else None)(client.get(f"/api/jobs/{job['id']}").json()))
+    done = wait_for(
+        lambda: (lambda s: s if s["state"] != "running" else None)(
+            client.get(f"/api/jobs/{job['id']}").json()
+        )
+    )
     assert done["state"] == "finished" and done["done"] == 2, done
     new_run = done["run_id"]
     data = client.get(f"/api/runs/{new_run}").json()

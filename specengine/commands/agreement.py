@@ -15,7 +15,9 @@ from specengine.commands.query import ProjectDir
 def agreement(
     runs: Annotated[
         list[str] | None,
-        typer.Argument(metavar="[RUNS]...", help="Run ids or results files (default: every run of the project)."),
+        typer.Argument(
+            metavar="[RUNS]...", help="Run ids or results files (default: every run of the project)."
+        ),
     ] = None,
     folder: ProjectDir = Path("."),
     json_out: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
@@ -28,9 +30,9 @@ def agreement(
     import json
 
     from specengine.errors import UsageError
+    from specengine.index.judged import judge_verdicts_for
     from specengine.review.agreement import measure_agreement
     from specengine.review.agreement_text import agreement_text
-    from specengine.index.judged import judge_verdicts_for
 
     try:
         verdicts, reviews = judge_verdicts_for(folder, runs or [])

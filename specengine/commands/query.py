@@ -10,17 +10,24 @@ import typer
 from specengine.cli import app
 
 ProjectDir = Annotated[
-    Path, typer.Option("--dir", metavar="DIR", help="The project folder (its runs are in DIR/.specengine/runs/).")
+    Path,
+    typer.Option("--dir", metavar="DIR", help="The project folder (its runs are in DIR/.specengine/runs/)."),
 ]
 _CELL = 60
 
 
 @app.command()
 def query(
-    sql: Annotated[str, typer.Argument(metavar="SQL", help="One SELECT over the tables runs, cases, checks, reviews.")],
+    sql: Annotated[
+        str, typer.Argument(metavar="SQL", help="One SELECT over the tables runs, cases, checks, reviews.")
+    ],
     folder: ProjectDir = Path("."),
-    json_out: Annotated[bool, typer.Option("--json", help="Print the rows as a JSON list of objects.")] = False,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, metavar="N", help="Print at most N rows.")] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the rows as a JSON list of objects.")
+    ] = False,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, metavar="N", help="Print at most N rows.")
+    ] = None,
 ) -> None:
     """Run a read-only SQL query over the runs, cases, checks and reviews of a project.
 

@@ -15,11 +15,19 @@ EXTRA = 'pip install "specengine[serve]"'
 @app.command()
 def serve(
     folder: Annotated[
-        Path, typer.Argument(metavar="DIR", help="The project folder (its runs are in DIR/.specengine/runs/).")
+        Path,
+        typer.Argument(metavar="DIR", help="The project folder (its runs are in DIR/.specengine/runs/)."),
     ] = Path("."),
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, metavar="N", help="Port (0: any free one).")] = 8765,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, metavar="N", help="Port (0: any free one).")
+    ] = 8765,
     host: Annotated[
-        str, typer.Option("--host", metavar="ADDR", help="Address to listen on; anything but loopback is reachable by others.")
+        str,
+        typer.Option(
+            "--host",
+            metavar="ADDR",
+            help="Address to listen on; anything but loopback is reachable by others.",
+        ),
     ] = "127.0.0.1",
     open_browser: Annotated[bool, typer.Option("--open", help="Open the app in a browser.")] = False,
 ) -> None:
@@ -34,7 +42,8 @@ def serve(
     except ImportError:
         typer.echo(f"error: `specengine serve` needs the web app's libraries: {EXTRA}", err=True)
         raise typer.Exit(2) from None
-    from specengine.serve.server import bind, is_loopback, serve as run_server
+    from specengine.serve.server import bind, is_loopback
+    from specengine.serve.server import serve as run_server
 
     if not folder.is_dir():
         typer.echo(f"error: {folder}: no such folder", err=True)

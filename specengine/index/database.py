@@ -12,7 +12,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import astuple, dataclass, fields
+from dataclasses import astuple, dataclass, fields, replace
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -24,7 +24,7 @@ from specengine.review.store import REVIEWS_FILE, ReviewStore
 
 INDEX_FILE = Path(".specengine") / "index.sqlite"
 RUNS_FOLDER = Path(".specengine") / "runs"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 REVIEWS_SOURCE = "reviews.jsonl"
 _LOCKS: dict[Path, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
@@ -138,13 +138,19 @@ class RunIndex:
         with self._lock:
             known = {row["file"]: row for row in conn.execute("SELECT * FROM sources")}
             present = self._results_files()
-            for name, stamp in present.items():
-                row = known.get(name)
-                if row is None or (row["mtime_ns"], row["size"]) != (stamp.mtime_ns, stamp.size):
-                    self._index_file(conn, self.runs_folder / name, stamp)
-            for name in known.keys() - present.keys() - {REVIEWS_SOURCE}:
+            removed = known.keys() - present.keys() - {REVIEWS_SOURCE}
+            for name in removed:
                 with _transaction(conn):
                     _forget(conn, name)
+            for name, stamp in present.items():
+                row = known.get(name)
+                # A file refused for holding a run id already indexed is read again once that file is gone.
+                retry = bool(removed) and row is not None and row["problem"] is not None
+                if retry:
+                    with _transaction(conn):
+                        _forget(conn, name)
+                if retry or row is None or (row["mtime_ns"], row["size"]) != (stamp.mtime_ns, stamp.size):
+                    self._index_file(conn, self.runs_folder / name, stamp)
             self._sync_reviews(conn, known.get(REVIEWS_SOURCE))
         return self.problems(conn)
 
@@ -179,10 +185,13 @@ class RunIndex:
         problem = None
         try:
             rows = run_rows(load_results(path), path)
+            rows = replace(rows, run=replace(rows.run, written_ns=stamp.mtime_ns))
         except ResultsError as exc:
             problem = str(exc)
         with _transaction(conn):
-            current = conn.execute("SELECT mtime_ns, size FROM sources WHERE file = ?", (path.name,)).fetchone()
+            current = conn.execute(
+                "SELECT mtime_ns, size FROM sources WHERE file = ?", (path.name,)
+            ).fetchone()
             if current is not None and (current["mtime_ns"], current["size"]) == (stamp.mtime_ns, stamp.size):
                 return  # another writer indexed this very file meanwhile
             _forget(conn, path.name)
@@ -194,7 +203,13 @@ class RunIndex:
                     _insert(conn, rows)
             conn.execute(
                 "INSERT INTO sources (file, mtime_ns, size, run_id, problem) VALUES (?, ?, ?, ?, ?)",
-                (path.name, stamp.mtime_ns, stamp.size, rows.run.run_id if problem is None and rows else None, problem),
+                (
+                    path.name,
+                    stamp.mtime_ns,
+                    stamp.size,
+                    rows.run.run_id if problem is None and rows else None,
+                    problem,
+                ),
             )
 
     def _sync_reviews(self, conn: sqlite3.Connection, known: sqlite3.Row | None) -> None:
@@ -208,12 +223,13 @@ class RunIndex:
             conn.execute("DELETE FROM reviews")
             conn.execute("DELETE FROM sources WHERE file = ?", (REVIEWS_SOURCE,))
             conn.executemany(
-                "INSERT OR REPLACE INTO reviews (id, seq, run_id, case_id, check_name, verdict, human, engine,"
-                " note, reviewer, at, transcript) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO reviews (id, seq, run_id, case_id, check_name, verdict, human,"
+                " engine, note, reviewer, at, transcript) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
-                        r.id, seq, r.run, r.case, r.check, r.verdict, "passed" if r.human_passed else "failed",
-                        r.engine, r.note, r.reviewer, r.at, r.transcript,
+                        r.id, seq, r.run, r.case, r.check, r.verdict,
+                        "passed" if r.human_passed else "failed", r.engine, r.note, r.reviewer, r.at,
+                        r.transcript,
                     )
                     for seq, r in enumerate(reviews)
                 ],

@@ -52,6 +52,7 @@ class RunRow:
     judge_tokens: int
     pass_rate: float | None
     summary: str  # JSON: the summary as the results file holds it
+    written_ns: int = 0  # the file's modification time
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ def _json_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def last_reply(case: Mapping[str, Any]) -> str:
+def last_reply(case: dict[str, Any]) -> str:
     """The agent's last reply in the case's first trial that has one (what CSV and tables show)."""
     for trial in trials_of(case):
         transcript = trial.get("transcript")
@@ -131,10 +132,11 @@ def last_reply(case: Mapping[str, Any]) -> str:
     return ""
 
 
-def check_shape(case: Mapping[str, Any]) -> str:
+def check_shape(case: dict[str, Any]) -> str:
     """The case's checks as the spec declares them (name, matcher, line, turn, gate)."""
     shape = [
-        [c.get("name"), c.get("matcher"), c.get("line"), c.get("turn"), c.get("gate")] for c in checks_of(case)
+        [c.get("name"), c.get("matcher"), c.get("line"), c.get("turn"), c.get("gate")]
+        for c in checks_of(case)
     ]
     return str(zlib.crc32(json.dumps(shape, default=str).encode("utf-8")))
 
@@ -156,24 +158,21 @@ def run_name(file: Path, run_id: str) -> str:
 def run_rows(results: Mapping[str, Any], file: Path) -> RunRows:
     """Every row the index keeps for one results file (already checked by results.reader)."""
     run_id = str(results.get("run_id") or file.stem)
-    cases = [c for c in results.get("cases", []) if isinstance(c, Mapping)]
-    given = results.get("summary") if isinstance(results.get("summary"), dict) else {}
+    cases = [dict(c) for c in results.get("cases", []) if isinstance(c, Mapping)]
+    given: dict[str, Any] = results["summary"] if isinstance(results.get("summary"), dict) else {}
     summary = summary_of(dict(results))
     case_rows = tuple(_case_row(run_id, position, case) for position, case in enumerate(cases))
     check_rows = tuple(_check_rows(run_id, cases))
-    suites: dict[str, list[Mapping[str, Any]]] = {}
+    suites: dict[str, list[dict[str, Any]]] = {}
     for case in cases:
-        suites.setdefault(case_suite(dict(case)), []).append(case)
-    suite_rows = tuple(
-        SuiteRow(run_id, suite, **summarize([dict(c) for c in members]))
-        for suite, members in suites.items()
-    )
+        suites.setdefault(case_suite(case), []).append(case)
+    suite_rows = tuple(SuiteRow(run_id, suite, **summarize(members)) for suite, members in suites.items())
     run = RunRow(
         run_id=run_id,
         file=file.name,
         name=run_name(file, run_id),
         started_at=str(results.get("started_at") or ""),
-        specs=json.dumps(list(dict.fromkeys(case_spec(dict(c)) for c in cases))),
+        specs=json.dumps(list(dict.fromkeys(case_spec(c) for c in cases))),
         suites=json.dumps(list(suites)),
         config=_json_or_none(results.get("config")),
         shard=_json_or_none(results.get("shard")),
@@ -193,8 +192,8 @@ def run_rows(results: Mapping[str, Any], file: Path) -> RunRows:
     return RunRows(run, case_rows, check_rows, suite_rows)
 
 
-def _case_row(run_id: str, position: int, case: Mapping[str, Any]) -> CaseRow:
-    plain = dict(case)
+def _case_row(run_id: str, position: int, case: dict[str, Any]) -> CaseRow:
+    plain = case
     labels = case.get("labels")
     row = case.get("row")
     return CaseRow(
@@ -219,9 +218,9 @@ def _case_row(run_id: str, position: int, case: Mapping[str, Any]) -> CaseRow:
     )
 
 
-def _check_rows(run_id: str, cases: list[Mapping[str, Any]]) -> Iterator[CheckRow]:
+def _check_rows(run_id: str, cases: list[dict[str, Any]]) -> Iterator[CheckRow]:
     for case in cases:
-        for position, check in enumerate(checks_of(dict(case))):
+        for position, check in enumerate(checks_of(case)):
             line, turn = check.get("line"), check.get("turn")
             yield CheckRow(
                 run_id=run_id,

@@ -32,7 +32,11 @@ def judge_verdicts_for(project: Path, runs: Sequence[str]) -> tuple[list[JudgeVe
             path = Path(argument)
             if path.is_file():
                 inside = path.resolve().parent == index.runs_folder
-                row = conn.execute("SELECT run_id FROM sources WHERE file = ?", (path.name,)).fetchone() if inside else None
+                row = (
+                    conn.execute("SELECT run_id FROM sources WHERE file = ?", (path.name,)).fetchone()
+                    if inside
+                    else None
+                )
                 if row is not None and row[0] is not None:
                     run_ids.append(row[0])
                     continue

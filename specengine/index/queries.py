@@ -36,11 +36,13 @@ class CaseFilter:
 def run_list(conn: sqlite3.Connection, *, suite: str | None = None) -> list[sqlite3.Row]:
     """Every run, newest first; with `suite`, only runs that have it, with that suite's counts."""
     if suite is None:
-        return conn.execute("SELECT * FROM runs ORDER BY started_at DESC, run_id DESC").fetchall()
+        return conn.execute(
+            "SELECT * FROM runs ORDER BY started_at DESC, written_ns DESC, run_id DESC"
+        ).fetchall()
     return conn.execute(
         "SELECT r.*, s.cases AS suite_cases, s.passed AS suite_passed, s.failed AS suite_failed,"
         " s.errored AS suite_errored FROM runs r JOIN suite_counts s ON s.run_id = r.run_id"
-        " WHERE s.suite = ? ORDER BY r.started_at DESC, r.run_id DESC",
+        " WHERE s.suite = ? ORDER BY r.started_at DESC, r.written_ns DESC, r.run_id DESC",
         (suite,),
     ).fetchall()
 
@@ -56,7 +58,10 @@ def run_row(conn: sqlite3.Connection, run_id: str) -> sqlite3.Row | None:
 
 def run_facets(conn: sqlite3.Connection, run_id: str) -> dict[str, list[str]]:
     """The values the run page's filters offer: the run's suites, labels and check kinds."""
-    suites = [r[0] for r in conn.execute("SELECT DISTINCT suite FROM cases WHERE run_id = ? ORDER BY suite", (run_id,))]
+    suites = [
+        r[0]
+        for r in conn.execute("SELECT DISTINCT suite FROM cases WHERE run_id = ? ORDER BY suite", (run_id,))
+    ]
     labels = [
         r[0]
         for r in conn.execute(
@@ -67,7 +72,8 @@ def run_facets(conn: sqlite3.Connection, run_id: str) -> dict[str, list[str]]:
     kinds = [
         r[0]
         for r in conn.execute(
-            "SELECT DISTINCT matcher FROM checks WHERE run_id = ? AND matcher != '' ORDER BY matcher", (run_id,)
+            "SELECT DISTINCT matcher FROM checks WHERE run_id = ? AND matcher != '' ORDER BY matcher",
+            (run_id,),
         )
     ]
     return {"suites": suites, "labels": labels, "kinds": kinds}
@@ -110,7 +116,8 @@ def run_cases(conn: sqlite3.Connection, run_id: str, where: CaseFilter) -> list[
         params.append(where.label)
     if where.kind:
         clauses.append(
-            "EXISTS (SELECT 1 FROM checks k WHERE k.run_id = c.run_id AND k.case_id = c.case_id AND k.matcher = ?)"
+            "EXISTS (SELECT 1 FROM checks k"
+            " WHERE k.run_id = c.run_id AND k.case_id = c.case_id AND k.matcher = ?)"
         )
         params.append(where.kind)
     if where.text:
@@ -155,9 +162,9 @@ def run_documents(conn: sqlite3.Connection, run_id: str, case_ids: Iterable[str]
 def case_history(conn: sqlite3.Connection, case_id: str) -> list[sqlite3.Row]:
     """The case in every run that has it, oldest first."""
     return conn.execute(
-        "SELECT c.run_id, r.name, r.started_at, c.status, c.passed_trials, c.n_trials, c.transcript, c.shape,"
+        "SELECT c.run_id, r.name, r.started_at, r.written_ns, c.status, c.passed_trials, c.n_trials, c.transcript, c.shape,"
         " c.reason, c.duration_s FROM cases c JOIN runs r ON r.run_id = c.run_id WHERE c.case_id = ?"
-        " ORDER BY r.started_at, c.run_id",
+        " ORDER BY r.started_at, r.written_ns, c.run_id",
         (case_id,),
     ).fetchall()
 

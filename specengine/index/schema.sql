@@ -21,9 +21,10 @@ CREATE TABLE runs (
   judge_cache_hits INTEGER NOT NULL,
   judge_tokens INTEGER NOT NULL,
   pass_rate REAL,                     -- passed / (passed + failed + errored); NULL when nothing ran
-  summary TEXT NOT NULL               -- JSON: the summary exactly as the results file holds it
+  summary TEXT NOT NULL,              -- JSON: the summary exactly as the results file holds it
+  written_ns INTEGER NOT NULL         -- when the file was written (orders runs that started in the same second)
 );
-CREATE INDEX runs_by_time ON runs (started_at);
+CREATE INDEX runs_by_time ON runs (started_at, written_ns);
 
 CREATE TABLE cases (
   run_id TEXT NOT NULL,

@@ -68,7 +68,10 @@ class Agreement:
     @property
     def reviewed(self) -> int:
         return (
-            self.both_passed + self.judge_passed_human_failed + self.judge_failed_human_passed + self.both_failed
+            self.both_passed
+            + self.judge_passed_human_failed
+            + self.judge_failed_human_passed
+            + self.both_failed
         )
 
     @property
@@ -100,8 +103,14 @@ class Agreement:
             "agreement": self.rate,
             "kappa": self.kappa,
             "table": {
-                "judge_passed": {"human_passed": self.both_passed, "human_failed": self.judge_passed_human_failed},
-                "judge_failed": {"human_passed": self.judge_failed_human_passed, "human_failed": self.both_failed},
+                "judge_passed": {
+                    "human_passed": self.both_passed,
+                    "human_failed": self.judge_passed_human_failed,
+                },
+                "judge_failed": {
+                    "human_passed": self.judge_failed_human_passed,
+                    "human_failed": self.both_failed,
+                },
             },
             "disagreements": [d.__dict__ for d in self.disagreements],
         }
@@ -141,13 +150,20 @@ def measure_agreement(verdicts: Iterable[JudgeVerdict], reviews: Iterable[Review
         kept = newest.get(key)
         if kept is None or (verdict.started_at, verdict.run) > (kept.started_at, kept.run):
             newest[key] = verdict
-    empty = {"both_passed": 0, "judge_passed_human_failed": 0, "judge_failed_human_passed": 0, "both_failed": 0}
+    empty = {
+        "both_passed": 0,
+        "judge_passed_human_failed": 0,
+        "judge_failed_human_passed": 0,
+        "both_failed": 0,
+    }
     overall: dict[str, Any] = {**empty, "disagreements": []}
     per_check: dict[tuple[str, int | None, str], dict[str, Any]] = {}
     for key, verdict in sorted(newest.items(), key=lambda item: (item[1].spec, item[1].line or 0, item[0])):
         latest = grouped[key][-1]
         judge_passed = verdict.status == "passed"
-        group = per_check.setdefault((verdict.spec, verdict.line, verdict.check), {**empty, "disagreements": []})
+        group = per_check.setdefault(
+            (verdict.spec, verdict.line, verdict.check), {**empty, "disagreements": []}
+        )
         for table in (overall, group):
             _add(table, judge_passed, latest.human_passed)
         if judge_passed != latest.human_passed:
@@ -166,7 +182,9 @@ def measure_agreement(verdicts: Iterable[JudgeVerdict], reviews: Iterable[Review
             group["disagreements"].append(disagreement)
     return AgreementReport(
         overall=_agreement(None, None, None, overall),
-        per_check=tuple(_agreement(spec, line, check, table) for (spec, line, check), table in per_check.items()),
+        per_check=tuple(
+            _agreement(spec, line, check, table) for (spec, line, check), table in per_check.items()
+        ),
     )
 
 

@@ -42,8 +42,8 @@ def agreement_text(report: AgreementReport, *, max_items: int = 50) -> str:
         for d in overall.disagreements[:max_items]:
             note = f"  “{plain_text(d.note)}”" if d.note else ""
             lines.append(
-                f"  run {d.run}  {plain_text(d.case)}  {plain_text(d.check)}: judge {d.judge}, {d.reviewer} says"
-                f" {d.human}{note}"
+                f"  run {d.run}  {plain_text(d.case)}  {plain_text(d.check)}: judge {d.judge},"
+                f" {plain_text(d.reviewer)} says {d.human}{note}"
             )
         if len(overall.disagreements) > max_items:
             lines.append(f"  … and {len(overall.disagreements) - max_items} more")

@@ -122,8 +122,12 @@ async def rerun(request: Request) -> JSONResponse:
     state = _state(request)
     body = await _json_body(request)
     selected = body.get("cases")
-    if selected is not None and (not isinstance(selected, list) or not all(isinstance(c, str) for c in selected)):
-        raise HTTPException(400, '"cases" must be a list of case ids (or leave it out to rerun the failed cases)')
+    if selected is not None and (
+        not isinstance(selected, list) or not all(isinstance(c, str) for c in selected)
+    ):
+        raise HTTPException(
+            400, '"cases" must be a list of case ids (or leave it out to rerun the failed cases)'
+        )
     try:
         job = await run_in_threadpool(state.start_rerun, request.path_params["run_id"], selected)
     except UsageError as exc:

@@ -29,8 +29,12 @@ async def _error(request: Request, exc: Exception) -> Response:
     if request.url.path.startswith("/api/"):
         return JSONResponse({"error": detail}, status_code=status)
     state: AppState = request.app.state.serve
-    heading = {400: "That request cannot be used", 404: "Not found", 415: "Unsupported form"}.get(status, "Error")
-    body = render("message.html.j2", title=heading, heading=heading, message=detail, project=str(state.project))
+    heading = {400: "That request cannot be used", 404: "Not found", 415: "Unsupported form"}.get(
+        status, "Error"
+    )
+    body = render(
+        "message.html.j2", title=heading, heading=heading, message=detail, project=str(state.project)
+    )
     return HTMLResponse(body, status_code=status)
 
 
@@ -38,7 +42,9 @@ def _report_css(request: Request) -> Response:
     return Response(report_stylesheet(), media_type="text/css; charset=utf-8")
 
 
-def create_app(project: Path, *, port: int, host_names: tuple[str, ...] = (), reviewer: str = "unknown") -> Starlette:
+def create_app(
+    project: Path, *, port: int, host_names: tuple[str, ...] = (), reviewer: str = "unknown"
+) -> Starlette:
     """The app over the runs of `project`, answering only to `host_names` (and IP addresses) on `port`."""
     state = AppState(project, reviewer)
 
@@ -71,7 +77,7 @@ def create_app(project: Path, *, port: int, host_names: tuple[str, ...] = (), re
     ]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(Guard, policy=HostPolicy(port, host_names))],  # type: ignore[arg-type]
+        middleware=[Middleware(Guard, policy=HostPolicy(port, host_names))],
         exception_handlers={HTTPException: _error, Exception: _error},
         lifespan=lifespan,
     )

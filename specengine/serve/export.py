@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from specengine.review.verdicts import CaseReviews
+from specengine.serve.views import Row
 
 COLUMNS = ("id", "suite", "status", "reviewed_verdict", "human_outcome", "review_note", "reasons", "reply")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -24,7 +25,7 @@ def neutralise(value: Any) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
-def cases_csv(rows: Iterable[Mapping[str, Any]], reviews: Mapping[str, CaseReviews]) -> str:
+def cases_csv(rows: Iterable[Row], reviews: Mapping[str, CaseReviews]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(COLUMNS)

@@ -58,10 +58,7 @@ class Job:
 
     def state(self) -> dict[str, Any]:
         code = self.process.poll()
-        if code is None:
-            state = "running"
-        else:
-            state = _EXIT_STATES.get(code, "failed")
+        state = "running" if code is None else _EXIT_STATES.get(code, "failed")
         data: dict[str, Any] = {
             "id": self.id,
             "source_run": self.source_run,
@@ -131,7 +128,16 @@ class Jobs:
         output = self.project / RUNS_FOLDER / f"{source_run}-rerun-{job_id}.json"
         console = self.project / JOBS_FOLDER / f"{job_id}.log"
         console.parent.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "specengine", "run", "--output", str(output), "--rerun-failed", str(selection)]
+        command = [
+            sys.executable,
+            "-m",
+            "specengine",
+            "run",
+            "--output",
+            str(output),
+            "--rerun-failed",
+            str(selection),
+        ]
         if config:
             command += ["--config", config]
         command += ["--", *specs]
@@ -157,7 +163,13 @@ class Jobs:
             "run_id": f"selection-{job_id}",
             "started_at": utc_now(),
             "selected_from": source_run,
-            "summary": {"cases": len(case_ids), "passed": 0, "failed": len(case_ids), "errored": 0, "skipped": 0},
+            "summary": {
+                "cases": len(case_ids),
+                "passed": 0,
+                "failed": len(case_ids),
+                "errored": 0,
+                "skipped": 0,
+            },
             "cases": [{"id": case_id, "status": "failed"} for case_id in case_ids],
         }
         path.write_text(json.dumps(selection, ensure_ascii=False, indent=1), encoding="utf-8")

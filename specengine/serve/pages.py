@@ -101,12 +101,16 @@ def run_page(request: Request) -> HTMLResponse:
     with state.db() as conn:
         run = state.run(conn, run_id)
         reviews = state.run_reviews(conn, run_id)
-        rows = [row for row in queries.run_cases(conn, run_id, where) if _review_matches(where.reviewed, reviews.get(row["case_id"]))]
+        rows = [
+            row
+            for row in queries.run_cases(conn, run_id, where)
+            if _review_matches(where.reviewed, reviews.get(row["case_id"]))
+        ]
         facets = queries.run_facets(conn, run_id)
         earlier = conn.execute(
-            "SELECT run_id FROM runs WHERE started_at < ? OR (started_at = ? AND run_id < ?)"
-            " ORDER BY started_at DESC, run_id DESC LIMIT 1",
-            (run["started_at"], run["started_at"], run["run_id"]),
+            "SELECT run_id FROM runs WHERE (started_at, written_ns, run_id) < (?, ?, ?)"
+            " ORDER BY started_at DESC, written_ns DESC, run_id DESC LIMIT 1",
+            (run["started_at"], run["written_ns"], run["run_id"]),
         ).fetchone()
     counts = {key: run[key] for key in ("cases", "passed", "failed", "errored", "skipped")}
     number = _page_number(request)
@@ -122,7 +126,15 @@ def run_page(request: Request) -> HTMLResponse:
         specs=json.loads(run["specs"]),
         verdict="passed" if run["failed"] + run["errored"] == 0 else "failed",
         segments=status_segments(counts),
-        status_counts=[(s, counts[k]) for s, k in (("passed", "passed"), ("failed", "failed"), ("error", "errored"), ("skipped", "skipped"))],
+        status_counts=[
+            (s, counts[k])
+            for s, k in (
+                ("passed", "passed"),
+                ("failed", "failed"),
+                ("error", "errored"),
+                ("skipped", "skipped"),
+            )
+        ],
         review_counts=review_counts(reviews.values()),
         human_rate=_human_rate(run, reviews) if reviews else None,
         facets=facets,
@@ -215,7 +227,9 @@ async def review_form(request: Request) -> Response:
     case_id = form.get("case", "")
     check = form.get("check") or None
     try:
-        await run_in_threadpool(state.add_review, run_id, case_id, check, form.get("verdict", ""), form.get("note", ""))
+        await run_in_threadpool(
+            state.add_review, run_id, case_id, check, form.get("verdict", ""), form.get("note", "")
+        )
     except UsageError as exc:
         raise HTTPException(400, str(exc)) from None
     back = _local(form.get("back", ""), f"/runs/{run_id}/case?{urlencode({'id': case_id})}")
@@ -290,7 +304,7 @@ def compare_pair(request: Request) -> tuple[str, str]:
     state = _state(request)
     with state.db() as conn:
         first, second = state.run(conn, picked[0]), state.run(conn, picked[1])
-    ordered = sorted((first, second), key=lambda r: (r["started_at"], r["run_id"]))
+    ordered = sorted((first, second), key=lambda r: (r["started_at"], r["written_ns"], r["run_id"]))
     return ordered[0]["run_id"], ordered[1]["run_id"]
 
 
@@ -321,7 +335,8 @@ def _ascii_name(text: str) -> str:
 
 
 REPORT_POLICY = (
-    "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
+    "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline';"
+    " img-src data:"
 )
 
 

@@ -30,7 +30,7 @@ PAGE_POLICY = (
 )
 HEADERS = (
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # no-referrer would make form posts say Origin: null
     (b"x-frame-options", b"DENY"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),
@@ -78,7 +78,11 @@ class HostPolicy:
             parts = urlsplit(origin)
         except ValueError:
             return False
-        return parts.scheme == "http" and parts.netloc.lower() == host.lower() and self.host_allowed(parts.netloc)
+        return (
+            parts.scheme == "http"
+            and parts.netloc.lower() == host.lower()
+            and self.host_allowed(parts.netloc)
+        )
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -134,7 +138,10 @@ async def _refuse(send: Send, status: int, text: str) -> None:
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())],
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})

@@ -6,6 +6,7 @@ shutdown (which interrupts running reruns so their finished cases are written) a
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 import threading
@@ -49,7 +50,9 @@ def url_for(host: str, port: int) -> str:
     return f"http://{shown}:{port}/"
 
 
-def serve(project: Path, sock: socket.socket, host: str, *, open_browser: bool, echo: Callable[[str], None]) -> None:
+def serve(
+    project: Path, sock: socket.socket, host: str, *, open_browser: bool, echo: Callable[[str], None]
+) -> None:
     """Index the project, print the URL, and serve until interrupted."""
     import uvicorn
 
@@ -64,12 +67,12 @@ def serve(project: Path, sock: socket.socket, host: str, *, open_browser: bool, 
     url = url_for(host, port)
     echo(f"specengine serve: {count} run{'s' if count != 1 else ''} of {project}")
     echo(f"open {url}  (Ctrl-C stops)")
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=10)
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=10
+    )
     server = uvicorn.Server(config)
     if open_browser:
         threading.Timer(0.5, webbrowser.open, args=(url,)).start()
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn stops cleanly, then raises the Ctrl-C it held
         server.run(sockets=[sock])
-    except KeyboardInterrupt:
-        pass  # uvicorn stops cleanly, then raises the Ctrl-C it held back
     echo("stopped")

@@ -86,7 +86,7 @@ class AppState:
         return document
 
     def add_review(self, run_id: str, case_id: str, check: str | None, verdict: str, note: str) -> Review:
-        """Store a review of a case (or of one of its checks) as that run shows it; ReviewError if it cannot stand."""
+        """Store a review of a case (or of one of its checks) of a run; ReviewError when it cannot stand."""
         with self.db() as conn:
             case = self.case(conn, run_id, case_id)
         review = new_review(case, run=run_id, check=check, verdict=verdict, note=note, reviewer=self.reviewer)
@@ -95,7 +95,10 @@ class AppState:
     def start_rerun(self, run_id: str, selected: Sequence[str] | None) -> Job:
         with self.db() as conn:
             run = self.run(conn, run_id)
-            cases = [dict(row) for row in conn.execute("SELECT case_id, spec, status FROM cases WHERE run_id = ?", (run_id,))]
+            cases = [
+                dict(row)
+                for row in conn.execute("SELECT case_id, spec, status FROM cases WHERE run_id = ?", (run_id,))
+            ]
         return self.jobs.start(
             source_run=run_id,
             results_file=self.index.runs_folder / run["file"],
@@ -105,7 +108,7 @@ class AppState:
         )
 
     def results(self, conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
-        """A run's results rebuilt from the index (the same dict the results file holds, summary and cases)."""
+        """A run's results rebuilt from the index: the results file's summary and cases."""
         row = self.run(conn, run_id)
         data: dict[str, Any] = {"run_id": row["run_id"], "started_at": row["started_at"]}
         if row["config"]:

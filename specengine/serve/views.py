@@ -8,11 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from specengine.report.facts import checks_of, error_text, trials_of
 
 _GOOD = frozenset({"passed"})
+
+
+class Row(Protocol):
+    """A row read by column name: a mapping, or an index row (sqlite3.Row)."""
+
+    def __getitem__(self, key: str) -> Any: ...
+
+
 _BAD = frozenset({"failed", "error"})
 
 
@@ -69,7 +77,7 @@ class History:
         return any(entry.flipped or entry.partial for entry in self.entries)
 
 
-def case_history(rows: Sequence[Mapping[str, Any]], current: str | None = None) -> History:
+def case_history(rows: Sequence[Row], current: str | None = None) -> History:
     """The case's runs oldest first, with flips marked, and its neighbours around `current`.
 
     "Same spec" is judged from the results alone: the case's checks (names, matchers, lines, turns)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
 from support.cli import run_cli, write_project, write_spec
 from support.judge_server import JudgeCall, JudgeServer, choose
 from support.servers import AgentServer, Reply, free_port
@@ -56,7 +57,9 @@ evals:
 XSS_REPLY = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2"> (markup)'
 FORMULA_REPLY = '=HYPERLINK("http://example.invalid","click")'
 REPLIES = {
-    "weather in Paris": Reply(content="Sunny in Paris", tool_calls=[{"name": "get_weather", "args": {"city": "Paris"}}]),
+    "weather in Paris": Reply(
+        content="Sunny in Paris", tool_calls=[{"name": "get_weather", "args": {"city": "Paris"}}]
+    ),
     "weather in Oslo": "Rain in Oslo",
     "show markup": XSS_REPLY,
     "formula please": FORMULA_REPLY,
@@ -89,7 +92,9 @@ class ServeProject:
     def run(self, *args: str) -> str:
         """`specengine run spec.yaml` (results in .specengine/runs/); the new run's id."""
         before = set((self.folder / ".specengine" / "runs").glob("*.json"))
-        result = run_cli(["run", "spec.yaml", "--no-cache", *args], cwd=self.folder, env={JUDGE_KEY_ENV: JUDGE_KEY})
+        result = run_cli(
+            ["run", "spec.yaml", "--no-cache", *args], cwd=self.folder, env={JUDGE_KEY_ENV: JUDGE_KEY}
+        )
         assert result.exit_code in (0, 1), result.output
         new = set((self.folder / ".specengine" / "runs").glob("*.json")) - before
         assert len(new) == 1, result.output

@@ -1,0 +1,146 @@
+"""The index of a project's runs and the review store, through real `specengine` commands.
+
+Reviews must outlive everything that rewrites results: `regrade` (new run, same replies), `merge`
+(shards joined), `--resume` (the file rewritten under a new run id) and re-indexing from nothing.
+The index must follow the files: new, changed, removed and unreadable results files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+
+import pytest
+from support.app_server import JUDGE_KEY, JUDGE_KEY_ENV, ServeProject
+from support.cli import run_cli
+from support.judge_server import JudgeServer
+from support.servers import AgentServer
+
+from specengine.index import queries
+from specengine.index.database import RunIndex
+from specengine.index.hook import index_finished_run
+from specengine.review.store import ReviewStore, new_review
+
+OSLO = "spec.yaml::oslo"
+PARIS = "spec.yaml::paris"
+
+
+@pytest.fixture
+def project(tmp_path) -> Iterator[ServeProject]:
+    with AgentServer() as agent, JudgeServer() as judge:
+        yield ServeProject.create(tmp_path, agent, judge)
+
+
+def _review(project: ServeProject, run_id: str, case_id: str, check: str | None, verdict: str) -> None:
+    case = next(c for c in project.results(run_id)["cases"] if c["id"] == case_id)
+    review = new_review(case, run=run_id, check=check, verdict=verdict, note="n", reviewer="Ann")
+    ReviewStore(project.folder).append(review)
+
+
+def _reviewed(folder, run_id: str) -> dict:
+    with RunIndex(folder).open() as conn:
+        return queries.reviews_by_run(conn, [run_id]).get(run_id, {})
+
+
+def _cli(project: ServeProject, *args: str) -> None:
+    result = run_cli(list(args), cwd=project.folder, env={JUDGE_KEY_ENV: JUDGE_KEY})
+    assert result.exit_code in (0, 1), result.output
+
+
+def test_reviews_survive_regrade_merge_resume_and_reindexing(project):
+    runs = project.folder / ".specengine" / "runs"
+    first = project.run()
+    judge = next(c["name"] for c in project.results(first)["cases"][1]["checks"] if c["matcher"] == "judge")
+    _review(project, first, OSLO, None, "incorrect")
+    _review(project, first, OSLO, judge, "incorrect")
+    assert _reviewed(project.folder, first)[OSLO].overridden
+
+    _cli(project, "regrade", f".specengine/runs/{first}.json", "--output", ".specengine/runs/regraded.json")
+    regraded = json.loads((runs / "regraded.json").read_text())["run_id"]
+    seen = _reviewed(project.folder, regraded)[OSLO]
+    assert (seen.case.human, seen.case.verdict, seen.checks[judge].verdict) == (
+        "passed",
+        "incorrect",
+        "incorrect",
+    )
+
+    _cli(project, "run", "spec.yaml", "--shard", "1/2", "--output", "shards/1.json")
+    _cli(project, "run", "spec.yaml", "--shard", "2/2", "--output", "shards/2.json")
+    _cli(project, "merge", "shards/1.json", "shards/2.json", "--output", ".specengine/runs/merged.json")
+    merged = json.loads((runs / "merged.json").read_text())["run_id"]
+    assert _reviewed(project.folder, merged)[OSLO].case.human == "passed"
+
+    shutil.copy(runs / f"{first}.json", runs / "resumed.json")
+    shutil.copy(runs / f"{first}.jsonl", runs / "resumed.jsonl")
+    _cli(project, "run", "spec.yaml", "--output", ".specengine/runs/resumed.json", "--resume")
+    resumed = json.loads((runs / "resumed.json").read_text())["run_id"]
+    assert resumed != first and _reviewed(project.folder, resumed)[OSLO].case.human == "passed"
+
+    project.agent.script({"weather in Oslo": "Sunny in Oslo"})  # a different reply is not the one reviewed
+    fresh = project.run()
+    assert OSLO not in _reviewed(project.folder, fresh)
+
+    RunIndex(project.folder).path.unlink()
+    for run_id in (first, regraded, merged, resumed):
+        assert _reviewed(project.folder, run_id)[OSLO].case.human == "passed"
+    assert len(ReviewStore(project.folder).reviews()) == 2
+
+
+def test_the_index_follows_the_results_files(project):
+    runs = project.folder / ".specengine" / "runs"
+    first = project.run()
+    index = RunIndex(project.folder)
+    with index.open() as conn:
+        assert [r["run_id"] for r in queries.run_list(conn)] == [first]
+        assert [r["status"] for r in queries.run_cases(conn, first, queries.CaseFilter())] == [
+            "passed", "failed", "failed", "passed"
+        ]  # fmt: skip
+
+    (runs / "broken.json").write_text('{"run_id": "x", "cases": [', encoding="utf-8")
+    (runs / "copy.json").write_bytes((runs / f"{first}.json").read_bytes())
+    data = project.results(first)
+    data["cases"] = data["cases"][:1]
+    data["run_id"] = "edited"
+    (runs / "edited.json").write_text(json.dumps(data), encoding="utf-8")
+    with index.open() as conn:
+        problems = {p.file: p.message for p in index.problems(conn)}
+        assert set(problems) == {"broken.json", "copy.json"}
+        assert "not valid JSON" in problems["broken.json"]
+        assert problems["copy.json"] == f"run id {first} is already indexed from {first}.json"
+        assert {r["run_id"]: r["cases"] for r in queries.run_list(conn)} == {first: 4, "edited": 1}
+
+    data["cases"] = project.results(first)["cases"][:2]
+    (runs / "edited.json").write_text(json.dumps(data), encoding="utf-8")
+    (runs / "broken.json").unlink()
+    (runs / f"{first}.json").unlink()
+    with index.open() as conn:  # copy.json now holds the only run with that id
+        assert {r["run_id"]: r["cases"] for r in queries.run_list(conn)} == {"edited": 2, first: 4}
+        assert [p.file for p in index.problems(conn)] == []
+        assert conn.execute("SELECT file FROM runs WHERE run_id = ?", (first,)).fetchone()[0] == "copy.json"
+
+
+def test_a_finished_run_is_indexed_where_an_index_exists(project, tmp_path_factory):
+    first = project.run()
+    path = project.folder / ".specengine" / "runs" / f"{first}.json"
+    assert index_finished_run(path) is False  # nobody looks at an index here: none is made
+    assert not RunIndex(project.folder).exists
+    RunIndex(project.folder).rebuild()
+    second = project.run()
+    with RunIndex(project.folder).open(refresh=False) as conn:
+        indexed = [r["run_id"] for r in queries.run_list(conn)]
+    if second not in indexed:  # the run's own flow did not index it: index it as it would
+        assert index_finished_run(project.folder / ".specengine" / "runs" / f"{second}.json") is True
+        with RunIndex(project.folder).open(refresh=False) as conn:
+            indexed = [r["run_id"] for r in queries.run_list(conn)]
+    assert indexed == [second, first]
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "r.json"
+    shutil.copy(path, elsewhere)
+    assert index_finished_run(elsewhere) is False
+    assert index_finished_run(project.folder / "nope.json") is False
+    os.chmod(project.folder / ".specengine" / "index.sqlite", 0o400)
+    try:
+        index_finished_run(path)  # an unwritable index never raises
+    finally:
+        os.chmod(project.folder / ".specengine" / "index.sqlite", 0o600)

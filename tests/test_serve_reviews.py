@@ -1,0 +1,229 @@
+"""Reviews, judge agreement and the app's plain rules, without a server: the store, verdicts read in
+another run, Cohen's kappa against published figures, CSV cells, the Host/Origin policy, the
+history strip's flaky mark, spec paths of a rerun.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specengine.errors import ReviewError
+from specengine.review.agreement import Agreement, JudgeVerdict, measure_agreement
+from specengine.review.fingerprint import transcript_fingerprint
+from specengine.review.store import Review, ReviewStore, human_passed, new_review
+from specengine.review.verdicts import by_target, reviews_for_case
+
+CASE = {
+    "id": "a.yaml::e",
+    "status": "failed",
+    "checks": [
+        {"name": "judge closed_qa", "matcher": "judge", "status": "failed"},
+        {"name": "skipped one", "matcher": "judge", "status": "skipped"},
+    ],
+    "trials": [{"transcript": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Rain"}]}],
+}
+
+
+def _review(case=CASE, check=None, verdict="incorrect", run="r1", note=""):
+    return new_review(case, run=run, check=check, verdict=verdict, note=note, reviewer="Ann")
+
+
+def test_the_store_appends_one_line_per_review_and_survives_a_torn_line(tmp_path):
+    store = ReviewStore(tmp_path)
+    assert store.reviews() == [] and store.stamp() is None
+    first = store.append(_review(note="rain is weather"))
+    with store.path.open("ab") as log:
+        log.write(b'{"run": "r1", "case": "a.y')  # a crash mid-line
+    second = store.append(_review(check="judge closed_qa", verdict="correct"))
+    assert store.reviews() == [first, second]
+    lines = store.path.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0]) == first.as_dict() and json.loads(lines[-1]) == second.as_dict()
+    store.path.write_text(
+        store.path.read_text() + '["not a review"]\n{"verdict": "maybe"}\n', encoding="utf-8"
+    )
+    assert store.reviews() == [first, second]
+
+
+def test_a_review_records_what_was_read_and_what_the_engine_said():
+    review = _review(check="judge closed_qa", note="  fine  ")
+    assert (review.engine, review.verdict, review.note, review.human_passed) == (
+        "failed",
+        "incorrect",
+        "fine",
+        True,
+    )
+    assert review.transcript == transcript_fingerprint(CASE) and review.at.endswith("Z")
+    assert Review.from_dict(review.as_dict()) == review
+
+
+@pytest.mark.parametrize(
+    ("check", "verdict", "case", "words"),
+    [
+        (None, "maybe", CASE, "verdict must be one of correct, incorrect"),
+        ("nope", "correct", CASE, "has no check named 'nope'"),
+        ("skipped one", "correct", CASE, "this check was skipped"),
+        (None, "correct", {**CASE, "status": "skipped"}, "this case was skipped"),
+    ],
+)
+def test_reviews_that_cannot_stand_are_refused(check, verdict, case, words):
+    with pytest.raises(ReviewError, match=words):
+        _review(case=case, check=check, verdict=verdict)
+
+
+@pytest.mark.parametrize(
+    ("engine", "verdict", "passed"),
+    [("passed", "correct", True), ("passed", "incorrect", False), ("failed", "correct", False),
+     ("failed", "incorrect", True), ("error", "incorrect", True), ("error", "correct", False)],
+)  # fmt: skip
+def test_the_human_outcome(engine, verdict, passed):
+    assert human_passed(engine, verdict) is passed
+
+
+def test_the_fingerprint_follows_what_a_person_reads_only():
+    same = {
+        "trials": [
+            {
+                "transcript": [
+                    {"content": "hi", "role": "user", "latency_s": 3},
+                    {"role": "assistant", "content": "Rain"},
+                ]
+            }
+        ]
+    }
+    other = {
+        "trials": [
+            {"transcript": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Sun"}]}
+        ]
+    }
+    assert transcript_fingerprint(same) == transcript_fingerprint(CASE) != transcript_fingerprint(other)
+
+
+def test_a_review_reads_against_the_engine_of_each_run():
+    review = _review()  # the engine said failed; the person says it should pass
+    grouped = by_target([review])
+    regraded_to_pass = {**CASE, "status": "passed"}
+    assert reviews_for_case(CASE, grouped).case.verdict == "incorrect"
+    assert reviews_for_case(regraded_to_pass, grouped).case.verdict == "correct"
+    other_reply = {**CASE, "trials": [{"transcript": [{"role": "assistant", "content": "Sun"}]}]}
+    assert reviews_for_case(other_reply, grouped) is None
+
+
+def _verdict(case, status, run="r1", at="2024-01-01T00:00:00Z", check="j", transcript="t"):
+    return JudgeVerdict(run, at, case, "a.yaml", check, 3, status, transcript)
+
+
+def _human(case, engine, verdict, check="j", transcript="t"):
+    return Review("r1", case, check, verdict, "", "Ann", "2024", engine, transcript, case + check)
+
+
+def test_kappa_matches_the_textbook_example():
+    # 50 items: both yes 20, judge yes / human no 5, judge no / human yes 10, both no 15:
+    # observed .7, chance .5, kappa .4
+    table = Agreement(None, None, None, 20, 5, 10, 15)
+    assert table.rate == pytest.approx(0.7) and table.kappa == pytest.approx(0.4)
+    # Cohen (1960) style: perfect agreement is 1, agreement no better than chance is 0
+    assert Agreement(None, None, None, 10, 0, 0, 10).kappa == pytest.approx(1.0)
+    assert Agreement(None, None, None, 25, 25, 25, 25).kappa == pytest.approx(0.0)
+    assert Agreement(None, None, None, 7, 0, 0, 0).kappa is None  # one answer throughout: undefined
+    assert Agreement(None, None, None).rate is None and Agreement(None, None, None).kappa is None
+
+
+def test_agreement_counts_each_reviewed_reply_once_from_the_newest_run():
+    verdicts = [
+        _verdict("c1", "failed", run="old", at="2024-01-01T00:00:00Z"),
+        _verdict("c1", "passed", run="new", at="2024-02-01T00:00:00Z"),  # regraded with a better judge
+        _verdict("c2", "failed"),
+        _verdict("c3", "error"),  # no verdict: left out
+        _verdict("c4", "passed"),  # nobody reviewed it
+    ]
+    reviews = [
+        _human("c1", "failed", "incorrect"),
+        _human("c2", "failed", "correct"),
+        _human("c3", "error", "correct"),
+    ]
+    report = measure_agreement(verdicts, reviews)
+    overall = report.overall
+    assert (
+        overall.both_passed,
+        overall.judge_passed_human_failed,
+        overall.judge_failed_human_passed,
+        overall.both_failed,
+    ) == (1, 0, 0, 1)
+    assert overall.disagreements == () and overall.rate == 1.0
+    assert [(a.spec, a.line, a.check, a.reviewed) for a in report.per_check] == [("a.yaml", 3, "j", 2)]
+    older = measure_agreement(verdicts[:1] + verdicts[2:], reviews).overall
+    assert [(d.case, d.judge, d.human) for d in older.disagreements] == [("c1", "failed", "passed")]
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised():
+    from specengine.serve.export import neutralise
+
+    for text in ("=1+1", "+1", "-1", "@SUM(A1)", "\t=1", "\r=1"):
+        assert neutralise(text) == "'" + text
+    assert neutralise("plain = text") == "plain = text" and neutralise(None) == ""
+
+
+@pytest.mark.parametrize(
+    ("host", "allowed"),
+    [("127.0.0.1:8765", True), ("localhost:8765", True), ("[::1]:8765", True), ("LOCALHOST:8765", True),
+     ("10.1.2.3:8765", True), ("127.0.0.1:8766", False), ("127.0.0.1", False), ("evil.example:8765", False),
+     ("localhost.evil.example:8765", False), ("", False), (None, False), ("[::1:8765", False)],
+)  # fmt: skip
+def test_only_ip_addresses_and_our_own_names_are_our_host(host, allowed):
+    from specengine.serve.security import HostPolicy
+
+    assert HostPolicy(8765, ("127.0.0.1",)).host_allowed(host) is allowed
+
+
+def test_origins_must_be_this_server_under_the_host_in_use():
+    from specengine.serve.security import HostPolicy
+
+    policy = HostPolicy(8765, ("127.0.0.1",))
+    assert policy.origin_allowed("http://127.0.0.1:8765", "127.0.0.1:8765")
+    assert not policy.origin_allowed("http://localhost:8765", "127.0.0.1:8765")
+    assert not policy.origin_allowed("https://127.0.0.1:8765", "127.0.0.1:8765")
+    assert not policy.origin_allowed("http://evil.example:8765", "evil.example:8765")
+
+
+def test_a_case_flips_only_with_the_spec_unchanged():
+    from specengine.serve.views import case_history
+
+    def row(run, status, shape="s", passed=1, n=1):
+        return {"run_id": run, "name": run, "started_at": run, "status": status, "shape": shape,
+                "passed_trials": passed, "n_trials": n}  # fmt: skip
+
+    steady = case_history([row("1", "passed"), row("2", "passed"), row("3", "skipped"), row("4", "passed")])
+    assert not steady.flaky
+    changed_spec = case_history([row("1", "passed"), row("2", "failed", shape="t")])
+    assert not changed_spec.flaky
+    flips = case_history([row("1", "passed"), row("2", "error"), row("3", "passed")], current="2")
+    assert flips.flaky and [e.flipped for e in flips.entries] == [False, True, True]
+    assert (flips.previous.run_id, flips.next.run_id) == ("1", "3")
+    assert case_history([row("1", "failed", passed=1, n=3)]).flaky  # split across trials
+
+
+def test_a_rerun_never_names_a_spec_outside_the_project(tmp_path):
+    from specengine.serve.jobs import RerunError, _safe_spec
+
+    assert _safe_spec(tmp_path, "specs/a.yaml") == str(Path("specs/a.yaml"))
+    for bad in ("../a.yaml", "/etc/passwd", "specs/../../a.yaml", ""):
+        with pytest.raises(RerunError):
+            _safe_spec(tmp_path, bad)
+
+
+def test_the_pass_rate_chart_has_a_dot_per_run_that_ran():
+    from specengine.serve.charts import RatePoint, pass_rate_chart
+
+    assert pass_rate_chart([RatePoint("a", "a", "2024-01-01", None)]) is None
+    chart = pass_rate_chart(
+        [
+            RatePoint("a", "a", "2024-01-01T00:00Z", 1.0),
+            RatePoint("b", "b", "2024-01-02", None),
+            RatePoint("c", "c", "2024-01-03", 0.0),
+        ]
+    )
+    assert [d.run_id for d in chart.dots] == ["a", "c"]
+    assert chart.dots[0].y < chart.dots[1].y and chart.line.startswith("M") and chart.first == "2024-01-01"
