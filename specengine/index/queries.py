@@ -163,7 +163,8 @@ def case_history(conn: sqlite3.Connection, case_id: str) -> list[sqlite3.Row]:
     """The case in every run that has it, oldest first."""
     return conn.execute(
         "SELECT c.run_id, r.name, r.started_at, r.written_ns, c.status, c.passed_trials, c.n_trials,"
-        " c.transcript, c.shape, c.reason, c.duration_s FROM cases c JOIN runs r ON r.run_id = c.run_id WHERE c.case_id = ?"
+        " c.transcript, c.shape, c.reason, c.duration_s"
+        " FROM cases c JOIN runs r ON r.run_id = c.run_id WHERE c.case_id = ?"
         " ORDER BY r.started_at, r.written_ns, c.run_id",
         (case_id,),
     ).fetchall()
