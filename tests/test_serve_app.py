@@ -339,10 +339,9 @@ def test_serve_prints_its_url_answers_and_stops_cleanly_on_ctrl_c(world):
     process = _serve(world["folder"], "--port", "0")
     try:
         assert process.stdout is not None
-        first = process.stdout.readline()
-        url_line = process.stdout.readline()
-        assert "runs of" in first, first
-        url = re.search(r"http://127\.0\.0\.1:\d+/", url_line).group(0)
+        printed = [process.stdout.readline() for _ in range(2)]
+        assert "runs of" in printed[0], printed
+        url = re.search(r"http://127\.0\.0\.1:\d+/", printed[1]).group(0)
         assert httpx.get(url + "api/runs").status_code == 200
         busy = _serve(world["folder"], "--port", url.rsplit(":", 1)[1].strip("/"))
         out, err = busy.communicate(timeout=60)

@@ -205,13 +205,15 @@ def test_a_case_flips_only_with_the_spec_unchanged():
     assert case_history([row("1", "failed", passed=1, n=3)]).flaky  # split across trials
 
 
-def test_a_rerun_never_names_a_spec_outside_the_project(tmp_path):
-    from specengine.serve.jobs import RerunError, _safe_spec
+def test_a_rerun_never_names_a_file_outside_the_project(tmp_path):
+    from specengine.serve.jobs import RerunError, _safe_spec, file_stem
 
     assert _safe_spec(tmp_path, "specs/a.yaml") == str(Path("specs/a.yaml"))
     for bad in ("../a.yaml", "/etc/passwd", "specs/../../a.yaml", ""):
         with pytest.raises(RerunError):
             _safe_spec(tmp_path, bad)
+    assert file_stem("../../etc/x") == "______etc_x" and file_stem("a1b2c3d4") == "a1b2c3d4"
+    assert file_stem("") == "run" and "/" not in file_stem("é/..")
 
 
 def test_the_pass_rate_chart_has_a_dot_per_run_that_ran():

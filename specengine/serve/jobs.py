@@ -90,6 +90,12 @@ def _safe_spec(project: Path, spec: str) -> str:
     return str(candidate.relative_to(project))
 
 
+def file_stem(text: str) -> str:
+    """A run id made safe as part of a file name (a results file may hold any text as its id)."""
+    safe = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_") else "_" for ch in text)
+    return safe[:64] or "run"
+
+
 class Jobs:
     """The reruns this app started (kept in memory: a restarted app shows the runs, not the jobs)."""
 
@@ -125,7 +131,7 @@ class Jobs:
             selection = results_file
         else:
             selection = self._write_selection(job_id, source_run, [c["case_id"] for c in chosen])
-        output = self.project / RUNS_FOLDER / f"{source_run}-rerun-{job_id}.json"
+        output = self.project / RUNS_FOLDER / f"{file_stem(source_run)}-rerun-{job_id}.json"
         console = self.project / JOBS_FOLDER / f"{job_id}.log"
         console.parent.mkdir(parents=True, exist_ok=True)
         command = [

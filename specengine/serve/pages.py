@@ -21,6 +21,7 @@ from specengine.report.facts import failure_headline
 from specengine.review.verdicts import review_counts
 from specengine.serve.charts import RatePoint, pass_rate_chart
 from specengine.serve.export import cases_csv
+from specengine.serve.jobs import file_stem
 from specengine.serve.state import AppState
 from specengine.serve.templating import render
 from specengine.serve.views import case_history, status_segments, trial_views
@@ -326,12 +327,8 @@ def export_csv(request: Request) -> Response:
     return Response(
         cases_csv(rows, reviews),
         media_type="text/csv; charset=utf-8",
-        headers={"content-disposition": f'attachment; filename="{_ascii_name(run_id)}.csv"'},
+        headers={"content-disposition": f'attachment; filename="{file_stem(run_id)}.csv"'},
     )
-
-
-def _ascii_name(text: str) -> str:
-    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_.") else "_" for ch in text) or "run"
 
 
 REPORT_POLICY = (

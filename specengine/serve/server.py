@@ -60,6 +60,8 @@ def serve(
 
     port = sock.getsockname()[1]
     index = RunIndex(project)
+    if not index.exists:
+        echo(f"indexing {index.runs_folder} (once; later runs are added as they end)…")
     with index.open() as conn:
         count = conn.execute("SELECT count(*) FROM runs").fetchone()[0]
     names = (host, socket.gethostname()) if host in ("0.0.0.0", "::") else (host,)
