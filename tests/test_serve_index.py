@@ -127,13 +127,9 @@ def test_a_finished_run_is_indexed_where_an_index_exists(project, tmp_path_facto
     assert index_finished_run(path) is False  # nobody looks at an index here: none is made
     assert not RunIndex(project.folder).exists
     RunIndex(project.folder).rebuild()
-    second = project.run()
+    second = project.run()  # the run's own flow indexes it
     with RunIndex(project.folder).open(refresh=False) as conn:
         indexed = [r["run_id"] for r in queries.run_list(conn)]
-    if second not in indexed:  # the run's own flow did not index it: index it as it would
-        assert index_finished_run(project.folder / ".specengine" / "runs" / f"{second}.json") is True
-        with RunIndex(project.folder).open(refresh=False) as conn:
-            indexed = [r["run_id"] for r in queries.run_list(conn)]
     assert indexed == [second, first]
     elsewhere = tmp_path_factory.mktemp("elsewhere") / "r.json"
     shutil.copy(path, elsewhere)
@@ -144,3 +140,35 @@ def test_a_finished_run_is_indexed_where_an_index_exists(project, tmp_path_facto
         index_finished_run(path)  # an unwritable index never raises
     finally:
         os.chmod(project.folder / ".specengine" / "index.sqlite", 0o600)
+
+
+def test_reports_show_both_verdicts_of_reviewed_cases(project):
+    import xml.etree.ElementTree as ET
+
+    first = project.run()
+    results_file = project.folder / ".specengine" / "runs" / f"{first}.json"
+    before = results_file.read_bytes()
+    _review(project, first, OSLO, None, "incorrect")
+    result = run_cli(
+        ["report", str(results_file), "--html", "r.html", "--md", "r.md", "--junit", "r.xml"],
+        cwd=project.folder,
+    )
+    assert result.exit_code in (0, 1), result.output
+    line = "reviewed: human says passed (overrides failed; Ann) · “n”"
+    markdown = (project.folder / "r.md").read_text(encoding="utf-8")
+    assert "1 reviewed, 1 verdict overridden" in markdown
+    assert f"| oslo | failed | {line} |" in markdown
+    html = (project.folder / "r.html").read_text(encoding="utf-8")
+    assert line in html and "1 reviewed, 1 verdict overridden" in html
+    suite = ET.parse(project.folder / "r.xml").getroot()
+    oslo = next(tc for tc in suite.iter("testcase") if tc.get("name") == OSLO)
+    properties = {p.get("name"): p.get("value") for p in oslo.iter("property")}
+    assert properties == {
+        "review.verdict": "incorrect", "review.engine": "failed", "review.human": "passed",
+        "review.reviewer": "Ann", "review.at": properties["review.at"], "review.note": "n",
+    }  # fmt: skip
+    assert list(oslo)[0].tag == "properties"
+    paris = next(tc for tc in suite.iter("testcase") if tc.get("name") == PARIS)
+    assert paris.find("properties") is None
+    printed = run_cli(["report", str(results_file), "--json"], cwd=project.folder)
+    assert printed.stdout.encode("utf-8") == before and results_file.read_bytes() == before

@@ -151,8 +151,10 @@ def write_reports(
 
     OSError propagates to the caller, which says what could not be written.
     """
+    from specengine.review.annotate import with_reviews
+
     inputs = ReportInputs(
-        results=results,
+        results=with_reviews(results, results_path),  # people's reviews, shown beside the verdicts
         results_path=results_path,
         comparison=comparison,
         source_url=request.source_url,

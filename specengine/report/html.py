@@ -34,6 +34,7 @@ from specengine.report.facts import (
 )
 from specengine.report.formats import ReportInputs
 from specengine.results.model import pass_rate
+from specengine.review.annotate import review_counts_text, review_line
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -68,6 +69,7 @@ def _derived(case: dict) -> dict[str, Any]:
         "where": f"{spec}:{line}" if line else spec,
         "reason": failure_headline(case),
         "duration": round(case_duration(case), 4),
+        "review": review_line(case),
     }
 
 
@@ -103,6 +105,9 @@ def _facts(results: dict, summary: dict) -> list[_Fact]:
     config = results.get("config")
     if isinstance(config, str | int | float) and config != "":
         facts.append(_Fact("config", str(config), mono=True))
+    reviews = review_counts_text(summary)
+    if reviews:
+        facts.append(_Fact("reviews:", reviews))
     return facts
 
 

@@ -167,6 +167,7 @@ def _add_case(suite: ET.Element, case: dict, suite_name: str) -> None:
     line = case_line(case)
     if line:
         tc.set("line", str(line))
+    _add_review(tc, case)
     status = case.get("status")
     if status == "failed":
         message, kind, details = _failure_text(case, spec)
@@ -187,6 +188,17 @@ def _add_case(suite: ET.Element, case: dict, suite_name: str) -> None:
         transcript = _transcript_text(case)
         if transcript:
             ET.SubElement(tc, "system-out").text = clean(transcript)
+
+
+def _add_review(tc: ET.Element, case: dict) -> None:
+    """A person's review of the case as properties: both verdicts side by side."""
+    review = case.get("review")
+    own = review.get("case") if isinstance(review, dict) else None
+    if not isinstance(own, dict):
+        return
+    props = ET.SubElement(tc, "properties")
+    for key in ("verdict", "engine", "human", "reviewer", "at", "note"):
+        ET.SubElement(props, "property", name=f"review.{key}", value=clean(own.get(key) or ""))
 
 
 def render_junit(results: dict) -> str:

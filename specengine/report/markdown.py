@@ -27,6 +27,7 @@ from specengine.report.facts import (
 )
 from specengine.report.formats import STREAM, ReportInputs
 from specengine.results.model import pass_rate
+from specengine.review.annotate import review_counts_text, review_line
 
 MAX_ROWS = 50
 MAX_CELL = 200
@@ -131,6 +132,8 @@ def render_markdown(
         facts.append(format_duration(summary["duration_s"]))
     if results.get("run_id"):
         facts.append(f"run {code(results['run_id'])}")
+    if review_counts_text(summary):
+        facts.append(review_counts_text(summary))
     lines.append(" · ".join(facts))
     if summary.get("gates_skipped"):
         n = summary["gates_skipped"]
@@ -146,6 +149,15 @@ def render_markdown(
     if rows:
         lines += ["", f"### Failures ({bad} case{'s' if bad != 1 else ''})", ""]
         lines += _table("| Case | Check | Where | Reason |", rows, max_rows, "failed checks")
+
+    reviewed = [c for c in results.get("cases", []) if isinstance(c, dict) and c.get("review")]
+    if reviewed:
+        lines += ["", f"### Human reviews ({len(reviewed)} case{'s' if len(reviewed) != 1 else ''})", ""]
+        review_rows = [
+            f"| {escape_cell(case_title(c), 120)} | {c.get('status')} | {escape_cell(review_line(c))} |"
+            for c in reviewed
+        ]
+        lines += _table("| Case | Engine | Review |", review_rows, max_rows, "reviewed cases")
 
     skipped = [c for c in results.get("cases", []) if isinstance(c, dict) and c.get("status") == "skipped"]
     if skipped:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from specengine.index.hook import index_finished_run
 from specengine.report.console import FailureLog
 from specengine.report.formats import ReportRequest
 from specengine.results.writer import ResultsWriter, default_output, new_run_id, utc_now
@@ -97,6 +98,7 @@ async def record(
         if judge is not None:
             await judge.aclose()
     summary = writer.close(time.perf_counter() - started, _judge_summary(judge))
+    index_finished_run(output)  # the app's index, where one exists; never fails the run
     return Recording(output, summary, failures, writer.tally.gate_skip_reasons, interrupted)
 
 

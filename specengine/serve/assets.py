@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from functools import cache
+from importlib.resources import files
 
 
 @cache
 def report_stylesheet() -> str:
-    from specengine.report.html_assets import CSS
-
-    return CSS
+    return (files("specengine.report") / "assets" / "report.css").read_text(encoding="utf-8")

@@ -340,9 +340,12 @@ REPORT_POLICY = (
 def static_report(request: Request) -> HTMLResponse:
     """The run's HTML report, the very file `--html` writes; sandboxed (it has inline script)."""
     from specengine.report.html import render_html
+    from specengine.review.annotate import with_reviews
 
     state = _state(request)
     run_id = request.path_params["run_id"]
     with state.db() as conn:
         results = state.results(conn, run_id)
-    return HTMLResponse(render_html(results), headers={"content-security-policy": REPORT_POLICY})
+        file = state.run(conn, run_id)["file"]
+    page = render_html(with_reviews(results, state.index.runs_folder / file))
+    return HTMLResponse(page, headers={"content-security-policy": REPORT_POLICY})

@@ -149,7 +149,8 @@
       h("td", null, (c.labels || []).map((l) => h("span", { class: "label", text: l }))),
       h("td", { class: "num", text: trials }),
       h("td", { class: "num", text: fmtDur(d.duration) }),
-      h("td", { class: "reason", text: d.reason, title: clean(d.reason) }));
+      h("td", { class: "reason", title: clean(d.reason) }, d.reason,
+        d.review ? h("div", { class: "sub reviewed", text: d.review }) : null));
   }
 
   function renderPager() {
@@ -234,6 +235,7 @@
       facts.push(["Trials", t]);
     }
     facts.push(["Time", fmtDur(d.duration)]);
+    if (d.review) facts.push(["Review", d.review]);
     out.push(h("dl", { class: "facts" }, facts.map(([k, v]) => [h("dt", { text: k }), h("dd", null, v)])));
     if (c.status === "skipped") out.push(h("p", { class: "errorbox", text: "Skipped: " + d.reason }));
     else if (c.error) out.push(h("div", { class: "errorbox", text: errText(c.error) }));
