@@ -336,12 +336,12 @@ def _serve(folder: Path, *args: str) -> subprocess.Popen:
 def test_serve_prints_its_url_answers_and_stops_cleanly_on_ctrl_c(world):
     import httpx
 
-    process = _serve(world["folder"], "--port", "0")
+    process = _serve(world["folder"], "--port", "0", "--reindex")
     try:
         assert process.stdout is not None
-        printed = [process.stdout.readline() for _ in range(2)]
-        assert "runs of" in printed[0], printed
-        url = re.search(r"http://127\.0\.0\.1:\d+/", printed[1]).group(0)
+        printed = [process.stdout.readline() for _ in range(3)]
+        assert printed[0].startswith("indexing ") and "runs of" in printed[1], printed
+        url = re.search(r"http://127\.0\.0\.1:\d+/", printed[2]).group(0)
         assert httpx.get(url + "api/runs").status_code == 200
         busy = _serve(world["folder"], "--port", url.rsplit(":", 1)[1].strip("/"))
         out, err = busy.communicate(timeout=60)

@@ -229,3 +229,31 @@ def test_the_pass_rate_chart_has_a_dot_per_run_that_ran():
     )
     assert [d.run_id for d in chart.dots] == ["a", "c"]
     assert chart.dots[0].y < chart.dots[1].y and chart.line.startswith("M") and chart.first == "2024-01-01"
+
+
+def test_the_new_commands_start_without_the_web_stack():
+    import subprocess
+    import sys
+
+    from support.cli import REPO_ROOT
+
+    code = (
+        "import sys\n"
+        "from specengine.cli import app\n"
+        "for args in (['serve', '--help'], ['query', '--help'], ['agreement', '--help']):\n"
+        "    try:\n"
+        "        app(args, prog_name='specengine')\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "heavy = ('starlette', 'uvicorn', 'sqlite3', 'jinja2', 'httpx', 'rich')\n"
+        "print('LOADED', [m for m in heavy if m in sys.modules], file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(REPO_ROOT)},
+    )
+    assert "LOADED []" in done.stderr, done.stderr
+    assert "specengine serve" in done.stdout or "Usage:" in done.stdout

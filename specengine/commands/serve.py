@@ -30,6 +30,9 @@ def serve(
         ),
     ] = "127.0.0.1",
     open_browser: Annotated[bool, typer.Option("--open", help="Open the app in a browser.")] = False,
+    reindex: Annotated[
+        bool, typer.Option("--reindex", help="Rebuild the index from the results files before serving.")
+    ] = False,
 ) -> None:
     """Browse runs, cases and their history, compare runs, review verdicts and rerun failures in a browser.
 
@@ -60,4 +63,8 @@ def serve(
             " reruns; use the default 127.0.0.1 unless you mean it",
             err=True,
         )
+    if reindex:
+        from specengine.index.database import RunIndex
+
+        RunIndex(folder).discard()
     run_server(folder.resolve(), sock, host, open_browser=open_browser, echo=typer.echo)

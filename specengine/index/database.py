@@ -93,7 +93,7 @@ class RunIndex:
                 self._create(conn)
         except sqlite3.DatabaseError:
             conn.close()
-            self._discard()
+            self.discard()
             return self.connect()
         return conn
 
@@ -122,14 +122,14 @@ class RunIndex:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
 
-    def _discard(self) -> None:
+    def discard(self) -> None:
         """An unreadable index is thrown away: it is only a cache of the files."""
         for suffix in ("", "-wal", "-shm"):
             Path(f"{self.path}{suffix}").unlink(missing_ok=True)
 
     def rebuild(self) -> list[Problem]:
         """Forget everything and index every file again."""
-        self._discard()
+        self.discard()
         with self.open(refresh=False) as conn:
             return self.refresh(conn)
 

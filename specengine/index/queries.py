@@ -199,11 +199,9 @@ def reviews_by_run(
         "  AND k.name = r.check_name ORDER BY k.position LIMIT 1) AS check_status"
         " FROM reviews r CROSS JOIN cases c ON c.case_id = r.case_id AND c.transcript = r.transcript"
     )
-    params: list[str] = []
     if run_ids is not None:
-        sql += f" WHERE c.run_id IN ({', '.join('?' for _ in run_ids)})"
-        params = list(run_ids)
-    rows = conn.execute(sql + " ORDER BY r.seq", params).fetchall()
+        sql += " WHERE " + _among_runs("c", run_ids)
+    rows = conn.execute(sql + " ORDER BY r.seq", list(run_ids or ())).fetchall()
     places: dict[tuple[str, str], dict[str, Any]] = {}
     for row in rows:
         place = places.setdefault((row["in_run"], row["case_id"]), {"status": row["case_status"], "rows": []})
@@ -232,8 +230,11 @@ def judge_verdicts(conn: sqlite3.Connection, run_ids: Sequence[str] | None = Non
         " JOIN checks k ON k.run_id = c.run_id AND k.case_id = c.case_id AND k.name = v.check_name"
         " JOIN runs r ON r.run_id = k.run_id WHERE k.matcher = 'judge'"
     )
-    params: list[str] = []
     if run_ids is not None:
-        sql += f" AND k.run_id IN ({', '.join('?' for _ in run_ids)})"
-        params = list(run_ids)
-    return [JudgeVerdict(*row) for row in conn.execute(sql, params)]
+        sql += " AND " + _among_runs("k", run_ids)
+    return [JudgeVerdict(*row) for row in conn.execute(sql, list(run_ids or ()))]
+
+
+def _among_runs(table: str, run_ids: Sequence[str]) -> str:
+    """`t.run_id IN (?, ?, …)`: one placeholder per run id, bound by the caller."""
+    return f"{table}.run_id IN ({', '.join('?' for _ in run_ids)})"

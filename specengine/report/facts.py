@@ -11,6 +11,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 _THRESHOLD_OPS = (("gte", ">="), ("gt", ">"), ("lte", "<="), ("lt", "<"))
@@ -277,6 +278,18 @@ def format_threshold(threshold: Any) -> str:
         f"{sym} {threshold[key]:g}" for key, sym in _THRESHOLD_OPS if as_float(threshold.get(key)) is not None
     ]
     return " and ".join(parts)
+
+
+def format_time(value: Any, *, seconds: bool = True) -> str:
+    """`2024-05-01 12:00:05 UTC` from an RFC 3339 time; the text itself when it is not one."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return value
+    suffix = " UTC" if parsed.utcoffset() is not None and not parsed.utcoffset() else ""
+    return parsed.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M") + suffix
 
 
 def format_duration(seconds: float | None) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from datetime import datetime
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -30,6 +29,7 @@ from specengine.report.facts import (
     failure_headline,
     format_duration,
     format_rate,
+    format_time,
     summary_of,
 )
 from specengine.report.formats import ReportInputs
@@ -73,17 +73,6 @@ def _derived(case: dict) -> dict[str, Any]:
     }
 
 
-def _started(value: Any) -> str:
-    if not isinstance(value, str):
-        return ""
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return value
-    suffix = " UTC" if parsed.utcoffset() is not None and not parsed.utcoffset() else ""
-    return parsed.strftime("%Y-%m-%d %H:%M:%S") + suffix
-
-
 @dataclass(frozen=True)
 class _Fact:
     """One item of the header's meta line (`run a1b2`, `took 3.2 s`)."""
@@ -97,7 +86,7 @@ def _facts(results: dict, summary: dict) -> list[_Fact]:
     facts = []
     if results.get("run_id"):
         facts.append(_Fact("run", str(results["run_id"]), mono=True))
-    started = _started(results.get("started_at"))
+    started = format_time(results.get("started_at"))
     if started:
         facts.append(_Fact("started", started))
     if summary.get("duration_s") is not None:

@@ -141,11 +141,7 @@ def job(request: Request) -> JSONResponse:
     if found is None:
         raise HTTPException(404, "no such rerun")
     data = found.state()
-    data["run_id"] = None
-    if data["state"] != "running":
-        with state.db() as conn:
-            row = conn.execute("SELECT run_id FROM sources WHERE file = ?", (found.output.name,)).fetchone()
-        data["run_id"] = row[0] if row else None
+    data["run_id"] = state.job_run(found)
     return JSONResponse(data)
 
 

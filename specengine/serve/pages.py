@@ -260,13 +260,7 @@ def job_page(request: Request) -> HTMLResponse:
     job = state.jobs.get(request.path_params["job_id"])
     if job is None:
         raise HTTPException(404, "no such rerun (reruns are forgotten when the app restarts; the runs stay)")
-    info = job.state()
-    new_run = None
-    if info["state"] != "running":
-        with state.db() as conn:
-            found = conn.execute("SELECT run_id FROM sources WHERE file = ?", (job.output.name,)).fetchone()
-            new_run = found[0] if found else None
-    return page(request, "job.html.j2", "Rerun", job=info, new_run=new_run)
+    return page(request, "job.html.j2", "Rerun", job=job.state(), new_run=state.job_run(job))
 
 
 def compare_page(request: Request) -> HTMLResponse:

@@ -117,5 +117,13 @@ class AppState:
         data["cases"] = queries.run_documents(conn, run_id)
         return data
 
+    def job_run(self, job: Job) -> str | None:
+        """The run a finished rerun wrote (None while it runs, or when it wrote none)."""
+        if job.process.poll() is None:
+            return None
+        with self.db() as conn:
+            row = conn.execute("SELECT run_id FROM sources WHERE file = ?", (job.output.name,)).fetchone()
+        return row[0] if row else None
+
     def agreement(self, conn: sqlite3.Connection, run_ids: Sequence[str] | None = None) -> AgreementReport:
         return measure_agreement(queries.judge_verdicts(conn, run_ids), queries.all_reviews(conn))

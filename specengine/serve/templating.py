@@ -8,7 +8,6 @@ worded by the reports' own helpers (`report.facts`), so the app and the reports 
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from functools import cache
 from typing import Any
 from urllib.parse import urlencode
@@ -16,19 +15,12 @@ from urllib.parse import urlencode
 from jinja2 import PackageLoader
 from jinja2.sandbox import SandboxedEnvironment
 
-from specengine.report.facts import format_duration, format_rate, format_score, format_threshold
+from specengine.report.facts import format_duration, format_rate, format_score, format_threshold, format_time
 
 
 def when(value: Any) -> str:
-    """`2024-05-01 12:00 UTC` from an RFC 3339 time; the text itself when it is not one."""
-    if not isinstance(value, str) or not value:
-        return "–"
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return value
-    suffix = " UTC" if parsed.utcoffset() is not None and not parsed.utcoffset() else ""
-    return parsed.strftime("%Y-%m-%d %H:%M") + suffix
+    """`2024-05-01 12:00 UTC` from an RFC 3339 time."""
+    return format_time(value, seconds=False) or "–"
 
 
 def pretty_json(value: Any) -> str:
