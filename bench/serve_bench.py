@@ -6,7 +6,8 @@ Writes realistic results files (three suites, labels, two-turn transcripts with 
 checks with rationales, failures drifting over time, a few flaky cases) into a temporary project,
 then prints: the size of the results, the time to build the index from nothing, the median and
 worst of 20 requests to each page through a real uvicorn server on 127.0.0.1 (after one warm-up),
-and the time to index one more run as the end of a run does. No assertion: the figures are for
+the runs pages again once 300 reviews exist, and the time to index one more run as the end of a run
+does. No assertion: the figures are for
 people to read.
 """
 
@@ -138,6 +139,20 @@ def write_runs(project: Path, runs: int, cases: int) -> int:
     return total
 
 
+def _add_reviews(project: Path, run_id: str, count: int) -> None:
+    """`count` reviews of cases of one run (case and judge check), as the app would store them."""
+    from specengine.results.reader import load_results
+    from specengine.review.store import ReviewStore, new_review
+
+    store = ReviewStore(project)
+    cases = load_results(project / ".specengine" / "runs" / f"{run_id}.json")["cases"]
+    ran = [case for case in cases if case["status"] != "error"]  # an errored case's judge was skipped
+    for i, case in enumerate(ran[: count // 2]):
+        for check in (None, "states the weather"):
+            verdict = "incorrect" if i % 5 == 0 else "correct"
+            store.append(new_review(case, run=run_id, check=check, verdict=verdict, reviewer="bench"))
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -152,6 +167,10 @@ def _timed(client: httpx.Client, path: str, repeat: int = 20) -> tuple[float, fl
         client.get(path).raise_for_status()
         times.append(time.perf_counter() - started)
     return statistics.median(times), max(times)
+
+
+def _show(label: str, median: float, worst: float) -> None:
+    print(f"{label:40s} median {median * 1000:7.1f} ms   worst {worst * 1000:7.1f} ms")
 
 
 def main() -> int:
@@ -206,8 +225,10 @@ def main() -> int:
         ]
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
             for label, path in pages:
-                median, worst = _timed(client, path, repeat=20 if "compare" not in label else 5)
-                print(f"{label:40s} median {median * 1000:7.1f} ms   worst {worst * 1000:7.1f} ms")
+                _show(label, *_timed(client, path, repeat=20 if "compare" not in label else 5))
+            _add_reviews(project, run_id=last, count=300)
+            for label, path in pages[:2] + [pages[3]]:
+                _show(label + ", 300 reviews", *_timed(client, path))
         server.should_exit = True
         thread.join(10)
 
