@@ -22,6 +22,7 @@ from specengine.index import queries
 from specengine.index.database import RunIndex
 from specengine.index.hook import index_finished_run
 from specengine.review.store import ReviewStore, new_review
+from specengine.review.verdicts import review_counts
 
 OSLO = "spec.yaml::oslo"
 PARIS = "spec.yaml::paris"
@@ -81,6 +82,13 @@ def test_reviews_survive_regrade_merge_resume_and_reindexing(project):
     project.agent.script({"weather in Oslo": "Sunny in Oslo"})  # a different reply is not the one reviewed
     fresh = project.run()
     assert OSLO not in _reviewed(project.folder, fresh)
+
+    with RunIndex(project.folder).open() as conn:  # the runs page's counts, in SQL, say the same
+        counted = queries.review_counts_by_run(conn)
+        for run_id, reviewed in queries.reviews_by_run(conn).items():
+            assert counted[run_id] == review_counts(reviewed.values())
+        assert counted[first] == {"reviewed": 1, "overridden": 1, "checks_reviewed": 1, "check_overrides": 1}
+        assert fresh not in counted
 
     RunIndex(project.folder).path.unlink()
     for run_id in (first, regraded, merged, resumed):

@@ -66,8 +66,9 @@ class AppState:
 
     def run_summaries(self, conn: sqlite3.Connection, suite: str | None = None) -> list[RunSummary]:
         rows = queries.run_list(conn, suite=suite)
-        reviewed = queries.reviews_by_run(conn)
-        return [RunSummary(row, review_counts(reviewed.get(row["run_id"], {}).values())) for row in rows]
+        counts = queries.review_counts_by_run(conn)
+        none = review_counts([])
+        return [RunSummary(row, counts.get(row["run_id"], none)) for row in rows]
 
     def run(self, conn: sqlite3.Connection, run_id: str) -> sqlite3.Row:
         row = queries.run_row(conn, run_id)
