@@ -59,7 +59,8 @@ class Check:
     """One check of a turn's reply: a matcher with its (unrendered) argument and modifiers.
 
     `argument` and `options` hold template strings exactly as written; they render per case at grade
-    time, when `reply`, `tool_calls` and the rest are known.
+    time, when `reply`, `tool_calls` and the rest are known. `options` are the judge's (`criteria`,
+    `choices`, …) or the matcher's own (`times` of called_tool, `mode` of tool_calls_in_order).
     """
 
     matcher: str

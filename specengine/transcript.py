@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from specengine.usage import TokenUsage, read_usage
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -36,7 +38,12 @@ class Turn:
     latency_s: float = 0.0
     error: str | None = None
     ttft_s: float | None = None
-    usage: Mapping[str, Any] | None = None
+    usage: Mapping[str, Any] | None = None  # as the server reported it (see `tokens`)
+
+    @property
+    def tokens(self) -> TokenUsage | None:
+        """The token usage the server reported for this turn, in one shape; None when it gave none."""
+        return read_usage(self.usage)
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,8 @@ class TurnRecord:
 
 
 def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
-    """The results transcript: user and assistant messages, tool calls with parsed arguments."""
+    """The results transcript: user and assistant messages, tool calls with parsed arguments, and
+    the token usage of each reply whose server reported one."""
     out: list[dict[str, Any]] = []
     conversation = records[0].conversation if records else 0
     for record in records:
@@ -68,6 +76,9 @@ def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
         assistant["latency_s"] = round(record.turn.latency_s, 4)
         if record.turn.ttft_s is not None:
             assistant["ttft_s"] = round(record.turn.ttft_s, 4)
+        tokens = record.turn.tokens
+        if tokens is not None:
+            assistant["usage"] = tokens.as_dict()
         out.append(assistant)
     return out
 
@@ -95,6 +106,7 @@ def records_from_transcript(messages: Sequence[Mapping[str, Any]]) -> list[TurnR
                 latency_s=float(message.get("latency_s") or 0.0),
                 error=message.get("error"),
                 ttft_s=message.get("ttft_s"),
+                usage=message.get("usage"),
             )
             records.append(TurnRecord(len(records) + 1, pending_user, turn, conversation))
             pending_user = None

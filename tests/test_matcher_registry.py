@@ -4,6 +4,7 @@ matcher tables of the README and docs/spec-format.md, and the validator's name l
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from pathlib import Path
@@ -15,6 +16,7 @@ from specengine.grade.matchers import (
     BARE_MATCHERS,
     CHECK_KEYS,
     JUDGE_OPTIONS,
+    MATCHER_OPTIONS,
     MATCHERS,
     MODIFIERS,
     Argument,
@@ -39,10 +41,16 @@ ARGUMENT_SCHEMAS: dict[Argument, Any] = {
         "type": "object",
         "additionalProperties": False,
         "required": ["name", "args"],
-        "properties": {"name": {"$ref": "#/$defs/text"}, "args": {"type": "object"}},
+        "properties": {
+            "name": {"$ref": "#/$defs/text"},
+            "args": {"$ref": "#/$defs/tool_args"},
+            "exact": {"type": "boolean"},
+        },
     },
-    Argument.TOOL_NAMES: {"$ref": "#/$defs/text_list"},
+    Argument.TOOL_CALLS: {"$ref": "#/$defs/tool_call_list"},
     Argument.SECONDS: {"type": "number", "exclusiveMinimum": 0},
+    Argument.CALLS: {"type": "integer", "minimum": 0},
+    Argument.TOKENS: {"type": "integer", "minimum": 1},
     Argument.JUDGE_KIND: {"enum": ["closed_qa", "factuality", "custom"]},
 }
 WORDS = ("description", "examples", "errorMessage", "markdownDescription")
@@ -75,8 +83,10 @@ def shape(node: Any) -> Any:
         ("called_tool", Argument.TOOL_NAME, Reads.TOOL_CALLS, False, False, True),
         ("not_called_tool", Argument.TOOL_NAME, Reads.TOOL_CALLS, False, False, True),
         ("called_tool_with", Argument.TOOL_CALL, Reads.TOOL_CALLS, True, False, True),
-        ("tool_calls_in_order", Argument.TOOL_NAMES, Reads.TOOL_CALLS, False, False, True),
+        ("tool_calls_in_order", Argument.TOOL_CALLS, Reads.TOOL_CALLS, False, False, True),
+        ("max_tool_calls", Argument.CALLS, Reads.TOOL_CALLS, False, False, True),
         ("latency_below", Argument.SECONDS, Reads.LATENCY, False, False, False),
+        ("tokens_below", Argument.TOKENS, Reads.USAGE, False, False, True),
         ("judge", Argument.JUDGE_KIND, Reads.REPLY, False, True, True),
     ],
 )
@@ -97,6 +107,19 @@ def test_each_entry_names_its_own_function_and_only_the_judge_has_none():
             assert entry.function is None
         else:
             assert entry.function is not None and entry.function.__name__ == name
+
+
+@pytest.mark.parametrize(
+    ("name", "options"), [("called_tool", ("times",)), ("tool_calls_in_order", ("mode",))]
+)
+def test_matcher_options_are_keyword_arguments_of_their_function(name, options):
+    entry = MATCHERS[name]
+    assert entry.options == options
+    parameters = inspect.signature(entry.function).parameters  # type: ignore[arg-type]
+    assert all(parameters[option].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for option in options)
+    assert all(parameters[option].default is not inspect.Parameter.empty for option in options)
+    others = [other for other in MATCHERS.values() if other.name != name]
+    assert not any(set(options) & set(other.options) for other in others)
 
 
 def _negation(name: str, argument: Any) -> str | None:
@@ -133,7 +156,22 @@ def test_the_schema_lists_the_registered_matchers_in_registry_order():
 def test_the_schema_allows_exactly_the_registered_check_keys():
     assert CHECK["additionalProperties"] is False
     assert list(CHECK["properties"]) == list(CHECK_KEYS)
-    assert list(CHECK_KEYS[len(MATCHERS) :]) == [*MODIFIERS, *JUDGE_OPTIONS]
+    assert list(CHECK_KEYS[len(MATCHERS) :]) == [*MODIFIERS, *JUDGE_OPTIONS, *MATCHER_OPTIONS]
+    assert MATCHER_OPTIONS == ("times", "mode")
+
+
+@pytest.mark.parametrize("option", MATCHER_OPTIONS)
+def test_the_schema_refuses_a_matcher_option_beside_another_matcher(option):
+    """Each option is allowed only beside its own matcher, as the registry says."""
+    [owner] = [name for name, entry in MATCHERS.items() if option in entry.options]
+    [condition] = [
+        branch
+        for branch in CHECK["allOf"]
+        if option in branch.get("then", {}).get("properties", {}) and "not" in branch.get("if", {})
+    ]
+    assert condition["if"] == {"not": {"required": [owner]}}
+    refusal = condition["then"]["properties"][option]
+    assert refusal["not"] == {} and refusal["errorMessage"].startswith(f"'{option}' belongs to {owner}")
 
 
 @pytest.mark.parametrize("name", list(MATCHERS))

@@ -109,7 +109,7 @@ def test_the_validator_can_read_matchers_judges_and_operators_back() -> None:
     modifiers = set(check["properties"]) - set(matchers)
     assert modifiers == {
         "name", "value", "soft", "threshold", "at_least", "not", "scope",
-        "criteria", "expected", "prompt", "choices",
+        "criteria", "expected", "prompt", "choices", "times", "mode",
     }  # fmt: skip
     assert check["properties"]["judge"]["enum"] == ["closed_qa", "factuality", "custom"]
     assert list(defs["threshold"]["properties"]) == ["gte", "gt", "lte", "lt"]

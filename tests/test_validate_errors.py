@@ -711,7 +711,8 @@ def test_scope_conversation_on_a_text_check(tmp_path):
                 scope: conversation
     """
     assert one_problem(tmp_path, spec) == (
-        "specs/s.yaml:6:9: scope: conversation works with tool checks and judges, not with includes"
+        "specs/s.yaml:6:9: scope: conversation works with tool checks, tokens_below and judges,"
+        " not with includes"
         " (a text check looks at one turn's reply)"
     )
 

@@ -138,11 +138,11 @@ def compile_check(entry: Any, document: Document, key_path: tuple[str | int, ...
     matcher = next(key for key in entry if key in MATCHERS)
     argument = entry[matcher]
     is_judge = MATCHERS[matcher].judge
-    options = {key: entry[key] for key in JUDGE_OPTIONS if key in entry}
+    options = {key: entry[key] for key in (*JUDGE_OPTIONS, *MATCHERS[matcher].options) if key in entry}
     return Check(
         matcher=matcher,
         argument=argument,
-        name=as_text(entry["name"]) if "name" in entry else default_name(matcher, argument),
+        name=as_text(entry["name"]) if "name" in entry else default_name(matcher, argument, options),
         source=source,
         gate=not bool(entry.get("soft", False)),
         threshold=_threshold(entry, is_judge),

@@ -14,12 +14,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from specengine.grade.match_result import plural, quote
+from specengine.grade.arg_matchers import describe_value, is_matcher, match_arg
+from specengine.grade.match_result import number_of, plural, quote
 from specengine.templates import value_text
 
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_INTEGER = re.compile(r"[+-]?\d+")
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_KEY = re.compile(r"\$?[A-Za-z_][A-Za-z0-9_-]*")  # `$` for the keys of argument matchers
 
 
 def _is_number(value: Any) -> bool:
@@ -36,10 +35,8 @@ def _text_equals_scalar(text: str, value: Any) -> bool:
     if isinstance(value, bool):
         return spelled.lower() == ("true" if value else "false")
     if _is_number(value):
-        if _INTEGER.fullmatch(spelled):
-            return int(spelled) == value  # exact, even beyond float precision
-        if _NUMBER.fullmatch(spelled):
-            return float(spelled) == value
+        number = number_of(spelled)  # an integer text stays exact, even beyond float precision
+        return number is not None and number == value
     return False
 
 
@@ -66,20 +63,11 @@ def scalars_equal(expected: Any, actual: Any) -> bool:
     return expected == actual
 
 
-def _child(path: str, key: Any) -> str:
-    """`args.city` for plain keys, `args["two words"]` for the rest."""
+def child_path(path: str, key: Any) -> str:
+    """`args.city` for plain keys (and `args.amount.$approx`), `args["two words"]` for the rest."""
     if isinstance(key, str) and _KEY.fullmatch(key):
         return f"{path}.{key}"
     return f"{path}[{quote(key)}]"
-
-
-def _describe(value: Any) -> str:
-    """A value for "expected an object, got …": its kind in words, then its text."""
-    if isinstance(value, Mapping):
-        return f"an object {quote(value)}"
-    if isinstance(value, (list, tuple)):
-        return f"a list {quote(value)}"
-    return quote(value)
 
 
 def _find_key(actual: Mapping, key: Any) -> tuple[bool, Any]:
@@ -96,32 +84,60 @@ def deep_contains(expected: Any, actual: Any, path: str = "args") -> list[str]:
 
     Every key of an expected mapping must be present in the actual mapping with a value that deep-
     contains the expected one; extra actual keys are ignored. Lists must have the same length and match
-    item by item. Leaves compare with `scalars_equal`. Messages look like
+    item by item. Leaves compare with `scalars_equal`. A value that is an argument matcher (a mapping
+    of `$` keys, see arg_matchers) is matched by it instead. Messages look like
     `args.city: expected "Paris", got "paris"` or `args.filters.snow: missing (present: rain, wind)`.
     """
     if isinstance(expected, Mapping):
         if not isinstance(actual, Mapping):
-            return [f"{path}: expected an object, got {_describe(actual)}"]
+            return [f"{path}: expected an object, got {describe_value(actual)}"]
         problems: list[str] = []
         for key, value in expected.items():
             found, actual_value = _find_key(actual, key)
-            if found:
-                problems += deep_contains(value, actual_value, _child(path, key))
+            child = child_path(path, key)
+            missing = None if found else f"{child}: missing (present: {_present(actual)})"
+            if is_matcher(value):
+                problems += match_arg(value, actual_value, child, value_problems, missing)
+            elif missing is None:
+                problems += deep_contains(value, actual_value, child)
             else:
-                present = ", ".join(sorted(value_text(k) for k in actual)) or "none"
-                problems.append(f"{_child(path, key)}: missing (present: {present})")
+                problems.append(missing)
         return problems
     if isinstance(expected, (list, tuple)):
         if not isinstance(actual, (list, tuple)):
-            return [f"{path}: expected a list, got {_describe(actual)}"]
+            return [f"{path}: expected a list, got {describe_value(actual)}"]
         if len(expected) != len(actual):
             return [f"{path}: expected {plural(len(expected), 'item')}, got {len(actual)}"]
         problems = []
         for index, (item, actual_item) in enumerate(zip(expected, actual, strict=True)):
-            problems += deep_contains(item, actual_item, f"{path}[{index}]")
+            problems += value_problems(item, actual_item, f"{path}[{index}]")
         return problems
     if scalars_equal(expected, actual):
         return []
     if isinstance(actual, (Mapping, list, tuple)):
-        return [f"{path}: expected {quote(expected)}, got {_describe(actual)}"]
+        return [f"{path}: expected {quote(expected)}, got {describe_value(actual)}"]
     return [f"{path}: expected {quote(expected)}, got {quote(actual)}"]
+
+
+def value_problems(expected: Any, actual: Any, path: str) -> list[str]:
+    """deep_contains for a value inside the arguments, where a mapping of `$` keys is a matcher."""
+    if is_matcher(expected):
+        return match_arg(expected, actual, path, value_problems)
+    return deep_contains(expected, actual, path)
+
+
+def _present(actual: Mapping) -> str:
+    return ", ".join(sorted(value_text(k) for k in actual)) or "none"
+
+
+def extra_arguments(expected: Mapping, actual: Any, path: str = "args") -> list[str]:
+    """The arguments of a call beyond those named (for `exact: true`), one message each."""
+    if not isinstance(actual, Mapping):
+        return []
+    named = {value_text(key) for key in expected}
+    why = "not expected (exact: true allows only the arguments named)"
+    return [
+        f"{child_path(path, key)}: {why}, got {quote(value)}"
+        for key, value in actual.items()
+        if value_text(key) not in named
+    ]

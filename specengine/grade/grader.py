@@ -22,6 +22,7 @@ from specengine.results.model import CheckResult, SkipCode, TrialResult, trial_s
 from specengine.source.loader import as_text
 from specengine.templates import render_native, value_text
 from specengine.transcript import TurnRecord, transcript
+from specengine.usage import total_usage
 
 
 def _variables(case: Case, record: TurnRecord) -> dict[str, Any]:
@@ -111,8 +112,8 @@ def grade_check(
         turns=tuple(r.turn for r in scoped),
         subject="the value" if check.value is not None else "the reply",
     )
-    outcome = match(check.matcher, argument, data)
-    name = check.name if check.named else default_name(check.matcher, argument)
+    outcome = match(check.matcher, argument, data, check.options)
+    name = check.name if check.named else default_name(check.matcher, argument, check.options)
     if outcome.error:  # could not be evaluated: never inverted by `not:`, never a pass
         return _result(check, record, gate, name, status="error", score=None, reason=outcome.reason)
     result = _finish(check, record, gate, outcome.score, outcome.reason, name=name)
@@ -273,4 +274,5 @@ def trial_result(
         checks=tuple(checks),
         ttft_s=first,
         attempts=attempts,
+        usage=total_usage(record.turn.tokens for record in records),
     )

@@ -7,6 +7,7 @@ there, in plain words, with texts quoted as in JSON and long values shortened.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,9 @@ from specengine.transcript import Turn
 GOT_LIMIT = 200  # characters of a reply shown as "got"
 NAME_LIMIT = 60  # characters of a generated check name
 VALUE_LIMIT = 80  # characters of one value inside a reason
+
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")  # plain decimal spellings only
+_INTEGER = re.compile(r"[+-]?\d+")
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,21 @@ def quote(value: Any, limit: int = VALUE_LIMIT) -> str:
 
 def truncate(text: str, limit: int = GOT_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def number_of(value: Any) -> int | float | None:
+    """A number, or a text that spells one (`"19.99"` from a CSV cell or a template); else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        spelled = value.strip()
+        if _INTEGER.fullmatch(spelled):
+            return int(spelled)
+        if _NUMBER.fullmatch(spelled):
+            return float(spelled)
+    return None
 
 
 def texts_of(argument: Any) -> list[str]:

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from specengine.grade import text_matchers, tool_matchers, turn_matchers
+from specengine.grade import text_matchers, tool_matchers, trajectory, turn_matchers
+from specengine.grade.call_count import call_count
 from specengine.grade.match_result import (
     NAME_LIMIT,
     Matcher,
@@ -45,8 +46,10 @@ class Argument(Enum):
     JSON_SCHEMA = "none, or a JSON Schema"
     TOOL_NAME = "a tool name"
     TOOL_CALL = "{name, args}"
-    TOOL_NAMES = "a list of tool names"
+    TOOL_CALLS = "a list of tool names or {name, args}"
     SECONDS = "seconds"
+    CALLS = "a number of calls"
+    TOKENS = "a number of tokens"
     JUDGE_KIND = "a judge kind"  # the docs list the kinds: closed_qa, factuality, custom
 
     @property
@@ -56,12 +59,12 @@ class Argument(Enum):
 
     @property
     def always_a_list(self) -> bool:
-        return self in (Argument.TEXT_LIST, Argument.TOOL_NAMES)
+        return self in (Argument.TEXT_LIST, Argument.TOOL_CALLS)
 
     @property
     def keeps_numbers(self) -> bool:
         """A number stays a number after rendering; for every other argument it becomes its text."""
-        return self is Argument.SECONDS
+        return self in (Argument.SECONDS, Argument.CALLS, Argument.TOKENS)
 
 
 class Reads(Enum):
@@ -71,6 +74,7 @@ class Reads(Enum):
     TOOL_CALLS = "the tool calls"
     LATENCY = "the turn's latency"
     ERROR = "the endpoint's error"
+    USAGE = "the token usage"
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,9 @@ class MatcherEntry:
 
     `not_refused` is the whole message for `not: true` on a matcher it cannot invert (with what to
     write instead); otherwise `not:` inverts it, except with a list argument, where the message
-    ends with `list_hint`. `function` is None for the judge, which `judge` marks.
+    ends with `list_hint`. `function` is None for the judge, which `judge` marks. `options` are the
+    keys beside the matcher that only it takes (`times` for called_tool); each is a keyword
+    argument of its function.
     """
 
     name: str
@@ -89,6 +95,7 @@ class MatcherEntry:
     not_refused: str | None = None
     list_hint: str = "write one check per item"
     judge: bool = False
+    options: tuple[str, ...] = ()
 
     @property
     def value_applies(self) -> bool:
@@ -97,8 +104,9 @@ class MatcherEntry:
 
     @property
     def conversation_applies(self) -> bool:
-        """`scope: conversation` widens the turns whose tool calls are read, or what a judge is asked."""
-        return self.reads is Reads.TOOL_CALLS or self.judge
+        """`scope: conversation` widens the turns whose tool calls or tokens are read, or what a judge
+        is asked."""
+        return self.reads in (Reads.TOOL_CALLS, Reads.USAGE) or self.judge
 
     @property
     def negatable(self) -> bool:
@@ -153,6 +161,7 @@ MATCHERS: dict[str, MatcherEntry] = {
             Argument.TOOL_NAME,
             Reads.TOOL_CALLS,
             not_refused="not: true with called_tool: write not_called_tool: instead",
+            options=("times",),
         ),
         MatcherEntry(
             "not_called_tool",
@@ -165,7 +174,18 @@ MATCHERS: dict[str, MatcherEntry] = {
             "called_tool_with", tool_matchers.called_tool_with, Argument.TOOL_CALL, Reads.TOOL_CALLS
         ),
         MatcherEntry(
-            "tool_calls_in_order", tool_matchers.tool_calls_in_order, Argument.TOOL_NAMES, Reads.TOOL_CALLS
+            "tool_calls_in_order",
+            trajectory.tool_calls_in_order,
+            Argument.TOOL_CALLS,
+            Reads.TOOL_CALLS,
+            options=("mode",),
+        ),
+        MatcherEntry(
+            "max_tool_calls",
+            tool_matchers.max_tool_calls,
+            Argument.CALLS,
+            Reads.TOOL_CALLS,
+            not_refused="not: true cannot invert max_tool_calls: remove not and set the most calls allowed",
         ),
         MatcherEntry(
             "latency_below",
@@ -173,6 +193,13 @@ MATCHERS: dict[str, MatcherEntry] = {
             Argument.SECONDS,
             Reads.LATENCY,
             not_refused="not: true cannot invert latency_below: remove not and set the limit in seconds",
+        ),
+        MatcherEntry(
+            "tokens_below",
+            turn_matchers.tokens_below,
+            Argument.TOKENS,
+            Reads.USAGE,
+            not_refused="not: true cannot invert tokens_below: remove not and set the limit in tokens",
         ),
         MatcherEntry(
             "judge",
@@ -188,26 +215,32 @@ MATCHERS: dict[str, MatcherEntry] = {
 MODIFIERS = ("name", "value", "soft", "threshold", "at_least", "not", "scope")
 JUDGE_TEMPLATES = ("criteria", "expected", "prompt")  # the judge options that are templates
 JUDGE_OPTIONS = (*JUDGE_TEMPLATES, "choices")
-CHECK_KEYS = (*MATCHERS, *MODIFIERS, *JUDGE_OPTIONS)  # every key a check mapping may hold
+MATCHER_OPTIONS = tuple(option for entry in MATCHERS.values() for option in entry.options)
+CHECK_KEYS = (*MATCHERS, *MODIFIERS, *JUDGE_OPTIONS, *MATCHER_OPTIONS)  # every key a check may hold
 BARE_MATCHERS = tuple(name for name, entry in MATCHERS.items() if entry.argument.optional)
 
 
-def match(matcher: str, argument: Any, data: MatchInput) -> MatchResult:
-    """Run a deterministic matcher by name. An unknown name or an unexpected fault is an `error`
-    result with the reason, never an exception: one odd check must not end a whole run."""
+def match(
+    matcher: str, argument: Any, data: MatchInput, options: Mapping[str, Any] | None = None
+) -> MatchResult:
+    """Run a deterministic matcher by name, with the options it takes (`times`, `mode`). An unknown
+    name or an unexpected fault is an `error` result with the reason, never an exception: one odd
+    check must not end a whole run."""
     entry = MATCHERS.get(matcher)
     if entry is None or entry.function is None:
         return broken(f"unknown matcher {matcher!r}")
+    given = {key: options[key] for key in entry.options if options and key in options}
     try:
-        return entry.function(argument, data)
+        return entry.function(argument, data, **given)
     except Exception as exc:  # a defect or an argument shape the validator let through
         return broken(f"{matcher} could not run: {type(exc).__name__}: {exc}")
 
 
-def default_name(matcher: str, argument: Any) -> str:
+def default_name(matcher: str, argument: Any, options: Mapping[str, Any] | None = None) -> str:
     """A short name for a check without `name:`, e.g. `includes "Sunny"` or `matches /Sun+y/`."""
     entry = MATCHERS.get(matcher)
     kind = entry.argument if entry is not None else Argument.TEXT
+    options = options or {}
     if argument is None or kind is Argument.NONE:
         text = matcher
     elif kind is Argument.REGEX:
@@ -219,9 +252,22 @@ def default_name(matcher: str, argument: Any) -> str:
         text = f"{matcher} {value_text(argument.get('name', ''))}"
         if args not in (None, {}):
             text += f" {quote(args, NAME_LIMIT)}"
-    elif kind is Argument.TOOL_NAMES and isinstance(argument, (list, tuple)):
-        text = f"{matcher} " + " → ".join(value_text(item) for item in argument)
-    elif kind in (Argument.TOOL_NAME, Argument.JUDGE_KIND, Argument.SECONDS):
+    elif kind is Argument.TOOL_CALLS and isinstance(argument, (list, tuple)):
+        mode = options.get("mode", trajectory.DEFAULT_MODE)
+        names = [
+            value_text(item.get("name", "")) if isinstance(item, Mapping) else value_text(item)
+            for item in argument
+        ]
+        joiner = " → " if mode in ("in_order", "exact") else ", "
+        text = (
+            f"{matcher} "
+            + joiner.join(names)
+            + ("" if mode == trajectory.DEFAULT_MODE else f" ({mode.replace('_', ' ')})")
+        )
+    elif kind is Argument.TOOL_NAME and options.get("times") is not None:
+        count = call_count(options["times"])
+        text = f"{matcher} {value_text(argument)}" + (f" {count}" if count is not None else "")
+    elif kind in (Argument.TOOL_NAME, Argument.JUDGE_KIND, Argument.SECONDS, Argument.CALLS, Argument.TOKENS):
         text = f"{matcher} {value_text(argument)}"
     elif isinstance(argument, (list, tuple)):
         text = f"{matcher} {quoted_list([value_text(item) for item in argument])}"

@@ -1,6 +1,7 @@
 """The matchers that read the tool calls of the turns in scope (one turn, or the conversation).
 
-A failed check lists the calls that were made, so the reason alone shows what the agent did.
+A failed check lists the calls that were made, so the reason alone shows what the agent did. The
+order of calls (`tool_calls_in_order`) has a module of its own, trajectory.
 """
 
 from __future__ import annotations
@@ -8,82 +9,98 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from specengine.grade.deep_contains import deep_contains
+from specengine.grade.call_count import CallCount, call_count
 from specengine.grade.match_result import (
     VALUE_LIMIT,
     MatchInput,
     MatchResult,
     broken,
     failed,
+    number_of,
     passed,
     plural,
     quote,
     truncate,
 )
+from specengine.grade.wanted_call import argument_problems, wanted_call
 from specengine.templates import value_text
 from specengine.transcript import ToolCall
 
 
-def _calls(data: MatchInput) -> list[ToolCall]:
+def calls_in_scope(data: MatchInput) -> list[ToolCall]:
+    """Every call of the turns in scope, in the order they were made."""
     return [call for turn in data.turns for call in turn.tool_calls]
 
 
-def _call_text(call: ToolCall, limit: int = VALUE_LIMIT) -> str:
+def call_text(call: ToolCall, limit: int = VALUE_LIMIT) -> str:
     """`get_weather({"city": "Paris"})`, shortened; empty arguments show as `get_weather()`."""
     args = "" if call.args in ({}, None) else quote(call.args, limit)
     return f"{call.name}({args})"
 
 
-def _calls_text(calls: Sequence[ToolCall]) -> str:
-    return ", ".join(_call_text(call) for call in calls) if calls else "none"
+def calls_text(calls: Sequence[ToolCall]) -> str:
+    return ", ".join(call_text(call) for call in calls) if calls else "none"
 
 
-def _tool_name(argument: Any) -> str:
+def tool_name(argument: Any) -> str:
     return value_text(argument).strip()
 
 
-def called_tool(argument: Any, data: MatchInput) -> MatchResult:
-    """The tool was called at least once in scope."""
-    name = _tool_name(argument)
-    calls = _calls(data)
+def called_tool(argument: Any, data: MatchInput, times: Any = None) -> MatchResult:
+    """The tool was called in scope: at least once, or as many times as `times` says."""
+    name = tool_name(argument)
+    calls = calls_in_scope(data)
     hits = [call for call in calls if call.name == name]
-    got = truncate(_calls_text(calls))
-    if hits:
-        return passed(f"{name} was called {plural(len(hits), 'time')}", name, got)
+    got = truncate(calls_text(calls))
+    count = call_count(times) if times is not None else CallCount(1, None)
+    if count is None:
+        return broken(
+            f"times needs a number of calls or a range such as {{gte: 1, lte: 3}}, not {quote(times)}"
+        )
+    expected = name if times is None else f"{name} {count}"
+    if count.allows(len(hits)):
+        return passed(f"{name} was called {plural(len(hits), 'time')}", expected, got)
     if not calls:
-        return failed(f"{name} was not called; no tools were called", name, got)
-    return failed(f"{name} was not called; calls made: {_calls_text(calls)}", name, got)
+        return failed(f"{name} was not called; no tools were called", expected, got)
+    if not hits:
+        return failed(f"{name} was not called; calls made: {calls_text(calls)}", expected, got)
+    return failed(
+        f"{name} was called {plural(len(hits), 'time')}, expected {count}: {calls_text(hits)}", expected, got
+    )
 
 
 def not_called_tool(argument: Any, data: MatchInput) -> MatchResult:
     """The tool was not called in scope."""
-    name = _tool_name(argument)
-    calls = _calls(data)
+    name = tool_name(argument)
+    calls = calls_in_scope(data)
     hits = [call for call in calls if call.name == name]
     expected = f"no call of {name}"
-    got = truncate(_calls_text(calls))
+    got = truncate(calls_text(calls))
     if not hits:
         return passed(f"{name} was not called", expected, got)
-    return failed(f"{name} was called {plural(len(hits), 'time')}: {_calls_text(hits)}", expected, got)
+    return failed(f"{name} was called {plural(len(hits), 'time')}: {calls_text(hits)}", expected, got)
 
 
 def called_tool_with(argument: Any, data: MatchInput) -> MatchResult:
-    """Some call of the tool has arguments that deep-contain the expected `args`."""
-    if not isinstance(argument, Mapping) or "name" not in argument:
+    """Some call of the tool has arguments that deep-contain the expected `args` (and, with
+    `exact: true`, no others); values that are argument matchers match by their rule."""
+    wanted = wanted_call(argument) if isinstance(argument, Mapping) else None
+    if wanted is None:
         return broken("called_tool_with needs a mapping with name and args")
-    name = _tool_name(argument["name"])
-    wanted = argument.get("args")
-    wanted = {} if wanted is None else wanted
-    expected = f"{name}({quote(wanted)})" if wanted != {} else f"{name}(...)"
-    calls = _calls(data)
-    got = truncate(_calls_text(calls))
+    unusable = argument_problems(wanted)
+    if unusable:
+        return broken("; ".join(unusable), str(wanted))
+    name = wanted.name
+    expected = str(wanted) if wanted.has_args else f"{name}(...)"
+    calls = calls_in_scope(data)
+    got = truncate(calls_text(calls))
     same_tool = [call for call in calls if call.name == name]
     if not same_tool:
-        made = "no tools were called" if not calls else f"calls made: {_calls_text(calls)}"
+        made = "no tools were called" if not calls else f"calls made: {calls_text(calls)}"
         return failed(f"{name} was not called; {made}", expected, got)
     differences: list[list[str]] = []
     for call in same_tool:
-        problems = deep_contains(wanted, call.args)
+        problems = wanted.problems(call)
         if not problems:
             return passed(f"{name} was called with {quote(call.args)}", expected, got)
         if call.note:
@@ -93,30 +110,19 @@ def called_tool_with(argument: Any, data: MatchInput) -> MatchResult:
     for index, problems in enumerate(differences, start=1):
         prefix = f"call {index} of {len(differences)}: " if len(differences) > 1 else ""
         lines += [prefix + problem for problem in problems]
-    lines.append(f"calls made: {_calls_text(calls)}")
+    lines.append(f"calls made: {calls_text(calls)}")
     return failed("\n".join(lines), expected, got)
 
 
-def tool_calls_in_order(argument: Any, data: MatchInput) -> MatchResult:
-    """The named tools were called in this order; other calls may come between."""
-    wanted = [_tool_name(item) for item in _as_list(argument)]
-    actual = [call.name for call in _calls(data)]
-    expected = " → ".join(wanted)
-    got = truncate(" → ".join(actual) or "no tool calls")
-    position = 0
-    for index, name in enumerate(wanted):
-        try:
-            position = actual.index(name, position) + 1
-        except ValueError:
-            if name not in actual:
-                where = f"{name} was not called"
-            else:  # it was called, but only before the tool that should come first
-                where = f"{name} was not called after {wanted[index - 1]}"
-            return failed(f"{where}; the actual order was: {got}", expected, got)
-    return passed(f"the tools were called in the order {expected}", expected, got)
-
-
-def _as_list(argument: Any) -> list[Any]:
-    if isinstance(argument, (list, tuple)):
-        return list(argument)
-    return [] if argument is None else [argument]
+def max_tool_calls(argument: Any, data: MatchInput) -> MatchResult:
+    """At most this many tool calls in scope (of any tool)."""
+    limit = number_of(argument)
+    if not isinstance(limit, int) or limit < 0:
+        return broken(f"max_tool_calls needs a whole number of calls, not {quote(argument)}")
+    calls = calls_in_scope(data)
+    what = "the turn" if len(data.turns) <= 1 else f"the {len(data.turns)} turns"
+    expected = f"at most {plural(limit, 'tool call')}"
+    got = plural(len(calls), "tool call")
+    if len(calls) <= limit:
+        return passed(f"{what} made {got}, at most {limit} allowed", expected, got)
+    return failed(f"{what} made {got}, the limit is {limit}: {calls_text(calls)}", expected, got)

@@ -1,11 +1,21 @@
-"""The matchers that read how the turn went rather than what it said: its error, its latency."""
+"""The matchers that read how the turn went rather than what it said: its error, latency, tokens."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from specengine.grade.match_result import MatchInput, MatchResult, broken, failed, passed, quote, truncate
+from specengine.grade.match_result import (
+    MatchInput,
+    MatchResult,
+    broken,
+    failed,
+    number_of,
+    passed,
+    quote,
+    truncate,
+)
 from specengine.templates import value_text
+from specengine.usage import total_usage
 
 
 def succeeded(argument: Any, data: MatchInput) -> MatchResult:
@@ -29,3 +39,28 @@ def latency_below(argument: Any, data: MatchInput) -> MatchResult:
     if took < limit:
         return passed(f"{what} took {took:.2f} s, under {limit:g} s", expected, got)
     return failed(f"{what} took {took:.2f} s, the limit is {limit:g} s", expected, got)
+
+
+def tokens_below(argument: Any, data: MatchInput) -> MatchResult:
+    """The turns it is given used fewer tokens together (input and output), as the server reported
+    them. A turn whose server reported no usage cannot be checked: an error, never a guess."""
+    limit = number_of(argument)
+    if limit is None or limit <= 0:
+        return broken(f"tokens_below needs a number of tokens, not {quote(argument)}")
+    usages = [turn.tokens for turn in data.turns]
+    unreported = sum(1 for usage in usages if usage is None)
+    if unreported:
+        which = "this turn" if len(usages) == 1 else f"{unreported} of the {len(usages)} turns"
+        return broken(
+            f"the endpoint reported no token usage for {which}, so tokens_below cannot be checked"
+            " (usage is recorded only when the server reports it)",
+            f"< {limit:g} tokens",
+        )
+    used = total_usage(usages)
+    total = used.total_tokens if used is not None else 0
+    what = "the turn" if len(usages) <= 1 else f"the {len(usages)} turns"
+    expected = f"< {limit:g} tokens"
+    got = str(used) if used is not None else "0 tokens"
+    if total < limit:
+        return passed(f"{what} used {got}, under {limit:g}", expected, got)
+    return failed(f"{what} used {got}, the limit is {limit:g}", expected, got)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from specengine.plan import Case
+from specengine.usage import TokenUsage, read_usage, total_usage
 
 Status = Literal["passed", "failed", "skipped", "error"]
 
@@ -76,9 +77,10 @@ class TrialResult:
     checks: tuple[CheckResult, ...]
     ttft_s: float | None = None
     attempts: int = 1
+    usage: TokenUsage | None = None  # the tokens its turns used, where the server reported them
 
     def as_dict(self) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "status": self.status,
             "latency_s": round(self.latency_s, 4),
             "error": dict(self.error) if self.error else None,
@@ -89,6 +91,8 @@ class TrialResult:
             data["ttft_s"] = round(self.ttft_s, 4)
         if self.attempts > 1:
             data["attempts"] = self.attempts
+        if self.usage is not None:
+            data["usage"] = self.usage.as_dict()
         return data
 
 
@@ -214,6 +218,9 @@ class CaseResult:
             data["row_line"] = case.row_line
         if self.skip_reason:
             data["skip_reason"] = self.skip_reason
+        usage = total_usage(trial.usage for trial in self.trials)
+        if usage is not None:
+            data["usage"] = usage.as_dict()
         return data
 
 
@@ -244,9 +251,11 @@ class Tally:
     skipped: int = 0
     gates_skipped: int = 0
     gate_skip_reasons: dict[SkipReason, int] = field(default_factory=dict)  # for the console's warning
+    usage: TokenUsage | None = None  # the agent's tokens, summed over the cases that reported some
 
     def add(self, case: Mapping[str, Any]) -> None:
         self.cases += 1
+        self.usage = total_usage((self.usage, read_usage(case.get("usage"))))
         status = case["status"]
         if status == "passed":
             self.passed += 1
@@ -269,7 +278,7 @@ class Tally:
                     self.gate_skip_reasons[reason] = self.gate_skip_reasons.get(reason, 0) + 1
 
     def as_dict(self, duration_s: float) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "cases": self.cases,
             "passed": self.passed,
             "failed": self.failed,
@@ -278,6 +287,9 @@ class Tally:
             "gates_skipped": self.gates_skipped,
             "duration_s": round(duration_s, 3),
         }
+        if self.usage is not None:
+            data["usage"] = self.usage.as_dict()
+        return data
 
 
 def pass_rate(summary: Mapping[str, Any]) -> float | None:

@@ -2,6 +2,7 @@
 
 `not:` on a matcher it cannot invert, `value:` or `scope: conversation` where they do not apply, and a
 `matches` pattern that does not compile: each is reported at its key with what to write instead.
+Tool checks (argument matchers, `times:`) have their own module, tool_checks.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from specengine.grade.matchers import Argument, MatcherEntry
+from specengine.grade.matchers import Argument, MatcherEntry, Reads
 from specengine.source.loader import as_text
 from specengine.templates import is_template
 from specengine.validate.file_report import Report
 from specengine.validate.schema import KeyPath
+from specengine.validate.tool_checks import check_tool_check
 
 
 def check_against_matcher(
@@ -34,10 +36,12 @@ def check_against_matcher(
     if entry.get("scope") == "conversation" and not matcher.conversation_applies:
         report.at(
             (*here, "scope"),
-            f"scope: conversation works with tool checks and judges, not with {name}"
+            f"scope: conversation works with tool checks, tokens_below and judges, not with {name}"
             " (a text check looks at one turn's reply)",
             at_key=True,
         )
+    if matcher.reads is Reads.TOOL_CALLS:
+        check_tool_check(report, entry, here, name)
     if (
         matcher.argument is Argument.REGEX
         and isinstance(argument, (str, int, float))
