@@ -121,8 +121,7 @@ def _any_order(wanted: Sequence[WantedCall], calls: Sequence[ToolCall]) -> str |
     missing = [want for index, want in enumerate(wanted) if index not in paired]
     extra = [call for index, call in enumerate(calls) if index not in used]
     problems = [f"no call fits {want}{_why_not(want, calls)}" for want in missing]
-    if extra:
-        problems.append(f"not in the list: {calls_text(extra)}")
+    problems += _left_over(wanted, extra)
     return "; ".join(problems) or None
 
 
@@ -130,9 +129,15 @@ def _subset(wanted: Sequence[WantedCall], calls: Sequence[ToolCall]) -> str | No
     """Each call pairs with a different listed call; listed calls may be left over."""
     used = set(_pairs(wanted, calls).values())
     extra = [call for index, call in enumerate(calls) if index not in used]
-    if not extra:
-        return None
+    return "; ".join(_left_over(wanted, extra)) or None
+
+
+def _left_over(wanted: Sequence[WantedCall], extra: Sequence[ToolCall]) -> list[str]:
+    """The calls no listed call took: of tools not listed, and of listed tools beyond the list."""
     names = {want.name for want in wanted}
-    if all(call.name in names for call in extra):
-        return f"more calls than listed, or with other arguments: {calls_text(extra)}"
-    return f"not in the list: {calls_text(extra)}"
+    unlisted = [call for call in extra if call.name not in names]
+    beyond = [call for call in extra if call.name in names]
+    found = [f"not in the list: {calls_text(unlisted)}"] if unlisted else []
+    if beyond:
+        found.append(f"more calls than listed, or with other arguments: {calls_text(beyond)}")
+    return found
