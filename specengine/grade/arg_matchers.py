@@ -147,12 +147,13 @@ def matcher_problems(matcher: Mapping[str, Any], rendered: bool) -> list[Matcher
         message = _value_problem(ARG_MATCHERS[key], matcher[key], rendered)
         if message:
             problems.append(MatcherProblem(key, Place.VALUE, message))
+    alone = next((key for key in known if ARG_MATCHERS[key].alone), None)
+    others = [other for other in known if other != alone]
+    if alone is not None and others:
+        message = f"{alone} stands alone: remove {', '.join(others)} (or {alone})"
+        problems.append(MatcherProblem(alone, Place.KEY, message))
     for key in known:
         entry = ARG_MATCHERS[key]
-        others = [other for other in known if other != key]
-        if entry.alone and others:
-            message = f"{key} stands alone: remove {', '.join(others)} (or {key})"
-            problems.append(MatcherProblem(key, Place.KEY, message))
         if entry.needs and not any(need in meant for need in entry.needs):
             problems.append(MatcherProblem(key, Place.KEY, f"{key} goes with {' or '.join(entry.needs)}"))
     for one, other in (("$gte", "$gt"), ("$lte", "$lt")):
