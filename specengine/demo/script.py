@@ -5,11 +5,13 @@ that the example specs can show every feature of the format against a real endpo
 deterministic: the same messages always give the same reply and tool calls. The script knows no
 HTTP (demo/server.py serves it), so the behaviour the example specs rely on is tested without a socket.
 
-The agent has two tools, which it runs "server-side" like most agents under evaluation do: each
+The agent has these tools, which it runs "server-side" like most agents under evaluation do: each
 reply reports the calls (so specs can check them) beside the final answer.
 - get_weather(city, unit?): a fixed table (Paris, London, Oslo, Tokyo); any other city is unknown.
 - book_table(restaurant, people, time, preferences?): always succeeds; `preferences` is a nested
   object (`seating`, `occasion`, `dietary` list) so specs can show nested `called_tool_with` args.
+- find_order(item) and refund(order_id, amount, items, reason, note, request_id): the customer's
+  orders (demo/orders.py), with generated ids and computed amounts for argument matchers.
 
 Chat completions are stateless: the agent rebuilds its state (the booking, the last city, the
 user's name) by replaying every user message of the request, so multi-turn specs work exactly when
@@ -23,6 +25,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from specengine.demo.orders import answer_order, wants_order
 
 DEFAULT_RESTAURANT = "Chez Demo"
 MAX_PEOPLE = 20
@@ -62,7 +66,7 @@ class _State:
     always_json: bool = False
     booking: dict[str, Any] | None = None  # the last confirmed booking (book_table arguments)
     pending: dict[str, Any] | None = None  # a booking still missing people or time
-    topic: str | None = None  # "weather" or "booking": what the last answer was about
+    topic: str | None = None  # "weather", "booking" or "order": what the last answer was about
     city: str | None = None
     name: str | None = None
     earlier: list[str] = field(default_factory=list)
@@ -133,6 +137,11 @@ def _answer(state: _State, text: str) -> AgentReply:
         name = intro.group(1)
         state.name = name[:1].upper() + name[1:]
         return _plain(f"Nice to meet you, {state.name}! {CAPABILITIES}", as_json)
+    if wants_order(text):
+        content, calls = answer_order(text)
+        state.topic = "order"
+        shown = _dumps({"reply": content}) if as_json else content
+        return AgentReply(shown, tuple(AgentCall(name, args) for name, args in calls))
     if _BOOKING_WORDS.search(text) or _amends_booking(state, text):
         return _book(state, text, as_json)
     if _asks_weather(state, text):

@@ -4,8 +4,9 @@ The demo is served over real HTTP on a loopback port, not called in-process, so 
 specs/` against `protocol: demo` exercises the same adapter, transport and streaming code as a run
 against a real agent. It answers `POST /v1/chat/completions` (and `/chat/completions`) with a chat
 completion, or with SSE chunks when the request asks for `stream: true`; tool calls are reported in
-`message.tool_calls` beside the final text. Only the standard library is used, so the server starts
-in milliseconds; `specengine run` starts one per run, `specengine demo-agent` serves one by hand.
+`message.tool_calls` beside the final text, and token usage in `usage` (in the last chunk when
+streamed). Only the standard library is used, so the server starts in milliseconds; `specengine run`
+starts one per run, `specengine demo-agent` serves one by hand.
 """
 
 from __future__ import annotations
@@ -29,7 +30,27 @@ MODEL = "demo-agent"
 _ids = itertools.count(1)
 
 
-def completion(reply: AgentReply, model: str = MODEL) -> dict[str, Any]:
+def usage(messages: list[dict[str, Any]], reply: AgentReply) -> dict[str, int]:
+    """The token usage the demo reports, as a model server would: the words and signs of what it was
+    sent (plus a few per message) and of what it wrote, tool calls included. Deterministic, so the
+    example specs can bound it with tokens_below."""
+    sent = sum(len(_TOKENS.findall(_content_text(message.get("content")))) + 3 for message in messages)
+    written = len(_TOKENS.findall(reply.content)) + sum(
+        len(_TOKENS.findall(call.name + json.dumps(call.args))) + 3 for call in reply.tool_calls
+    )
+    return {"prompt_tokens": sent, "completion_tokens": written, "total_tokens": sent + written}
+
+
+_TOKENS = re.compile(r"\w+|[^\w\s]")
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, list):
+        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return "" if content is None else str(content)
+
+
+def completion(reply: AgentReply, model: str = MODEL, used: dict[str, int] | None = None) -> dict[str, Any]:
     """The chat completion JSON for a reply (tool calls reported beside the final text)."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.tool_calls:
@@ -41,17 +62,23 @@ def completion(reply: AgentReply, model: str = MODEL) -> dict[str, Any]:
             }
             for index, call in enumerate(reply.tool_calls, 1)
         ]
-    return {
+    body = {
         "id": f"chatcmpl-demo-{next(_ids)}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
     }
+    if used is not None:
+        body["usage"] = used
+    return body
 
 
-def completion_chunks(reply: AgentReply, model: str = MODEL) -> Iterator[dict[str, Any]]:
-    """The same reply as streamed chunks: tool calls first (arguments in two pieces), then text."""
+def completion_chunks(
+    reply: AgentReply, model: str = MODEL, used: dict[str, int] | None = None
+) -> Iterator[dict[str, Any]]:
+    """The same reply as streamed chunks: tool calls first (arguments in two pieces), then text, and
+    the usage in the last chunk (as OpenAI sends it with `stream_options.include_usage`)."""
     head = {
         "id": f"chatcmpl-demo-{next(_ids)}",
         "object": "chat.completion.chunk",
@@ -74,7 +101,10 @@ def completion_chunks(reply: AgentReply, model: str = MODEL) -> Iterator[dict[st
     words = re.findall(r"\S+\s*|\s+", reply.content)
     for first in range(0, len(words), 3):
         yield chunk({"content": "".join(words[first : first + 3])})
-    yield chunk({}, "stop")
+    last = chunk({}, "stop")
+    if used is not None:
+        last["usage"] = used
+    yield last
 
 
 # --- the server -----------------------------------------------------------------------------------
@@ -116,10 +146,11 @@ class _Handler(LoopbackRequestHandler):
             return
         reply = respond(messages)
         model = str(body.get("model") or MODEL)
+        used = usage(messages, reply)
         if body.get("stream"):
-            self._send_stream(completion_chunks(reply, model))
+            self._send_stream(completion_chunks(reply, model, used))
         else:
-            self._send_json(200, completion(reply, model))
+            self._send_json(200, completion(reply, model, used))
 
     def _send_json(self, status: int, data: Any) -> None:
         payload = json.dumps(data, ensure_ascii=False).encode()
