@@ -163,12 +163,13 @@ MISTAKES = [
               - {includes: a, scope: conversation}
               - {called_tool: t, scope: conversation}
               - {judge: closed_qa, criteria: ok, scope: conversation}
+              - {tokens_below: 100, scope: conversation}
         """,
         [
-            "s.yaml:5:23: scope: conversation works with tool checks and judges, not with includes"
-            " (a text check looks at one turn's reply)"
+            "s.yaml:5:23: scope: conversation works with tool checks, tokens_below and judges,"
+            " not with includes (a text check looks at one turn's reply)"
         ],
-        id="scope conversation only on tool checks and judges",
+        id="scope conversation only on tool checks, tokens_below and judges",
     ),
     pytest.param(
         """

@@ -87,8 +87,9 @@ def check(expect: str) -> str:
         ),
         (
             "- called_tool_with: {name: refund, args: {amount: {$approx: 19.99, within: 0.01}}}",
-            "specs/s.yaml:5:74: 'within' is not an argument matcher: beside $approx every key must start with $"
-            " (as written, this mapping is an object the argument must contain) - did you mean '$within'?",
+            "specs/s.yaml:5:74: 'within' is not an argument matcher: beside $approx every key must start"
+            " with $ (as written, this mapping is an object the argument must contain)"
+            " - did you mean '$within'?",
         ),
         (
             "- called_tool_with: {name: refund, args: {amount: {$gte: 5, $lte: 1}}}",
@@ -163,7 +164,8 @@ def check(expect: str) -> str:
         ),
         (
             "- max_tool_calls: 2\n  not: true",
-            "specs/s.yaml:6:9: not: true cannot invert max_tool_calls: remove not and set the most calls allowed",
+            "specs/s.yaml:6:9: not: true cannot invert max_tool_calls:"
+            " remove not and set the most calls allowed",
         ),
         (
             "- tokens_below: 0",

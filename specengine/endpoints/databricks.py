@@ -170,7 +170,7 @@ class DatabricksConversation(Conversation):
             return self._read(shape, data, latency)
         if chunks.count == 0 and chunks.error is None:
             raise EndpointError("InvalidResponse", "the stream ended without a single chunk")
-        return self._chat_answer(chunks.messages(), chunks.error, latency, None, chunks.ttft)
+        return self._chat_answer(chunks.messages(), chunks.error, latency, chunks.usage, chunks.ttft)
 
     def _read(self, shape: str, data: Any, latency: float) -> _Answer:
         if isinstance(data, Mapping) and isinstance(data.get("predictions"), Mapping):
@@ -248,7 +248,8 @@ class ChatAgentStream:
     """Folds streamed ChatAgent chunks (`{"delta": {message with id}}`) into whole messages.
 
     Chunks of one message share its `id`: their content is concatenated, tool calls collected.
-    `{"error": …}` data is an error reported inside the stream; `[DONE]` ends it.
+    `{"error": …}` data is an error reported inside the stream; `[DONE]` ends it. A chunk's `usage`
+    (MLflow's ChatAgentChunk carries one, usually on the last) is the turn's token usage.
     """
 
     def __init__(self, started: float):
@@ -256,6 +257,7 @@ class ChatAgentStream:
         self.count = 0
         self.error: str | None = None
         self.ttft: float | None = None
+        self.usage: Mapping[str, Any] | None = None
         self._messages: dict[str, dict[str, Any]] = {}
 
     def feed(self, event: str, data: str) -> bool:
@@ -268,6 +270,9 @@ class ChatAgentStream:
         error = error_text(chunk.get("error"))
         if error is not None or event == "error":
             self.error = error or error_text(chunk) or "error event"
+        usage = usage_of(chunk)
+        if usage is not None:
+            self.usage = usage
         delta = chunk.get("delta")
         if isinstance(delta, Mapping):
             self._add(delta)

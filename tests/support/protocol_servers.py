@@ -322,16 +322,23 @@ class DatabricksServer(ScriptedAgent):
                 return Reply(events=_mlflow_response_events(output, reply))
             if reply.error is not None:
                 return self._error(500, f"Model error: {reply.error}", "INTERNAL_ERROR")
-            return self._json(200, {"object": "response", "output": output})
+            return self._json(200, {"object": "response", "output": output, **_usage(reply)})
         chain = _chat_chain(reply, number)
         if stream:
             events: list[Any] = [{"delta": message} for message in _split_deltas(chain)]
+            if events:
+                events[-1] = {**events[-1], **_usage(reply)}  # ChatAgentChunk.usage, on the last chunk
             if reply.error is not None:
                 events.append({"error": str(reply.error)})
             return Reply(events=[*events, "[DONE]"])
         if reply.error is not None:
             return self._error(500, f"Model error: {reply.error}", "INTERNAL_ERROR")
-        return self._json(200, {"messages": chain})
+        return self._json(200, {"messages": chain, **_usage(reply)})
+
+
+def _usage(reply: Reply) -> dict[str, Any]:
+    """The `usage` field of an answer, when the Reply reports one (MLflow's ChatUsage fields)."""
+    return {"usage": dict(reply.usage)} if reply.usage is not None else {}
 
 
 def _check_context(body: Mapping[str, Any]) -> str | None:
