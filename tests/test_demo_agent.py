@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -232,3 +233,37 @@ def test_command_reports_a_taken_port(run_cli):
     assert result.exit_code == 2
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "--port 0" in result.stderr
+
+
+def test_orders_are_looked_up_with_a_generated_id():
+    answer = ask("Where is my order of headphones?")
+    assert calls(answer) == [("find_order", {"item": "headphones"})]
+    [order_id] = re.findall(r"ORD-\d{6}", answer.content)
+    assert answer.content == f"Your order {order_id} (Wireless headphones) has shipped and arrives in 2 days."
+    assert ask("Which orders do I have?").content.startswith("Which order do you mean?")
+    assert calls(ask("Which orders do I have?")) == []
+
+
+def test_a_refund_has_arguments_no_spec_can_spell_exactly():
+    answer = ask("I want a refund for the chargers, they arrived damaged")
+    [(lookup, _), (name, args)] = calls(answer)
+    assert (lookup, name) == ("find_order", "refund")
+    assert re.fullmatch(r"ORD-\d{6}", args["order_id"])
+    assert args["amount"] == 3 * 14.95 != 44.85  # floating point: an exact 44.85 would not match
+    assert (args["items"], args["reason"]) == (["charger"], "damaged")
+    assert args["note"] == "I want a refund for the chargers, they arrived damaged"
+    assert re.fullmatch(r"req_[0-9a-f]{12}", args["request_id"])
+    assert answer.content.startswith(f"I refunded $44.85 for the charger of order {args['order_id']}.")
+    bundle = calls(ask("Please refund the stand and the cable from my desk bundle, they came too late"))
+    assert bundle[1][1]["items"] == ["stand", "cable"]  # in the order the message names them
+    assert (bundle[1][1]["amount"], bundle[1][1]["reason"]) == (44.99, "late")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_replies_report_token_usage(demo, stream):
+    [[first, second]] = converse(demo.url, ["Where is my order of headphones?", "thanks"], stream=stream)
+    assert first.tokens is not None and second.tokens is not None
+    assert first.tokens.total_tokens == first.tokens.input_tokens + first.tokens.output_tokens  # type: ignore[operator]
+    assert second.tokens.input_tokens > first.tokens.input_tokens  # the history is sent again
+    [[again, _]] = converse(demo.url, ["Where is my order of headphones?", "thanks"], stream=not stream)
+    assert again.tokens == first.tokens  # the same count whether streamed or not
