@@ -141,12 +141,12 @@ def matcher_problems(matcher: Mapping[str, Any], rendered: bool) -> list[Matcher
         if key not in ARG_MATCHERS:
             guess = closest(key, ARG_MATCHERS)
             meant.add(guess or key)
-            message = f"unknown argument matcher '{key}'{did_you_mean(guess)}"
-            problems.append(MatcherProblem(key, Place.KEY, message))
+            unknown = f"unknown argument matcher '{key}'{did_you_mean(guess)}"
+            problems.append(MatcherProblem(key, Place.KEY, unknown))
     for key in known:
-        message = _value_problem(ARG_MATCHERS[key], matcher[key], rendered)
-        if message:
-            problems.append(MatcherProblem(key, Place.VALUE, message))
+        wrong = _value_problem(ARG_MATCHERS[key], matcher[key], rendered)
+        if wrong:
+            problems.append(MatcherProblem(key, Place.VALUE, wrong))
     alone = next((key for key in known if ARG_MATCHERS[key].alone), None)
     others = [other for other in known if other != alone]
     if alone is not None and others:
