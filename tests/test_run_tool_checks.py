@@ -149,7 +149,8 @@ def run(tmp_path_factory) -> Run:
     with AgentServer() as server:
         server.script(agent)
         setup_project(folder, server)
-        return run_spec(folder, SPEC, "-j", "4")
+        reports = ("--junit", "out/junit.xml", "--md", "out/summary.md", "--html", "out/report.html")
+        return run_spec(folder, SPEC, "-j", "4", *reports)
 
 
 def test_every_case_has_its_outcome(run):
@@ -224,6 +225,18 @@ def test_usage_is_recorded_per_turn_trial_case_and_run(run):
         "total_tokens": sum(case["usage"]["total_tokens"] for case in reporting),
     }
     assert run.summary["usage"]["total_tokens"] == 10 * 150 + 165
+
+
+def test_every_report_shows_the_tokens(run):
+    shown = (
+        "1,665 tokens (1,330 in, 335 out)"  # 10 turns of 150 (120 in, 30 out) and one of 15 (10 in, 5 out)
+    )
+    [summary_line] = [line for line in run.cli.output.splitlines() if " passed, " in line]
+    assert summary_line.endswith(f" · {shown}")
+    junit = (run.folder / "out" / "junit.xml").read_text(encoding="utf-8")
+    assert '<property name="total_tokens" value="1665" />' in junit
+    assert shown in (run.folder / "out" / "summary.md").read_text(encoding="utf-8")
+    assert f"used {shown}" in (run.folder / "out" / "report.html").read_text(encoding="utf-8")
 
 
 def test_tokens_below(run):

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from specengine.report.facts import format_rate
+from specengine.report.facts import format_rate, usage_text
 from specengine.results.model import SkipReason, pass_rate
 
 MAX_DETAILED_FAILURES = 30
@@ -137,10 +137,12 @@ def print_report(
         parts.append(f"[{STATUS_STYLE[status]}]{count} {label}[/]" if count else f"{count} {label}")
     rate = pass_rate(summary)
     shown_rate = f" · pass rate {format_rate(rate)}" if rate is not None else ""
+    tokens = usage_text(summary)  # the agent's, as its server reported them
     console.print(
         f"[bold]{_count(summary['cases'], 'case')}[/]: "
         + ", ".join(parts)
         + f"{shown_rate} · {summary['duration_s']:.2f} s"
+        + (f" · {tokens}" if tokens else "")
     )
     if summary.get("judge_calls") is not None:
         console.print(

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from specengine.usage import TokenUsage, read_usage, total_usage
+
 _THRESHOLD_OPS = (("gte", ">="), ("gt", ">"), ("lte", "<="), ("lt", "<"))
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
@@ -320,14 +322,31 @@ def summarize(cases: list[dict]) -> dict[str, int]:
 
 
 def summary_of(results: dict) -> dict[str, Any]:
-    """The results' summary, with counts recomputed from the cases so they always agree with them."""
+    """The results' summary, with counts (and the agent's token usage) recomputed from the cases so
+    they always agree with them."""
     stored = results.get("summary")
     given: dict[str, Any] = stored if isinstance(stored, dict) else {}
     summary = dict(given)
-    summary.update(summarize([c for c in results.get("cases", []) if isinstance(c, dict)]))
+    cases = [c for c in results.get("cases", []) if isinstance(c, dict)]
+    summary.update(summarize(cases))
     summary["gates_skipped"] = as_int(given.get("gates_skipped")) or 0
     summary["duration_s"] = as_float(given.get("duration_s"))
+    summary.pop("usage", None)
+    usage = cases_usage(cases)
+    if usage is not None:
+        summary["usage"] = usage.as_dict()
     return summary
+
+
+def cases_usage(cases: list[dict]) -> TokenUsage | None:
+    """The agent's tokens over these cases, where its server reported them; None when it never did."""
+    return total_usage(read_usage(case.get("usage")) for case in cases)
+
+
+def usage_text(holder: dict) -> str | None:
+    """`1,234 tokens (1,000 in, 234 out)` for a case's, a trial's or a summary's `usage`, or None."""
+    usage = read_usage(holder.get("usage"))
+    return None if usage is None else str(usage)
 
 
 def format_rate(rate: float | None) -> str:

@@ -31,6 +31,7 @@ from specengine.report.facts import (
     format_rate,
     format_time,
     summary_of,
+    usage_text,
 )
 from specengine.report.formats import ReportInputs
 from specengine.results.model import pass_rate
@@ -70,6 +71,7 @@ def _derived(case: dict) -> dict[str, Any]:
         "reason": failure_headline(case),
         "duration": round(case_duration(case), 4),
         "review": review_line(case),
+        "tokens": usage_text(case),
     }
 
 
@@ -91,6 +93,9 @@ def _facts(results: dict, summary: dict) -> list[_Fact]:
         facts.append(_Fact("started", started))
     if summary.get("duration_s") is not None:
         facts.append(_Fact("took", format_duration(summary["duration_s"])))
+    tokens = usage_text(summary)
+    if tokens:
+        facts.append(_Fact("used", tokens))
     config = results.get("config")
     if isinstance(config, str | int | float) and config != "":
         facts.append(_Fact("config", str(config), mono=True))

@@ -17,6 +17,7 @@ from specengine.report.facts import (
     case_line,
     case_spec,
     case_suite,
+    cases_usage,
     error_text,
     failed_gates,
     plain_text,
@@ -25,6 +26,7 @@ from specengine.report.facts import (
     trials_of,
 )
 from specengine.report.formats import ReportInputs
+from specengine.usage import TokenUsage, read_usage
 
 MAX_SYSTEM_OUT = 20_000
 
@@ -146,12 +148,21 @@ def build_junit(results: dict) -> ET.Element:
         specs = {case_spec(c) for c in members}
         if len(specs) == 1:
             suite.set("file", clean(specs.pop()))
-        if results.get("run_id"):
+        suite_usage = cases_usage(members)
+        if results.get("run_id") or suite_usage is not None:
             props = ET.SubElement(suite, "properties")
-            ET.SubElement(props, "property", name="run_id", value=clean(results["run_id"]))
+            if results.get("run_id"):
+                ET.SubElement(props, "property", name="run_id", value=clean(results["run_id"]))
+            _usage_properties(props, suite_usage)
         for case in members:
             _add_case(suite, case, suite_name)
     return root
+
+
+def _usage_properties(props: ET.Element, usage: TokenUsage | None) -> None:
+    """The agent's tokens as properties (`input_tokens`, `output_tokens`, `total_tokens`), when known."""
+    for name, value in (usage.as_dict() if usage is not None else {}).items():
+        ET.SubElement(props, "property", name=name, value=str(value))
 
 
 def _add_case(suite: ET.Element, case: dict, suite_name: str) -> None:
@@ -167,7 +178,11 @@ def _add_case(suite: ET.Element, case: dict, suite_name: str) -> None:
     line = case_line(case)
     if line:
         tc.set("line", str(line))
-    _add_review(tc, case)
+    props = ET.Element("properties")  # one per test case: the tokens, then a person's review
+    _usage_properties(props, read_usage(case.get("usage")))
+    _add_review(props, case)
+    if len(props):
+        tc.append(props)
     status = case.get("status")
     if status == "failed":
         message, kind, details = _failure_text(case, spec)
@@ -190,13 +205,12 @@ def _add_case(suite: ET.Element, case: dict, suite_name: str) -> None:
             ET.SubElement(tc, "system-out").text = clean(transcript)
 
 
-def _add_review(tc: ET.Element, case: dict) -> None:
+def _add_review(props: ET.Element, case: dict) -> None:
     """A person's review of the case as properties: both verdicts side by side."""
     review = case.get("review")
     own = review.get("case") if isinstance(review, dict) else None
     if not isinstance(own, dict):
         return
-    props = ET.SubElement(tc, "properties")
     for key in ("verdict", "engine", "human", "reviewer", "at", "note"):
         ET.SubElement(props, "property", name=f"review.{key}", value=clean(own.get(key) or ""))
 

@@ -24,6 +24,7 @@ from specengine.report.facts import (
     plain_text,
     skip_reason,
     summary_of,
+    usage_text,
 )
 from specengine.report.formats import STREAM, ReportInputs
 from specengine.results.model import pass_rate
@@ -130,6 +131,9 @@ def render_markdown(
     ]
     if summary.get("duration_s") is not None:
         facts.append(format_duration(summary["duration_s"]))
+    tokens = usage_text(summary)
+    if tokens:
+        facts.append(tokens)
     if results.get("run_id"):
         facts.append(f"run {code(results['run_id'])}")
     if review_counts_text(summary):

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from specengine.errors import MergeError
-from specengine.report.facts import as_float, summarize
+from specengine.report.facts import as_float, cases_usage, summarize
 
 
 def _parse_time(value: Any) -> datetime | None:
@@ -172,4 +172,7 @@ def _summary(items: list[tuple[str, dict]], starts: list[datetime | None]) -> di
         summary["duration_s"] = round((end - begin).total_seconds(), 3)
     else:
         summary["duration_s"] = round(max((d for d in durations if d is not None), default=0.0), 3)
+    usage = cases_usage(cases)  # the agent's tokens, summed again over the merged cases
+    if usage is not None:
+        summary["usage"] = usage.as_dict()
     return summary

@@ -40,6 +40,7 @@
     return m < 60 ? m + " m " + String(r).padStart(2, "0") + " s" : Math.floor(m / 60) + " h " + String(m % 60).padStart(2, "0") + " m";
   }
   function fmtScore(x) { return typeof x === "number" ? x.toFixed(2) : "–"; }
+  function fmtTokens(n) { return n.toLocaleString("en-US") + " tokens"; }
   function fmtThreshold(t) {
     if (!t || typeof t !== "object") return "";
     const ops = [["gte", "≥"], ["gt", ">"], ["lte", "≤"], ["lt", "<"]];
@@ -236,6 +237,7 @@
     }
     facts.push(["Time", fmtDur(d.duration)]);
     if (d.review) facts.push(["Review", d.review]);
+    if (d.tokens) facts.push(["Tokens", d.tokens]);
     out.push(h("dl", { class: "facts" }, facts.map(([k, v]) => [h("dt", { text: k }), h("dd", null, v)])));
     if (c.status === "skipped") out.push(h("p", { class: "errorbox", text: "Skipped: " + d.reason }));
     else if (c.error) out.push(h("div", { class: "errorbox", text: errText(c.error) }));
@@ -276,6 +278,7 @@
     if (typeof t.latency_s === "number") info.push("latency " + fmtDur(t.latency_s));
     if (typeof t.ttft_s === "number") info.push(" · first token " + fmtDur(t.ttft_s));
     if (t.attempts > 1) info.push(" · " + t.attempts + " attempts");
+    if (t.usage && typeof t.usage.total_tokens === "number") info.push(" · " + fmtTokens(t.usage.total_tokens));
     if (n > 1) box.appendChild(h("div", { class: "trialinfo" }, info));
     if (t.error && !(n === 1 && errText(t.error) === errText(c.error))) box.appendChild(h("div", { class: "errorbox", text: errText(t.error) }));
     const checks = t.checks || [];
@@ -318,6 +321,7 @@
       const head = h("div", { class: "role" }, h("span", { text: role }));
       const attrs = { class: "msg " + role };
       if (role === "user") { turn++; attrs["data-turn"] = turn; head.appendChild(h("span", { text: "turn " + turn })); }
+      if (m && m.usage && typeof m.usage.total_tokens === "number") head.appendChild(h("span", { class: "tokens", text: fmtTokens(m.usage.total_tokens) }));
       const content = text(m && m.content);
       const calls = (m && m.tool_calls) || [];
       box.appendChild(h("div", attrs, head,
