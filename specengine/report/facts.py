@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -343,7 +344,7 @@ def cases_usage(cases: list[dict]) -> TokenUsage | None:
     return total_usage(read_usage(case.get("usage")) for case in cases)
 
 
-def usage_text(holder: dict) -> str | None:
+def usage_text(holder: Mapping[str, Any]) -> str | None:
     """`1,234 tokens (1,000 in, 234 out)` for a case's, a trial's or a summary's `usage`, or None."""
     usage = read_usage(holder.get("usage"))
     return None if usage is None else str(usage)
