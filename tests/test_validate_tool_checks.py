@@ -4,7 +4,14 @@ and `tokens_below`. Each mistake gives one located message in plain words, with 
 
 from __future__ import annotations
 
+import json
+import re
+import tempfile
+from pathlib import Path
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_validate_errors import one_problem, problems
 
 VALID = """
@@ -190,3 +197,44 @@ def test_a_template_inside_a_matcher_is_checked_for_unknown_variables(tmp_path):
     [message] = problems(tmp_path, spec)
     assert "undefined variable 'inptu' - did you mean 'input'?" in message
     assert message.startswith("specs/s.yaml:5:")
+
+
+KEYS = st.one_of(
+    st.sampled_from(["$any", "$approx", "$within", "$gte", "$contains", "$bogus", "within", "x"]),
+    st.text(max_size=3),
+)
+VALUES = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-5, 5),
+        st.floats(allow_nan=False),
+        st.text(max_size=4),
+        st.just("("),
+    ),
+    lambda children: st.one_of(st.lists(children, max_size=3), st.dictionaries(KEYS, children, max_size=3)),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(args=st.dictionaries(KEYS, VALUES, max_size=3), times=VALUES, mode=VALUES)
+def test_validate_never_fails_on_arbitrary_tool_arguments(args, times, mode):
+    """Whatever a spec holds in args, times or mode, validate answers with located messages."""
+    spec = {
+        "evals": [
+            {
+                "name": "a",
+                "send": "hi",
+                "expect": [
+                    {"called_tool_with": {"name": "t", "args": args}},
+                    {"called_tool": "t", "times": times},
+                    {"tool_calls_in_order": [{"name": "t", "args": args}], "mode": mode},
+                ],
+            }
+        ]
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        found = problems(Path(folder), json.dumps(spec))
+    assert all(re.match(r"specs/s\.yaml:\d+:\d+: ", line) for line in found), found
+    assert not any("internal error" in line for line in found), found
