@@ -1,0 +1,177 @@
+"""The one object `run` and `report` talk to: open an MLflow run, add cases as they finish, close it.
+
+`run --mlflow` opens the log before the first case and adds each case as it is written, so traces
+reach MLflow while the run goes on; `report RESULTS --mlflow` opens it and closes it with the whole
+file. Either way `close` sends whatever was not sent yet, then the run's params, metrics and
+artifacts. Opening (reaching the server, creating the experiment and run) happens on a thread too:
+a slow or dead server never delays the first case.
+
+Whatever happens, the outcome is a message: one line saying where the run is, or one warning naming
+the server and the reason, and how to log the same results again later.
+"""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from specengine.mlflow.target import MlflowTarget
+from specengine.mlflow.trace_mapping import NewId, case_traces, started_at_ms
+
+WAIT_BASE_S = 60.0  # how long `close` waits for unsent traces: this, plus
+WAIT_PER_CASE_S = 0.5  # this per case still to send (one takes ~0.03 s on a local server)
+
+
+class MlflowLog:
+    """Log one specengine run to MLflow; every failure is caught, remembered and reported once."""
+
+    def __init__(
+        self,
+        target: MlflowTarget,
+        *,
+        run_name: str,
+        start_ms: int,
+        judge_model: str | None,
+        git: Callable[[], Mapping[str, str]] | None = None,
+        new_id: NewId = secrets.token_hex,
+        workers: int = 4,
+        batch: int = 20,
+    ):
+        from specengine.mlflow.shipper import Shipper
+
+        self.target = target
+        self._run_name = run_name
+        self._start_ms = start_ms
+        self._judge_model = judge_model
+        self._git = git
+        self._new_id = new_id
+        self._opened = threading.Event()
+        self._open_failure: BaseException | None = None
+        self._client: Any = None
+        self._queued: set[str] = set()
+        self._git_facts: Mapping[str, str] = {}
+        threading.Thread(target=self._open, name="mlflow-open", daemon=True).start()
+        self._shipper = Shipper(self._send, workers=workers, batch=batch, ready=self._wait_open)
+
+    def add_case(self, case: Mapping[str, Any], *, force: bool = False) -> None:
+        """Queue a finished case (as written to the results); never blocks, never raises."""
+        case_id = case.get("id")
+        if isinstance(case_id, str) and case_id not in self._queued and self._shipper.put(case, force=force):
+            self._queued.add(case_id)
+
+    def close(
+        self,
+        data: Mapping[str, Any],
+        *,
+        results: Path,
+        html: Path | None = None,
+        finished: bool = True,
+    ) -> list[str]:
+        """Send what is left of `data`, then the run's params, metrics and artifacts.
+
+        Returns the lines to show: where the run is, or one warning. `html` is the HTML report to
+        attach; without one, it is rendered for the run.
+        """
+        from specengine.mlflow.run_mapping import run_record
+
+        for case in data.get("cases") or ():
+            self.add_case(case, force=True)
+        outcome = self._shipper.close(WAIT_BASE_S + WAIT_PER_CASE_S * self._shipper.pending)
+        failure = self._open_failure or outcome.failure
+        traces = outcome.traces
+        if failure is None and not outcome.timed_out:
+            try:
+                with tempfile.TemporaryDirectory(prefix="specengine-mlflow-") as folder:
+                    artifacts = [results, html or _render_html(data, Path(folder) / "report.html")]
+                    self._client.close_run(
+                        run_record(data, self._git_facts), [path for path in artifacts if path], finished=finished
+                    )
+            except Exception as exc:  # e.g. the server stopped after the last trace
+                failure = exc
+        if failure is not None or outcome.timed_out:
+            return [self._warning(failure, traces, results, timed_out=outcome.timed_out)]
+        where = self._client.run_url() or f"run {self._client.run_id}"
+        return [
+            f"MLflow: logged {traces} traces to experiment '{self.target.experiment}'"
+            f" (run {self._run_name}): {where}"
+        ]
+
+    def _open(self) -> None:
+        try:
+            from specengine.mlflow.client import TrackingClient
+
+            client = TrackingClient(self.target)
+            client.open_run(self._run_name)
+            self._client = client
+            if self._git is not None:
+                self._git_facts = self._git()
+        except Exception as exc:  # unreachable server, bad URI, refused experiment name, ...
+            self._open_failure = exc
+        finally:
+            self._opened.set()
+
+    def _wait_open(self) -> BaseException | None:
+        self._opened.wait()
+        return self._open_failure
+
+    def _send(self, cases: Sequence[Mapping[str, Any]]) -> int:
+        traces = [
+            trace
+            for case in cases
+            for trace in case_traces(case, start_ms=self._start_ms, judge_model=self._judge_model, new_id=self._new_id)
+        ]
+        self._client.send_traces(traces)
+        return len(traces)
+
+    def _warning(self, failure: BaseException | None, traces: int, results: Path, *, timed_out: bool) -> str:
+        from specengine.mlflow.client import describe_failure
+
+        uri = self._client.tracking_uri if self._client is not None else self.target.shown_uri
+        reason = describe_failure(failure) if failure is not None else "it did not answer in time"
+        sent = f" ({traces} traces were sent before it stopped)" if traces else ""
+        return (
+            f"warning: MLflow: could not log to {uri}: {reason}{sent}. The results are complete in"
+            f" {results}; to log them later: specengine report {results} --mlflow '{self.target.experiment}'"
+        )
+
+
+def log_for_run(
+    target: MlflowTarget,
+    *,
+    run_id: str,
+    started_at: str,
+    judge_model: str | None,
+    folder: Path | None,
+) -> MlflowLog:
+    """The log of a live run: traces go out as cases finish, tagged with the project's git commit."""
+    from specengine.mlflow.source_control import git_facts
+
+    return MlflowLog(
+        target,
+        run_name=run_id,
+        start_ms=started_at_ms({"started_at": started_at}),
+        judge_model=judge_model,
+        git=(lambda: git_facts(folder)) if folder is not None else None,
+    )
+
+
+def log_results(target: MlflowTarget, data: Mapping[str, Any], results: Path, html: Path | None = None) -> list[str]:
+    """Log a stored results file (`report RESULTS --mlflow`): the lines to show."""
+    settings = data.get("settings") if isinstance(data.get("settings"), Mapping) else {}
+    log = MlflowLog(
+        target,
+        run_name=str(data.get("run_id") or "specengine"),
+        start_ms=started_at_ms(data),
+        judge_model=settings.get("judge_model"),
+    )
+    return log.close(data, results=results, html=html)
+
+
+def _render_html(data: Mapping[str, Any], path: Path) -> Path:
+    from specengine.report.html import write_html
+
+    return write_html(dict(data), path)

@@ -1,0 +1,92 @@
+"""A specengine run as an MLflow run: the params that say what ran, the metrics that say how it went.
+
+Everything comes from the results dict, so `run --mlflow` and `report RESULTS --mlflow` log the
+same run. Params are what one compares runs by in MLflow (specs, config, endpoints, judge model,
+trials); metrics are the summary's counts, the pass rate, latency percentiles and judge costs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from specengine.mlflow.records import RunRecord
+from specengine.results.model import pass_rate
+
+PARAM_LIMIT = 6000  # MLflow rejects longer param values
+RUN_TYPE_TAG = "mlflow.runType"
+RUN_TYPE_EVALUATION = "genai_evaluate"  # MLflow lists such runs with its evaluation runs
+GIT_TAGS = {"commit": "mlflow.source.git.commit", "branch": "mlflow.source.git.branch"}
+
+
+def run_record(data: Mapping[str, Any], git: Mapping[str, str] | None = None) -> RunRecord:
+    """Name, params, metrics and tags of the MLflow run for a results dict."""
+    cases = [case for case in data.get("cases") or () if isinstance(case, Mapping)]
+    settings = data.get("settings") if isinstance(data.get("settings"), Mapping) else {}
+    params = {
+        "specs": _joined(case.get("spec") for case in cases),
+        "endpoints": _joined(case.get("endpoint") for case in cases),
+        "trials": _joined(case.get("n_trials") for case in cases if case.get("trials")),
+        "config": settings.get("config"),
+        "judge_model": settings.get("judge_model"),
+        "cases": len(cases),
+        "specengine_run_id": data.get("run_id"),
+    }
+    shard = data.get("shard")
+    if isinstance(shard, Mapping):
+        params["shard"] = f"{shard.get('index')}/{shard.get('count')}"
+    tags = {
+        RUN_TYPE_TAG: RUN_TYPE_EVALUATION,
+        "mlflow.source.name": "specengine",
+        "specengine.run_id": str(data.get("run_id", "")),
+    }
+    for key, tag in GIT_TAGS.items():
+        if git and git.get(key):
+            tags[tag] = git[key]
+    return RunRecord(
+        name=str(data.get("run_id") or "specengine"),
+        params={key: _param(value) for key, value in params.items() if value not in (None, "")},
+        metrics=run_metrics(data.get("summary") or {}, cases),
+        tags=tags,
+    )
+
+
+def run_metrics(summary: Mapping[str, Any], cases: list[Mapping[str, Any]]) -> dict[str, float]:
+    """The summary's counts, the pass rate, latency p50/p95 over trials, and the judge's calls and tokens."""
+    metrics: dict[str, float] = {}
+    for key in ("cases", "passed", "failed", "errored", "skipped", "gates_skipped", "duration_s"):
+        if isinstance(summary.get(key), (int, float)):
+            metrics[key] = float(summary[key])
+    rate = pass_rate(summary)
+    if rate is not None:
+        metrics["pass_rate"] = rate
+    latencies = sorted(
+        float(trial["latency_s"])
+        for case in cases
+        for trial in case.get("trials") or ()
+        if isinstance(trial, Mapping) and isinstance(trial.get("latency_s"), (int, float))
+    )
+    if latencies:
+        metrics["latency_p50_s"] = percentile(latencies, 50)
+        metrics["latency_p95_s"] = percentile(latencies, 95)
+    for key in ("judge_calls", "judge_tokens", "judge_cache_hits"):
+        if isinstance(summary.get(key), (int, float)):
+            metrics[key] = float(summary[key])
+    return metrics
+
+
+def percentile(ordered: list[float], rank: float) -> float:
+    """The nearest-rank percentile of sorted values: a latency some trial actually had."""
+    index = max(0, math.ceil(rank / 100 * len(ordered)) - 1)
+    return ordered[min(index, len(ordered) - 1)]
+
+
+def _joined(values: Iterable[Any]) -> str:
+    """Distinct values in first-seen order, comma-separated (what a param can hold)."""
+    return ",".join(str(value) for value in dict.fromkeys(value for value in values if value is not None))
+
+
+def _param(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= PARAM_LIMIT else text[: PARAM_LIMIT - 20] + "… (truncated)"

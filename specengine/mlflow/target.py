@@ -1,0 +1,88 @@
+"""Where to log: the experiment and tracking URI, from the command line, the project file, the
+environment; and whether the MLflow client is installed at all.
+
+Precedence: `--mlflow EXPERIMENT` beats the project's `mlflow.experiment`; the project's
+`mlflow.tracking_uri` beats `MLFLOW_TRACKING_URI`, which is what MLflow users already set; with
+neither, MLflow's own default applies. A missing client is a usage problem found before anything
+runs (exit 2), with the command that installs it, not a warning after a long run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from specengine.errors import UsageError
+
+INSTALL_COMMAND = 'pip install "specengine[mlflow]"'
+MINIMUM_VERSION = (3, 17)
+CLIENT_DISTRIBUTIONS = ("mlflow-skinny", "mlflow")  # either one holds the tracking client
+
+
+@dataclass(frozen=True)
+class MlflowTarget:
+    """An experiment (by name; created when missing) on a tracking server (None: MLflow's default)."""
+
+    experiment: str
+    tracking_uri: str | None = None
+
+    @property
+    def shown_uri(self) -> str:
+        """The tracking URI as messages show it: without a password or token in it."""
+        return re.sub(r"//[^/@]*@", "//", self.tracking_uri) if self.tracking_uri else "MLflow's default"
+
+
+def resolve_target(
+    experiment: str | None, project_data: Mapping[str, Any] | None, environ: Mapping[str, str] | None = None
+) -> MlflowTarget | None:
+    """The target for a run, or None when neither `--mlflow` nor the project names an experiment.
+
+    Raises UsageError when logging is asked for and the MLflow client is not installed.
+    """
+    block = (project_data or {}).get("mlflow") or {}
+    name = experiment or block.get("experiment")
+    if not name:
+        return None
+    env = os.environ if environ is None else environ
+    uri = block.get("tracking_uri") or env.get("MLFLOW_TRACKING_URI") or None
+    require_client()
+    return MlflowTarget(experiment=str(name), tracking_uri=uri)
+
+
+def require_client() -> None:
+    """UsageError naming the install command when no usable MLflow client is installed.
+
+    Reads package metadata only: importing MLflow takes about a second, which `--mlflow` pays when
+    the run logs, not when it merely checks.
+    """
+    from importlib import metadata
+
+    found: list[str] = []
+    for distribution in CLIENT_DISTRIBUTIONS:
+        try:
+            found.append(metadata.version(distribution))
+        except metadata.PackageNotFoundError:
+            continue
+    if not found:
+        raise UsageError(
+            [
+                "error: logging to MLflow needs the MLflow client, which is not installed;"
+                f" install it with: {INSTALL_COMMAND}"
+            ]
+        )
+    if not any(_version(text) >= MINIMUM_VERSION for text in found):
+        wanted = ".".join(str(part) for part in MINIMUM_VERSION)
+        raise UsageError(
+            [
+                f"error: logging to MLflow needs MLflow {wanted} or newer (found {', '.join(found)});"
+                f" upgrade with: {INSTALL_COMMAND}"
+            ]
+        )
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = re.findall(r"\d+", text)[:2]
+    return tuple(int(part) for part in parts)
