@@ -12,6 +12,7 @@ here; the caller stops logging at the first failure.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +33,7 @@ class TrackingClient:
     def __init__(self, target: MlflowTarget):
         for name, value in HTTP_DEFAULTS.items():
             os.environ.setdefault(name, value)
+        logging.getLogger("mlflow").setLevel(logging.ERROR)  # failures are reported once, by the caller
         from mlflow.tracing.client import TracingClient
         from mlflow.tracking import MlflowClient
 

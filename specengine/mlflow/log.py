@@ -13,6 +13,7 @@ the server and the reason, and how to log the same results again later.
 from __future__ import annotations
 
 import secrets
+import shlex
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -94,11 +95,9 @@ class MlflowLog:
                 failure = exc
         if failure is not None or outcome.timed_out:
             return [self._warning(failure, traces, results, timed_out=outcome.timed_out)]
-        where = self._client.run_url() or f"run {self._client.run_id}"
-        return [
-            f"MLflow: logged {traces} traces to experiment '{self.target.experiment}'"
-            f" (run {self._run_name}): {where}"
-        ]
+        client = self._client
+        where = client.run_url() or f"in {client.tracking_uri} (MLflow run id {client.run_id})"
+        return [f"MLflow: logged run {self._run_name} ({traces} traces) to experiment '{self.target.experiment}': {where}"]
 
     def _open(self) -> None:
         try:
@@ -135,7 +134,8 @@ class MlflowLog:
         sent = f" ({traces} traces were sent before it stopped)" if traces else ""
         return (
             f"warning: MLflow: could not log to {uri}: {reason}{sent}. The results are complete in"
-            f" {results}; to log them later: specengine report {results} --mlflow '{self.target.experiment}'"
+            f" {results}; to log them later: specengine report {shlex.quote(str(results))}"
+            f" --mlflow {shlex.quote(self.target.experiment)}"
         )
 
 

@@ -216,6 +216,8 @@ class CaseResult:
         }
         if case.row_line is not None:
             data["row_line"] = case.row_line
+        if case.variables.get("expected"):
+            data["expected"] = dict(case.variables["expected"])
         if self.skip_reason:
             data["skip_reason"] = self.skip_reason
         usage = total_usage(trial.usage for trial in self.trials)

@@ -1,0 +1,103 @@
+"""A real MLflow tracking server on 127.0.0.1 for the MLflow tests and the MLflow benchmark.
+
+    with MlflowServer(folder) as server:      # `mlflow server`, SQLite store, artifacts proxied
+        server.url                            # http://127.0.0.1:<free port>
+        server.stop()                         # e.g. to take it away in the middle of a run
+
+The server starts in its own process group (MLflow forks uvicorn workers) so that stopping it stops
+all of it. Readiness is polled on /health with a deadline; a server that dies while starting is
+reported with the end of its log. Background jobs are switched off: nothing here uses them, and
+they cost start-up time and CPU.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from support.servers import free_port
+
+START_DEADLINE_S = 180.0  # about 20 s on 2 idle cores; more while other test suites run
+
+
+class MlflowServer:
+    def __init__(self, folder: Path, workers: int = 1):
+        self.folder = folder
+        self.workers = workers
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = folder / "server.log"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> MlflowServer:
+        """Launch the server (without waiting for it: see `wait_ready`)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        command = [
+            sys.executable, "-m", "mlflow", "server",
+            "--backend-store-uri", f"sqlite:///{self.folder / 'mlflow.db'}",
+            "--artifacts-destination", str(self.folder / "artifacts"),
+            "--host", "127.0.0.1",
+            "--port", str(self.port),
+            "--workers", str(self.workers),
+        ]  # fmt: skip
+        env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+        with self.log.open("wb") as log:
+            self._process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
+        return self
+
+    def wait_ready(self, deadline_s: float = START_DEADLINE_S) -> None:
+        """Poll /health until it answers; RuntimeError (with the log's end) if it dies or never does."""
+        assert self._process is not None
+        deadline = time.monotonic() + deadline_s
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise RuntimeError(f"mlflow server exited with {self._process.returncode}:\n{self._log_tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/health", timeout=2) as answer:
+                    if answer.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise RuntimeError(f"mlflow server not ready after {deadline_s:.0f} s:\n{self._log_tail()}")
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def stop(self) -> None:
+        """Stop the server and its workers (its process group); kill them if they do not stop."""
+        process = self._process
+        if process is None or process.poll() is not None:
+            return
+        for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                process.wait(wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    def _log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def __enter__(self) -> MlflowServer:
+        self.start().wait_ready()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
