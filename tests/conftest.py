@@ -7,6 +7,8 @@ Fixtures:
   weather graph (`support.langgraph_server`); skipped with the reason when its packages are missing.
 - `free_port`: a port nothing listens on (for "connection refused" tests or fixed-port commands).
 - `run_cli`, `run_cli_subprocess`, `write_project`, `write_spec`: the helpers of `support.cli`.
+- `mlflow_server` (session): a real `mlflow server` (`support.mlflow_server`), launched while the
+  first tests run when a collected test needs it; skipped when mlflow is not installed.
 
 Helpers and servers are importable from the `support` package (`from support.servers import Reply`).
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from support import mlflow_server as mlflow_servers
 from support import servers
 from support.cli import run_cli, run_cli_subprocess, write_project, write_spec
 
@@ -67,3 +70,21 @@ def _outside_github_actions(monkeypatch):
     """Tests must not write to a real job summary or print annotations into the CI log."""
     for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="session")
+def mlflow_server() -> mlflow_servers.MlflowServer:
+    reason = mlflow_servers.mlflow_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    return mlflow_servers.SHARED.ready()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Boot the MLflow server (about 20 s) while other tests run, when a collected test needs it."""
+    if any("mlflow_server" in getattr(item, "fixturenames", ()) for item in items):
+        mlflow_servers.SHARED.launch()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    mlflow_servers.SHARED.close()

@@ -2,7 +2,9 @@
 
     with MlflowServer(folder) as server:      # `mlflow server`, SQLite store, artifacts proxied
         server.url                            # http://127.0.0.1:<free port>
-        server.stop()                         # e.g. to take it away in the middle of a run
+
+    SHARED.ready()                            # the test session's one server (see conftest)
+    CuttableProxy(server.port).cut()          # take the server away from one client mid-run
 
 The server starts in its own process group (MLflow forks uvicorn workers) so that stopping it stops
 all of it. Readiness is polled on /health with a deadline; a server that dies while starting is
@@ -12,10 +14,15 @@ they cost start-up time and CPU.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -101,3 +108,101 @@ class MlflowServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def mlflow_missing() -> str | None:
+    """Why the MLflow tests cannot run here (the server package is not installed), or None."""
+    from importlib import metadata
+
+    try:
+        metadata.version("mlflow")
+    except metadata.PackageNotFoundError:
+        return "mlflow is not installed (pip install -e '.[test]' installs it)"
+    return None
+
+
+class SharedServer:
+    """The test session's one MLflow server: launched as soon as collection shows a test needs it
+    (so it boots while other tests run), waited for by the first test that uses it, stopped at the
+    end of the session."""
+
+    def __init__(self) -> None:
+        self._server: MlflowServer | None = None
+
+    def launch(self) -> None:
+        if self._server is None and mlflow_missing() is None:
+            self._server = MlflowServer(Path(tempfile.mkdtemp(prefix="specengine-mlflow-"))).start()
+
+    def ready(self) -> MlflowServer:
+        self.launch()
+        assert self._server is not None
+        self._server.wait_ready()
+        return self._server
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            shutil.rmtree(self._server.folder, ignore_errors=True)
+            self._server = None
+
+
+SHARED = SharedServer()
+
+
+class CuttableProxy:
+    """A TCP forwarder on a free loopback port; `cut()` closes it and every connection through it.
+
+    Put in front of a real server, it lets a test take the server away in the middle of a run (the
+    client then sees resets and refused connections, as with a server that stopped) while the server
+    itself goes on serving the other tests.
+    """
+
+    def __init__(self, upstream_port: int):
+        self.upstream_port = upstream_port
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._cut = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def cut(self) -> None:
+        with self._lock:
+            self._cut = True
+            sockets, self._sockets = [self._listener, *self._sockets], []
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                if self._cut:
+                    client.close()
+                    upstream.close()
+                    return
+                self._sockets += [client, upstream]
+            threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, target: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                target.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                target.shutdown(socket.SHUT_WR)
