@@ -106,7 +106,9 @@ def expected_traces(results: Mapping[str, Any]) -> set[tuple[str, str]]:
     keys = set()
     for case in results["cases"]:
         count = len(case["trials"])
-        keys |= {(case["id"], f"{k}/{count}") for k in range(1, count + 1)} if count else {(case["id"], "0/0")}
+        keys |= (
+            {(case["id"], f"{k}/{count}") for k in range(1, count + 1)} if count else {(case["id"], "0/0")}
+        )
     return keys
 
 
@@ -136,7 +138,9 @@ def git_repository(folder: Path) -> str:
     subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "specs"], check=True)
-    return subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        [*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def run_weather(tmp_path: Path, agent_server: Any, judge: JudgeServer, *args: str, env=None) -> Run:
@@ -155,14 +159,25 @@ def test_run_logs_a_run_with_traces_and_assessments_matching_the_results(
 ):
     from mlflow.entities import AssessmentSourceType, SpanType
 
-    run = run_weather(tmp_path, agent_server, judge, "--mlflow", "weather-evals", "--html", "out/report.html",
-                      env={"MLFLOW_TRACKING_URI": mlflow_server.url})  # fmt: skip
+    run = run_weather(
+        tmp_path,
+        agent_server,
+        judge,
+        "--mlflow",
+        "weather-evals",
+        "--html",
+        "out/report.html",
+        env={"MLFLOW_TRACKING_URI": mlflow_server.url},
+    )
     results = run.results
     assert results is not None
     validate_results(results)
     assert run.exit_code == 1, run.cli.output  # rome's forecast fails; MLflow does not change that
     assert results["settings"] == {"config": None, "judge_model": JUDGE_MODEL}
-    assert run.case("forecast[paris]")["expected"] == {"weather": "Sunny", "expected_response": "Sunny in Paris"}
+    assert run.case("forecast[paris]")["expected"] == {
+        "weather": "Sunny",
+        "expected_response": "Sunny in Paris",
+    }
     assert "warning: MLflow" not in run.cli.output
     assert "MLflow: logged run " + results["run_id"] in run.cli.output
 
@@ -237,7 +252,9 @@ def test_run_logs_a_run_with_traces_and_assessments_matching_the_results(
     assert feedback(skipped)["specengine_eval"].rationale == "not written yet"
 
 
-def test_a_run_in_a_git_repository_is_tagged_with_its_commit_and_branch(mlflow_server, agent_server, tmp_path):
+def test_a_run_in_a_git_repository_is_tagged_with_its_commit_and_branch(
+    mlflow_server, agent_server, tmp_path
+):
     agent_server.script({"hi": "Hello!"})
     setup_project(tmp_path, agent_server)
     spec = "evals: [{name: greet, send: hi, expect: [{includes: Hello}]}]\n"
@@ -272,19 +289,26 @@ def test_report_logs_a_stored_run_as_run_does(mlflow_server, agent_server, judge
     assert set(stored_traces) == set(live_traces) == expected_traces(run.results)
     for key, trace in stored_traces.items():
         values = {name: (mark.value, mark.rationale) for name, mark in feedback(trace).items()}
-        assert values == {name: (mark.value, mark.rationale) for name, mark in feedback(live_traces[key]).items()}
+        assert values == {
+            name: (mark.value, mark.rationale) for name, mark in feedback(live_traces[key]).items()
+        }
         assert expectations(trace) == expectations(live_traces[key])
 
 
-def test_an_older_results_file_without_settings_or_expected_values_still_logs(mlflow_server, agent_server, tmp_path):
+def test_an_older_results_file_without_settings_or_expected_values_still_logs(
+    mlflow_server, agent_server, tmp_path
+):
     agent_server.script({"hi": "Hello!"})
     setup_project(tmp_path, agent_server)
     run = run_spec(tmp_path, "evals: [{name: greet, send: hi, expect: [{includes: Hello}]}]\n")
     assert run.results is not None
     older = {key: value for key, value in run.results.items() if key != "settings"}
     (tmp_path / "older.json").write_text(json.dumps(older), encoding="utf-8")
-    report = run_cli(["report", "older.json", "--mlflow", "older"], cwd=tmp_path,
-                     env={"MLFLOW_TRACKING_URI": mlflow_server.url})  # fmt: skip
+    report = run_cli(
+        ["report", "older.json", "--mlflow", "older"],
+        cwd=tmp_path,
+        env={"MLFLOW_TRACKING_URI": mlflow_server.url},
+    )
     assert report.exit_code == 0, report.output
     logged = only_run(mlflow_server, "older")
     assert "judge_model" not in logged.data.params
@@ -312,8 +336,14 @@ def test_the_project_file_names_the_experiment_and_server_and_the_option_overrid
     second = run_spec(tmp_path, None, "--mlflow", "from-option", env=unset)
     assert second.exit_code == 0, second.cli.output
     assert only_run(mlflow_server, "from-option").info.run_name == second.results["run_id"]
-    assert len(client(mlflow_server).search_runs(
-        [client(mlflow_server).get_experiment_by_name("from-project").experiment_id])) == 1  # fmt: skip
+    assert (
+        len(
+            client(mlflow_server).search_runs(
+                [client(mlflow_server).get_experiment_by_name("from-project").experiment_id]
+            )
+        )
+        == 1
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -323,7 +353,10 @@ def test_the_project_file_names_the_experiment_and_server_and_the_option_overrid
 def test_a_server_that_is_down_costs_one_warning_and_nothing_else(agent_server, free_port, tmp_path):
     agent_server.script({"hi": "Hello!", "bye": "Bye!"})
     setup_project(tmp_path, agent_server)
-    spec = "evals: [{name: a, send: hi, expect: [{includes: Hello}]}, {name: b, send: bye, expect: [succeeded]}]\n"
+    spec = (
+        "evals: [{name: a, send: hi, expect: [{includes: Hello}]},"
+        " {name: b, send: bye, expect: [succeeded]}]\n"
+    )
     url = f"http://127.0.0.1:{free_port}"
     run = run_spec(tmp_path, spec, "--mlflow", "nowhere", env={"MLFLOW_TRACKING_URI": url})
     assert run.exit_code == 0, run.cli.output
@@ -356,8 +389,15 @@ def test_a_server_stopped_mid_run_loses_nothing_locally(mlflow_server, agent_ser
     evals = "\n".join(
         f"  - {{name: c{n}, send: 'case {n}', expect: [{{includes: 'ok case {n}'}}]}}" for n in range(1, 11)
     )
-    run = run_spec(tmp_path, "evals:\n" + evals + "\n", "-j", "1", "--mlflow", "cut",
-                   env={"MLFLOW_TRACKING_URI": proxy.url})  # fmt: skip
+    run = run_spec(
+        tmp_path,
+        "evals:\n" + evals + "\n",
+        "-j",
+        "1",
+        "--mlflow",
+        "cut",
+        env={"MLFLOW_TRACKING_URI": proxy.url},
+    )
     assert run.exit_code == 0, run.cli.output
     assert [case["status"] for case in run.cases] == ["passed"] * 10
     warnings = [line for line in run.cli.output.splitlines() if "MLflow" in line]

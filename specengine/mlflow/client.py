@@ -122,4 +122,3 @@ def _now_ms() -> int:
     import time
 
     return int(time.time() * 1000)
-

@@ -52,7 +52,9 @@ def assessment(record: AssessmentRecord, trace_id: str) -> Assessment:
             value=record.value,
             source=source,
             rationale=record.rationale,
-            error=AssessmentError(error_code="CHECK_ERROR", error_message=record.error) if record.error else None,
+            error=AssessmentError(error_code="CHECK_ERROR", error_message=record.error)
+            if record.error
+            else None,
             metadata=dict(record.metadata) or None,
         )
     made.trace_id = trace_id

@@ -89,7 +89,9 @@ class MlflowLog:
                 with tempfile.TemporaryDirectory(prefix="specengine-mlflow-") as folder:
                     artifacts = [results, html or _render_html(data, Path(folder) / "report.html")]
                     self._client.close_run(
-                        run_record(data, self._git_facts), [path for path in artifacts if path], finished=finished
+                        run_record(data, self._git_facts),
+                        [path for path in artifacts if path],
+                        finished=finished,
                     )
             except Exception as exc:  # e.g. the server stopped after the last trace
                 failure = exc
@@ -97,7 +99,10 @@ class MlflowLog:
             return [self._warning(failure, traces, results, timed_out=outcome.timed_out)]
         client = self._client
         where = client.run_url() or f"in {client.tracking_uri} (MLflow run id {client.run_id})"
-        return [f"MLflow: logged run {self._run_name} ({traces} traces) to experiment '{self.target.experiment}': {where}"]
+        experiment = self.target.experiment
+        return [
+            f"MLflow: logged run {self._run_name} ({traces} traces) to experiment '{experiment}': {where}"
+        ]
 
     def _open(self) -> None:
         try:
@@ -121,7 +126,9 @@ class MlflowLog:
         traces = [
             trace
             for case in cases
-            for trace in case_traces(case, start_ms=self._start_ms, judge_model=self._judge_model, new_id=self._new_id)
+            for trace in case_traces(
+                case, start_ms=self._start_ms, judge_model=self._judge_model, new_id=self._new_id
+            )
         ]
         self._client.send_traces(traces)
         return len(traces)
@@ -159,14 +166,17 @@ def log_for_run(
     )
 
 
-def log_results(target: MlflowTarget, data: Mapping[str, Any], results: Path, html: Path | None = None) -> list[str]:
+def log_results(
+    target: MlflowTarget, data: Mapping[str, Any], results: Path, html: Path | None = None
+) -> list[str]:
     """Log a stored results file (`report RESULTS --mlflow`): the lines to show."""
-    settings = data.get("settings") if isinstance(data.get("settings"), Mapping) else {}
+    from specengine.mlflow.run_mapping import settings_of
+
     log = MlflowLog(
         target,
         run_name=str(data.get("run_id") or "specengine"),
         start_ms=started_at_ms(data),
-        judge_model=settings.get("judge_model"),
+        judge_model=settings_of(data).get("judge_model"),
     )
     return log.close(data, results=results, html=html)
 

@@ -23,7 +23,7 @@ GIT_TAGS = {"commit": "mlflow.source.git.commit", "branch": "mlflow.source.git.b
 def run_record(data: Mapping[str, Any], git: Mapping[str, str] | None = None) -> RunRecord:
     """Name, params, metrics and tags of the MLflow run for a results dict."""
     cases = [case for case in data.get("cases") or () if isinstance(case, Mapping)]
-    settings = data.get("settings") if isinstance(data.get("settings"), Mapping) else {}
+    settings = settings_of(data)
     params = {
         "specs": _joined(case.get("spec") for case in cases),
         "endpoints": _joined(case.get("endpoint") for case in cases),
@@ -50,6 +50,12 @@ def run_record(data: Mapping[str, Any], git: Mapping[str, str] | None = None) ->
         metrics=run_metrics(data.get("summary") or {}, cases),
         tags=tags,
     )
+
+
+def settings_of(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The results' `settings` (config, judge model); empty for files written before they existed."""
+    settings = data.get("settings")
+    return settings if isinstance(settings, Mapping) else {}
 
 
 def run_metrics(summary: Mapping[str, Any], cases: list[Mapping[str, Any]]) -> dict[str, float]:

@@ -55,7 +55,8 @@ class Shipper:
         self._failure: BaseException | None = None
         self._stopped = threading.Event()
         self._threads = [
-            threading.Thread(target=self._work, name=f"mlflow-{index}", daemon=True) for index in range(workers)
+            threading.Thread(target=self._work, name=f"mlflow-{index}", daemon=True)
+            for index in range(workers)
         ]
         for thread in self._threads:
             thread.start()

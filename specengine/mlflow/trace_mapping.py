@@ -98,7 +98,9 @@ def _trial_trace(
     final_reply = next((turn.reply.get("content") for turn in reversed(conversation) if turn.reply), None)
     inputs = {"case_id": case.get("id"), "input": _input(conversation)}
     error = trial.get("error")
-    error_text = f"{error.get('type', 'error')}: {error.get('message', '')}" if isinstance(error, Mapping) else None
+    error_text = (
+        f"{error.get('type', 'error')}: {error.get('message', '')}" if isinstance(error, Mapping) else None
+    )
     root = SpanRecord(
         span_id=root_id,
         parent_id=None,
@@ -114,7 +116,11 @@ def _trial_trace(
     status = str(trial.get("status", ""))
     assessments: list[AssessmentRecord] = [
         *check_feedback(trial.get("checks") or [], judge_model),
-        verdict(status, trial_reason(trial), case_status=str(case.get("status", ""))),
+        verdict(
+            status,
+            None if status == "passed" else trial_reason(trial),
+            case_status=str(case.get("status", "")),
+        ),
         *expectations(case),
     ]
     name = str(case.get("id", "case")) + (f" (trial {number}/{count})" if count > 1 else "")
@@ -136,7 +142,9 @@ def _turn_spans(turn: _Turn, parent_id: str, start_ns: int, end_ns: int, new_id:
     """A turn's span (the message sent, the reply) and one child span per tool call it made."""
     reply = turn.reply or {}
     turn_id = new_id(8)
-    attributes = {key: reply[key] for key in ("latency_s", "ttft_s", "session_id") if reply.get(key) is not None}
+    attributes = {
+        key: reply[key] for key in ("latency_s", "ttft_s", "session_id") if reply.get(key) is not None
+    }
     spans = [
         SpanRecord(
             span_id=turn_id,
@@ -222,7 +230,13 @@ def _input(conversation: Sequence[_Turn]) -> Any:
 def _preview(value: Any) -> str:
     if value is None:
         return ""
-    text = value if isinstance(value, str) else "\n".join(str(item) for item in value) if isinstance(value, list) else str(value)
+    text = (
+        value
+        if isinstance(value, str)
+        else "\n".join(str(item) for item in value)
+        if isinstance(value, list)
+        else str(value)
+    )
     return text[:PREVIEW_LIMIT]
 
 

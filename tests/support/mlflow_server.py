@@ -65,7 +65,9 @@ class MlflowServer:
         deadline = time.monotonic() + deadline_s
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                raise RuntimeError(f"mlflow server exited with {self._process.returncode}:\n{self._log_tail()}")
+                raise RuntimeError(
+                    f"mlflow server exited with {self._process.returncode}:\n{self._log_tail()}"
+                )
             try:
                 with urllib.request.urlopen(f"{self.url}/health", timeout=2) as answer:
                     if answer.status == 200:
