@@ -39,7 +39,7 @@ class MlflowLog:
         judge_model: str | None,
         git: Callable[[], Mapping[str, str]] | None = None,
         new_id: NewId = secrets.token_hex,
-        workers: int = 4,
+        workers: int = 8,  # the server is the bottleneck: one request per trace, several at once
         batch: int = 20,
     ):
         from specengine.mlflow.shipper import Shipper
