@@ -406,3 +406,20 @@ def test_a_server_stopped_mid_run_loses_nothing_locally(mlflow_server, agent_ser
     experiment = mlflow.get_experiment_by_name("cut")
     logged = mlflow.search_traces(locations=[experiment.experiment_id], max_results=100)
     assert 1 <= len(logged) < 10
+
+
+def test_a_store_that_takes_no_spans_in_a_request_gets_them_as_trace_artifacts(agent_server, tmp_path):
+    from mlflow import MlflowClient
+
+    agent_server.script({"hi": "Hello!"})
+    setup_project(tmp_path, agent_server)
+    store = f"file://{tmp_path / 'mlruns'}"  # MLflow's file store: no span ingestion, as servers before 3.4
+    env = {"MLFLOW_TRACKING_URI": store, "MLFLOW_ALLOW_FILE_STORE": "true"}
+    spec = "evals: [{name: greet, send: hi, expect: [{includes: Hello}]}]\n"
+    run = run_spec(tmp_path, spec, "--mlflow", "files", env=env)
+    assert run.exit_code == 0 and "warning" not in run.cli.output, run.cli.output
+    mlflow = MlflowClient(tracking_uri=store)
+    experiment = mlflow.get_experiment_by_name("files")
+    [trace] = mlflow.search_traces(locations=[experiment.experiment_id], max_results=10)
+    assert [span.name for span in trace.data.spans] == ["spec.yaml::greet", "turn 1"]
+    assert feedback(trace)['includes "Hello"'].value is True

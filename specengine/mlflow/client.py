@@ -16,6 +16,7 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from specengine.mlflow.records import RunRecord, TraceRecord
 from specengine.mlflow.target import MlflowTarget
@@ -43,6 +44,7 @@ class TrackingClient:
         self.tracking_uri: str = self._client.tracking_uri
         self.experiment_id = ""
         self.run_id = ""
+        self._spans_as_artifacts = False
 
     def open_run(self, name: str) -> None:
         """Find or create the experiment, then start a run in it."""
@@ -66,14 +68,33 @@ class TrackingClient:
         self.run_id = run.info.run_id
 
     def send_traces(self, traces: Sequence[TraceRecord]) -> None:
-        """Create each trace with its assessments, then log the spans of all of them in one request."""
+        """Create each trace with its assessments, then log the spans of all of them in one request.
+
+        Stores that cannot take spans in a request (a file store, a server before MLflow 3.4) get
+        them the way MLflow's own exporter falls back: a spans file per trace in its artifacts.
+        """
         from specengine.mlflow.entities import spans, trace_info
 
-        for trace in traces:
-            self._tracing.start_trace(trace_info(trace, self.experiment_id, self.run_id))
+        infos = [
+            self._tracing.start_trace(trace_info(trace, self.experiment_id, self.run_id)) for trace in traces
+        ]
+        if self._spans_as_artifacts:
+            self._upload_spans(infos, traces)
+            return
         batch = [span for trace in traces for span in spans(trace)]
-        if batch:
+        try:
             self._tracing.log_spans(self.experiment_id, batch)
+        except Exception:  # not supported here (or the server is gone: the upload will say which)
+            self._spans_as_artifacts = True
+            self._upload_spans(infos, traces)
+
+    def _upload_spans(self, infos: Sequence[Any], traces: Sequence[TraceRecord]) -> None:
+        from mlflow.entities import TraceData
+
+        from specengine.mlflow.entities import spans
+
+        for info, trace in zip(infos, traces, strict=True):
+            self._tracing._upload_trace_data(info, TraceData(spans=spans(trace)))
 
     def close_run(self, record: RunRecord, artifacts: Sequence[Path], *, finished: bool) -> None:
         """Params, metrics and tags in one request, the artifacts, then the run's end status."""

@@ -87,12 +87,9 @@ class MlflowLog:
         if failure is None and not outcome.timed_out:
             try:
                 with tempfile.TemporaryDirectory(prefix="specengine-mlflow-") as folder:
-                    artifacts = [results, html or _render_html(data, Path(folder) / "report.html")]
-                    self._client.close_run(
-                        run_record(data, self._git_facts),
-                        [path for path in artifacts if path],
-                        finished=finished,
-                    )
+                    report = html if html is not None and html.is_file() else None
+                    artifacts = [results, report or _render_html(data, Path(folder) / "report.html")]
+                    self._client.close_run(run_record(data, self._git_facts), artifacts, finished=finished)
             except Exception as exc:  # e.g. the server stopped after the last trace
                 failure = exc
         if failure is not None or outcome.timed_out:
@@ -137,7 +134,9 @@ class MlflowLog:
         from specengine.mlflow.client import describe_failure
 
         uri = self._client.tracking_uri if self._client is not None else self.target.shown_uri
-        reason = describe_failure(failure) if failure is not None else "it did not answer in time"
+        reason = (
+            describe_failure(failure).rstrip(". ") if failure is not None else "it did not answer in time"
+        )
         sent = f" ({traces} traces were sent before it stopped)" if traces else ""
         return (
             f"warning: MLflow: could not log to {uri}: {reason}{sent}. The results are complete in"
