@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from specengine.mlflow.target import MlflowTarget
+from specengine.mlflow.target import MlflowTarget, shown_uri
 from specengine.mlflow.trace_mapping import NewId, case_traces, started_at_ms
 
 WAIT_BASE_S = 60.0  # how long `close` waits for unsent traces: this, plus
@@ -95,7 +95,7 @@ class MlflowLog:
         if failure is not None or outcome.timed_out:
             return [self._warning(failure, traces, results, timed_out=outcome.timed_out)]
         client = self._client
-        where = client.run_url() or f"in {client.tracking_uri} (MLflow run id {client.run_id})"
+        where = shown_uri(client.run_url() or f"in {client.tracking_uri} (MLflow run id {client.run_id})")
         experiment = self.target.experiment
         return [
             f"MLflow: logged run {self._run_name} ({traces} traces) to experiment '{experiment}': {where}"
@@ -133,13 +133,13 @@ class MlflowLog:
     def _warning(self, failure: BaseException | None, traces: int, results: Path, *, timed_out: bool) -> str:
         from specengine.mlflow.client import describe_failure
 
-        uri = self._client.tracking_uri if self._client is not None else self.target.shown_uri
+        uri = shown_uri(self._client.tracking_uri) if self._client is not None else self.target.shown_uri
         reason = (
             describe_failure(failure).rstrip(". ") if failure is not None else "it did not answer in time"
         )
         sent = f" ({traces} traces were sent before it stopped)" if traces else ""
         return (
-            f"warning: MLflow: could not log to {uri}: {reason}{sent}. The results are complete in"
+            f"warning: MLflow: could not log to {uri}: {reason}{sent}. Nothing is lost: the results are in"
             f" {results}; to log them later: specengine report {shlex.quote(str(results))}"
             f" --mlflow {shlex.quote(self.target.experiment)}"
         )

@@ -31,8 +31,12 @@ class MlflowTarget:
 
     @property
     def shown_uri(self) -> str:
-        """The tracking URI as messages show it: without a password or token in it."""
-        return re.sub(r"//[^/@]*@", "//", self.tracking_uri) if self.tracking_uri else "MLflow's default"
+        return shown_uri(self.tracking_uri) if self.tracking_uri else "MLflow's default"
+
+
+def shown_uri(uri: str) -> str:
+    """A tracking URI as messages show it: without a user, password or token in it."""
+    return re.sub(r"//[^/@]*@", "//", uri)
 
 
 def resolve_target(
