@@ -34,9 +34,11 @@ class TrackingClient:
     def __init__(self, target: MlflowTarget):
         for name, value in HTTP_DEFAULTS.items():
             os.environ.setdefault(name, value)
-        logging.getLogger("mlflow").setLevel(logging.ERROR)  # failures are reported once, by the caller
         from mlflow.tracing.client import TracingClient
         from mlflow.tracking import MlflowClient
+
+        # After the import, which sets MLflow's own log levels: failures are reported once, by the caller.
+        logging.getLogger("mlflow").setLevel(logging.ERROR)
 
         self.target = target
         self._client = MlflowClient(tracking_uri=target.tracking_uri)
