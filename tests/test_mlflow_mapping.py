@@ -370,3 +370,54 @@ def test_help_and_validate_never_import_mlflow(tmp_path):
             timeout=60,
         )
         assert done.stderr.endswith("LOADED \n"), (args, done.stderr[-500:])
+
+
+# ---------------------------------------------------------------------------------------------------
+# the shipper: batches, the first failure stops it, nothing waits forever
+
+
+def test_the_shipper_sends_everything_in_batches_and_counts_it():
+    from specengine.mlflow.shipper import Shipper
+
+    batches: list[int] = []
+    shipper = Shipper(lambda cases: batches.append(len(cases)) or 2 * len(cases), workers=2, batch=7)
+    for number in range(50):
+        assert shipper.put({"id": str(number)})
+    outcome = shipper.close(30)
+    assert sum(batches) == 50 and max(batches) <= 7
+    assert (outcome.cases, outcome.traces, outcome.failure, outcome.timed_out) == (50, 100, None, False)
+
+
+def test_the_first_failure_stops_the_shipper_and_later_cases_are_refused():
+    from specengine.mlflow.shipper import Shipper
+
+    calls = []
+
+    def send(cases):
+        calls.append(len(cases))
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    shipper = Shipper(send, workers=1, batch=1)
+    assert shipper.put({"id": "a"})
+    outcome = shipper.close(30)
+    assert isinstance(outcome.failure, ConnectionRefusedError) and outcome.cases == 0
+    assert calls == [1] and not shipper.put({"id": "b"}, force=True)
+
+
+def test_a_failed_opening_sends_nothing_and_a_stuck_server_is_given_up_on():
+    import threading
+
+    from specengine.mlflow.shipper import Shipper
+
+    sent = []
+    refused = Shipper(sent.append, workers=2, ready=lambda: RuntimeError("no such experiment"))
+    refused.put({"id": "a"}, force=True)
+    outcome = refused.close(30)
+    assert str(outcome.failure) == "no such experiment" and sent == []
+
+    release = threading.Event()
+    stuck = Shipper(lambda cases: release.wait(30) and 0, workers=1)
+    stuck.put({"id": "a"})
+    outcome = stuck.close(0.2)
+    release.set()
+    assert outcome.timed_out and outcome.cases == 0

@@ -93,7 +93,8 @@ class MlflowLog:
             except Exception as exc:  # e.g. the server stopped after the last trace
                 failure = exc
         if failure is not None or outcome.timed_out:
-            return [self._warning(failure, traces, results, timed_out=outcome.timed_out)]
+            total = len(data.get("cases") or ())
+            return [self._warning(failure, outcome.cases, total, results, timed_out=outcome.timed_out)]
         client = self._client
         where = shown_uri(client.run_url() or f"in {client.tracking_uri} (MLflow run id {client.run_id})")
         experiment = self.target.experiment
@@ -130,14 +131,16 @@ class MlflowLog:
         self._client.send_traces(traces)
         return len(traces)
 
-    def _warning(self, failure: BaseException | None, traces: int, results: Path, *, timed_out: bool) -> str:
+    def _warning(
+        self, failure: BaseException | None, logged: int, total: int, results: Path, *, timed_out: bool
+    ) -> str:
         from specengine.mlflow.client import describe_failure
 
         uri = shown_uri(self._client.tracking_uri) if self._client is not None else self.target.shown_uri
         reason = (
             describe_failure(failure).rstrip(". ") if failure is not None else "it did not answer in time"
         )
-        sent = f" ({traces} traces were sent before it stopped)" if traces else ""
+        sent = f" ({logged} of {total} cases were logged before it stopped)" if logged else ""
         return (
             f"warning: MLflow: could not log to {uri}: {reason}{sent}. Nothing is lost: the results are in"
             f" {results}; to log them later: specengine report {shlex.quote(str(results))}"

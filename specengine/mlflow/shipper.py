@@ -26,7 +26,6 @@ class ShipOutcome:
 
     traces: int
     cases: int
-    unsent: int
     failure: BaseException | None
     timed_out: bool = False
 
@@ -51,7 +50,6 @@ class Shipper:
         self._lock = threading.Lock()
         self._traces = 0
         self._cases = 0
-        self._unsent = 0
         self._failure: BaseException | None = None
         self._stopped = threading.Event()
         self._threads = [
@@ -84,8 +82,7 @@ class Shipper:
         timed_out = any(thread.is_alive() for thread in self._threads)
         self._stopped.set()
         with self._lock:
-            unsent = self._unsent + sum(1 for item in list(self._queue.queue) if item is not _STOP)
-            return ShipOutcome(self._traces, self._cases, unsent, self._failure, timed_out)
+            return ShipOutcome(self._traces, self._cases, self._failure, timed_out)
 
     def _work(self) -> None:
         if self._ready is not None:
@@ -99,13 +96,10 @@ class Shipper:
                     sent = self._send(batch)
                 except Exception as exc:  # any failure: the server is down, or refused the data
                     self._fail(exc)
-                    self._count_unsent(len(batch))
                 else:
                     with self._lock:
                         self._traces += sent
                         self._cases += len(batch)
-            elif batch:
-                self._count_unsent(len(batch))
             if stop:
                 return
 
@@ -130,7 +124,3 @@ class Shipper:
             if self._failure is None:
                 self._failure = exc
         self._stopped.set()
-
-    def _count_unsent(self, count: int) -> None:
-        with self._lock:
-            self._unsent += count
