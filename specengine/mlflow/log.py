@@ -79,9 +79,13 @@ class MlflowLog:
         """
         from specengine.mlflow.run_mapping import run_record
 
-        for case in data.get("cases") or ():
+        cases = data.get("cases") or ()
+        for case in cases:
             self.add_case(case, force=True)
-        outcome = self._shipper.close(WAIT_BASE_S + WAIT_PER_CASE_S * self._shipper.pending)
+        try:
+            outcome = self._shipper.close(WAIT_BASE_S + WAIT_PER_CASE_S * self._shipper.pending)
+        except KeyboardInterrupt:  # Ctrl-C while waiting: stop waiting, say how to finish later
+            return [self._warning("stopped by Ctrl-C", 0, len(cases), results)]
         failure = self._open_failure or outcome.failure
         traces = outcome.traces
         if failure is None and not outcome.timed_out:
@@ -93,8 +97,10 @@ class MlflowLog:
             except Exception as exc:  # e.g. the server stopped after the last trace
                 failure = exc
         if failure is not None or outcome.timed_out:
-            total = len(data.get("cases") or ())
-            return [self._warning(failure, outcome.cases, total, results, timed_out=outcome.timed_out)]
+            from specengine.mlflow.client import describe_failure
+
+            reason = describe_failure(failure) if failure is not None else "it did not answer in time"
+            return [self._warning(reason, outcome.cases, len(cases), results)]
         client = self._client
         where = shown_uri(client.run_url() or f"in {client.tracking_uri} (MLflow run id {client.run_id})")
         experiment = self.target.experiment
@@ -131,15 +137,10 @@ class MlflowLog:
         self._client.send_traces(traces)
         return len(traces)
 
-    def _warning(
-        self, failure: BaseException | None, logged: int, total: int, results: Path, *, timed_out: bool
-    ) -> str:
-        from specengine.mlflow.client import describe_failure
-
+    def _warning(self, reason: str, logged: int, total: int, results: Path) -> str:
+        """The one warning: the server, why, how much got there, and how to log the run later."""
         uri = shown_uri(self._client.tracking_uri) if self._client is not None else self.target.shown_uri
-        reason = (
-            describe_failure(failure).rstrip(". ") if failure is not None else "it did not answer in time"
-        )
+        reason = reason.rstrip(". ")
         sent = f" ({logged} of {total} cases were logged before it stopped)" if logged else ""
         return (
             f"warning: MLflow: could not log to {uri}: {reason}{sent}. Nothing is lost: the results are in"
