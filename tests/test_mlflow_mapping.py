@@ -401,7 +401,7 @@ def test_the_first_failure_stops_the_shipper_and_later_cases_are_refused():
     assert shipper.put({"id": "a"})
     outcome = shipper.close(30)
     assert isinstance(outcome.failure, ConnectionRefusedError) and outcome.cases == 0
-    assert calls == [1] and not shipper.put({"id": "b"}, force=True)
+    assert calls == [1] and not shipper.put({"id": "b"})
 
 
 def test_a_failed_opening_sends_nothing_and_a_stuck_server_is_given_up_on():
@@ -411,7 +411,7 @@ def test_a_failed_opening_sends_nothing_and_a_stuck_server_is_given_up_on():
 
     sent = []
     refused = Shipper(sent.append, workers=2, ready=lambda: RuntimeError("no such experiment"))
-    refused.put({"id": "a"}, force=True)
+    refused.put({"id": "a"})
     outcome = refused.close(30)
     assert str(outcome.failure) == "no such experiment" and sent == []
 

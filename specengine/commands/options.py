@@ -91,10 +91,16 @@ def report_options(formats: Sequence[ReportFormat] = FORMATS) -> Callable[[Comma
 
 
 def _parameter(option: ReportOption) -> inspect.Parameter:
-    """The typer parameter of a format's option: `--junit FILE` (a Path) or a switch."""
+    """The typer parameter of a format's option: `--junit FILE` (a Path), a switch, or a name
+    (`--mlflow EXPERIMENT`, text)."""
     if option.metavar is None:
         annotation: Any = Annotated[bool, typer.Option(option.flag, help=option.help)]
         default: Any = False
+    elif option.text:
+        annotation = Annotated[
+            str | None, typer.Option(option.flag, metavar=option.metavar, help=option.help)
+        ]
+        default = None
     else:
         annotation = Annotated[
             Path | None, typer.Option(option.flag, metavar=option.metavar, help=option.help)

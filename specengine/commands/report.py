@@ -49,9 +49,15 @@ def report(
     """Write reports from a results file. Exit 0 when written, 2 when the input cannot be read."""
     if not reports.targets:
         raise typer.BadParameter(f"give at least one output: {_outputs()}", param_hint="outputs")
-    from specengine.errors import ResultsError
+    from specengine.errors import ResultsError, UsageError
+    from specengine.mlflow.target import with_mlflow
     from specengine.results.reader import load_results
 
+    try:
+        reports = with_mlflow(reports, None)  # an MLflow client that is missing stops here, exit 2
+    except UsageError as exc:
+        typer.echo("\n".join(exc.lines), err=True)
+        raise typer.Exit(2) from None
     try:
         data = load_results(results)
         base = load_results(baseline) if baseline else None

@@ -98,7 +98,7 @@ class TrackingClient:
         for info, trace in zip(infos, traces, strict=True):
             self._tracing._upload_trace_data(info, TraceData(spans=spans(trace)))
 
-    def close_run(self, record: RunRecord, artifacts: Sequence[Path], *, finished: bool) -> None:
+    def close_run(self, record: RunRecord, artifacts: Sequence[Path]) -> None:
         """Params, metrics and tags in one request, the artifacts, then the run's end status."""
         from mlflow.entities import Metric, Param, RunTag
 
@@ -111,7 +111,7 @@ class TrackingClient:
         )
         for path in artifacts:
             self._client.log_artifact(self.run_id, str(path))
-        self._client.set_terminated(self.run_id, status="FINISHED" if finished else "KILLED")
+        self._client.set_terminated(self.run_id, status="FINISHED")
 
     def run_url(self) -> str | None:
         """The run's page in the MLflow UI, for an http(s) tracking server."""

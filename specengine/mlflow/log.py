@@ -1,10 +1,10 @@
-"""The one object `run` and `report` talk to: open an MLflow run, add cases as they finish, close it.
+"""Logging one results file to MLflow: open the run, send every case's traces, close the run.
 
-`run --mlflow` opens the log before the first case and adds each case as it is written, so traces
-reach MLflow while the run goes on; `report RESULTS --mlflow` opens it and closes it with the whole
-file. Either way `close` sends whatever was not sent yet, then the run's params, metrics and
-artifacts. Opening (reaching the server, creating the experiment and run) happens on a thread too:
-a slow or dead server never delays the first case.
+`run --mlflow` logs its results as soon as they are written (the MLflow report format), `report
+RESULTS --mlflow` a stored file; both come here. Opening (importing MLflow, reaching the server,
+creating the experiment and run) starts on a thread of its own while the cases are queued, and
+worker threads send the traces several requests at a time as soon as the run exists; then the
+run's params, metrics and artifacts follow.
 
 Whatever happens, the outcome is a message: one line saying where the run is, or one warning naming
 the server and the reason, and how to log the same results again later.
@@ -58,30 +58,23 @@ class MlflowLog:
         threading.Thread(target=self._open, name="mlflow-open", daemon=True).start()
         self._shipper = Shipper(self._send, workers=workers, batch=batch, ready=self._wait_open)
 
-    def add_case(self, case: Mapping[str, Any], *, force: bool = False) -> None:
-        """Queue a finished case (as written to the results); never blocks, never raises."""
+    def add_case(self, case: Mapping[str, Any]) -> None:
+        """Queue a case (as written to the results) once; never blocks, never raises."""
         case_id = case.get("id")
-        if isinstance(case_id, str) and case_id not in self._queued and self._shipper.put(case, force=force):
+        if isinstance(case_id, str) and case_id not in self._queued and self._shipper.put(case):
             self._queued.add(case_id)
 
-    def close(
-        self,
-        data: Mapping[str, Any],
-        *,
-        results: Path,
-        html: Path | None = None,
-        finished: bool = True,
-    ) -> list[str]:
-        """Send what is left of `data`, then the run's params, metrics and artifacts.
+    def close(self, data: Mapping[str, Any], *, results: Path) -> list[str]:
+        """Send what is left of `data`, then the run's params, metrics and artifacts (the results
+        file and an HTML report rendered from it).
 
-        Returns the lines to show: where the run is, or one warning. `html` is the HTML report to
-        attach; without one, it is rendered for the run.
+        Returns the lines to show: where the run is, or one warning.
         """
         from specengine.mlflow.run_mapping import run_record
 
         cases = data.get("cases") or ()
         for case in cases:
-            self.add_case(case, force=True)
+            self.add_case(case)
         try:
             outcome = self._shipper.close(WAIT_BASE_S + WAIT_PER_CASE_S * self._shipper.pending)
         except KeyboardInterrupt:  # Ctrl-C while waiting: stop waiting, say how to finish later
@@ -91,9 +84,8 @@ class MlflowLog:
         if failure is None and not outcome.timed_out:
             try:
                 with tempfile.TemporaryDirectory(prefix="specengine-mlflow-") as folder:
-                    report = html if html is not None and html.is_file() else None
-                    artifacts = [results, report or _render_html(data, Path(folder) / "report.html")]
-                    self._client.close_run(run_record(data, self._git_facts), artifacts, finished=finished)
+                    artifacts = [results, _render_html(data, Path(folder) / "report.html")]
+                    self._client.close_run(run_record(data, self._git_facts), artifacts)
             except Exception as exc:  # e.g. the server stopped after the last trace
                 failure = exc
         if failure is not None or outcome.timed_out:
@@ -149,30 +141,14 @@ class MlflowLog:
         )
 
 
-def log_for_run(
-    target: MlflowTarget,
-    *,
-    run_id: str,
-    started_at: str,
-    judge_model: str | None,
-    folder: Path | None,
-) -> MlflowLog:
-    """The log of a live run: traces go out as cases finish, tagged with the project's git commit."""
-    from specengine.mlflow.source_control import git_facts
-
-    return MlflowLog(
-        target,
-        run_name=run_id,
-        start_ms=started_at_ms({"started_at": started_at}),
-        judge_model=judge_model,
-        git=(lambda: git_facts(folder)) if folder is not None else None,
-    )
-
-
 def log_results(
-    target: MlflowTarget, data: Mapping[str, Any], results: Path, html: Path | None = None
+    target: MlflowTarget,
+    data: Mapping[str, Any],
+    results: Path,
+    *,
+    git: Callable[[], Mapping[str, str]] | None = None,
 ) -> list[str]:
-    """Log a stored results file (`report RESULTS --mlflow`): the lines to show."""
+    """Log a results file as one MLflow run: the lines to show (where it is, or one warning)."""
     from specengine.mlflow.run_mapping import settings_of
 
     log = MlflowLog(
@@ -180,8 +156,9 @@ def log_results(
         run_name=str(data.get("run_id") or "specengine"),
         start_ms=started_at_ms(data),
         judge_model=settings_of(data).get("judge_model"),
+        git=git,
     )
-    return log.close(data, results=results, html=html)
+    return log.close(data, results=results)
 
 
 def _render_html(data: Mapping[str, Any], path: Path) -> Path:

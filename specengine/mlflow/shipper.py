@@ -1,9 +1,10 @@
-"""Sending cases to MLflow from worker threads while the run goes on, several per request.
+"""Sending cases to MLflow from worker threads, several requests at once, several traces per batch.
 
-The run's event loop only puts finished cases on a queue; worker threads turn them into traces and
-send them. A worker takes every case waiting (up to a batch) at once, so a busy queue makes large
-batches and an idle one sends each case as soon as it finishes. The first failure stops all
-sending: one unreachable server costs one wait, not one per case.
+The caller only puts cases on a queue; worker threads turn them into traces and send them. A worker
+takes every case waiting (up to a batch) at once, so the spans of a whole batch go in one request.
+The tracking server, not the client, is the limit (one request per trace, a database commit
+each), so several workers keep it busy. The first failure stops all sending: one unreachable
+server costs one wait, not one per case.
 """
 
 from __future__ import annotations
@@ -39,12 +40,10 @@ class Shipper:
         *,
         workers: int = 4,
         batch: int = 20,
-        max_pending: int = 5000,
         ready: Callable[[], BaseException | None] | None = None,
     ):
         self._send = send
         self._batch = batch
-        self._max_pending = max_pending
         self._ready = ready  # blocks until sending may start; an exception means it never will
         self._queue: queue.Queue[Any] = queue.Queue()
         self._lock = threading.Lock()
@@ -59,10 +58,9 @@ class Shipper:
         for thread in self._threads:
             thread.start()
 
-    def put(self, case: Mapping[str, Any], *, force: bool = False) -> bool:
-        """Queue a case; False when it was not taken: stopped, or (unless `force`) so many cases wait
-        that the caller should hand it over again at the end instead of holding it in memory now."""
-        if self._stopped.is_set() or (not force and self._queue.qsize() >= self._max_pending):
+    def put(self, case: Mapping[str, Any]) -> bool:
+        """Queue a case; False when it was not taken (sending has stopped)."""
+        if self._stopped.is_set():
             return False
         self._queue.put(case)
         return True

@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from specengine.errors import UsageError
+from specengine.report.formats import ReportRequest, ReportTarget, format_named
 
 INSTALL_COMMAND = 'pip install "specengine[mlflow]"'
 MINIMUM_VERSION = (3, 17)
@@ -54,6 +55,22 @@ def resolve_target(
     uri = block.get("tracking_uri") or env.get("MLFLOW_TRACKING_URI") or None
     require_client()
     return MlflowTarget(experiment=str(name), tracking_uri=uri)
+
+
+def with_mlflow(
+    reports: ReportRequest, project_data: Mapping[str, Any] | None, environ: Mapping[str, str] | None = None
+) -> ReportRequest:
+    """The reports with MLflow's target resolved (`--mlflow`'s experiment or the project's, on the
+    project's server or MLFLOW_TRACKING_URI's), or unchanged when no experiment is named.
+
+    Called before anything runs: a missing client is a UsageError (exit 2) then, not a warning after.
+    """
+    asked = [target for target in reports.targets if target.format.name == "mlflow"]
+    target = resolve_target(str(asked[0].destination) if asked else None, project_data, environ)
+    if target is None:
+        return reports
+    others = tuple(item for item in reports.targets if item.format.name != "mlflow")
+    return replace(reports, targets=(*others, ReportTarget(format_named("mlflow"), target)))
 
 
 def require_client() -> None:

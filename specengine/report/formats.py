@@ -27,11 +27,13 @@ STREAM = Path("-")
 
 @dataclass(frozen=True)
 class ReportOption:
-    """The command-line option that asks for a format: `--junit FILE`, or a switch such as `--github`."""
+    """The command-line option that asks for a format: `--junit FILE`, a switch such as `--github`, or
+    a name (`--mlflow EXPERIMENT`)."""
 
     flag: str
     help: str
     metavar: str | None = "FILE"  # None: a switch; its report goes to STREAM
+    text: bool = False  # the value is a name, not a file: the target's destination is that text
 
     @property
     def parameter(self) -> str:
@@ -50,10 +52,15 @@ class ReportFormat:
     in_ci: Callable[[Mapping[str, str]], Path | None] | None = None
     holds_stdout: bool = False  # it prints data on stdout, so everything else goes to stderr
 
-    def write(self, inputs: ReportInputs, destination: Path) -> Path | None:
+    def write(self, inputs: ReportInputs, destination: Destination) -> Path | None:
         module, _, function = self.writer.partition(":")
         write: ReportWriter = getattr(import_module(module), function)
         return write(inputs, destination)
+
+
+Destination = Any
+"""Where a report goes: a file, or STREAM; for a format whose option names something else, what the
+command made of that name (MLflow: the experiment and its tracking server)."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,7 @@ class ReportTarget:
     """One report to write: its format and where it goes (a file, or STREAM)."""
 
     format: ReportFormat
-    destination: Path
+    destination: Destination
 
 
 @dataclass(frozen=True)
@@ -84,7 +91,7 @@ class ReportRequest:
     def asks_for(self, name: str) -> bool:
         return any(target.format.name == name for target in self.targets)
 
-    def adding(self, name: str, destination: Path = STREAM) -> ReportRequest:
+    def adding(self, name: str, destination: Destination = STREAM) -> ReportRequest:
         """This request with one more report of the format `name` (unless it asks for one already)."""
         if self.asks_for(name):
             return self
@@ -100,14 +107,16 @@ class ReportRequest:
         return request
 
 
-def report_request(values: Mapping[str, Path | bool | None], source_url: str | None = None) -> ReportRequest:
+def report_request(
+    values: Mapping[str, Path | str | bool | None], source_url: str | None = None
+) -> ReportRequest:
     """The request for the values of the format options (keyed by `ReportOption.parameter`)."""
     targets = []
     for report_format in FORMATS:
         if report_format.option is None:
             continue
         value = values.get(report_format.option.parameter)
-        if isinstance(value, Path):
+        if isinstance(value, (Path, str)):
             targets.append(ReportTarget(report_format, value))
         elif value is True:
             targets.append(ReportTarget(report_format, STREAM))
@@ -134,8 +143,8 @@ class ReportInputs:
         return render_markdown(self.results, self.comparison, source_url=self.source_url)
 
 
-ReportWriter = Callable[[ReportInputs, Path], "Path | None"]
-"""Writes one report to its destination; returns the file it wrote, or None (printed, appended)."""
+ReportWriter = Callable[[ReportInputs, Destination], "Path | None"]
+"""Writes one report to its destination; returns the file it wrote, or None (printed, appended, sent)."""
 
 
 def write_reports(
@@ -225,5 +234,15 @@ FORMATS: tuple[ReportFormat, ...] = (
         writer="specengine.report.github:print_annotations",
         option=ReportOption("--github", "Print GitHub Actions annotations for failures.", metavar=None),
         in_ci=_github_actions,
+    ),
+    ReportFormat(
+        name="mlflow",
+        writer="specengine.mlflow.report_output:log_to_mlflow",
+        option=ReportOption(
+            "--mlflow",
+            "Log the results to this MLflow experiment (server: MLFLOW_TRACKING_URI).",
+            metavar="EXPERIMENT",
+            text=True,
+        ),
     ),
 )

@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specengine.index.hook import index_finished_run
+from specengine.mlflow.target import with_mlflow
 from specengine.report.console import FailureLog
 from specengine.report.formats import ReportRequest
 from specengine.results.writer import ResultsWriter, default_output, new_run_id, utc_now
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from specengine.judge.judge import Judge
     from specengine.plan import JudgeConfig, Plan
     from specengine.results.model import CaseResult, SkipReason
+    from specengine.run.prepare import Prepared, PrepareOptions
 
 OnResult = Callable[["CaseResult"], None]
 Work = tuple[Coroutine[Any, Any, Any], Callable[[], None]]
@@ -44,6 +46,18 @@ class SessionOptions:
     output: Path | None = None
     min_pass_rate: float | None = None
     use_cache: bool = True
+
+
+def with_project_reports(options: SessionOptions, prepared: Prepared) -> SessionOptions:
+    """The options with the reports the project file asks for too (its `mlflow` experiment), each
+    resolved before anything runs: a missing MLflow client is a UsageError (exit 2)."""
+    project = prepared.project.data if prepared.project is not None else None
+    return replace(options, reports=with_mlflow(options.reports, project))
+
+
+def settings_header(prepare: PrepareOptions, plan: Plan) -> dict[str, Any]:
+    """How the session was configured, kept in the results for tools that log them elsewhere."""
+    return {"settings": {"config": prepare.config, "judge_model": plan.judge.model}}
 
 
 @dataclass(frozen=True)

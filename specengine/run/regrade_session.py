@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,14 @@ from specengine.grade.regrade import RegradeReport, regrade_cases
 from specengine.results.reader import load_results
 from specengine.run.exit_codes import EXIT_USAGE
 from specengine.run.prepare import Prepared, PrepareOptions, count_cases, prepare
-from specengine.run.recording import OnResult, SessionOptions, Work, record
+from specengine.run.recording import (
+    OnResult,
+    SessionOptions,
+    Work,
+    record,
+    settings_header,
+    with_project_reports,
+)
 from specengine.run.reporting import report_session
 from specengine.run.terminal import consoles, usage_error
 
@@ -52,6 +59,7 @@ def execute_regrade(request: RegradeRequest) -> int:
     paths = request.paths or tuple(dict.fromkeys(case["spec"] for case in stored_results["cases"]))
     try:
         prepared = prepare(paths, request.prepare)
+        request = replace(request, options=with_project_reports(request.options, prepared))
         census = count_cases(prepared)
     except UsageError as exc:
         return usage_error(errors, exc)
@@ -66,7 +74,7 @@ def execute_regrade(request: RegradeRequest) -> int:
             request.options,
             plan=prepared.plan,
             count=census.count,
-            header={},
+            header=settings_header(request.prepare, prepared.plan),
             done=[],
             console=console,
         )

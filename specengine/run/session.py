@@ -20,7 +20,15 @@ from specengine.results.writer import log_path, read_log
 from specengine.run.app_under_test import serve_app
 from specengine.run.exit_codes import EXIT_USAGE
 from specengine.run.prepare import Census, Prepared, PrepareOptions, count_cases, prepare
-from specengine.run.recording import OnResult, SessionOptions, StartWork, Work, record
+from specengine.run.recording import (
+    OnResult,
+    SessionOptions,
+    StartWork,
+    Work,
+    record,
+    settings_header,
+    with_project_reports,
+)
 from specengine.run.reporting import report_session
 from specengine.run.terminal import consoles, usage_error
 
@@ -50,6 +58,7 @@ def execute_run(request: RunRequest) -> int:
     console, errors = consoles(request.options.reports.holds_stdout)
     try:
         prepared, done = _prepare(request)
+        request = replace(request, options=with_project_reports(request.options, prepared))
         census = count_cases(prepared)
     except UsageError as exc:
         return usage_error(errors, exc)
@@ -65,7 +74,7 @@ def execute_run(request: RunRequest) -> int:
                 request.options,
                 plan=prepared.plan,
                 count=census.count,
-                header=_shard_header(request, census),
+                header={**_shard_header(request, census), **settings_header(request.prepare, prepared.plan)},
                 done=done,
                 console=console,
             )

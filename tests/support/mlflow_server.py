@@ -152,15 +152,19 @@ SHARED = SharedServer()
 
 
 class CuttableProxy:
-    """A TCP forwarder on a free loopback port; `cut()` closes it and every connection through it.
+    """A TCP forwarder on a free loopback port that takes the server away from its clients.
 
-    Put in front of a real server, it lets a test take the server away in the middle of a run (the
-    client then sees resets and refused connections, as with a server that stopped) while the server
-    itself goes on serving the other tests.
+    `cut()` closes it and every connection through it; `cut_at=(marker, n)` does so by itself just
+    before the n-th request whose bytes hold `marker` would reach the server (e.g. the 5th trace
+    sent), so a test can stop the server in the middle of a client's work at the same point every
+    time. The client then sees resets and refused connections, as with a server that stopped, while
+    the server itself goes on serving the other tests.
     """
 
-    def __init__(self, upstream_port: int):
+    def __init__(self, upstream_port: int, cut_at: tuple[bytes, int] | None = None):
         self.upstream_port = upstream_port
+        self.cut_at = cut_at
+        self.seen = 0  # requests that held the marker, the one that cut included
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
@@ -195,16 +199,26 @@ class CuttableProxy:
                     upstream.close()
                     return
                 self._sockets += [client, upstream]
-            threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
-            threading.Thread(target=self._pump, args=(upstream, client), daemon=True).start()
+            threading.Thread(target=self._pump, args=(client, upstream, True), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, False), daemon=True).start()
 
-    @staticmethod
-    def _pump(source: socket.socket, target: socket.socket) -> None:
+    def _pump(self, source: socket.socket, target: socket.socket, outgoing: bool) -> None:
         try:
             while chunk := source.recv(65536):
+                if outgoing and self._reaches_cut(chunk):
+                    self.cut()
+                    return
                 target.sendall(chunk)
         except OSError:
             pass
         finally:
             with contextlib.suppress(OSError):
                 target.shutdown(socket.SHUT_WR)
+
+    def _reaches_cut(self, chunk: bytes) -> bool:
+        if self.cut_at is None:
+            return False
+        marker, count = self.cut_at
+        with self._lock:
+            self.seen += chunk.count(marker)
+            return self.seen >= count
