@@ -394,3 +394,15 @@ def test_tool_calls_in_order_never_raises(entries, actual, mode):
     data = call_data(*(ToolCall(name, args) for name, args in actual))
     result = trajectory.tool_calls_in_order(entries, data, mode)
     assert isinstance(result, MatchResult)
+
+
+@pytest.mark.parametrize(
+    ("matcher", "shown"),
+    [
+        ({"$gte": 10**400, "$lte": 1}, "no number is ≥ 1.00000e+400 and ≤ 1"),
+        ({"$gt": 3, "$lt": 3}, "no number is > 3 and < 3"),
+        ({"$gte": 2.5, "$lte": 1.5}, "no number is ≥ 2.5 and ≤ 1.5"),
+    ],
+)
+def test_an_empty_range_is_named_whatever_the_size_of_its_bounds(matcher: dict, shown: str) -> None:
+    assert [problem.message for problem in matcher_problems(matcher, rendered=True)] == [shown]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from specengine.grade.match_result import number_of, quote
+from specengine.grade.match_result import number_of, number_text, quote
 from specengine.grade.pairing import unpaired
 from specengine.suggest import closest, did_you_mean
 from specengine.templates import is_template, value_text
@@ -212,7 +212,10 @@ def _empty_range(matcher: Mapping[str, Any]) -> str | None:
         return None
     strict = low[0] == "$gt" or high[0] == "$lt"
     if low[1] > high[1] or (strict and low[1] == high[1]):
-        return f"no number is {_BOUNDS[low[0]]} {low[1]:g} and {_BOUNDS[high[0]]} {high[1]:g}"
+        return (
+            f"no number is {_BOUNDS[low[0]]} {number_text(low[1])}"
+            f" and {_BOUNDS[high[0]]} {number_text(high[1])}"
+        )
     return None
 
 

@@ -78,6 +78,14 @@ def truncate(text: str, limit: int = GOT_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def number_text(number: int | float) -> str:
+    """A number as people write it (`19.99`, `3`, `1e+21`); integers of any size, never an overflow."""
+    if isinstance(number, int):
+        text = str(number)
+        return text if len(text) <= 21 else f"{text[0]}.{text[1:6]}e+{len(text) - 1}"
+    return f"{number:g}"
+
+
 def number_of(value: Any) -> int | float | None:
     """A number, or a text that spells one (`"19.99"` from a CSV cell or a template); else None."""
     if isinstance(value, bool):

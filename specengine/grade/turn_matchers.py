@@ -10,6 +10,7 @@ from specengine.grade.match_result import (
     broken,
     failed,
     number_of,
+    number_text,
     passed,
     quote,
     truncate,
@@ -54,13 +55,13 @@ def tokens_below(argument: Any, data: MatchInput) -> MatchResult:
         return broken(
             f"the endpoint reported no token usage for {which}, so tokens_below cannot be checked"
             " (usage is recorded only when the server reports it)",
-            f"< {limit:g} tokens",
+            f"< {number_text(limit)} tokens",
         )
     used = total_usage(usages)
     total = used.total_tokens if used is not None else 0
     what = "the turn" if len(usages) <= 1 else f"the {len(usages)} turns"
-    expected = f"< {limit:g} tokens"
+    expected = f"< {number_text(limit)} tokens"
     got = str(used) if used is not None else "0 tokens"
     if total < limit:
-        return passed(f"{what} used {got}, under {limit:g}", expected, got)
-    return failed(f"{what} used {got}, the limit is {limit:g}", expected, got)
+        return passed(f"{what} used {got}, under {number_text(limit)}", expected, got)
+    return failed(f"{what} used {got}, the limit is {number_text(limit)}", expected, got)
