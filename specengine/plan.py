@@ -55,12 +55,61 @@ JUDGE_DEFAULT = Threshold("gte", 0.5)
 
 
 @dataclass(frozen=True)
+class JudgeExample:
+    """A reply graded before, shown to the judge ahead of the one it grades (a few-shot example).
+
+    The verdict is a `choice` of the judge, or a `score` that names the choices scoring it. The texts
+    are plain text, never templates: an example is the same for every case.
+    """
+
+    output: str
+    choice: str | None = None
+    score: float | None = None
+    input: str | None = None
+    expected: str | None = None
+    why: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields that are set, in the order the spec writes them."""
+        fields = {
+            "input": self.input,
+            "output": self.output,
+            "expected": self.expected,
+            "choice": self.choice,
+            "score": self.score,
+            "why": self.why,
+        }
+        return {name: value for name, value in fields.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """What a judge check asks, as written: the kind, its rubric (templates unrendered), examples.
+
+    `kind` is closed_qa, factuality or custom. With `judge: NAME` the rubric, model, samples and
+    examples come from the named judge of the project file (`name`), the check's own examples added
+    after its. `samples` None means the project's `judge.samples`; `model` None means the run's judge
+    model.
+    """
+
+    kind: str
+    criteria: Any = None
+    expected: Any = None
+    prompt: Any = None
+    choices: Mapping[str, float] | None = None
+    examples: tuple[JudgeExample, ...] = ()
+    samples: int | None = None
+    model: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
 class Check:
     """One check of a turn's reply: a matcher with its (unrendered) argument and modifiers.
 
     `argument` and `options` hold template strings exactly as written; they render per case at grade
-    time, when `reply`, `tool_calls` and the rest are known. `options` are the judge's (`criteria`,
-    `choices`, …) or the matcher's own (`times` of called_tool, `mode` of tool_calls_in_order).
+    time, when `reply`, `tool_calls` and the rest are known. `options` are the matcher's own (`times`
+    of called_tool, `mode` of tool_calls_in_order); a judge check's rubric is its `judge`.
     """
 
     matcher: str
@@ -75,6 +124,7 @@ class Check:
     options: Mapping[str, Any] = field(default_factory=dict)
     named: bool = False  # `name` is final: set in the spec, or made from an argument with no template
     is_judge: bool = False  # scored by the judge model, not by a deterministic matcher
+    judge: JudgeSpec | None = None  # set exactly when is_judge
 
 
 @dataclass(frozen=True)
@@ -142,6 +192,7 @@ class JudgeConfig:
     max_concurrency: int = 4
     timeout: float = 60.0
     retries: int = 2
+    samples: int = 1  # judge calls per judge check, unless the check or its named judge says otherwise
     secrets: frozenset[str] = frozenset()
 
 

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specengine.compile.judge_specs import judge_spec, named_judges
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError, TemplateError
-from specengine.grade.matchers import JUDGE_OPTIONS, MATCHERS, default_name
+from specengine.grade.matchers import MATCHERS, default_name
 from specengine.plan import (
     JUDGE_DEFAULT,
     PASS_AT_ONE,
@@ -129,8 +130,16 @@ def _holds_template(value: Any) -> bool:
     return is_template(value)
 
 
-def compile_check(entry: Any, document: Document, key_path: tuple[str | int, ...]) -> Check:
-    """One `expect` item to a Check (bare strings are argument-less matchers)."""
+def compile_check(
+    entry: Any,
+    document: Document,
+    key_path: tuple[str | int, ...],
+    judges: Mapping[str, Any] | None = None,
+) -> Check:
+    """One `expect` item to a Check (bare strings are argument-less matchers).
+
+    `judges` is the project's `judges:` mapping, which a judge check may name.
+    """
     line, col = document.position(key_path)
     source = Source(document.path, line, col)
     if isinstance(entry, str):
@@ -138,7 +147,7 @@ def compile_check(entry: Any, document: Document, key_path: tuple[str | int, ...
     matcher = next(key for key in entry if key in MATCHERS)
     argument = entry[matcher]
     is_judge = MATCHERS[matcher].judge
-    options = {key: entry[key] for key in (*JUDGE_OPTIONS, *MATCHERS[matcher].options) if key in entry}
+    options = {key: entry[key] for key in MATCHERS[matcher].options if key in entry}
     return Check(
         matcher=matcher,
         argument=argument,
@@ -153,15 +162,16 @@ def compile_check(entry: Any, document: Document, key_path: tuple[str | int, ...
         # the name is final unless it shows an argument that renders per case
         named="name" in entry or not _holds_template(argument),
         is_judge=is_judge,
+        judge=judge_spec(entry, judges or {}) if is_judge else None,
     )
 
 
 def _turn_checks(
-    raw: Mapping[str, Any], document: Document, eval_path: tuple
+    raw: Mapping[str, Any], document: Document, eval_path: tuple, judges: Mapping[str, Any]
 ) -> tuple[tuple[Check, ...], ...]:
     """Checks per turn (reset steps get an empty tuple); the eval's own expect joins the last turn."""
     own = tuple(
-        compile_check(item, document, (*eval_path, "expect", i))
+        compile_check(item, document, (*eval_path, "expect", i), judges)
         for i, item in enumerate(raw.get("expect") or ())
     )
     if "turns" not in raw:
@@ -171,7 +181,7 @@ def _turn_checks(
         if isinstance(step, Mapping):
             per_step.append(
                 tuple(
-                    compile_check(item, document, (*eval_path, "turns", i, "expect", j))
+                    compile_check(item, document, (*eval_path, "turns", i, "expect", j), judges)
                     for j, item in enumerate(step.get("expect") or ())
                 )
             )
@@ -228,7 +238,7 @@ def _eval_templates(
             endpoint=endpoint,
             raw=raw,
             file_data=data,
-            checks_by_turn=_turn_checks(raw, spec.document, eval_path),
+            checks_by_turn=_turn_checks(raw, spec.document, eval_path, named_judges(project.data)),
             dataset=dataset,
             dataset_display=dataset_display,
             trials=int(

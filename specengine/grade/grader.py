@@ -15,8 +15,9 @@ from typing import Any
 from specengine.errors import TemplateError
 from specengine.grade.match_result import MatchInput
 from specengine.grade.matchers import MATCHERS, default_name, match
-from specengine.judge.judge import NO_JUDGE, Judge, JudgeRequest
+from specengine.judge.judge import NO_JUDGE, Judge, JudgeRequest, JudgeVerdict
 from specengine.judge.judge import transcript as judge_transcript
+from specengine.judge.samples import Combined, Sample, combine, method_for
 from specengine.plan import Case, Check, JudgeConfig
 from specengine.results.model import CheckResult, SkipCode, TrialResult, trial_status
 from specengine.source.loader import as_text
@@ -148,50 +149,96 @@ async def grade_judge(
     judge: Judge | None,
     config: JudgeConfig,
 ) -> CheckResult:
-    """Grade one judge check; skipped (never passed) when no judge model is configured."""
+    """Grade one judge check: its samples asked together, combined into one score (judge.samples).
+
+    Skipped (never passed) when no judge model is configured; `error` when any sample could not be
+    scored, with every sample recorded, so a re-run asks only for the ones missing from the cache.
+    """
     gate = check.gate or strict
-    if judge is None or not config.model:
+    spec = check.judge
+    if judge is None or not config.model or spec is None:
         return _result(
             check, record, gate, status="skipped", score=None, reason=NO_JUDGE, skip_code="no_judge"
         )
     variables = _variables(case, record)
     try:
-        choices = check.options.get("choices")
         request = JudgeRequest(
-            kind=str(check.argument),
+            kind=spec.kind,
             question=_question(check, record, records),
             reply=_text(check, record, variables),
-            criteria=_judge_text(check.options.get("criteria"), variables),
-            expected=_judge_text(check.options.get("expected"), variables),
-            prompt=_judge_text(check.options.get("prompt"), variables),
-            choices={as_text(k): float(v) for k, v in choices.items()} if choices else None,
+            criteria=_judge_text(spec.criteria, variables),
+            expected=_judge_text(spec.expected, variables),
+            prompt=_judge_text(spec.prompt, variables),
+            choices={as_text(k): float(v) for k, v in spec.choices.items()} if spec.choices else None,
+            examples=spec.examples,
+            model=spec.model,
         )
     except TemplateError as exc:
         return _result(check, record, gate, status="error", score=None, reason=_located(check, exc))
-    verdict = await judge.verdict(request)
-    if verdict.error or verdict.score is None:
+    count = max(1, spec.samples or config.samples)
+    verdicts = await asyncio.gather(*(judge.verdict(request, sample) for sample in range(1, count + 1)))
+    pin = judge.pin(spec).as_dict()
+    usage = _usage_sum([verdict.usage for verdict in verdicts])
+    sampled: dict[str, Any] = {}
+    if count > 1:
+        sampled["samples"] = tuple(_sample_record(verdict) for verdict in verdicts)
+    failed = next((verdict for verdict in verdicts if verdict.error or verdict.score is None), None)
+    if failed is not None:
+        reason = failed.error or "the judge gave no score"
+        if count > 1:
+            reason = f"sample {verdicts.index(failed) + 1} of {count}: {reason}"
         return _result(
-            check,
-            record,
-            gate,
-            status="error",
-            score=None,
-            reason=verdict.error or "the judge gave no score",
-            usage=verdict.usage,
+            check, record, gate, status="error", score=None, reason=reason, usage=usage, judge=pin, **sampled
         )
-    reason = f"{check.argument} score {verdict.score:.2f}" + (
-        f" (choice {verdict.choice})" if verdict.choice else ""
-    )
+    scored = [Sample(float(v.score or 0.0), v.choice, v.rationale) for v in verdicts]
+    combined = combine(scored, method_for(request.choice_scores))
+    if count > 1:
+        sampled.update(spread=combined.spread, uncertain=combined.uncertain)
     return _finish(
         check,
         record,
         gate,
-        float(verdict.score),
-        reason,
-        rationale=verdict.rationale,
-        usage=verdict.usage,
-        cached=verdict.cached,
+        combined.score,
+        _judge_reason(str(check.argument), combined, scored),
+        rationale=combined.rationale,
+        usage=usage,
+        cached=all(verdict.cached for verdict in verdicts),
+        judge=pin,
+        **sampled,
     )
+
+
+def _judge_reason(label: str, combined: Combined, samples: Sequence[Sample]) -> str:
+    """`closed_qa score 1.00 (choice Y)`; with samples, how they were combined and what each chose."""
+    reason = f"{label} score {combined.score:.2f}"
+    if len(samples) == 1:
+        return reason + (f" (choice {combined.choice})" if combined.choice else "")
+    picked = ", ".join(sample.choice or f"{sample.score:g}" for sample in samples)
+    if combined.method == "majority":
+        agreeing = sum(1 for sample in samples if sample.score == combined.score)
+        return f"{reason} (choice {combined.choice} in {agreeing} of {len(samples)} samples: {picked})"
+    return f"{reason} (mean of {len(samples)} samples: {picked})"
+
+
+def _sample_record(verdict: JudgeVerdict) -> dict[str, Any]:
+    """One sample as the results keep it: its score, choice and rationale, or its error."""
+    if verdict.error is not None or verdict.score is None:
+        return {"score": None, "error": verdict.error or "the judge gave no score"}
+    return {
+        "score": verdict.score,
+        "choice": verdict.choice,
+        "rationale": verdict.rationale,
+        "cached": verdict.cached,
+    }
+
+
+def _usage_sum(usages: Sequence[Mapping[str, int] | None]) -> dict[str, int] | None:
+    """The tokens of every sample together (a cached sample counts what its call spent)."""
+    total: dict[str, int] = {}
+    for usage in usages:
+        for name, count in (usage or {}).items():
+            total[name] = total.get(name, 0) + count
+    return total or None
 
 
 def grade_skipped(

@@ -3,9 +3,12 @@
 A judge check is slow and costs money, and a suite asks the same question again and again (re-runs,
 identical cases in flight together). So the Judge answers from the verdict cache when it can
 (cache.py), lets identical requests in flight wait for the first one instead of asking again, and
-counts what the run spent (calls, cache hits, tokens) for the run summary. The work itself is split by
-job: prompts.py builds the request from autoevals' judge prompts, client.py sends it to the judge
-server with our retry policy, answer.py reads the judge's `select_choice` call.
+counts what the run spent (calls, cache hits, tokens) for the run summary. A check that asks for
+several samples asks the same question several times on purpose: each sample is its own cache entry
+(the sample number is in the key), so the samples are independent answers, and a re-run finds all
+of them in the cache. The work itself is split by job: prompts.py builds the request from autoevals'
+judge prompts, client.py sends it to the judge server with our retry policy, answer.py reads the
+judge's `select_choice` call, samples.py combines a check's samples into one score.
 
 Every failure becomes a `JudgeVerdict` with `error` in plain words (the check's status is then
 `error`); nothing here raises for a judge problem, and the API key never appears in any message.
@@ -32,10 +35,11 @@ from specengine.judge.prompts import (
     JudgeRequest,
     judge_prompt,
     judge_text,
+    prompt_hash,
     request_problem,
     transcript,
 )
-from specengine.plan import JudgeConfig
+from specengine.plan import JudgeConfig, JudgeSpec
 from specengine.redact import redact
 from specengine.retry import BACKOFF_BASE_S, BACKOFF_CAP_S
 
@@ -43,6 +47,7 @@ __all__ = [
     "NO_JUDGE",
     "NO_TOOL_CALL",
     "Judge",
+    "JudgePin",
     "JudgeRequest",
     "JudgeStats",
     "JudgeVerdict",
@@ -77,6 +82,27 @@ class JudgeVerdict:
             "cached": self.cached,
             "error": self.error,
         }
+
+
+@dataclass(frozen=True)
+class JudgePin:
+    """Who judged a check, and with what: the judge model, the fingerprint of what it was asked
+    (prompts.prompt_hash), the autoevals version whose prompts it read, and the named judge if any.
+
+    Two runs whose pins differ were judged differently: `compare` says so instead of calling a changed
+    score a change of the agent.
+    """
+
+    model: str
+    prompt_hash: str
+    autoevals: str
+    name: str | None = None
+
+    def as_dict(self) -> dict[str, str]:
+        data = {"model": self.model, "prompt_hash": self.prompt_hash, "autoevals": self.autoevals}
+        if self.name is not None:
+            data["name"] = self.name
+        return data
 
 
 @dataclass(frozen=True)
@@ -125,15 +151,30 @@ class Judge:
     def stats(self) -> JudgeStats:
         return replace(self._stats, requests=self._client.requests if self._client else 0)
 
-    async def verdict(self, request: JudgeRequest) -> JudgeVerdict:
-        """Score one request: from the cache when the same request was judged before, else the judge."""
+    def model_for(self, request: JudgeRequest | JudgeSpec) -> str:
+        """The model that judges a request: a named judge's own, else the run's."""
+        return str(request.model or self.config.model)
+
+    def pin(self, spec: JudgeSpec) -> JudgePin:
+        """What a check's verdicts depend on besides the reply, recorded with its result."""
+        from autoevals.version import VERSION
+
+        return JudgePin(self.model_for(spec), prompt_hash(spec), VERSION, spec.name)
+
+    async def verdict(self, request: JudgeRequest, sample: int = 1) -> JudgeVerdict:
+        """Score one request: from the cache when the same request was judged before, else the judge.
+
+        `sample` numbers the answers of a check that asks several times (1, 2, …): each is its own
+        cache entry, and sample 1's entry is the one a check with a single sample uses.
+        """
         problem = NO_JUDGE if not self.config.model else request_problem(request)
         if problem is not None:
             return self._error(problem)
         prompt = judge_prompt(request)
+        model = self.model_for(request)
         if self._cache is None:
-            return await self._judge(prompt)
-        key = self._cache_key(request, prompt)
+            return await self._judge(prompt, model)
+        key = self._cache_key(request, prompt, sample)
         lock = self._key_locks.get(key)
         if lock is None:
             lock = self._key_locks[key] = asyncio.Lock()
@@ -148,7 +189,7 @@ class Judge:
                     usage=stored.get("usage"),
                     cached=True,
                 )
-            verdict = await self._judge(prompt)
+            verdict = await self._judge(prompt, model)
             if verdict.error is None:
                 self._cache.put(
                     key,
@@ -183,14 +224,24 @@ class Judge:
             prompt_tokens=usage.get("prompt_tokens", 0), completion_tokens=usage.get("completion_tokens", 0)
         )
 
-    def _cache_key(self, request: JudgeRequest, prompt: JudgePrompt) -> str:
-        """Everything that shapes what the judge is asked, autoevals' version (its prompts) included."""
+    def _cache_key(self, request: JudgeRequest, prompt: JudgePrompt, sample: int) -> str:
+        """Everything that shapes what the judge is asked, autoevals' version (its prompts) included.
+
+        Examples and the sample number join the key only when there are any (sample 2 and up), so a
+        check without them keeps the key it always had.
+        """
         from autoevals.version import VERSION
 
+        extra: dict[str, Any] = {}
+        if request.examples:
+            extra["examples"] = [example.as_dict() for example in request.examples]
+        if sample > 1:
+            extra["sample"] = sample
         return cache_key(
             {
+                **extra,
                 "kind": request.kind,
-                "model": self.config.model,
+                "model": self.model_for(request),
                 "base_url": self.base_url,
                 "use_cot": bool(request.use_cot),
                 "question": judge_text(request.question),
@@ -207,7 +258,7 @@ class Judge:
         self._count(errors=1)
         return JudgeVerdict(None, None, None, None, error=redact(message, [api_key] if api_key else []))
 
-    async def _judge(self, prompt: JudgePrompt) -> JudgeVerdict:
+    async def _judge(self, prompt: JudgePrompt, model: str) -> JudgeVerdict:
         """Ask the judge server; a verdict with a score, or with the reason there is none."""
         env_name = self.config.api_key_env
         api_key = self._environ.get(env_name) if env_name else None
@@ -215,7 +266,7 @@ class Judge:
             return self._error(f"the judge needs {env_name} in the environment")
         self._count(calls=1)
         try:
-            text = await self._client_with(api_key).complete(prompt.body(str(self.config.model)))
+            text = await self._client_with(api_key).complete(prompt.body(model))
             data = answer_json(text)
             usage = usage_of(data)
             self._count_tokens(usage)  # spent even when the answer turns out unusable

@@ -11,19 +11,34 @@ speaks) and one retry policy (specengine.retry).
 
 Our Jinja2-rendered texts reach mustache only as variable values, never as template text, so `{{ }}`
 in a reply or a custom prompt survives; a custom prompt is the value of autoevals' `{{__prompt}}`.
-autoevals and chevron load inside `judge_prompt`: `validate` and `--help` never import them.
+Few-shot examples are ours: a block of graded examples put before autoevals' prompt, in plain text
+(never through mustache). autoevals and chevron load inside `judge_prompt` and `prompt_hash`:
+`validate` and `--help` never import them (validate reads BUILTIN_CHOICES, which a test holds to
+autoevals' scorers).
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from specengine.plan import JudgeExample, JudgeSpec
+
 KINDS = ("closed_qa", "factuality", "custom")
 SELECT_CHOICE = "select_choice"
+# The choices of autoevals' own judges and their scores (custom judges bring theirs).
+BUILTIN_CHOICES: Mapping[str, Mapping[str, float]] = {
+    "closed_qa": {"Y": 1.0, "N": 0.0},
+    "factuality": {"A": 0.4, "B": 0.6, "C": 1.0, "D": 0.0, "E": 1.0},
+}
+EXAMPLES_INTRO = (
+    "Here are submissions that were graded before, each with the right choice and why."
+    " Grade the data that follows in the same way."
+)
 
 
 @dataclass(frozen=True)
@@ -42,6 +57,13 @@ class JudgeRequest:
     prompt: str | None = None  # custom: the full rendered prompt
     choices: Mapping[str, float] | None = None  # custom: choice letter -> score in [0, 1]
     use_cot: bool = True
+    examples: tuple[JudgeExample, ...] = ()  # few-shot examples, shown before the prompt
+    model: str | None = None  # a named judge's own model, instead of the run's
+
+    @property
+    def choice_scores(self) -> dict[str, float]:
+        """The choices the judge may pick and what each scores."""
+        return choice_scores(self.kind, self.choices)
 
 
 @dataclass(frozen=True)
@@ -80,6 +102,30 @@ def judge_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def choice_scores(kind: str, choices: Mapping[str, float] | None = None) -> dict[str, float]:
+    """The choices of a judge of this kind and their scores: autoevals' own, or a custom judge's."""
+    if kind in BUILTIN_CHOICES:
+        return dict(BUILTIN_CHOICES[kind])
+    return {str(name): float(score) for name, score in (choices or {}).items()}
+
+
+def choices_scoring(score: float, scores: Mapping[str, float]) -> list[str]:
+    """The choices that score `score` (an example may name its verdict by its score)."""
+    return [name for name, value in scores.items() if abs(value - score) < 1e-9]
+
+
+def example_problem(example: JudgeExample, scores: Mapping[str, float]) -> str | None:
+    """Why an example cannot be shown to this judge (its verdict is none of its choices), or None."""
+    if example.choice is not None and example.choice not in scores:
+        return f"choice {example.choice!r} is not one of the judge's choices ({', '.join(scores)})"
+    if example.choice is None and example.score is None:
+        return "an example needs `choice` or `score`"
+    if example.choice is None and example.score is not None and not choices_scoring(example.score, scores):
+        listed = ", ".join(f"{name} = {value:g}" for name, value in scores.items())
+        return f"no choice of this judge scores {example.score:g} ({listed})"
+    return None
+
+
 def request_problem(request: JudgeRequest) -> str | None:
     """Why this request cannot be sent (a missing input, a choice score outside 0..1), or None."""
     if request.kind not in KINDS:
@@ -96,7 +142,37 @@ def request_problem(request: JudgeRequest) -> str | None:
         for name, value in request.choices.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                 return f"choice {name!r} has score {value!r}; choice scores must be numbers from 0 to 1"
+    scores = request.choice_scores
+    for number, example in enumerate(request.examples, 1):
+        problem = example_problem(example, scores)
+        if problem is not None:
+            return f"example {number}: {problem}"
     return None
+
+
+def examples_text(examples: Sequence[JudgeExample], scores: Mapping[str, float]) -> str:
+    """The few-shot block: each example's input, output, reference, right choice and why.
+
+    A verdict given as a score shows the choices that score it. Every example must have no
+    `example_problem`.
+    """
+    lines = [EXAMPLES_INTRO, "[BEGIN EXAMPLES]"]
+    for number, example in enumerate(examples, 1):
+        if example.choice is not None:
+            verdict = example.choice
+        else:
+            verdict = " or ".join(choices_scoring(float(example.score or 0), scores))
+        lines += ["***", f"[Example {number}]"]
+        if example.input is not None:
+            lines.append(f"[Input]: {example.input}")
+        lines.append(f"[Output]: {example.output}")
+        if example.expected is not None:
+            lines.append(f"[Reference answer]: {example.expected}")
+        lines.append(f"[Right choice]: {verdict}")
+        if example.why:
+            lines.append(f"[Why]: {example.why}")
+    lines += ["***", "[END EXAMPLES]"]
+    return "\n".join(lines)
 
 
 def judge_prompt(request: JudgeRequest) -> JudgePrompt:
@@ -113,7 +189,31 @@ def judge_prompt(request: JudgeRequest) -> JudgePrompt:
         for message in scorer.messages
     ]
     scores = {str(name): float(score) for name, score in scorer.choice_scores.items()}
+    if request.examples and messages:
+        block = examples_text(request.examples, scores)
+        messages[0] = {**messages[0], "content": f"{block}\n\n{messages[0]['content']}"}
     return JudgePrompt(messages=messages, tools=scorer.classification_tools, choice_scores=scores)
+
+
+def prompt_hash(spec: JudgeSpec, use_cot: bool = True) -> str:
+    """A short fingerprint of what a judge check asks, before any case fills it in.
+
+    It covers autoevals' prompt template for the kind (so an autoevals upgrade that rewords it shows),
+    the choices and their scores, the check's rubric as written and its examples; never a reply, so
+    two runs of an unchanged rubric agree however the agent answered.
+    """
+    scorer = _template_scorer(spec.kind, use_cot) if spec.kind in BUILTIN_CHOICES else _custom_scorer(use_cot)
+    fields = {
+        "kind": spec.kind,
+        "messages": [message["content"] for message in scorer.messages],
+        "choices": [[name, score] for name, score in choice_scores(spec.kind, spec.choices).items()],
+        "criteria": spec.criteria,
+        "expected": spec.expected,
+        "prompt": spec.prompt,
+        "examples": [example.as_dict() for example in spec.examples],
+    }
+    canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
 
 
 def _scorer(request: JudgeRequest) -> tuple[Any, dict[str, str]]:
@@ -133,6 +233,14 @@ def _scorer(request: JudgeRequest) -> tuple[Any, dict[str, str]]:
         name="custom", prompt_template="{{__prompt}}", choice_scores=choices, use_cot=use_cot
     )
     return scorer, {"output": reply, "__prompt": judge_text(request.prompt)}
+
+
+@functools.cache
+def _custom_scorer(use_cot: bool) -> Any:
+    """A custom judge's scorer before its prompt is known: its messages are autoevals' template."""
+    from autoevals import LLMClassifier
+
+    return LLMClassifier(name="custom", prompt_template="{{__prompt}}", choice_scores={}, use_cot=use_cot)
 
 
 @functools.cache

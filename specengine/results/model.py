@@ -39,6 +39,13 @@ class CheckResult:
     usage: Mapping[str, int] | None = None
     cached: bool | None = None
     skip_code: SkipCode | None = None  # set exactly when status is "skipped"
+    # a judge check: who judged it (model, prompt hash, autoevals version, named judge)
+    judge: Mapping[str, str] | None = None
+    # a judge check with several samples: each sample's score, choice and rationale (or error), how
+    # far apart their scores were, and whether they disagreed
+    samples: tuple[Mapping[str, Any], ...] | None = None
+    spread: float | None = None
+    uncertain: bool | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -63,6 +70,14 @@ class CheckResult:
             data["cached"] = self.cached
         if self.skip_code is not None:
             data["skip_code"] = self.skip_code
+        if self.judge is not None:
+            data["judge"] = dict(self.judge)
+        if self.samples is not None:
+            data["samples"] = [dict(sample) for sample in self.samples]
+        if self.spread is not None:
+            data["spread"] = self.spread
+        if self.uncertain is not None:
+            data["uncertain"] = self.uncertain
         return data
 
 
@@ -144,7 +159,11 @@ def case_outcome(trials: Sequence[TrialResult], pass_rate: float) -> CaseOutcome
 
 
 def aggregate_checks(trials: Sequence[TrialResult], pass_rate: float) -> list[dict[str, Any]]:
-    """A case's checks: one entry per check, mean score over the trials that scored it."""
+    """A case's checks: one entry per check, mean score over the trials that scored it.
+
+    A judge check scored in several trials also gets its `spread` (highest trial score minus lowest),
+    and a check whose samples disagreed in some trial is `uncertain`.
+    """
     if not trials:
         return []
     longest = max(trials, key=lambda trial: len(trial.checks))
@@ -162,17 +181,20 @@ def aggregate_checks(trials: Sequence[TrialResult], pass_rate: float) -> list[di
             status = "failed"
         else:
             status = "error"
-        rows.append(
-            {
-                "name": template.name,
-                "matcher": template.matcher,
-                "line": template.line,
-                "turn": template.turn,
-                "gate": template.gate,
-                "status": status,
-                "score": round(sum(scores) / len(scores), 4) if scores else None,
-            }
-        )
+        row: dict[str, Any] = {
+            "name": template.name,
+            "matcher": template.matcher,
+            "line": template.line,
+            "turn": template.turn,
+            "gate": template.gate,
+            "status": status,
+            "score": round(sum(scores) / len(scores), 4) if scores else None,
+        }
+        if template.judge is not None and len(scores) > 1:  # a judge's drift across trials
+            row["spread"] = round(max(scores) - min(scores), 4)
+        if any(check.uncertain for check in same):
+            row["uncertain"] = True
+        rows.append(row)
     return rows
 
 

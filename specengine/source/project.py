@@ -184,5 +184,6 @@ def judge_config(
         max_concurrency=int(data.get("max_concurrency", 4)),
         timeout=float(data.get("timeout", DEFAULT_TIMEOUT)),
         retries=int(data.get("retries", DEFAULT_RETRIES)),
+        samples=int(data.get("samples", 1)),
         secrets=resolved.secrets,
     )
