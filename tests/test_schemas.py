@@ -16,6 +16,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from specengine.grade.matchers import MATCHERS as REGISTERED_MATCHERS
+from specengine.judge.prompts import KINDS
 from specengine.source.loader import parse_yaml
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
@@ -109,9 +110,11 @@ def test_the_validator_can_read_matchers_judges_and_operators_back() -> None:
     modifiers = set(check["properties"]) - set(matchers)
     assert modifiers == {
         "name", "value", "soft", "threshold", "at_least", "not", "scope",
-        "criteria", "expected", "prompt", "choices", "times", "mode",
+        "criteria", "expected", "prompt", "choices", "samples", "examples", "times", "mode",
     }  # fmt: skip
-    assert check["properties"]["judge"]["enum"] == ["closed_qa", "factuality", "custom"]
+    kinds, named = check["properties"]["judge"]["anyOf"]
+    assert kinds["enum"] == list(KINDS)  # offered by editors; a named judge is any other name
+    assert named == {**named, "type": "string"}
     assert list(defs["threshold"]["properties"]) == ["gte", "gt", "lte", "lt"]
     assert set(defs["bare_check"]["enum"]) <= set(matchers)
     for name in ("eval", "step", "row", "endpoint", "check", "threshold"):
@@ -425,7 +428,14 @@ def spec_with_check(check: str) -> str:
             "{called_tool_with: {name: t, arg: {}}}",
             ("$.evals[0].expect[0].called_tool_with", "additionalProperties"),
         ),
-        ("{judge: exact}", ("$.evals[0].expect[0].judge", "enum")),
+        ("{judge: 5}", ("$.evals[0].expect[0].judge", "anyOf")),
+        ("{judge: closed_qa, criteria: c, samples: 0}", ("$.evals[0].expect[0].samples", "minimum")),
+        ("{judge: closed_qa, criteria: c, examples: [{output: o}]}", ("$.evals[0].expect[0].examples[0]", "oneOf")),
+        (
+            "{judge: closed_qa, criteria: c, examples: [{output: o, choice: Y, verdict: Y}]}",
+            ("$.evals[0].expect[0].examples[0]", "additionalProperties"),
+        ),
+        ("{includes: a, samples: 3}", ("$.evals[0].expect[0].samples", "not")),
         ("{judge: closed_qa}", ("$.evals[0].expect[0]", "required")),
         ("{judge: factuality}", ("$.evals[0].expect[0]", "required")),
         ("{judge: closed_qa, criteria: c, prompt: p}", ("$.evals[0].expect[0].prompt", "not")),

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specengine.compile.judge_specs import judge_spec, named_judges
+from specengine.compile.judge_specs import judge_spec
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError, TemplateError
 from specengine.grade.matchers import MATCHERS, default_name
+from specengine.judge.named import named_judges
 from specengine.plan import (
     JUDGE_DEFAULT,
     PASS_AT_ONE,

@@ -1,10 +1,8 @@
 """The judge of a judge check: its own rubric, or a named judge of the project file that it uses.
 
 A team keeps one rubric under `judges:` in specengine.yaml and specs say `judge: NAME`; the check
-then takes the named judge's rubric, model, samples and examples, and may add examples of its own
-and its own `samples`. A named judge's kind follows from its rubric: `criteria` makes a closed_qa
-judge, `expected` a factuality judge, `prompt` and `choices` a custom one. Validation has checked
-every name and shape before this runs.
+then takes the named judge's rubric, model, samples and examples (judge.named), and may add examples
+of its own and its own `samples`. Validation has checked every name and shape before this runs.
 """
 
 from __future__ import annotations
@@ -12,21 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from specengine.judge.named import kind_of_named
+from specengine.judge.prompts import KINDS
 from specengine.plan import JudgeExample, JudgeSpec
 from specengine.source.loader import as_text
-
-KIND_BY_RUBRIC = (("criteria", "closed_qa"), ("expected", "factuality"), ("prompt", "custom"))
-
-
-def named_judges(project_data: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The `judges:` mapping of a project file's data (empty when it has none)."""
-    judges = project_data.get("judges")
-    return judges if isinstance(judges, Mapping) else {}
-
-
-def kind_of_named(definition: Mapping[str, Any]) -> str | None:
-    """The kind of judge a named judge's rubric makes, or None when it has no rubric."""
-    return next((kind for key, kind in KIND_BY_RUBRIC if key in definition), None)
 
 
 def judge_examples(raw: Any) -> tuple[JudgeExample, ...]:
@@ -52,7 +39,7 @@ def judge_spec(entry: Mapping[str, Any], named: Mapping[str, Any]) -> JudgeSpec:
     value = as_text(entry["judge"])
     own_samples = entry.get("samples")
     own_examples = judge_examples(entry.get("examples"))
-    definition = named.get(value) if value not in ("closed_qa", "factuality", "custom") else None
+    definition = named.get(value) if value not in KINDS else None
     if isinstance(definition, Mapping):
         samples = own_samples if own_samples is not None else definition.get("samples")
         return JudgeSpec(

@@ -214,7 +214,7 @@ MATCHERS: dict[str, MatcherEntry] = {
 
 MODIFIERS = ("name", "value", "soft", "threshold", "at_least", "not", "scope")
 JUDGE_TEMPLATES = ("criteria", "expected", "prompt")  # the judge options that are templates
-JUDGE_OPTIONS = (*JUDGE_TEMPLATES, "choices")
+JUDGE_OPTIONS = (*JUDGE_TEMPLATES, "choices", "samples", "examples")
 MATCHER_OPTIONS = tuple(option for entry in MATCHERS.values() for option in entry.options)
 CHECK_KEYS = (*MATCHERS, *MODIFIERS, *JUDGE_OPTIONS, *MATCHER_OPTIONS)  # every key a check may hold
 BARE_MATCHERS = tuple(name for name, entry in MATCHERS.items() if entry.argument.optional)

@@ -14,6 +14,7 @@ from specengine.validate import schema
 from specengine.validate.endpoint_checks import env_problems, unknown_endpoint
 from specengine.validate.endpoint_templates import project_template_problems
 from specengine.validate.file_report import Report
+from specengine.validate.judge_checks import check_named_judges
 from specengine.validate.yaml_hints import report_ambiguous
 
 
@@ -59,5 +60,6 @@ def check_project(project: Project, display: str) -> list[Diagnostic]:
                         f"{suggest(name, names)}",
                         at_key=True,
                     )
+    check_named_judges(report, data)
     report_ambiguous(report)
     return report.items

@@ -497,6 +497,7 @@ def _owner(path: KeyPath, document_kind: str) -> str:
             "turns": "this turn",
             "expect": "this check",
             "dataset": "this row",
+            "examples": "this example",
         }.get(str(container), f"'{_label(path)}'")
     if path[-1] == "endpoint" or (len(path) >= 2 and path[-2] == "endpoints"):
         return "this endpoint"

@@ -4,7 +4,8 @@ specengine.validate.schema checks the shape; this module checks the meaning: eva
 every eval checks something and reaches an endpoint, `turns` do not start or end with `reset`,
 templates compile and use only known variables. The checks it hands on have modules of their own:
 each check against its matcher (expect_checks), endpoints (endpoint_checks), datasets
-(dataset_checks). Nothing stops at the first problem, and nothing a spec holds can raise a traceback.
+(dataset_checks), judges against their kind or the project's named judges (judge_checks). Nothing
+stops at the first problem, and nothing a spec holds can raise a traceback.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from specengine.validate.dataset_checks import DatasetResult, check_dataset
 from specengine.validate.endpoint_checks import check_endpoint, default_endpoint
 from specengine.validate.expect_checks import check_against_matcher
 from specengine.validate.file_report import Report, iter_strings
+from specengine.validate.judge_checks import check_judge_use
 from specengine.validate.schema import KeyPath
 
 RESET = "reset"
@@ -148,6 +150,8 @@ class SpecChecks:
             self._value(entry["value"], here)
         if matcher is not None:
             check_against_matcher(self.report, entry, here, matcher)
+            if matcher.judge:
+                check_judge_use(self.report, entry, here, self.project, self.project_failed)
 
     def _value(self, value: Any, here: KeyPath) -> None:
         """The `value:` of the check at `here` is a template, or it would check a fixed text."""
@@ -168,43 +172,7 @@ class SpecChecks:
             self._template(text, path, CHECK_VARIABLES, _label(path))
 
     def _template(self, text: str, here: KeyPath, allowed: frozenset[str], what: str) -> None:
-        if not is_template(text):
-            return
-        names, problems = template_facts(text)
-        if not (names - allowed or problems):
-            return
-        node = self.report.node(here)
-        if node is None:
-            return
-        source = TemplateSource(
-            self.document.path,
-            node.start_mark.line + 1,
-            node.start_mark.column + 1,
-            block=getattr(node, "style", None) in ("|", ">"),
-        )
-        for line, message in problems:
-            self._template_problem(source, line, f"{what}: {message}")
-        for name in sorted(names - allowed):
-            hint = suggest(name, sorted(allowed))
-            extra = (
-                " (reply, tool_calls, session_id and turn are known only in checks)"
-                if name in CHECK_VARIABLES
-                else ""
-            )
-            message = (
-                f"{what}: undefined variable '{name}'{hint}; known here: {', '.join(sorted(allowed))}{extra}"
-            )
-            self._template_problem(source, _line_naming(text, name), message)
-
-    def _template_problem(self, source: TemplateSource, template_line: int, message: str) -> None:
-        line = source.line_of(template_line)
-        if line == source.line:
-            col = source.col
-        else:
-            index = line - 1
-            text = self.report.lines[index] if 0 <= index < len(self.report.lines) else ""
-            col = len(text) - len(text.lstrip()) + 1
-        self.report.add(Diagnostic(self.document.path, line, col, message))
+        check_template(self.report, text, here, allowed, what)
 
     # endpoints and datasets
 
@@ -213,6 +181,49 @@ class SpecChecks:
 
     def _dataset(self, value: Any, here: KeyPath) -> None:
         check_dataset(self.report, value, here, self.file, self.project, self.dataset_result)
+
+
+# --- templates of any file ------------------------------------------------------------------------
+
+
+def check_template(report: Report, text: str, here: KeyPath, allowed: frozenset[str], what: str) -> None:
+    """A template at `here` compiles and reads only `allowed` names; each problem at its own line."""
+    if not is_template(text):
+        return
+    names, problems = template_facts(text)
+    if not (names - allowed or problems):
+        return
+    node = report.node(here)
+    if node is None:
+        return
+    source = TemplateSource(
+        report.document.path,
+        node.start_mark.line + 1,
+        node.start_mark.column + 1,
+        block=getattr(node, "style", None) in ("|", ">"),
+    )
+    for line, message in problems:
+        _template_problem(report, source, line, f"{what}: {message}")
+    for name in sorted(names - allowed):
+        hint = suggest(name, sorted(allowed))
+        extra = (
+            " (reply, tool_calls, session_id and turn are known only in checks)"
+            if name in CHECK_VARIABLES
+            else ""
+        )
+        message = f"{what}: undefined variable '{name}'{hint}; known here: {', '.join(sorted(allowed))}{extra}"
+        _template_problem(report, source, _line_naming(text, name), message)
+
+
+def _template_problem(report: Report, source: TemplateSource, template_line: int, message: str) -> None:
+    line = source.line_of(template_line)
+    if line == source.line:
+        col = source.col
+    else:
+        index = line - 1
+        text = report.lines[index] if 0 <= index < len(report.lines) else ""
+        col = len(text) - len(text.lstrip()) + 1
+    report.add(Diagnostic(report.document.path, line, col, message))
 
 
 # `{{ name }}` / `{{ name.attr.attr }}` and nothing else: by far the most common template in specs.

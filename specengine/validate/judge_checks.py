@@ -1,0 +1,135 @@
+"""The checks of judges that a JSON Schema cannot express: named judges and their uses, examples.
+
+A spec's `judge:` takes a kind (closed_qa, factuality, custom) or the name of a judge defined under
+`judges:` in its project file. Each use is checked against that project file: an unknown name gets
+a "did you mean", and a check that uses a named judge may not rewrite its rubric. A few-shot
+example's verdict must be one of its judge's choices, for a check's own judge or a named one. The
+project file's named judges are checked where they are defined: a name that is a kind, a rubric's
+templates, its examples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from specengine.judge.named import JUDGES_KEY, kind_of_named, named_judges
+from specengine.judge.prompts import KINDS, choice_scores, choices_scoring
+from specengine.source.loader import PROJECT_FILE, as_text
+from specengine.source.project import Project
+from specengine.suggest import suggest
+from specengine.templates import CHECK_VARIABLES
+from specengine.validate.file_report import Report
+from specengine.validate.schema import KeyPath
+
+RUBRIC_KEYS = ("criteria", "expected", "prompt", "choices")
+
+
+def check_judge_use(
+    report: Report, entry: Mapping[str, Any], here: KeyPath, project: Project | None, project_failed: bool
+) -> None:
+    """A judge check: its judge exists, a named judge's rubric is left alone, examples fit it."""
+    value = entry.get("judge")
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        return  # the schema reports it
+    name = as_text(value)
+    named = named_judges(project.data) if project is not None else {}
+    if name in KINDS:
+        choices = entry.get("choices") if name == "custom" else None
+        scores = choice_scores(name, _choices(choices))
+    elif name in named:
+        where = f"the judge '{name}' in {project.display if project else PROJECT_FILE}"
+        for key in RUBRIC_KEYS:
+            if key in entry:
+                report.at(
+                    (*here, key),
+                    f"'{key}' comes from {where}: a check that uses it cannot change it"
+                    f" (change it there, or write judge: {kind_of_named(named[name]) or 'custom'} here)",
+                    at_key=True,
+                )
+        definition = named[name]
+        if not isinstance(definition, Mapping):
+            return
+        kind = kind_of_named(definition) or "custom"
+        scores = choice_scores(kind, _choices(definition.get("choices")))
+    else:
+        if not project_failed:
+            report.at((*here, "judge"), unknown_judge(name, list(named), project))
+        return
+    check_examples(report, entry.get("examples"), (*here, "examples"), scores)
+
+
+def unknown_judge(name: str, named: list[str], project: Project | None) -> str:
+    """`unknown judge 'tnoe' - did you mean 'tone'? (use one of …)`, saying where names come from."""
+    options = [*KINDS, *named]
+    hint = suggest(name, options)
+    message = f"unknown judge '{name}'{hint} (use one of {', '.join(options)})"
+    if hint:
+        return message
+    if project is None or project.file is None:
+        return f"{message}; a judge named by you is defined under {JUDGES_KEY}: in {PROJECT_FILE}"
+    return f"{message}; define '{name}' under {JUDGES_KEY}: in {project.display}"
+
+
+def check_examples(report: Report, examples: Any, here: KeyPath, scores: Mapping[str, float]) -> None:
+    """Each example's choice is one of the judge's, and its score is what some choice scores."""
+    if not isinstance(examples, list) or not scores:
+        return
+    for index, example in enumerate(examples):
+        if not isinstance(example, Mapping):
+            continue
+        choice = example.get("choice")
+        score = example.get("score")
+        if isinstance(choice, (str, int, float)) and not isinstance(choice, bool):
+            if as_text(choice) not in scores:
+                report.at(
+                    (*here, index, "choice"),
+                    f"choice '{as_text(choice)}' is not one of this judge's choices ({', '.join(scores)})"
+                    f"{suggest(as_text(choice), list(scores))}",
+                )
+        elif isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1:
+            if not choices_scoring(float(score), scores):
+                listed = ", ".join(f"{name} = {value:g}" for name, value in scores.items())
+                report.at(
+                    (*here, index, "score"),
+                    f"no choice of this judge scores {score:g} ({listed}): give one of their scores,"
+                    " or the choice as choice:",
+                )
+
+
+def check_named_judges(report: Report, data: Mapping[str, Any]) -> None:
+    """The `judges:` of a project file: names that are not kinds, rubric templates, examples."""
+    from specengine.validate.spec_checks import check_template
+
+    judges = data.get(JUDGES_KEY)
+    if not isinstance(judges, Mapping):
+        return
+    for name, definition in judges.items():
+        here: KeyPath = (JUDGES_KEY, name)
+        if as_text(name) in KINDS:
+            report.at(
+                here,
+                f"'{name}' is a judge kind: give your judge another name (a spec writes judge: NAME)",
+                at_key=True,
+            )
+        if not isinstance(definition, Mapping):
+            continue
+        for key in ("criteria", "expected", "prompt"):
+            if isinstance(definition.get(key), str):
+                check_template(report, definition[key], (*here, key), CHECK_VARIABLES, key)
+        kind = kind_of_named(definition)
+        if kind is not None:
+            scores = choice_scores(kind, _choices(definition.get("choices")))
+            check_examples(report, definition.get("examples"), (*here, "examples"), scores)
+
+
+def _choices(raw: Any) -> dict[str, float] | None:
+    """A custom judge's choices when they have the shape the schema asks for (else the schema says)."""
+    if not isinstance(raw, Mapping):
+        return None
+    valid = {
+        as_text(name): float(score)
+        for name, score in raw.items()
+        if isinstance(score, (int, float)) and not isinstance(score, bool)
+    }
+    return valid if len(valid) == len(raw) else None
