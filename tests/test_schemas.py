@@ -430,7 +430,10 @@ def spec_with_check(check: str) -> str:
         ),
         ("{judge: 5}", ("$.evals[0].expect[0].judge", "anyOf")),
         ("{judge: closed_qa, criteria: c, samples: 0}", ("$.evals[0].expect[0].samples", "minimum")),
-        ("{judge: closed_qa, criteria: c, examples: [{output: o}]}", ("$.evals[0].expect[0].examples[0]", "oneOf")),
+        (
+            "{judge: closed_qa, criteria: c, examples: [{output: o}]}",
+            ("$.evals[0].expect[0].examples[0]", "oneOf"),
+        ),
         (
             "{judge: closed_qa, criteria: c, examples: [{output: o, choice: Y, verdict: Y}]}",
             ("$.evals[0].expect[0].examples[0]", "additionalProperties"),

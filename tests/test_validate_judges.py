@@ -50,7 +50,8 @@ def problems(folder: Path, spec: str, project: str | None = ENDPOINTS + JUDGES) 
 def one_check(check: str) -> str:
     """A spec with one eval whose one check is `check` (YAML of a mapping, indented as an item)."""
     body = textwrap.indent(textwrap.dedent(check).strip("\n"), " " * 6)
-    return f"evals:\n  - name: a\n    send: hi\n    endpoint: {{protocol: demo}}\n    expect:\n    - {body.lstrip()}\n"
+    head = "evals:\n  - name: a\n    send: hi\n    endpoint: {protocol: demo}\n    expect:\n"
+    return f"{head}    - {body.lstrip()}\n"
 
 
 def test_named_judges_with_samples_and_examples_are_valid(tmp_path):

@@ -87,14 +87,13 @@ def check_examples(report: Report, examples: Any, here: KeyPath, scores: Mapping
                     f"choice '{as_text(choice)}' is not one of this judge's choices ({', '.join(scores)})"
                     f"{suggest(as_text(choice), list(scores))}",
                 )
-        elif isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1:
-            if not choices_scoring(float(score), scores):
-                listed = ", ".join(f"{name} = {value:g}" for name, value in scores.items())
-                report.at(
-                    (*here, index, "score"),
-                    f"no choice of this judge scores {score:g} ({listed}): give one of their scores,"
-                    " or the choice as choice:",
-                )
+        elif _is_score(score) and not choices_scoring(float(score), scores):
+            listed = ", ".join(f"{name} = {value:g}" for name, value in scores.items())
+            report.at(
+                (*here, index, "score"),
+                f"no choice of this judge scores {score:g} ({listed}): give one of their scores,"
+                " or the choice as choice:",
+            )
 
 
 def check_named_judges(report: Report, data: Mapping[str, Any]) -> None:
@@ -121,6 +120,11 @@ def check_named_judges(report: Report, data: Mapping[str, Any]) -> None:
         if kind is not None:
             scores = choice_scores(kind, _choices(definition.get("choices")))
             check_examples(report, definition.get("examples"), (*here, "examples"), scores)
+
+
+def _is_score(value: Any) -> bool:
+    """A number from 0 to 1 (anything else, the schema reports)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
 
 
 def _choices(raw: Any) -> dict[str, float] | None:

@@ -211,7 +211,8 @@ def check_template(report: Report, text: str, here: KeyPath, allowed: frozenset[
             if name in CHECK_VARIABLES
             else ""
         )
-        message = f"{what}: undefined variable '{name}'{hint}; known here: {', '.join(sorted(allowed))}{extra}"
+        known = ", ".join(sorted(allowed))
+        message = f"{what}: undefined variable '{name}'{hint}; known here: {known}{extra}"
         _template_problem(report, source, _line_naming(text, name), message)
 
 
