@@ -10,7 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from specengine.report.facts import format_rate, usage_text
+from specengine.report.facts import (
+    UNCERTAIN,
+    UNCERTAIN_WHY,
+    UncertainCheck,
+    format_rate,
+    uncertain_checks,
+    usage_text,
+)
 from specengine.results.model import SkipReason, pass_rate
 
 MAX_DETAILED_FAILURES = 30
@@ -27,13 +34,23 @@ def _short(text: Any, limit: int = MAX_TEXT) -> str:
 
 @dataclass
 class FailureLog:
-    """Collects the failed and errored cases worth printing; counts the rest."""
+    """Collects the failed and errored cases worth printing; counts the rest.
+
+    It also keeps the judge checks whose samples disagreed, in any case (a passed one too): a verdict
+    the judge was unsure of is worth a look whichever way it went.
+    """
 
     limit: int = MAX_DETAILED_FAILURES
     cases: list[Mapping[str, Any]] = field(default_factory=list)
     omitted: int = 0
+    uncertain: list[tuple[str, str, UncertainCheck]] = field(default_factory=list)  # (case id, spec, check)
+    uncertain_count: int = 0
 
     def add(self, case: Mapping[str, Any]) -> None:
+        for check in uncertain_checks(dict(case)):
+            self.uncertain_count += 1
+            if len(self.uncertain) < self.limit:
+                self.uncertain.append((str(case["id"]), str(case.get("spec", "")), check))
         if case["status"] not in ("failed", "error"):
             return
         if len(self.cases) < self.limit:
@@ -78,7 +95,11 @@ def failure_lines(case: Mapping[str, Any]) -> list[str]:
         seen.add(key)
         where = f"{spec}:{check['line']}"
         turn = f" (turn {check['turn']})" if check.get("turn", 1) > 1 else ""
-        lines.append(f"  ✗ {where}: {check['name']}{turn} [{check['status']}]")
+        mark = f", {UNCERTAIN}" if check.get("uncertain") else ""
+        lines.append(f"  ✗ {where}: {check['name']}{turn} [{check['status']}{mark}]")
+        if check.get("uncertain"):
+            picks = ", ".join(str(s.get("choice") or s.get("score")) for s in check.get("samples") or ())
+            lines.append(_labelled(UNCERTAIN, f"{UNCERTAIN_WHY}: {picks}" if picks else UNCERTAIN_WHY))
         for label, field_name, limit in (
             ("expected", "expected", MAX_TEXT),
             ("got", "got", MAX_TEXT),
@@ -88,6 +109,24 @@ def failure_lines(case: Mapping[str, Any]) -> list[str]:
             if check.get(field_name) not in (None, ""):
                 lines.append(_labelled(label, _short(check[field_name], limit)))
     return lines
+
+
+def _print_uncertain(console: Any, failures: FailureLog) -> None:
+    """Judge checks whose samples disagreed: their verdict could go the other way on a re-run."""
+    from rich.markup import escape
+
+    console.print()
+    console.rule(f"[bold yellow]Uncertain judges ({failures.uncertain_count})", style="yellow")
+    for case_id, spec, check in failures.uncertain:
+        where = f"{spec}:{check.line}" if check.line else spec
+        turn = f" (turn {check.turn})" if check.turn and check.turn > 1 else ""
+        line = (
+            f"  ? {where}: {check.name}{turn} in {case_id} [{check.status}, {UNCERTAIN}]: {check.summary()}"
+        )
+        console.print(escape(line), highlight=False, soft_wrap=True)
+    hidden = failures.uncertain_count - len(failures.uncertain)
+    if hidden:
+        console.print(f"… and {hidden} more uncertain checks (see the results file)")
 
 
 def _labelled(label: str, text: str) -> str:
@@ -124,6 +163,8 @@ def print_report(
                 console.print(escape(line), highlight=False, soft_wrap=True)
         if failures.omitted:
             console.print(f"… and {failures.omitted} more failed cases (see the results file)")
+    if failures.uncertain:
+        _print_uncertain(console, failures)
     console.print()
     parts = []
     for key, label in (
@@ -145,9 +186,12 @@ def print_report(
         + (f" · {tokens}" if tokens else "")
     )
     if summary.get("judge_calls") is not None:
+        doubted = (
+            f", {_count(failures.uncertain_count, 'uncertain check')}" if failures.uncertain_count else ""
+        )
         console.print(
             f"judge: {summary.get('judge_calls', 0)} calls, {summary.get('judge_cache_hits', 0)} cache hits, "
-            f"{summary.get('judge_tokens', 0)} tokens"
+            f"{summary.get('judge_tokens', 0)} tokens{doubted}"
         )
     if summary.get("gates_skipped"):
         reasons = skip_reasons or {}

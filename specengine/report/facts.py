@@ -49,6 +49,7 @@ class FailedCheck:
     n_trials: int
     expected: str | None = None
     got: str | None = None
+    uncertain: bool = False  # a judge whose samples disagreed in some trial
 
     def summary(self) -> str:
         """The reason in one line of plain words, with score and trial counts when they matter."""
@@ -62,6 +63,8 @@ class FailedCheck:
                 parts.append("failed")
         if self.n_trials > 1:
             parts.append(f"(failed in {self.failed_trials} of {self.n_trials} trials)")
+        if self.uncertain:
+            parts.append(f"[{UNCERTAIN}: {UNCERTAIN_WHY}]")
         return " ".join(parts)
 
     def score_text(self) -> str:
@@ -71,6 +74,107 @@ class FailedCheck:
         if self.matcher != "judge" and self.score in (0.0, 1.0):
             return ""
         return f"score {format_score(self.score)}, needs {format_threshold(self.threshold)}"
+
+
+UNCERTAIN = "uncertain"
+UNCERTAIN_WHY = "the judge's samples disagreed"
+
+
+@dataclass(frozen=True)
+class UncertainCheck:
+    """A judge check whose samples disagreed in at least one trial of a case: a verdict to doubt."""
+
+    name: str
+    line: int | None
+    turn: int | None
+    status: str  # in the first trial where its samples disagreed
+    score: float | None
+    spread: float | None
+    picks: tuple[str, ...]  # what each sample picked in that trial (choices, or scores)
+    uncertain_trials: int
+    n_trials: int
+
+    def summary(self) -> str:
+        """`samples Y, N, Y (spread 1.00)`, and in how many trials when there were several."""
+        text = f"samples {', '.join(self.picks)}" if self.picks else "samples disagreed"
+        if self.spread is not None:
+            text += f" (spread {format_score(self.spread)})"
+        if self.n_trials > 1:
+            text += f", in {self.uncertain_trials} of {self.n_trials} trials"
+        return text
+
+
+def uncertain_checks(case: dict) -> list[UncertainCheck]:
+    """The case's judge checks whose samples disagreed, once each, in check order."""
+    trials = trials_of(case)
+    order: list[tuple] = []
+    first: dict[tuple, dict] = {}
+    counts: dict[tuple, int] = {}
+    for trial in trials:
+        for check in checks_of(trial):
+            if check.get("uncertain") is not True:
+                continue
+            key = _check_key(check)
+            if key not in first:
+                order.append(key)
+                first[key] = check
+            counts[key] = counts.get(key, 0) + 1
+    found = []
+    for key in order:
+        check = first[key]
+        samples = check.get("samples")
+        picks = tuple(
+            str(sample.get("choice") or format_score(as_float(sample.get("score"))))
+            for sample in (samples if isinstance(samples, list) else [])
+            if isinstance(sample, dict)
+        )
+        found.append(
+            UncertainCheck(
+                name=str(check.get("name") or check.get("matcher") or "check"),
+                line=as_int(check.get("line")),
+                turn=as_int(check.get("turn")),
+                status=str(check.get("status")),
+                score=as_float(check.get("score")),
+                spread=as_float(check.get("spread")),
+                picks=picks,
+                uncertain_trials=counts[key],
+                n_trials=len(trials),
+            )
+        )
+    return found
+
+
+def judge_pins(case: dict) -> dict[tuple, dict]:
+    """Who judged each judge check of a case (model, prompt_hash, autoevals), by (name, turn, n).
+
+    Read from the first trial that judged the check; `n` tells apart checks of the same name.
+    """
+    pins: dict[tuple, dict] = {}
+    for trial in trials_of(case):
+        seen: dict[tuple, int] = {}
+        for check in checks_of(trial):
+            base = (check.get("name"), check.get("turn"))
+            n = seen.get(base, 0)
+            seen[base] = n + 1
+            pin = check.get("judge")
+            if isinstance(pin, dict) and (*base, n) not in pins:
+                pins[(*base, n)] = pin
+    return pins
+
+
+def judge_difference(base: dict | None, head: dict | None) -> str | None:
+    """How two pins of one check differ (`model a → b`, `prompt changed`, …), or None when they agree
+    or either is unknown (a results file written before judges were pinned)."""
+    if not isinstance(base, dict) or not isinstance(head, dict):
+        return None
+    parts = []
+    if base.get("model") != head.get("model"):
+        parts.append(f"model {base.get('model')} → {head.get('model')}")
+    if base.get("prompt_hash") != head.get("prompt_hash"):
+        parts.append("prompt changed")
+    if base.get("autoevals") != head.get("autoevals"):
+        parts.append(f"autoevals {base.get('autoevals')} → {head.get('autoevals')}")
+    return ", ".join(parts) or None
 
 
 def case_spec(case: dict) -> str:
@@ -209,11 +313,14 @@ def failed_gates(case: dict) -> list[FailedCheck]:
         for check in checks:
             if not is_gate(check) or check.get("status") not in ("failed", "error"):
                 continue
-            key = (check.get("name"), check.get("line"), check.get("turn"))
+            key = _check_key(check)
             if key not in first:
                 order.append(key)
                 first[key] = check
             counts[key] = counts.get(key, 0) + 1
+    doubted = {
+        _check_key(check) for trial in trials for check in checks_of(trial) if check.get("uncertain") is True
+    }
     result = []
     for key in order:
         c = first[key]
@@ -235,9 +342,15 @@ def failed_gates(case: dict) -> list[FailedCheck]:
                 n_trials=n_trials,
                 expected=_text_or_none(c.get("expected")),
                 got=_text_or_none(c.get("got")),
+                uncertain=key in doubted,
             )
         )
     return result
+
+
+def _check_key(check: dict) -> tuple:
+    """The same check across trials: its name, line and turn."""
+    return (check.get("name"), check.get("line"), check.get("turn"))
 
 
 def _text_or_none(value: Any) -> str | None:

@@ -1,6 +1,7 @@
 """GitHub Actions workflow commands (`::error file=…,line=…::…`) that pin failures to spec lines.
 
-In a pull request these show the failed check right on the YAML line that declared it. The escaping
+In a pull request these show the failed check right on the YAML line that declared it (and, as a
+warning, a passed judge check whose samples disagreed). The escaping
 follows @actions/core exactly: a stray `:` or `,` in a title, or a newline in a judge rationale,
 would otherwise cut the annotation short or split it into garbage lines.
 """
@@ -12,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from specengine.report.facts import (
+    UNCERTAIN,
+    UNCERTAIN_WHY,
     case_error,
     case_line,
     case_spec,
     error_text,
     failed_gates,
     plain_text,
+    uncertain_checks,
 )
 from specengine.report.formats import ReportInputs
 
@@ -187,4 +191,24 @@ def annotation_lines(results: dict, *, path_prefix: str = "", limit: int | None 
         out.append(
             workflow_command("notice", f"{extra} more failures are not annotated; see the full report")
         )
-    return out
+    return out + _uncertain_warnings(results, path_prefix, limit)
+
+
+def _uncertain_warnings(results: dict, path_prefix: str, limit: int | None) -> list[str]:
+    """A warning at each judge check whose samples disagreed in a case that did not fail (a failed
+    one says so in its error): its pass could be a fail on the next run."""
+    out = []
+    for case in results.get("cases", []):
+        if not isinstance(case, dict) or case.get("status") in ("failed", "error"):
+            continue
+        for check in uncertain_checks(case):
+            out.append(
+                workflow_command(
+                    "warning",
+                    f"{UNCERTAIN_WHY}: {check.summary()}",
+                    file=_join(path_prefix, case_spec(case)),
+                    line=check.line or case_line(case),
+                    title=f"{case.get('id', '')}: {check.name} is {UNCERTAIN}",
+                )
+            )
+    return out if limit is None else out[:limit]

@@ -31,6 +31,7 @@ from specengine.report.facts import (
     format_rate,
     format_time,
     summary_of,
+    uncertain_checks,
     usage_text,
 )
 from specengine.report.formats import ReportInputs
@@ -72,6 +73,7 @@ def _derived(case: dict) -> dict[str, Any]:
         "duration": round(case_duration(case), 4),
         "review": review_line(case),
         "tokens": usage_text(case),
+        "uncertain": [f"{check.name}: {check.summary()}" for check in uncertain_checks(case)],
     }
 
 
@@ -84,7 +86,7 @@ class _Fact:
     mono: bool = False
 
 
-def _facts(results: dict, summary: dict) -> list[_Fact]:
+def _facts(results: dict, summary: dict, uncertain: int = 0) -> list[_Fact]:
     facts = []
     if results.get("run_id"):
         facts.append(_Fact("run", str(results["run_id"]), mono=True))
@@ -102,6 +104,8 @@ def _facts(results: dict, summary: dict) -> list[_Fact]:
     reviews = review_counts_text(summary)
     if reviews:
         facts.append(_Fact("reviews:", reviews))
+    if uncertain:
+        facts.append(_Fact("uncertain judges", str(uncertain)))
     return facts
 
 
@@ -154,18 +158,14 @@ def render_html(results: dict, *, title: str = "specengine report") -> str:
 
     summary = summary_of(results)
     cases = [c for c in results.get("cases", []) if isinstance(c, dict)]
-    payload = {
-        "run_id": results.get("run_id"),
-        "summary": summary,
-        "cases": cases,
-        "derived": [_derived(c) for c in cases],
-    }
+    derived = [_derived(c) for c in cases]
+    payload = {"run_id": results.get("run_id"), "summary": summary, "cases": cases, "derived": derived}
     config = results.get("config")
     ran = summary["passed"] + summary["failed"] + summary["errored"]
     return _template().render(
         title=title,
         doc_title=f"{title} · {results.get('run_id')}" if results.get("run_id") else title,
-        facts=_facts(results, summary),
+        facts=_facts(results, summary, sum(len(d["uncertain"]) for d in derived)),
         verdict="passed" if summary["failed"] + summary["errored"] == 0 else "failed",
         rate=format_rate(pass_rate(summary)),
         passed=summary["passed"],

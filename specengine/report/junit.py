@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from specengine.report.facts import (
+    UNCERTAIN,
     case_duration,
     case_error,
     case_line,
@@ -24,6 +25,7 @@ from specengine.report.facts import (
     skip_reason,
     summary_of,
     trials_of,
+    uncertain_checks,
 )
 from specengine.report.formats import ReportInputs
 from specengine.usage import TokenUsage, read_usage
@@ -199,10 +201,27 @@ def _add_case(suite: ET.Element, case: dict, suite_name: str) -> None:
         el.text = clean(details or message)
     elif status == "skipped":
         ET.SubElement(tc, "skipped", message=clean(skip_reason(case)))
+    doubted = _uncertain_lines(case, spec)
+    if doubted:  # as properties for reporters that read them, and as text for those that do not
+        props = ET.Element("properties")
+        for text in doubted:
+            ET.SubElement(props, "property", name=UNCERTAIN, value=clean(text))
+        tc.insert(0, props)
+    output = "\n".join(doubted)
     if status in ("failed", "error"):
         transcript = _transcript_text(case)
-        if transcript:
-            ET.SubElement(tc, "system-out").text = clean(transcript)
+        output = "\n\n".join(part for part in (output, transcript) if part)
+    if output:
+        ET.SubElement(tc, "system-out").text = clean(output)
+
+
+def _uncertain_lines(case: dict, spec: str) -> list[str]:
+    """`uncertain: spec.yaml:7: judge closed_qa: samples Y, N, Y (spread 1.00)` per doubted check."""
+    lines = []
+    for check in uncertain_checks(case):
+        where = f"{spec}:{check.line}" if check.line else spec
+        lines.append(f"{UNCERTAIN}: {where}: {check.name} [{check.status}]: {check.summary()}")
+    return lines
 
 
 def _add_review(props: ET.Element, case: dict) -> None:

@@ -24,6 +24,7 @@ from specengine.report.facts import (
     plain_text,
     skip_reason,
     summary_of,
+    uncertain_checks,
     usage_text,
 )
 from specengine.report.formats import STREAM, ReportInputs
@@ -95,6 +96,21 @@ def _failure_rows(results: dict, source_url: str | None) -> list[str]:
     return rows
 
 
+def _uncertain_rows(results: dict, source_url: str | None) -> list[str]:
+    """One row per judge check whose samples disagreed, passed or not."""
+    rows = []
+    for case in results.get("cases", []):
+        if not isinstance(case, dict):
+            continue
+        for check in uncertain_checks(case):
+            where = _where(case_spec(case), check.line or case_line(case), source_url)
+            rows.append(
+                f"| {escape_cell(case_title(case), 120)} | {escape_cell(check.name, 80)} | {where} "
+                f"| {_status(check.status)} | {escape_cell(check.summary())} |"
+            )
+    return rows
+
+
 def _table(header: str, rows: list[str], max_rows: int, noun: str) -> list[str]:
     out = [header, "| " + " | ".join("---" for _ in header.strip("|").split("|")) + " |"]
     out.extend(rows[:max_rows])
@@ -162,6 +178,13 @@ def render_markdown(
             for c in reviewed
         ]
         lines += _table("| Case | Engine | Review |", review_rows, max_rows, "reviewed cases")
+
+    doubted = _uncertain_rows(results, source_url)
+    if doubted:
+        lines += ["", f"### 🤔 Uncertain judges ({len(doubted)})", ""]
+        lines.append("The judge's samples disagreed on these checks: a re-run could judge them otherwise.")
+        lines.append("")
+        lines += _table("| Case | Check | Where | Status | Samples |", doubted, max_rows, "uncertain checks")
 
     skipped = [c for c in results.get("cases", []) if isinstance(c, dict) and c.get("status") == "skipped"]
     if skipped:

@@ -142,9 +142,12 @@
   function row(i) {
     const c = CASES[i], d = DER[i];
     const trials = c.n_trials ? (c.passed_trials ?? 0) + "/" + c.n_trials : "–";
+    const doubt = (d.uncertain || []).length
+      ? h("span", { class: "tag uncertain", text: "uncertain", title: "the judge's samples disagreed: " + d.uncertain.join("; ") })
+      : null;
     return h("tr", { class: "row s-" + c.status + (state.open === i ? " open" : ""), tabindex: "0", "data-index": i,
                      "data-id": c.id },
-      h("td", null, pill(c.status)),
+      h("td", null, pill(c.status), doubt ? " " : null, doubt),
       h("td", { title: c.id }, h("div", { class: "title", text: d.title }), h("div", { class: "sub mono", text: d.where })),
       h("td", { text: d.suite, title: d.suite }),
       h("td", null, (c.labels || []).map((l) => h("span", { class: "label", text: l }))),
@@ -246,10 +249,13 @@
     if (trials.length > 1 && (c.checks || []).length) {
       out.push(h("h3", { text: "Checks across " + trials.length + " trials" }));
       out.push(h("table", { class: "agg" },
-        h("thead", null, h("tr", null, ["Status", "Check", "Mean score", "Where"].map((x) => h("th", { text: x })))),
+        h("thead", null, h("tr", null, ["Status", "Check", "Mean score", "Spread", "Where"].map((x) => h("th", { text: x })))),
         h("tbody", null, c.checks.map((k) => h("tr", null,
-          h("td", null, pill(k.status)), h("td", { text: k.name + (k.gate === false ? " (soft)" : "") }),
-          h("td", { class: "num", text: fmtScore(k.score) }), h("td", { class: "mono", text: where(c, k.line) }))))));
+          h("td", null, pill(k.status), k.uncertain ? [" ", uncertainTag()] : null),
+          h("td", { text: k.name + (k.gate === false ? " (soft)" : "") }),
+          h("td", { class: "num", text: fmtScore(k.score) }),
+          h("td", { class: "num", text: typeof k.spread === "number" ? fmtScore(k.spread) : "" }),
+          h("td", { class: "mono", text: where(c, k.line) }))))));
     }
     if (!trials.length) {
       if (c.status !== "skipped") out.push(h("p", { class: "empty", text: "No trials recorded." }));
@@ -299,16 +305,34 @@
     info.push(h("span", { class: "mono", text: where(c, k.line) }));
     if (k.turn) info.push(h("a", { class: "turnlink", href: "#", onclick: (e) => { e.preventDefault(); flashTurn(k.turn); }, text: "turn " + k.turn }));
     if (k.matcher) info.push(h("span", { text: k.matcher }));
+    if (k.judge && typeof k.judge === "object") info.push(h("span", {
+      class: "mono", text: "judged by " + (k.judge.name ? k.judge.name + " · " : "") + k.judge.model,
+      title: "prompt " + k.judge.prompt_hash + " · autoevals " + k.judge.autoevals }));
     return h("div", { class: "check " + k.status },
       h("div", { class: "head" }, pill(k.status), h("span", { class: "name", text: k.name || k.matcher || "check" }),
         h("span", { class: "tag", text: k.gate === false ? "soft" : "gate" }),
-        k.cached ? h("span", { class: "tag", text: "cached", title: "judge score reused from the cache" }) : null),
+        k.cached ? h("span", { class: "tag", text: "cached", title: "judge score reused from the cache" }) : null,
+        k.uncertain ? uncertainTag() : null),
       h("div", { class: "info" }, info),
       k.reason ? h("div", { class: "reason", text: k.reason }) : null,
+      samplesView(k),
       k.expected != null || k.got != null ? h("div", { class: "diff" },
         h("div", null, h("div", { class: "dlabel", text: "expected" }), h("pre", { text: text(k.expected) })),
         h("div", null, h("div", { class: "dlabel", text: "got" }), h("pre", { text: text(k.got) }))) : null,
       k.rationale ? h("div", { class: "rationale" }, h("strong", { text: "Judge rationale: " }), k.rationale) : null);
+  }
+
+  function uncertainTag() {
+    return h("span", { class: "tag uncertain", text: "uncertain", title: "the judge's samples disagreed" });
+  }
+  function samplesView(k) {
+    if (!Array.isArray(k.samples) || !k.samples.length) return null;
+    const head = k.samples.length + " samples" + (typeof k.spread === "number" ? " · spread " + fmtScore(k.spread) : "");
+    return h("details", { class: "samples", open: k.uncertain === true },
+      h("summary", { text: head + (k.uncertain ? " · uncertain" : "") }),
+      h("ol", null, k.samples.map((sm) => h("li", null,
+        h("strong", { text: sm.error ? "error" : (sm.choice || "") + " (" + fmtScore(sm.score) + ")" }),
+        sm.error || sm.rationale ? ": " + (sm.error || sm.rationale) : null))));
   }
 
   function transcriptView(messages) {
