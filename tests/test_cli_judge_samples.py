@@ -6,6 +6,8 @@ judge was asked, how often, and the results JSON (held to schemas/results.schema
 
 from __future__ import annotations
 
+import re
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from typing import Any
 
@@ -233,3 +235,65 @@ def test_run_validates_named_judges_before_anything_runs(agent_server, judge, tm
     assert run.exit_code == 2
     assert "unknown judge 'polit' - did you mean 'polite'?" in run.cli.output
     assert agent_server.hits() == 0 and judge.hits() == 0
+
+
+def test_an_uncertain_check_is_marked_in_every_report(agent_server, judge, tmp_path):
+    agent_server.script(lambda messages: "Hello!")
+    judge.script = yes_no_yes
+    project(tmp_path, agent_server)
+    spec = (
+        QA_SAMPLES
+        + """
+      - name: b
+        send: hello
+        expect:
+          - judge: closed_qa
+            criteria: Is it formal?
+            samples: 3
+    """
+    )
+    args = ("--junit", "out/junit.xml", "--md", "out/summary.md", "--html", "out/report.html")
+    run = run_judged(tmp_path, judge, spec, *args, "--format", "github")
+    validate_results(run.results)
+    doubted = [case["id"] for case in run.cases if case["checks"][0].get("uncertain")]
+    assert doubted, "some case's samples disagreed"  # six samples, answers Y N Y Y N Y in some order
+    console = " ".join(run.cli.output.split())
+    assert f"Uncertain judges ({len(doubted)})" in console
+    assert f"in {doubted[0]} [" in console and ", uncertain]: samples " in console
+    assert "(spread 1.00)" in console
+    assert f"{len(doubted)} uncertain check" in console
+
+    root = ET.parse(tmp_path / "out" / "junit.xml").getroot()
+    marked = {
+        tc.get("name")
+        for tc in root.iter("testcase")
+        if any(p.get("name") == "uncertain" for p in tc.iter("property"))
+    }
+    assert marked == set(doubted)
+
+    markdown = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
+    assert f"Uncertain judges ({len(doubted)})" in markdown
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert f"uncertain judges {len(doubted)}" in html
+    assert '"uncertain":["judge closed_qa: samples ' in html
+
+    warnings = [line for line in run.cli.stdout.splitlines() if line.startswith("::warning")]
+    passed_doubted = [case_id for case_id in doubted if run.status(case_id.split("::")[1]) == "passed"]
+    assert len(warnings) == len(passed_doubted)
+
+
+def test_a_failed_uncertain_check_says_so_beside_its_failure(agent_server, judge, tmp_path):
+    agent_server.script(lambda messages: "Hello!")
+    judge.script = lambda call, hit: choose("Y" if hit == 1 else "N", f"answer {hit}")
+    project(tmp_path, agent_server)
+    run = run_judged(tmp_path, judge, QA_SAMPLES, "--junit", "out/junit.xml")
+    assert run.status("a") == "failed"
+    console = run.cli.output
+    assert "judge closed_qa [failed, uncertain]" in console
+    [picks] = re.findall(
+        r"samples: (\w, \w, \w) \(the judge's samples disagreed\)", " ".join(console.split())
+    )
+    assert sorted(picks.split(", ")) == ["N", "N", "Y"]
+    root = ET.parse(tmp_path / "out" / "junit.xml").getroot()
+    failure = next(tc.find("failure") for tc in root.iter("testcase"))
+    assert "[uncertain: the judge's samples disagreed]" in failure.get("message")

@@ -4,21 +4,29 @@ Case ids survive reordering and dataset growth, so a pull request's run can be d
 main branch's run locally, with no service. The answer a reviewer needs first is "did anything that
 used to pass stop passing?", and for each such case what the agent now calls differently (its tool
 calls and their arguments, call_diff.py); judge score drifts below the pass line come next.
+
+A judge check records who judged it (model, prompt hash, autoevals version). When that changed
+between the runs, a changed score or status says something about the judge, not the agent: a case
+whose status changed only through such checks is "judged differently", never a regression or a fix,
+and a score change says which judge change came with it.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from specengine.report.call_diff import CallChange, call_changes
 from specengine.report.facts import (
     as_float,
     case_line,
     case_spec,
-    checks_of,
     failure_headline,
     format_rate,
+    judge_difference,
+    judge_pins,
+    keyed_checks,
     summary_of,
+    trials_of,
 )
 from specengine.results.model import pass_rate
 
@@ -38,6 +46,7 @@ class CaseChange:
     head_status: str | None
     reason: str
     tool_calls: tuple[CallChange, ...] = ()  # for a regression: what the agent called differently
+    judged_differently: str | None = None  # how the judge of the checks that moved it changed
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,7 @@ class ScoreChange:
     line: int | None
     base: float
     head: float
+    judged_differently: str | None = None  # `model a → b`, `prompt changed`: the judge changed too
 
     @property
     def delta(self) -> float:
@@ -71,6 +81,7 @@ class Comparison:
     score_changes: tuple[ScoreChange, ...]
     base_pass_rate: float | None
     head_pass_rate: float | None
+    judged_differently: tuple[CaseChange, ...] = ()  # status changes that only a changed judge made
 
     @property
     def regressed(self) -> bool:
@@ -86,22 +97,46 @@ class Comparison:
         return data
 
 
+def _judge_changes(base: dict, head: dict) -> dict[tuple, str]:
+    """The judge checks of a case whose judge changed between the runs, keyed as judge_pins keys them."""
+    old = judge_pins(base)
+    changes = {}
+    for key, pin in judge_pins(head).items():
+        difference = judge_difference(old.get(key), pin)
+        if difference is not None:
+            changes[key] = difference
+    return changes
+
+
+def _moved_only_by_the_judge(bad_case: dict, changes: dict[tuple, str]) -> str | None:
+    """How the judge changed, when every gate that did not pass in `bad_case` is a judge check whose
+    judge changed (so the status change is the judge's doing); None when anything else failed."""
+    if not changes or bad_case.get("error"):
+        return None
+    found: list[str | None] = []
+    for trial in trials_of(bad_case):
+        if trial.get("error"):
+            return None  # the agent could not be reached or answered wrong: not the judge's doing
+        for key, check in keyed_checks(trial):
+            if check.get("gate", True) is not False and check.get("status") in _BAD:
+                found.append(changes.get(key))
+    if not found or None in found:
+        return None
+    return ", ".join(dict.fromkeys(text for text in found if text))
+
+
 def _check_scores(case: dict) -> dict[tuple, tuple[str, int | None, float]]:
     """Scores of a case's non-binary checks, keyed by (name, turn, occurrence)."""
     out: dict[tuple, tuple[str, int | None, float]] = {}
-    seen: dict[tuple, int] = {}
-    for check in checks_of(case):
+    for key, check in keyed_checks(case):
         score = as_float(check.get("score"))
         if score is None:
             continue
         if check.get("matcher") != "judge" and (check.get("matcher") is not None or score in (0.0, 1.0)):
             continue
         name = str(check.get("name") or check.get("matcher") or "check")
-        base_key = (name, check.get("turn"))
-        n = seen.get(base_key, 0)
-        seen[base_key] = n + 1
         line = check.get("line")
-        out[(name, check.get("turn"), n)] = (name, line if isinstance(line, int) else None, score)
+        out[key] = (name, line if isinstance(line, int) else None, score)
     return out
 
 
@@ -128,7 +163,7 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
     base_cases = {c["id"]: c for c in base.get("cases", []) if isinstance(c, dict) and "id" in c}
     head_cases = [c for c in head.get("cases", []) if isinstance(c, dict) and "id" in c]
     head_ids = {c["id"] for c in head_cases}
-    regressions, fixes, other, new, scores = [], [], [], [], []
+    regressions, fixes, other, new, scores, rejudged = [], [], [], [], [], []
     matched = 0
     for case in head_cases:
         old = base_cases.get(case["id"])
@@ -138,10 +173,19 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
             continue
         matched += 1
         was = old.get("status")
+        judge_changes = _judge_changes(old, case)
         if was == "passed" and now in _BAD:
-            regressions.append(_change(case, was, now, case, call_changes(old, case)))
+            by_judge = _moved_only_by_the_judge(case, judge_changes)
+            if by_judge is not None:
+                rejudged.append(replace(_change(case, was, now, case), judged_differently=by_judge))
+            else:
+                regressions.append(_change(case, was, now, case, call_changes(old, case)))
         elif was in _BAD and now == "passed":
-            fixes.append(_change(case, was, now, old))
+            by_judge = _moved_only_by_the_judge(old, judge_changes)
+            if by_judge is not None:
+                rejudged.append(replace(_change(case, was, now, old), judged_differently=by_judge))
+            else:
+                fixes.append(_change(case, was, now, old))
         elif was != now:
             other.append(_change(case, was, now, case if now != "passed" else None))
         old_scores = _check_scores(old)
@@ -157,6 +201,7 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
                             line=line,
                             base=before,
                             head=score,
+                            judged_differently=judge_changes.get(key),
                         )
                     )
     removed = [
@@ -175,6 +220,7 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
         score_changes=tuple(scores),
         base_pass_rate=pass_rate(summary_of(base)),
         head_pass_rate=pass_rate(summary_of(head)),
+        judged_differently=tuple(rejudged),
     )
 
 
@@ -185,11 +231,17 @@ def _plural(n: int, word: str, plural: str | None = None) -> str:
 def headline(comparison: Comparison) -> str:
     """One line: matched cases and the count of each kind of change."""
     c = comparison
+    rejudged = f", {len(c.judged_differently)} judged differently" if c.judged_differently else ""
     return (
         f"{_plural(c.matched, 'case')} matched: {_plural(len(c.regressions), 'regression')}, "
         f"{_plural(len(c.fixes), 'fix', 'fixes')}, {len(c.new)} new, {len(c.removed)} removed, "
-        f"{_plural(len(c.score_changes), 'judge score change')}"
+        f"{_plural(len(c.score_changes), 'judge score change')}{rejudged}"
     )
+
+
+def judged_text(difference: str) -> str:
+    """`judged differently (model a → b)`: what a reader sees instead of a regression or a fix."""
+    return f"judged differently ({difference})"
 
 
 def render_text(comparison: Comparison, *, max_items: int = 50) -> str:
@@ -216,6 +268,8 @@ def render_text(comparison: Comparison, *, max_items: int = 50) -> str:
             else:
                 move = f"{item.base_status} -> {item.head_status}"
             reason = f"  {item.reason}" if show_reason and item.reason else ""
+            if item.judged_differently:
+                reason = f"  {judged_text(item.judged_differently)}{reason}"
             lines.append(f"  {where}  {item.id}  {move}{reason}")
             lines.extend(f"    {change}" for change in item.tool_calls[:MAX_CALL_CHANGES])
             if len(item.tool_calls) > MAX_CALL_CHANGES:
@@ -224,6 +278,7 @@ def render_text(comparison: Comparison, *, max_items: int = 50) -> str:
             lines.append(f"  … and {len(items) - max_items} more")
 
     section("Regressions", c.regressions, True)
+    section("Judged differently, not counted as regressions or fixes", c.judged_differently, True)
     section("Fixes", c.fixes, False)
     section("Other status changes", c.other_changes, True)
     section("New cases", c.new, True)
@@ -233,7 +288,10 @@ def render_text(comparison: Comparison, *, max_items: int = 50) -> str:
         lines.append(f"Judge score changes ({len(c.score_changes)}):")
         for s in c.score_changes[:max_items]:
             where = f"{s.spec}:{s.line}" if s.line else s.spec
-            lines.append(f"  {where}  {s.case_id}  {s.check}: {s.base:.2f} -> {s.head:.2f} ({s.delta:+.2f})")
+            judged = f"  {judged_text(s.judged_differently)}" if s.judged_differently else ""
+            lines.append(
+                f"  {where}  {s.case_id}  {s.check}: {s.base:.2f} -> {s.head:.2f} ({s.delta:+.2f}){judged}"
+            )
         if len(c.score_changes) > max_items:
             lines.append(f"  … and {len(c.score_changes) - max_items} more")
     return "\n".join(lines) + "\n"

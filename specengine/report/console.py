@@ -99,7 +99,7 @@ def failure_lines(case: Mapping[str, Any]) -> list[str]:
         lines.append(f"  ✗ {where}: {check['name']}{turn} [{check['status']}{mark}]")
         if check.get("uncertain"):
             picks = ", ".join(str(s.get("choice") or s.get("score")) for s in check.get("samples") or ())
-            lines.append(_labelled(UNCERTAIN, f"{UNCERTAIN_WHY}: {picks}" if picks else UNCERTAIN_WHY))
+            lines.append(_labelled("samples", f"{picks} ({UNCERTAIN_WHY})" if picks else UNCERTAIN_WHY))
         for label, field_name, limit in (
             ("expected", "expected", MAX_TEXT),
             ("got", "got", MAX_TEXT),

@@ -151,15 +151,24 @@ def judge_pins(case: dict) -> dict[tuple, dict]:
     """
     pins: dict[tuple, dict] = {}
     for trial in trials_of(case):
-        seen: dict[tuple, int] = {}
-        for check in checks_of(trial):
-            base = (check.get("name"), check.get("turn"))
-            n = seen.get(base, 0)
-            seen[base] = n + 1
+        for key, check in keyed_checks(trial):
             pin = check.get("judge")
-            if isinstance(pin, dict) and (*base, n) not in pins:
-                pins[(*base, n)] = pin
+            if isinstance(pin, dict) and key not in pins:
+                pins[key] = pin
     return pins
+
+
+def keyed_checks(holder: dict) -> list[tuple[tuple, dict]]:
+    """The checks of a trial (or case) keyed by (name, turn, n): the same check in another run of the
+    same spec, even when edits moved its line; `n` tells apart checks of the same name and turn."""
+    seen: dict[tuple, int] = {}
+    keyed = []
+    for check in checks_of(holder):
+        base = (check.get("name"), check.get("turn"))
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        keyed.append(((*base, n), check))
+    return keyed
 
 
 def judge_difference(base: dict | None, head: dict | None) -> str | None:

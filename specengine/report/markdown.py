@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from specengine.report.compare import MAX_CALL_CHANGES, CaseChange, Comparison, headline
+from specengine.report.compare import MAX_CALL_CHANGES, CaseChange, Comparison, headline, judged_text
 from specengine.report.facts import (
     case_error,
     case_line,
@@ -256,6 +256,17 @@ def _comparison_section(c: Comparison, max_rows: int, source_url: str | None) ->
             "regressions",
         )
         lines += _call_change_list(c.regressions, max_rows)
+    if c.judged_differently:
+        lines += ["", f"#### ⚖️ Judged differently ({len(c.judged_differently)})", ""]
+        lines.append("The judge changed between the runs: these are not counted as regressions or fixes.")
+        lines.append("")
+        rows = [
+            f"| {escape_cell(item.id, 160)} | {_status(item.base_status)} → {_status(item.head_status)} "
+            f"| {_where(item.spec, item.line, source_url)} "
+            f"| {escape_cell(judged_text(item.judged_differently or ''))} |"
+            for item in c.judged_differently
+        ]
+        lines += _table("| Case | Status | Where | Why |", rows, max_rows, "cases judged differently")
     if c.fixes:
         lines += ["", f"#### 🔺 Fixes ({len(c.fixes)})", ""]
         lines += _table(
@@ -263,12 +274,19 @@ def _comparison_section(c: Comparison, max_rows: int, source_url: str | None) ->
         )
     if c.score_changes:
         lines += ["", f"<details><summary>Judge score changes ({len(c.score_changes)})</summary>", ""]
-        rows = [
-            f"| {escape_cell(s.case_id, 160)} | {escape_cell(s.check, 80)} "
-            f"| {s.base:.2f} | {s.head:.2f} | {s.delta:+.2f} |"
-            for s in c.score_changes
-        ]
-        lines += _table("| Case | Check | Base | Head | Δ |", rows, max_rows, "score changes")
+        judged = any(s.judged_differently for s in c.score_changes)
+        rows = []
+        for s in c.score_changes:
+            row = (
+                f"| {escape_cell(s.case_id, 160)} | {escape_cell(s.check, 80)} "
+                f"| {s.base:.2f} | {s.head:.2f} | {s.delta:+.2f} |"
+            )
+            if judged:
+                note = judged_text(s.judged_differently) if s.judged_differently else ""
+                row += f" {escape_cell(note)} |"
+            rows.append(row)
+        header = "| Case | Check | Base | Head | Δ |" + (" Judge |" if judged else "")
+        lines += _table(header, rows, max_rows, "score changes")
         lines += ["", "</details>"]
     for label, items in (
         ("New cases", c.new),
