@@ -173,3 +173,65 @@ def test_conversation_reset_is_shown_as_a_divider(page):
     assert drawer.locator(".transcript .reset").inner_text() == "reset: a new conversation starts"
     assert drawer.locator(".transcript .msg.user").count() == 2  # the reset is not shown as a message
     assert page.problems == []
+
+
+def test_an_uncertain_judge_is_tagged_with_its_samples_and_its_judge(browser, tmp_path):
+    samples = [
+        {"score": 1.0, "choice": "Y", "rationale": "It is friendly.", "cached": False},
+        {"score": 0.0, "choice": "N", "rationale": "It is curt.", "cached": False},
+        {"score": 1.0, "choice": "Y", "rationale": "Warm enough.", "cached": False},
+    ]
+    check = {
+        "name": "judge closed_qa",
+        "matcher": "judge",
+        "line": 5,
+        "turn": 1,
+        "gate": True,
+        "status": "passed",
+        "score": 1.0,
+        "threshold": {"gte": 0.5},
+        "reason": "closed_qa score 1.00 (choice Y in 2 of 3 samples: Y, N, Y)",
+        "rationale": "It is friendly.",
+        "judge": {"model": "judge-m", "prompt_hash": "abc123def456", "autoevals": "0.4.1"},
+        "samples": samples,
+        "spread": 1.0,
+        "uncertain": True,
+    }
+    case = {
+        "id": "specs/s.yaml::greets",
+        "spec": "specs/s.yaml",
+        "eval": "greets",
+        "line": 2,
+        "status": "passed",
+        "n_trials": 1,
+        "passed_trials": 1,
+        "trials": [{"status": "passed", "transcript": [], "checks": [check]}],
+        "checks": [
+            {**{k: check[k] for k in ("name", "matcher", "line", "turn", "gate", "status")}, "score": 1.0}
+        ],
+    }
+    calm = {
+        **case,
+        "id": "specs/s.yaml::calm",
+        "eval": "calm",
+        "trials": [{"status": "passed", "checks": []}],
+    }
+    path = write_html({"run_id": "r", "cases": [case, calm]}, tmp_path / "report.html")
+    page = browser.new_page()
+    page.goto(path.as_uri())
+    rows = page.locator("tr.row")
+    assert rows.nth(0).locator(".tag.uncertain").inner_text() == "uncertain"
+    assert rows.nth(1).locator(".tag.uncertain").count() == 0
+    assert "uncertain judges 1" in page.locator(".meta").inner_text()
+    rows.nth(0).click()
+    drawer = page.locator("#drawer")
+    drawer.wait_for(state="visible")
+    assert drawer.locator(".check .tag.uncertain").count() == 1
+    assert drawer.locator(".check .samples li").all_inner_texts() == [
+        "Y (1.00): It is friendly.",
+        "N (0.00): It is curt.",
+        "Y (1.00): Warm enough.",
+    ]
+    assert "3 samples · spread 1.00 · uncertain" in drawer.locator(".check .samples summary").inner_text()
+    assert "judged by judge-m" in drawer.locator(".check .info").inner_text()
+    page.close()
