@@ -87,7 +87,7 @@ def check_examples(report: Report, examples: Any, here: KeyPath, scores: Mapping
                     f"choice '{as_text(choice)}' is not one of this judge's choices ({', '.join(scores)})"
                     f"{suggest(as_text(choice), list(scores))}",
                 )
-        elif _is_score(score) and not choices_scoring(float(score), scores):
+        elif isinstance(score, (int, float)) and _is_score(score) and not choices_scoring(score, scores):
             listed = ", ".join(f"{name} = {value:g}" for name, value in scores.items())
             report.at(
                 (*here, index, "score"),
