@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -107,21 +107,8 @@ class UncertainCheck:
 def uncertain_checks(case: dict) -> list[UncertainCheck]:
     """The case's judge checks whose samples disagreed, once each, in check order."""
     trials = trials_of(case)
-    order: list[tuple] = []
-    first: dict[tuple, dict] = {}
-    counts: dict[tuple, int] = {}
-    for trial in trials:
-        for check in checks_of(trial):
-            if check.get("uncertain") is not True:
-                continue
-            key = _check_key(check)
-            if key not in first:
-                order.append(key)
-                first[key] = check
-            counts[key] = counts.get(key, 0) + 1
     found = []
-    for key in order:
-        check = first[key]
+    for check, count in _folded([checks_of(t) for t in trials], lambda c: c.get("uncertain") is True):
         samples = check.get("samples")
         picks = tuple(
             str(sample.get("choice") or format_score(as_float(sample.get("score"))))
@@ -137,7 +124,7 @@ def uncertain_checks(case: dict) -> list[UncertainCheck]:
                 score=as_float(check.get("score")),
                 spread=as_float(check.get("spread")),
                 picks=picks,
-                uncertain_trials=counts[key],
+                uncertain_trials=count,
                 n_trials=len(trials),
             )
         )
@@ -315,24 +302,12 @@ def failed_gates(case: dict) -> list[FailedCheck]:
     trials = trials_of(case)
     sources = [checks_of(t) for t in trials] if trials else [checks_of(case)]
     n_trials = len(trials) if trials else (as_int(case.get("n_trials")) or 1)
-    order: list[tuple] = []
-    first: dict[tuple, dict] = {}
-    counts: dict[tuple, int] = {}
-    for checks in sources:
-        for check in checks:
-            if not is_gate(check) or check.get("status") not in ("failed", "error"):
-                continue
-            key = _check_key(check)
-            if key not in first:
-                order.append(key)
-                first[key] = check
-            counts[key] = counts.get(key, 0) + 1
     doubted = {
         _check_key(check) for trial in trials for check in checks_of(trial) if check.get("uncertain") is True
     }
     result = []
-    for key in order:
-        c = first[key]
+    failing = _folded(sources, lambda c: is_gate(c) and c.get("status") in ("failed", "error"))
+    for c, count in failing:
         rationale = c.get("rationale")
         threshold = c.get("threshold")
         reason = c.get("reason")
@@ -347,14 +322,28 @@ def failed_gates(case: dict) -> list[FailedCheck]:
                 rationale=rationale if isinstance(rationale, str) and rationale.strip() else None,
                 score=as_float(c.get("score")),
                 threshold=threshold if isinstance(threshold, dict) else None,
-                failed_trials=counts[key],
+                failed_trials=count,
                 n_trials=n_trials,
                 expected=_text_or_none(c.get("expected")),
                 got=_text_or_none(c.get("got")),
-                uncertain=key in doubted,
+                uncertain=_check_key(c) in doubted,
             )
         )
     return result
+
+
+def _folded(sources: list[list[dict]], keep: Callable[[dict], bool]) -> list[tuple[dict, int]]:
+    """The checks `keep` picks, the same check across trials folded into one: its first occurrence
+    and in how many trials it was picked, in check order."""
+    first: dict[tuple, dict] = {}
+    counts: dict[tuple, int] = {}
+    for checks in sources:
+        for check in checks:
+            if keep(check):
+                key = _check_key(check)
+                first.setdefault(key, check)
+                counts[key] = counts.get(key, 0) + 1
+    return [(check, counts[key]) for key, check in first.items()]
 
 
 def _check_key(check: dict) -> tuple:
