@@ -217,14 +217,18 @@ def test_trials_show_the_judges_mean_and_spread(agent_server, judge, tmp_path):
           - name: a
             send: hi
             trials: 2
-            pass_rate: 0.5
             expect: [{judge: closed_qa, criteria: Friendly?}]
     """
-    run = run_judged(tmp_path, judge, spec, "--no-cache")
+    run = run_judged(tmp_path, judge, spec, "--no-cache", "--md", "out/summary.md")
     validate_results(run.results)
+    assert run.status("a") == "failed"
     [row] = run.case("a")["checks"]
     assert (row["score"], row["spread"]) == (0.5, 1.0)
     assert "uncertain" not in row  # one sample per trial: the trials differ, no sample disagreed
+    console = " ".join(run.cli.output.split())
+    assert "trials: mean 0.50, spread 1.00 across 2 trials" in console
+    markdown = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
+    assert "(failed in 1 of 2 trials; mean 0.50, spread 1.00)" in markdown
 
 
 def test_run_validates_named_judges_before_anything_runs(agent_server, judge, tmp_path):

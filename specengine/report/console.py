@@ -66,6 +66,13 @@ def _failure_digest(case: Mapping[str, Any]) -> dict[str, Any]:
         for check in trial.get("checks", ()):
             if check.get("gate") and check.get("status") in ("failed", "error"):
                 failed_checks.append({**check, "trial": trial_number})
+    shown = failed_checks[:10]
+    named = {(check["name"], check["line"]) for check in shown}
+    spreads = {  # a judge's mean and spread across trials, for the checks shown
+        (row.get("name"), row.get("line")): row
+        for row in case.get("checks", ())
+        if "spread" in row and (row.get("name"), row.get("line")) in named
+    }
     return {
         "id": case["id"],
         "spec": case["spec"],
@@ -74,7 +81,8 @@ def _failure_digest(case: Mapping[str, Any]) -> dict[str, Any]:
         "error": case.get("error"),
         "passed_trials": case.get("passed_trials"),
         "n_trials": case.get("n_trials"),
-        "checks": failed_checks[:10],
+        "checks": shown,
+        "spreads": spreads,
     }
 
 
@@ -97,6 +105,11 @@ def failure_lines(case: Mapping[str, Any]) -> list[str]:
         turn = f" (turn {check['turn']})" if check.get("turn", 1) > 1 else ""
         mark = f", {UNCERTAIN}" if check.get("uncertain") else ""
         lines.append(f"  ✗ {where}: {check['name']}{turn} [{check['status']}{mark}]")
+        across = case.get("spreads", {}).get(key)
+        if across is not None:  # a judge over several trials: how far apart its scores were
+            mean, spread = across["score"], across["spread"]
+            trials = f"mean {mean:.2f}, spread {spread:.2f} across {case['n_trials']} trials"
+            lines.append(_labelled("trials", trials))
         if check.get("uncertain"):
             picks = ", ".join(str(s.get("choice") or s.get("score")) for s in check.get("samples") or ())
             lines.append(_labelled("samples", f"{picks} ({UNCERTAIN_WHY})" if picks else UNCERTAIN_WHY))

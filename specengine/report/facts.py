@@ -50,6 +50,8 @@ class FailedCheck:
     expected: str | None = None
     got: str | None = None
     uncertain: bool = False  # a judge whose samples disagreed in some trial
+    trial_spread: float | None = None  # a judge scored in several trials: highest minus lowest
+    trial_mean: float | None = None  # … and its mean score over them
 
     def summary(self) -> str:
         """The reason in one line of plain words, with score and trial counts when they matter."""
@@ -62,7 +64,10 @@ class FailedCheck:
             else:
                 parts.append("failed")
         if self.n_trials > 1:
-            parts.append(f"(failed in {self.failed_trials} of {self.n_trials} trials)")
+            spread = ""
+            if self.trial_spread is not None and self.trial_mean is not None:
+                spread = f"; mean {format_score(self.trial_mean)}, spread {format_score(self.trial_spread)}"
+            parts.append(f"(failed in {self.failed_trials} of {self.n_trials} trials{spread})")
         if self.uncertain:
             parts.append(f"[{UNCERTAIN}: {UNCERTAIN_WHY}]")
         return " ".join(parts)
@@ -305,9 +310,11 @@ def failed_gates(case: dict) -> list[FailedCheck]:
     doubted = {
         _check_key(check) for trial in trials for check in checks_of(trial) if check.get("uncertain") is True
     }
+    across = {_check_key(row): row for row in checks_of(case) if as_float(row.get("spread")) is not None}
     result = []
     failing = _folded(sources, lambda c: is_gate(c) and c.get("status") in ("failed", "error"))
     for c, count in failing:
+        row = across.get(_check_key(c), {})
         rationale = c.get("rationale")
         threshold = c.get("threshold")
         reason = c.get("reason")
@@ -323,6 +330,8 @@ def failed_gates(case: dict) -> list[FailedCheck]:
                 score=as_float(c.get("score")),
                 threshold=threshold if isinstance(threshold, dict) else None,
                 failed_trials=count,
+                trial_spread=as_float(row.get("spread")),
+                trial_mean=as_float(row.get("score")),
                 n_trials=n_trials,
                 expected=_text_or_none(c.get("expected")),
                 got=_text_or_none(c.get("got")),
