@@ -7,8 +7,9 @@ store, matched by reply). No RUNS: every indexed run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from specengine.errors import ResultsError, UsageError
 from specengine.index import queries
@@ -53,3 +54,35 @@ def judge_verdicts_for(project: Path, runs: Sequence[str]) -> tuple[list[JudgeVe
         if run_ids:
             verdicts.extend(queries.judge_verdicts(conn, run_ids))
     return verdicts, reviews
+
+
+def case_documents(
+    project: Path, runs: Sequence[str], wanted: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The whole entries of the cases named by (run id, case id): from the index, else from the
+    results files among RUNS (runs outside the project's runs folder)."""
+    from specengine.results.reader import load_results
+
+    missing = set(wanted)
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    with RunIndex(project).open(refresh=False) as conn:
+        for run_id, case_id in sorted(missing):
+            document = queries.case_document(conn, run_id, case_id)
+            if document is not None:
+                found[(run_id, case_id)] = document
+    missing -= set(found)
+    for argument in runs:
+        path = Path(argument)
+        if not missing or not path.is_file():
+            continue
+        try:
+            results = load_results(path)
+        except ResultsError:
+            continue  # judge_verdicts_for has said why
+        run_id = str(results.get("run_id") or path.stem)
+        for case in results.get("cases") or ():
+            key = (run_id, str(case.get("id")))
+            if key in missing:
+                found[key] = case
+                missing.discard(key)
+    return found

@@ -137,8 +137,10 @@ def _add(table: dict[str, Any], judge_passed: bool, human_passed: bool) -> None:
     table[key] += 1
 
 
-def measure_agreement(verdicts: Iterable[JudgeVerdict], reviews: Iterable[Review]) -> AgreementReport:
-    """Pair each reviewed judge verdict with its latest review and count agreement."""
+def reviewed_verdicts(
+    verdicts: Iterable[JudgeVerdict], reviews: Iterable[Review]
+) -> list[tuple[JudgeVerdict, Review]]:
+    """Each reviewed reply's judge verdict (the newest run's) with its latest review, in spec order."""
     grouped = by_target(r for r in reviews if r.check is not None)
     newest: dict[tuple[str, str, str], JudgeVerdict] = {}
     for verdict in verdicts:
@@ -150,6 +152,12 @@ def measure_agreement(verdicts: Iterable[JudgeVerdict], reviews: Iterable[Review
         kept = newest.get(key)
         if kept is None or (verdict.started_at, verdict.run) > (kept.started_at, kept.run):
             newest[key] = verdict
+    ordered = sorted(newest.items(), key=lambda item: (item[1].spec, item[1].line or 0, item[0]))
+    return [(verdict, grouped[key][-1]) for key, verdict in ordered]
+
+
+def measure_agreement(verdicts: Iterable[JudgeVerdict], reviews: Iterable[Review]) -> AgreementReport:
+    """Pair each reviewed judge verdict with its latest review and count agreement."""
     empty = {
         "both_passed": 0,
         "judge_passed_human_failed": 0,
@@ -158,8 +166,7 @@ def measure_agreement(verdicts: Iterable[JudgeVerdict], reviews: Iterable[Review
     }
     overall: dict[str, Any] = {**empty, "disagreements": []}
     per_check: dict[tuple[str, int | None, str], dict[str, Any]] = {}
-    for key, verdict in sorted(newest.items(), key=lambda item: (item[1].spec, item[1].line or 0, item[0])):
-        latest = grouped[key][-1]
+    for verdict, latest in reviewed_verdicts(verdicts, reviews):
         judge_passed = verdict.status == "passed"
         group = per_check.setdefault(
             (verdict.spec, verdict.line, verdict.check), {**empty, "disagreements": []}
