@@ -2,14 +2,65 @@
 
 Values read from `${VAR}` and the judge's key are secrets. They must not appear in a results file,
 a report, the console or an error message, whether they appear as written or JSON-escaped.
+
+Secrets are never written in the first place (headers and keys are not part of results), so what is
+left to redact is text that came from outside: the agent's replies and tool calls, error messages,
+a judge's rationale, URLs. Redaction touches those values only. It never touches mapping keys, nor
+the values specengine itself produced (statuses, names, ids, numbers): a short key such as `pass`
+or `ed` must not turn a status `passed` into `***ed`. Counts are taken before redaction.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 MASK = "***"
+
+# The fields of a results case, a trial and a check that specengine writes itself (from the plan and
+# the outcome rules): kept as they are. Any other field is outside text and is redacted.
+_CASE_OWN = frozenset(
+    {
+        "id",
+        "index",
+        "suite",
+        "spec",
+        "eval",
+        "line",
+        "row",
+        "row_line",
+        "labels",
+        "endpoint",
+        "status",
+        "passed_trials",
+        "n_trials",
+        "pass_at_k",
+        "pass_hat_k",
+        "skip_reason",
+        "expected",
+        "checks",  # the aggregate: names, lines, statuses, mean scores
+    }
+)
+_TRIAL_OWN = frozenset({"status", "latency_s", "ttft_s", "attempts"})
+_CHECK_OWN = frozenset(
+    {
+        "name",
+        "matcher",
+        "line",
+        "turn",
+        "gate",
+        "status",
+        "score",
+        "threshold",
+        "expected",
+        "usage",
+        "cached",
+        "skip_code",
+    }
+)
+_ERROR_OWN = frozenset({"type"})
+_MESSAGE_OWN = frozenset({"role", "latency_s", "ttft_s"})
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
@@ -22,3 +73,82 @@ def redact(text: str, secrets: Iterable[str]) -> str:
         if escaped != secret:
             text = text.replace(escaped, MASK)
     return text
+
+
+def redact_value(value: Any, secrets: Iterable[str]) -> Any:
+    """Every text inside value redacted; mapping keys, numbers and booleans kept."""
+    secrets = tuple(secrets)
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, Mapping):
+        return {key: redact_value(item, secrets) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_value(item, secrets) for item in value]
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return redact(str(value), secrets)  # written with str() anyway
+
+
+def redact_case(case: Mapping[str, Any], secrets: Iterable[str]) -> dict[str, Any]:
+    """A results case with outside text redacted and specengine's own fields kept as they are."""
+    secrets = tuple(secret for secret in secrets if secret)
+    if not secrets:
+        return dict(case)
+    return _redact_fields(case, _CASE_OWN, secrets, nested={"error": _redact_error, "trials": _redact_trials})
+
+
+def _redact_fields(
+    holder: Mapping[str, Any],
+    own: frozenset[str],
+    secrets: tuple[str, ...],
+    nested: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in holder.items():
+        if nested and key in nested:
+            out[key] = nested[key](value, secrets)
+        elif key in own:
+            out[key] = value
+        else:
+            out[key] = redact_value(value, secrets)
+    return out
+
+
+def _redact_error(error: Any, secrets: tuple[str, ...]) -> Any:
+    if isinstance(error, Mapping):
+        return _redact_fields(error, _ERROR_OWN, secrets)
+    return redact_value(error, secrets)
+
+
+def _redact_trials(trials: Any, secrets: tuple[str, ...]) -> Any:
+    if not isinstance(trials, list):
+        return redact_value(trials, secrets)
+    return [
+        _redact_fields(
+            trial,
+            _TRIAL_OWN,
+            secrets,
+            nested={"error": _redact_error, "checks": _redact_checks, "transcript": _redact_transcript},
+        )
+        if isinstance(trial, Mapping)
+        else redact_value(trial, secrets)
+        for trial in trials
+    ]
+
+
+def _redact_checks(checks: Any, secrets: tuple[str, ...]) -> Any:
+    if not isinstance(checks, list):
+        return redact_value(checks, secrets)
+    return [
+        _redact_fields(check, _CHECK_OWN, secrets) if isinstance(check, Mapping) else check
+        for check in checks
+    ]
+
+
+def _redact_transcript(messages: Any, secrets: tuple[str, ...]) -> Any:
+    if not isinstance(messages, list):
+        return redact_value(messages, secrets)
+    return [
+        _redact_fields(message, _MESSAGE_OWN, secrets) if isinstance(message, Mapping) else message
+        for message in messages
+    ]

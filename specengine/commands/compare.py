@@ -19,9 +19,12 @@ from specengine.report.formats import ReportRequest, formats_named, write_report
 @app.command()
 @report_options(formats_named(["markdown"]))
 def compare(
-    base: Annotated[Path, typer.Argument(metavar="BASE", help="Results of the earlier run (e.g. main).")],
+    base: Annotated[
+        Path, typer.Argument(metavar="BASE", help="Results of the earlier run (e.g. main), or `previous`.")
+    ],
     head: Annotated[
-        Path, typer.Argument(metavar="HEAD", help="Results of the new run (e.g. the pull request).")
+        Path,
+        typer.Argument(metavar="HEAD", help="Results of the new run (e.g. the pull request), or `last`."),
     ],
     reports: ReportRequest = ReportRequest(),  # --md: the head run's summary with the comparison
     json_out: Annotated[
@@ -38,8 +41,10 @@ def compare(
     from specengine.report.compare import compare as compare_runs
     from specengine.report.compare import render_text
     from specengine.results.reader import load_results
+    from specengine.results.runs import named_run
 
     try:
+        base, head = named_run(base), named_run(head)
         base_data = load_results(base)
         head_data = load_results(head)
     except ResultsError as exc:

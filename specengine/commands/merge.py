@@ -37,8 +37,10 @@ def merge(
     from specengine.report.merge import merge as merge_results
     from specengine.results.model import pass_rate
     from specengine.results.reader import load_results
+    from specengine.results.runs import named_run
 
     try:
+        inputs = [named_run(p) for p in inputs]
         loaded = [load_results(p) for p in inputs]
         merged = merge_results(loaded, [str(p) for p in inputs], allow_partial=allow_partial)
     except (ResultsError, MergeError) as exc:

@@ -25,7 +25,10 @@ from specengine.report.formats import ReportRequest
 @report_options()
 def regrade_command(
     results: Annotated[
-        Path, typer.Argument(metavar="RESULTS", help="A results JSON written by `specengine run`.")
+        Path,
+        typer.Argument(
+            metavar="RESULTS", help="A results JSON written by `specengine run` (`last`: the newest run)."
+        ),
     ],
     paths: Annotated[
         list[str] | None,

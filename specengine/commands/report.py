@@ -28,7 +28,10 @@ def _outputs() -> str:
 @report_options()
 def report(
     results: Annotated[
-        Path, typer.Argument(metavar="RESULTS", help="Results JSON written by `specengine run`.")
+        Path,
+        typer.Argument(
+            metavar="RESULTS", help="Results JSON written by `specengine run` (`last`: the newest run)."
+        ),
     ],
     reports: ReportRequest = ReportRequest(),  # one option per report format (report_options)
     baseline: Annotated[
@@ -52,6 +55,7 @@ def report(
     from specengine.errors import ResultsError, UsageError
     from specengine.mlflow.target import with_mlflow
     from specengine.results.reader import load_results
+    from specengine.results.runs import named_run
 
     try:
         reports = with_mlflow(reports, None)  # an MLflow client that is missing stops here, exit 2
@@ -59,8 +63,9 @@ def report(
         typer.echo("\n".join(exc.lines), err=True)
         raise typer.Exit(2) from None
     try:
+        results = named_run(results)
         data = load_results(results)
-        base = load_results(baseline) if baseline else None
+        base = load_results(named_run(baseline)) if baseline else None
     except ResultsError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -70,7 +70,9 @@ def run_command(
     baseline: Annotated[
         Path | None,
         typer.Option(
-            "--baseline", metavar="RESULTS", help="Compare with an earlier results file; regressions exit 1."
+            "--baseline",
+            metavar="RESULTS",
+            help="Compare with an earlier results file (or `last`, `previous`); regressions exit 1.",
         ),
     ] = None,
     output_format: Annotated[
@@ -93,10 +95,25 @@ def run_command(
     rerun_failed: Annotated[
         Path | None,
         typer.Option(
-            "--rerun-failed", metavar="RESULTS", help="Run only the failed and errored cases of RESULTS."
+            "--rerun-failed",
+            metavar="RESULTS",
+            help="Run only the failed and errored cases of RESULTS (`last`: the newest run).",
         ),
     ] = None,
     min_pass_rate: MinPassRate = None,
+    name: Annotated[
+        str | None,
+        typer.Option("--name", metavar="TEXT", help="A name for the run, shown in every report."),
+    ] = None,
+    max_connection_failures: Annotated[
+        int,
+        typer.Option(
+            "--max-connection-failures",
+            min=0,
+            metavar="N",
+            help="After N connection failures in a row, error an endpoint's other cases at once (0: never).",
+        ),
+    ] = 5,
 ) -> None:
     """Run specs against their agents and report pass/fail per case.
 
@@ -149,5 +166,7 @@ def run_command(
         resume=resume,
         rerun_failed=rerun_failed,
         baseline=baseline,
+        name=name,
+        connection_failures=max_connection_failures,
     )
     raise typer.Exit(execute_run(request))

@@ -25,6 +25,8 @@ from specengine.report.facts import (
     judge_difference,
     judge_pins,
     keyed_checks,
+    run_label,
+    run_name,
     summary_of,
     trials_of,
 )
@@ -82,6 +84,8 @@ class Comparison:
     base_pass_rate: float | None
     head_pass_rate: float | None
     judged_differently: tuple[CaseChange, ...] = ()  # status changes that only a changed judge made
+    base_name: str | None = None  # run --name of each run
+    head_name: str | None = None
 
     @property
     def regressed(self) -> bool:
@@ -221,6 +225,8 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
         base_pass_rate=pass_rate(summary_of(base)),
         head_pass_rate=pass_rate(summary_of(head)),
         judged_differently=tuple(rejudged),
+        base_name=run_name(base),
+        head_name=run_name(head),
     )
 
 
@@ -247,7 +253,8 @@ def judged_text(difference: str) -> str:
 def render_text(comparison: Comparison, *, max_items: int = 50) -> str:
     """The human summary `specengine compare` prints."""
     c = comparison
-    lines = [f"base {c.base_run_id or '?'} -> head {c.head_run_id or '?'}: {headline(c)}"]
+    base, head = run_label(c.base_run_id, c.base_name), run_label(c.head_run_id, c.head_name)
+    lines = [f"base {base} -> head {head}: {headline(c)}"]
     if c.base_pass_rate is not None or c.head_pass_rate is not None:
         delta = ""
         if c.base_pass_rate is not None and c.head_pass_rate is not None:

@@ -38,6 +38,9 @@ class FailureLog:
 
     It also keeps the judge checks whose samples disagreed, in any case (a passed one too): a verdict
     the judge was unsure of is worth a look whichever way it went.
+
+    Cases that errored with an error already shown (an agent that is not running fails every case
+    the same way) are counted under that error instead of being printed again.
     """
 
     limit: int = MAX_DETAILED_FAILURES
@@ -45,6 +48,7 @@ class FailureLog:
     omitted: int = 0
     uncertain: list[tuple[str, str, UncertainCheck]] = field(default_factory=list)  # (case id, spec, check)
     uncertain_count: int = 0
+    same_error: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def add(self, case: Mapping[str, Any]) -> None:
         for check in uncertain_checks(dict(case)):
@@ -53,10 +57,24 @@ class FailureLog:
                 self.uncertain.append((str(case["id"]), str(case.get("spec", "")), check))
         if case["status"] not in ("failed", "error"):
             return
+        error = _error_key(case)
+        if error is not None and error in self.same_error:
+            self.same_error[error] += 1
+            return
         if len(self.cases) < self.limit:
             self.cases.append(_failure_digest(case))
+            if error is not None:
+                self.same_error[error] = 0
         else:
             self.omitted += 1
+
+
+def _error_key(case: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(type, message) of an errored case's transport fault; None for a failure or a check error."""
+    error = case.get("error")
+    if case["status"] != "error" or not isinstance(error, Mapping):
+        return None
+    return str(error.get("type")), str(error.get("message"))
 
 
 def _failure_digest(case: Mapping[str, Any]) -> dict[str, Any]:
@@ -158,6 +176,8 @@ def print_report(
     failures: FailureLog,
     output: str | None,
     skip_reasons: Mapping[SkipReason, int] | None = None,
+    *,
+    name: str | None = None,
 ) -> None:
     """Failures first (what to fix), then the one-line summary (what happened).
 
@@ -174,6 +194,14 @@ def print_report(
             console.print(f"[{style}]{case['status'].upper()}[/] [bold]{escape(case['id'])}[/]")
             for line in failure_lines(case):
                 console.print(escape(line), highlight=False, soft_wrap=True)
+        for (kind, message), count in failures.same_error.items():
+            if count:
+                console.print(
+                    f"… and {_count(count, 'more case')} errored the same way: {escape(kind)}: "
+                    f"{escape(_short(message))}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
         if failures.omitted:
             console.print(f"… and {failures.omitted} more failed cases (see the results file)")
     if failures.uncertain:
@@ -220,4 +248,5 @@ def print_report(
             soft_wrap=True,
         )
     if output:
-        console.print(f"results: {escape(output)}", highlight=False)
+        named = f' (run "{escape(name)}")' if name else ""
+        console.print(f"results: {escape(output)}{named}", highlight=False)

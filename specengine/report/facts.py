@@ -470,6 +470,18 @@ def usage_text(holder: Mapping[str, Any]) -> str | None:
     return None if usage is None else str(usage)
 
 
+def run_name(results: dict) -> str | None:
+    """The name the run was given (`run --name`), when it has one."""
+    name = results.get("name")
+    return name if isinstance(name, str) and name.strip() else None
+
+
+def run_label(run_id: object, name: str | None) -> str:
+    """How a run is named in a sentence: its id, and its name when it has one (`a1b2c3d4 (nightly)`)."""
+    shown = str(run_id) if run_id else "?"
+    return f"{shown} ({name})" if name else shown
+
+
 def format_rate(rate: float | None) -> str:
     """`97.5%`, never rounding a failure up to 100%."""
     if rate is None:

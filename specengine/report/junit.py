@@ -22,6 +22,7 @@ from specengine.report.facts import (
     error_text,
     failed_gates,
     plain_text,
+    run_name,
     skip_reason,
     summary_of,
     trials_of,
@@ -151,10 +152,12 @@ def build_junit(results: dict) -> ET.Element:
         if len(specs) == 1:
             suite.set("file", clean(specs.pop()))
         suite_usage = cases_usage(members)
-        if results.get("run_id") or suite_usage is not None:
+        if results.get("run_id") or run_name(results) or suite_usage is not None:
             props = ET.SubElement(suite, "properties")
             if results.get("run_id"):
                 ET.SubElement(props, "property", name="run_id", value=clean(results["run_id"]))
+            if run_name(results):
+                ET.SubElement(props, "property", name="run_name", value=clean(run_name(results)))
             _usage_properties(props, suite_usage)
         for case in members:
             _add_case(suite, case, suite_name)

@@ -22,6 +22,7 @@ from specengine.report.facts import (
     format_duration,
     format_rate,
     plain_text,
+    run_name,
     skip_reason,
     summary_of,
     uncertain_checks,
@@ -138,7 +139,9 @@ def render_markdown(
     icon = "✅" if bad == 0 else "❌"
     ran = summary["passed"] + bad
     head = f"{summary['passed']} of {ran} cases passed ({format_rate(rate)})"
-    lines = [f"## {icon} {escape_cell(title, 80)}: {head}", ""]
+    name = run_name(results)
+    shown = f"{title} · {name}" if name else title
+    lines = [f"## {icon} {escape_cell(shown, 120)}: {head}", ""]
     facts = [
         f"**{summary['passed']}** passed",
         f"**{summary['failed']}** failed",
@@ -242,6 +245,8 @@ def _call_change_list(regressions: tuple[CaseChange, ...], max_cases: int) -> li
 
 def _comparison_section(c: Comparison, max_rows: int, source_url: str | None) -> list[str]:
     base = code(c.base_run_id) if c.base_run_id else "the baseline"
+    if c.base_name:
+        base += f" ({escape_cell(c.base_name, 80)})"
     lines = [f"### Compared with {base}", "", escape_cell(headline(c), None)]
     if c.base_pass_rate is not None and c.head_pass_rate is not None:
         delta = (c.head_pass_rate - c.base_pass_rate) * 100

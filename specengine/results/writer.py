@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from specengine.redact import redact
+from specengine.redact import redact_case
 from specengine.results.model import Tally
 
 RESULTS_FOLDER = Path(".specengine/runs")
@@ -66,19 +66,18 @@ class ResultsWriter:
     def append(self, case: Mapping[str, Any]) -> Mapping[str, Any]:
         """Write one finished case to the log, flushed, so it survives a crash.
 
-        Returns the case as written: with secrets redacted, when there are any to redact.
+        The case is counted as it is, then written with secrets redacted from its outside text
+        (replies, errors, reasons); returns the case as written.
         """
         assert self._log is not None
-        text = json.dumps(case, ensure_ascii=False, default=str)
+        self.tally.add(case)
         if self.secrets:
-            redacted = redact(text, self.secrets)
-            if redacted != text:
-                text, case = redacted, json.loads(redacted)
+            case = redact_case(case, self.secrets)
+        text = json.dumps(case, ensure_ascii=False, default=str)
         offset = self._log.tell()
         self._log.write((text + "\n").encode("utf-8"))
         self._log.flush()
         self._offsets.append((int(case.get("index", len(self._offsets))), offset))
-        self.tally.add(case)
         return case
 
     def adopt(self, case: Mapping[str, Any], offset: int) -> None:

@@ -69,6 +69,7 @@ class Recording:
     failures: FailureLog
     gate_skip_reasons: Mapping[SkipReason, int]
     interrupted: bool
+    name: str | None = None  # run --name
 
 
 async def record(
@@ -113,7 +114,8 @@ async def record(
             await judge.aclose()
     summary = writer.close(time.perf_counter() - started, _judge_summary(judge))
     index_finished_run(output)  # the app's index, where one exists; never fails the run
-    return Recording(output, summary, failures, writer.tally.gate_skip_reasons, interrupted)
+    name = header.get("name")
+    return Recording(output, summary, failures, writer.tally.gate_skip_reasons, interrupted, name)
 
 
 def _secrets(plan: Plan) -> frozenset[str]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from specengine.errors import ResultsError, UsageError
 from specengine.grade.regrade import RegradeReport, regrade_cases
 from specengine.results.reader import load_results
+from specengine.results.runs import named_run
 from specengine.run.exit_codes import EXIT_USAGE
 from specengine.run.prepare import Prepared, PrepareOptions, count_cases, prepare
 from specengine.run.recording import (
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from specengine.judge.judge import Judge
 
 MAX_LISTED_ORPHANS = 20
+CARRIED_HEADER = ("name", "endpoints")  # the transcripts regraded are still theirs
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ def execute_regrade(request: RegradeRequest) -> int:
     """Regrade the transcripts of a results file with the current specs; return the exit code."""
     console, errors = consoles(request.options.reports.holds_stdout)
     try:
+        request = replace(request, results=named_run(request.results))
         stored_results = load_results(request.results)
     except ResultsError as exc:
         errors.print(f"error: {exc}", markup=False)
@@ -74,7 +77,7 @@ def execute_regrade(request: RegradeRequest) -> int:
             request.options,
             plan=prepared.plan,
             count=census.count,
-            header=settings_header(request.prepare, prepared.plan),
+            header={**settings_header(request.prepare, prepared.plan), **_carried_header(stored_results)},
             done=[],
             console=console,
         )
@@ -92,6 +95,11 @@ def execute_regrade(request: RegradeRequest) -> int:
         )
         return EXIT_USAGE
     return code
+
+
+def _carried_header(stored: Mapping[str, Any]) -> dict[str, Any]:
+    """What the regraded results keep of the stored run: its name and the endpoints that answered."""
+    return {key: stored[key] for key in CARRIED_HEADER if key in stored}
 
 
 async def _regrade(

@@ -42,7 +42,14 @@ def report_session(
     if recording.interrupted:
         console.print()
         console.print("[yellow]interrupted[/]: the summary below counts only the cases that finished")
-    print_report(console, summary, recording.failures, str(recording.output), recording.gate_skip_reasons)
+    print_report(
+        console,
+        summary,
+        recording.failures,
+        str(recording.output),
+        recording.gate_skip_reasons,
+        name=recording.name,
+    )
     reports = options.reports.with_ci(os.environ)
     failed = _compare_and_write(reports, recording.output, baseline, spec_files, console)
     if recording.interrupted:

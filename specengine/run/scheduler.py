@@ -26,6 +26,7 @@ from specengine.plan import Case, EndpointConfig, Plan
 from specengine.redact import redact
 from specengine.results.model import CaseResult, TrialResult, case_outcome, skipped_case
 from specengine.retry import backoff_s
+from specengine.run.breaker import DEFAULT_LIMIT, Breaker
 from specengine.transcript import TurnRecord
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ class RunOptions:
 
     concurrency: int = 8
     strict: bool = False
+    connection_failures: int = DEFAULT_LIMIT  # in a row, before an endpoint's other trials stop (0: never)
 
 
 @dataclass
@@ -72,6 +74,7 @@ class Runner:
         self.judge = judge
         self._adapters: dict[str, Adapter] = {}
         self._endpoint_limits: dict[str, asyncio.Semaphore] = {}
+        self._breakers: dict[str, Breaker] = {}
         self._stop = asyncio.Event()
 
     def stop(self) -> None:
@@ -108,6 +111,7 @@ class Runner:
             )
             self._adapters[name] = adapter_class(config.protocol)(config, client)
             self._endpoint_limits[name] = asyncio.Semaphore(config.max_concurrency)
+            self._breakers[name] = Breaker(config.url, self.options.connection_failures)
 
     async def _schedule(self, cases: Iterable[Case]) -> None:
         slots = asyncio.Semaphore(self.options.concurrency)
@@ -152,21 +156,27 @@ class Runner:
         """Send every turn (retrying transport faults on a fresh conversation), then grade."""
         adapter = self._adapters[case.endpoint]
         config = adapter.config
+        breaker = self._breakers[case.endpoint]
         deadline = _Deadline(time.monotonic() + case.timeout)
         attempts = 0
         records: list[TurnRecord] = []
         error: dict[str, str] | None = None
         while True:
+            if breaker.tripped:  # the endpoint is not there: do not try (again)
+                error = error or breaker.error()
+                break
             attempts += 1
             records = []
             try:
                 await self._converse(case, adapter, records, deadline)
+                breaker.answered()
                 error = None
                 break
             except (asyncio.TimeoutError, TimeoutError):
                 error = {"type": "TimeoutError", "message": f"case exceeded {case.timeout:g} s"}
                 break
             except EndpointError as exc:
+                breaker.failed(exc)
                 error = {"type": exc.kind, "message": redact(exc.message, config.secrets)}
                 if not exc.retryable or attempts > config.retries:
                     if attempts > 1:
@@ -179,7 +189,7 @@ class Runner:
                         f"; retry in {delay:.1f} s would pass the case's {case.timeout:g} s timeout"
                     )
                     break
-                await asyncio.sleep(delay)
+                await breaker.wait(delay)
         checks = await grade_trial(case, records, error, self.options.strict, self.judge, self.plan.judge)
         return trial_result(records, error, checks, attempts)
 

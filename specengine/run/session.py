@@ -16,9 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from specengine.errors import ResultsError, UsageError, WebServerError
 from specengine.results.reader import load_results
+from specengine.results.runs import named_run
 from specengine.results.writer import log_path, read_log
 from specengine.run.app_under_test import serve_app
-from specengine.run.exit_codes import EXIT_USAGE
+from specengine.run.breaker import DEFAULT_LIMIT
+from specengine.run.exit_codes import EXIT_OK, EXIT_USAGE
+from specengine.run.header import run_header
 from specengine.run.prepare import Census, Prepared, PrepareOptions, count_cases, prepare
 from specengine.run.recording import (
     OnResult,
@@ -51,13 +54,24 @@ class RunRequest:
     resume: bool = False
     rerun_failed: Path | None = None
     baseline: Path | None = None
+    name: str | None = None  # run --name: shown in every report
+    connection_failures: int = DEFAULT_LIMIT  # --max-connection-failures
 
 
 def execute_run(request: RunRequest) -> int:
     """Run the selected cases; return the exit code (problems found before running exit 2)."""
     console, errors = consoles(request.options.reports.holds_stdout)
     try:
-        prepared, done = _prepare(request)
+        request = _with_named_runs(request)
+        rerun = _failed_before(request.rerun_failed)
+        if rerun is not None and not rerun:  # a CI retry step after a green run must stay green
+            console.print(
+                f"nothing to rerun: {request.rerun_failed} has no failed or errored case",
+                markup=False,
+                highlight=False,
+            )
+            return EXIT_OK
+        prepared, done = _prepare(request, rerun)
         request = replace(request, options=with_project_reports(request.options, prepared))
         census = count_cases(prepared)
     except UsageError as exc:
@@ -70,11 +84,19 @@ def execute_run(request: RunRequest) -> int:
             return EXIT_USAGE
         recording = asyncio.run(
             record(
-                _scheduler(request.options, prepared),
+                _scheduler(request, prepared),
                 request.options,
                 plan=prepared.plan,
                 count=census.count,
-                header={**_shard_header(request, census), **settings_header(request.prepare, prepared.plan)},
+                header={
+                    **run_header(
+                        prepared.plan,
+                        _specs_folder(prepared),
+                        name=request.name,
+                        shard=_shard(request, census),
+                    ),
+                    **settings_header(request.prepare, prepared.plan),
+                },
                 done=done,
                 console=console,
             )
@@ -84,12 +106,40 @@ def execute_run(request: RunRequest) -> int:
     )
 
 
-def _prepare(request: RunRequest) -> tuple[Prepared, Done]:
+def _with_named_runs(request: RunRequest) -> RunRequest:
+    """--baseline and --rerun-failed may name a run `last` or `previous`: read which file that is
+    now, before this run adds one."""
+
+    def resolved(option: str, path: Path | None) -> Path | None:
+        try:
+            return named_run(path) if path is not None else None
+        except ResultsError as exc:
+            raise UsageError([f"error: {option}: {exc}"]) from None
+
+    return replace(
+        request,
+        baseline=resolved("--baseline", request.baseline),
+        rerun_failed=resolved("--rerun-failed", request.rerun_failed),
+    )
+
+
+def _failed_before(results: Path | None) -> frozenset[str] | None:
+    """With --rerun-failed, the ids of the cases that failed or errored in that run."""
+    if results is None:
+        return None
+    try:
+        previous = load_results(results)
+    except ResultsError as exc:
+        raise UsageError([f"error: --rerun-failed: {exc}"]) from None
+    return frozenset(case["id"] for case in previous["cases"] if case["status"] in ("failed", "error"))
+
+
+def _prepare(request: RunRequest, rerun: frozenset[str] | None) -> tuple[Prepared, Done]:
     """Validate, compile and select, then narrow to what --resume and --rerun-failed leave to run."""
     prepared = prepare(request.paths, request.prepare)
     _check_baseline(request.baseline)
     done = _already_done(request)
-    return _narrow(prepared, request, done), done
+    return _narrow(prepared, done, rerun), done
 
 
 def _check_baseline(baseline: Path | None) -> None:
@@ -114,20 +164,13 @@ def _already_done(request: RunRequest) -> Done:
     return list(read_log(log))
 
 
-def _narrow(prepared: Prepared, request: RunRequest, done: Done) -> Prepared:
+def _narrow(prepared: Prepared, done: Done, rerun: frozenset[str] | None) -> Prepared:
     """Apply --resume (skip what is done) and --rerun-failed (only what failed or errored)."""
     selection = prepared.selection
     if done:
         selection = replace(selection, skip_ids=frozenset(case["id"] for case, _ in done))
-    if request.rerun_failed is not None:
-        try:
-            previous = load_results(request.rerun_failed)
-        except ResultsError as exc:
-            raise UsageError([f"error: --rerun-failed: {exc}"]) from None
-        failed = frozenset(case["id"] for case in previous["cases"] if case["status"] in ("failed", "error"))
-        if not failed:
-            raise UsageError([f"error: --rerun-failed: {request.rerun_failed} has no failed or errored case"])
-        selection = replace(selection, only_ids=failed)
+    if rerun is not None:
+        selection = replace(selection, only_ids=rerun)
     return replace(prepared, selection=selection)
 
 
@@ -149,21 +192,36 @@ def _app_under_test(prepared: Prepared, errors: Console) -> Iterator[bool]:
         yield False
 
 
-def _scheduler(options: SessionOptions, prepared: Prepared) -> StartWork:
+def _scheduler(request: RunRequest, prepared: Prepared) -> StartWork:
     """The work of a run: the scheduler sending the selected cases to their endpoints."""
     from specengine.run.scheduler import Runner, RunOptions
 
+    options = request.options
+
     def start(on_result: OnResult, judge: Judge | None) -> Work:
-        scheduling = RunOptions(concurrency=options.concurrency, strict=options.strict)
+        scheduling = RunOptions(
+            concurrency=options.concurrency,
+            strict=options.strict,
+            connection_failures=request.connection_failures,
+        )
         runner = Runner(prepared.plan, scheduling, on_result, judge)
         return runner.run(prepared.cases()), runner.stop
 
     return start
 
 
-def _shard_header(request: RunRequest, census: Census) -> dict[str, Any]:
+def _shard(request: RunRequest, census: Census) -> dict[str, Any] | None:
     """A shard's results say which share of which plan they hold, so `merge` can check the set."""
     if request.prepare.shard is None:
-        return {}
+        return None
     index, count = request.prepare.shard
-    return {"shard": {"index": index, "count": count, "plan_hash": census.plan_hash}}
+    return {"index": index, "count": count, "plan_hash": census.plan_hash}
+
+
+def _specs_folder(prepared: Prepared) -> Path | None:
+    """Where the specs live, for the git commit the results name: the project's folder, else the
+    first spec's."""
+    if prepared.project is not None and prepared.project.file is not None:
+        return prepared.project.folder
+    first = next(iter(prepared.spec_files.values()), None)
+    return Path(first).parent if first else None

@@ -1,0 +1,66 @@
+"""Stopping early on a dead endpoint: after N connection failures in a row, its remaining trials end
+at once with one message, instead of each being tried and retried.
+
+An agent that is not running (a closed port, a wrong host) fails every request the same way; 200
+cases would each connect, fail, back off and retry, and print the same error 200 times. One breaker
+per endpoint counts connection failures in a row; any answer from the endpoint (even an HTTP error:
+something is listening) starts the count again. Once the count reaches its limit the breaker trips:
+trials not yet sent end with "stopped after N connection failures in a row", and trials waiting to
+retry stop waiting. Faults are told apart by their kind (EndpointError.kind), never by their text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+
+from specengine.errors import EndpointError
+
+DEFAULT_LIMIT = 5
+CONNECTION_FAILURES = frozenset({"ConnectError", "ConnectTimeout"})
+"""The kinds of EndpointError that mean nothing answered at the endpoint's address."""
+
+
+@dataclass
+class Breaker:
+    """The connection failures in a row of one endpoint; `limit` 0 never trips."""
+
+    url: str | None
+    limit: int = DEFAULT_LIMIT
+    failures: int = 0
+    _tripped: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def tripped(self) -> bool:
+        return self._tripped.is_set()
+
+    def answered(self) -> None:
+        """The endpoint answered: the failures before this one were not in a row."""
+        if not self.tripped:
+            self.failures = 0
+
+    def failed(self, error: EndpointError) -> None:
+        """A request failed: count it when nothing answered, else the endpoint is alive."""
+        if error.kind not in CONNECTION_FAILURES:
+            self.answered()
+            return
+        if self.tripped:  # trials in flight when it tripped: the count says what tripped it
+            return
+        self.failures += 1
+        if self.limit and self.failures >= self.limit:
+            self._tripped.set()
+
+    def error(self) -> dict[str, str]:
+        """The error of a trial that is not sent because the breaker tripped."""
+        where = self.url or "the endpoint's url"
+        return {
+            "type": "ConnectError",
+            "message": f"stopped after {self.failures} connection failures in a row: "
+            f"is the agent running at {where}?",
+        }
+
+    async def wait(self, seconds: float) -> None:
+        """Sleep before a retry; wake at once if the breaker trips meanwhile."""
+        with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
+            await asyncio.wait_for(self._tripped.wait(), timeout=seconds)
