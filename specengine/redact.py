@@ -12,11 +12,14 @@ or `ed` must not turn a status `passed` into `***ed`. Counts are taken before re
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 MASK = "***"
+WHOLE_WORDS_BELOW = 8
 
 # The fields of a results case, a trial and a check that specengine writes itself (from the plan and
 # the outcome rules): kept as they are. Any other field is outside text and is redacted.
@@ -64,15 +67,33 @@ _MESSAGE_OWN = frozenset({"role", "latency_s", "ttft_s"})
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
-    """Replace every secret (as written, and as JSON escapes it) with ***."""
+    """Replace every secret (as written, and as JSON escapes it) with ***.
+
+    A secret shorter than WHOLE_WORDS_BELOW characters is replaced only where it stands apart from
+    letters and digits: dummy keys for local servers (`ollama`, `EMPTY`, `pass`) are also everyday
+    words, and masking them inside other words (`***ed`) would hide what the text says while
+    protecting nothing. Long secrets are replaced wherever they appear.
+    """
     for secret in secrets:
         if not secret:
             continue
-        text = text.replace(secret, MASK)
-        escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
-        if escaped != secret:
-            text = text.replace(escaped, MASK)
+        for form in _forms(secret):
+            if len(secret) >= WHOLE_WORDS_BELOW:
+                text = text.replace(form, MASK)
+            elif form in text:
+                text = _whole_word(form).sub(MASK, text)
     return text
+
+
+def _forms(secret: str) -> tuple[str, ...]:
+    """The secret as written, and as JSON escapes it (in an echoed request body)."""
+    escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
+    return (secret,) if escaped == secret else (secret, escaped)
+
+
+@functools.lru_cache(maxsize=256)
+def _whole_word(form: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![^\W_]){re.escape(form)}(?![^\W_])")
 
 
 def redact_value(value: Any, secrets: Iterable[str]) -> Any:

@@ -50,6 +50,13 @@ JudgeBaseUrl = Annotated[
     str | None,
     typer.Option("--judge-base-url", metavar="URL", help="An OpenAI-compatible base URL for the judge."),
 ]
+RequireJudge = Annotated[
+    bool,
+    typer.Option(
+        "--require-judge",
+        help="Judge checks that would be skipped (no judge model) stop the command: exit 2.",
+    ),
+]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again; ignore the cache.")]
 MinPassRate = Annotated[
     float | None,

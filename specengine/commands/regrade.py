@@ -15,6 +15,7 @@ from specengine.commands.options import (
     MinPassRate,
     NoCache,
     ProjectFile,
+    RequireJudge,
     Strict,
     report_options,
 )
@@ -40,6 +41,7 @@ def regrade_command(
     judge_model: JudgeModel = None,
     judge_base_url: JudgeBaseUrl = None,
     no_cache: NoCache = False,
+    require_judge: RequireJudge = False,
     concurrency: Annotated[
         int, typer.Option("-j", "--concurrency", min=1, metavar="N", help="Cases graded at once.")
     ] = 8,
@@ -71,6 +73,7 @@ def regrade_command(
             output=output,
             min_pass_rate=min_pass_rate,
             use_cache=not no_cache,
+            require_judge=require_judge,
         ),
     )
     raise typer.Exit(execute_regrade(request))

@@ -19,6 +19,7 @@ from specengine.commands.options import (
     MinPassRate,
     NoCache,
     ProjectFile,
+    RequireJudge,
     Strict,
     report_options,
 )
@@ -60,6 +61,7 @@ def run_command(
     judge_model: JudgeModel = None,
     judge_base_url: JudgeBaseUrl = None,
     no_cache: NoCache = False,
+    require_judge: RequireJudge = False,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -162,6 +164,7 @@ def run_command(
             output=output,
             min_pass_rate=min_pass_rate,
             use_cache=not no_cache,
+            require_judge=require_judge,
         ),
         resume=resume,
         rerun_failed=rerun_failed,

@@ -30,6 +30,7 @@ from specengine.errors import JudgeFailure
 from specengine.judge.answer import NO_TOOL_CALL, answer_json, read_answer, usage_of
 from specengine.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
 from specengine.judge.client import JudgeClient
+from specengine.judge.key import judge_base_url, judge_key
 from specengine.judge.prompts import (
     JudgePrompt,
     JudgeRequest,
@@ -54,7 +55,6 @@ __all__ = [
     "transcript",
 ]
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_JUDGE = "no judge configured (--judge-model)"
 
 
@@ -138,7 +138,7 @@ class Judge:
         wait_cap: float = BACKOFF_CAP_S,
     ):
         self.config = config
-        self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.base_url = judge_base_url(config)
         self._cache = JudgeCache(cache_dir) if (use_cache and cache_dir is not None) else None
         self._environ = environ
         self._backoff_base = backoff_base
@@ -260,10 +260,9 @@ class Judge:
 
     async def _judge(self, prompt: JudgePrompt, model: str) -> JudgeVerdict:
         """Ask the judge server; a verdict with a score, or with the reason there is none."""
-        env_name = self.config.api_key_env
-        api_key = self._environ.get(env_name) if env_name else None
+        api_key = judge_key(self.config, self._environ)  # optional for a judge on this machine
         if not api_key:
-            return self._error(f"the judge needs {env_name} in the environment")
+            return self._error(f"the judge needs {self.config.api_key_env} in the environment")
         self._count(calls=1)
         try:
             text = await self._client_with(api_key).complete(prompt.body(model))

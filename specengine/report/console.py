@@ -15,6 +15,8 @@ from specengine.report.facts import (
     UNCERTAIN_WHY,
     UncertainCheck,
     format_rate,
+    passed_with_skips,
+    skipped_gates,
     uncertain_checks,
     usage_text,
 )
@@ -49,12 +51,17 @@ class FailureLog:
     uncertain: list[tuple[str, str, UncertainCheck]] = field(default_factory=list)  # (case id, spec, check)
     uncertain_count: int = 0
     same_error: dict[tuple[str, str], int] = field(default_factory=dict)
+    passed_with_skips: int = 0  # passed cases some of whose gates did not run
+    skipped_only_judges: bool = True  # ... and those gates were all judge checks
 
     def add(self, case: Mapping[str, Any]) -> None:
         for check in uncertain_checks(dict(case)):
             self.uncertain_count += 1
             if len(self.uncertain) < self.limit:
                 self.uncertain.append((str(case["id"]), str(case.get("spec", "")), check))
+        if case["status"] == "passed":
+            self._note_skipped_gates(case)
+            return
         if case["status"] not in ("failed", "error"):
             return
         error = _error_key(case)
@@ -67,6 +74,18 @@ class FailureLog:
                 self.same_error[error] = 0
         else:
             self.omitted += 1
+
+    def _note_skipped_gates(self, case: Mapping[str, Any]) -> None:
+        gates = skipped_gates(dict(case))
+        if gates:
+            self.passed_with_skips += 1
+            self.skipped_only_judges &= all(gate.matcher == "judge" for gate in gates)
+
+    def passed_note(self) -> str:
+        """` (2 with judge checks skipped)` after the count of passed cases, when some passed so."""
+        if not self.passed_with_skips:
+            return ""
+        return f" ({passed_with_skips(self.passed_with_skips, self.skipped_only_judges)})"
 
 
 def _error_key(case: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -216,7 +235,10 @@ def print_report(
     ):
         count = summary.get(key, 0)
         status = "error" if key == "errored" else key
-        parts.append(f"[{STATUS_STYLE[status]}]{count} {label}[/]" if count else f"{count} {label}")
+        shown = f"[{STATUS_STYLE[status]}]{count} {label}[/]" if count else f"{count} {label}"
+        if key == "passed" and failures.passed_with_skips:
+            shown += f"[yellow]{failures.passed_note()}[/]"
+        parts.append(shown)
     rate = pass_rate(summary)
     shown_rate = f" · pass rate {format_rate(rate)}" if rate is not None else ""
     tokens = usage_text(summary)  # the agent's, as its server reported them

@@ -360,6 +360,52 @@ def _check_key(check: dict) -> tuple:
     return (check.get("name"), check.get("line"), check.get("turn"))
 
 
+@dataclass(frozen=True)
+class SkippedGate:
+    """A gate check that did not run in a case that passed: the case passed without it."""
+
+    name: str
+    matcher: str | None
+    line: int | None
+    reason: str
+
+
+def skipped_gates(case: dict) -> list[SkippedGate]:
+    """The gates a passed case passed without (a judge check with no judge configured, say), once
+    each; empty for any other case. Reports show such a case apart from a plain pass."""
+    if case.get("status") != "passed":
+        return []
+    trials = trials_of(case)
+    sources = [checks_of(t) for t in trials if not t.get("error")] if trials else [checks_of(case)]
+    found: dict[tuple, SkippedGate] = {}
+    for checks in sources:
+        for check in checks:
+            if not is_gate(check) or check.get("status") != "skipped":
+                continue
+            key = (check.get("name"), check.get("line"), check.get("turn"))
+            if key not in found:
+                reason = check.get("reason")
+                found[key] = SkippedGate(
+                    name=str(check.get("name") or check.get("matcher") or "check"),
+                    matcher=check.get("matcher") if isinstance(check.get("matcher"), str) else None,
+                    line=as_int(check.get("line")),
+                    reason=reason if isinstance(reason, str) and reason else "skipped",
+                )
+    return list(found.values())
+
+
+def skipped_gates_text(gates: list[SkippedGate]) -> str:
+    """`1 judge check skipped`, `2 checks skipped`: what a passed case lacks, in a few words."""
+    judges = all(gate.matcher == "judge" for gate in gates)
+    noun = "judge check" if judges else "check"
+    return f"{len(gates)} {noun}{'s' if len(gates) != 1 else ''} skipped"
+
+
+def passed_with_skips(count: int, only_judges: bool) -> str:
+    """`3 with judge checks skipped`: how reports count the passed cases that lacked some gates."""
+    return f"{count} with {'judge checks' if only_judges else 'checks'} skipped"
+
+
 def _text_or_none(value: Any) -> str | None:
     if value is None:
         return None

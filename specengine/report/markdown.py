@@ -13,6 +13,7 @@ from pathlib import Path
 
 from specengine.report.compare import MAX_CALL_CHANGES, CaseChange, Comparison, headline, judged_text
 from specengine.report.facts import (
+    SkippedGate,
     case_error,
     case_line,
     case_spec,
@@ -24,6 +25,7 @@ from specengine.report.facts import (
     plain_text,
     run_name,
     skip_reason,
+    skipped_gates,
     summary_of,
     uncertain_checks,
     usage_text,
@@ -142,8 +144,14 @@ def render_markdown(
     name = run_name(results)
     shown = f"{title} · {name}" if name else title
     lines = [f"## {icon} {escape_cell(shown, 120)}: {head}", ""]
+    unproven = [(case, skipped_gates(case)) for case in results.get("cases", []) if isinstance(case, dict)]
+    unproven = [(case, gates) for case, gates in unproven if gates]
+    passed = f"**{summary['passed']}** passed"
+    if unproven:
+        judges = all(gate.matcher == "judge" for _, gates in unproven for gate in gates)
+        passed += f" ({len(unproven)} with {'judge checks' if judges else 'checks'} skipped)"
     facts = [
-        f"**{summary['passed']}** passed",
+        passed,
         f"**{summary['failed']}** failed",
         f"**{summary['errored']}** errored",
         f"{summary['skipped']} skipped",
@@ -189,6 +197,9 @@ def render_markdown(
         lines.append("")
         lines += _table("| Case | Check | Where | Status | Samples |", doubted, max_rows, "uncertain checks")
 
+    if unproven:
+        lines += ["", *_unproven_section(unproven, max_rows, source_url)]
+
     skipped = [c for c in results.get("cases", []) if isinstance(c, dict) and c.get("status") == "skipped"]
     if skipped:
         reasons: dict[str, int] = {}
@@ -200,6 +211,24 @@ def render_markdown(
             lines.append(f"- {count} × {escape_cell(reason)}")
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
+
+
+def _unproven_section(
+    unproven: list[tuple[dict, list[SkippedGate]]], max_rows: int, source_url: str | None
+) -> list[str]:
+    """The passed cases some of whose gates did not run: passed, but not proven by those checks."""
+    lines = [f"<details><summary>{len(unproven)} passed with checks skipped</summary>", ""]
+    for case, gates in unproven[:max_rows]:
+        spec = case_spec(case)
+        skipped = "; ".join(
+            f"{escape_cell(gate.name, 80)} ({_where(spec, gate.line, source_url)}): "
+            + escape_cell(gate.reason)
+            for gate in gates
+        )
+        lines.append(f"- ⏭️ {escape_cell(case_title(case), 120)}: {skipped}")
+    if len(unproven) > max_rows:
+        lines.append(f"- _… and {len(unproven) - max_rows} more_")
+    return [*lines, "", "</details>"]
 
 
 def write_markdown_report(inputs: ReportInputs, destination: Path) -> Path | None:

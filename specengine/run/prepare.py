@@ -153,21 +153,28 @@ def _compile(specs: Sequence[SpecInput], project: Project | None, options: Prepa
 
 @dataclass(frozen=True)
 class Census:
-    """How many cases will run, and a fingerprint of the whole plan (so shards of one plan can merge)."""
+    """How many cases will run, and a fingerprint of the whole plan (so shards of one plan can merge);
+    how many judge checks the cases that run hold, in how many cases (the judge is checked first)."""
 
     count: int
     plan_hash: str
+    judge_checks: int = 0
+    judged_cases: int = 0
 
 
 def count_cases(prepared: Prepared) -> Census:
     """Walk the cases once: counts the selected ones, fingerprints the plan, and surfaces template
     errors before any request is sent."""
     digest = hashlib.sha256()
-    count = 0
+    count = judge_checks = judged_cases = 0
     try:
         for case, runs in prepared.selection.walk(prepared.plan.cases(), dict(prepared.spec_files)):
             digest.update(case.id.encode("utf-8") + b"\n")
             count += runs
+            if runs and case.skip is None:
+                judges = sum(1 for check in case.checks if check.is_judge)
+                judge_checks += judges
+                judged_cases += judges > 0
     except SpecError as exc:
         raise UsageError([str(d) for d in exc.diagnostics]) from None
-    return Census(count, digest.hexdigest()[:16])
+    return Census(count, digest.hexdigest()[:16], judge_checks, judged_cases)

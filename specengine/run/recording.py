@@ -46,6 +46,7 @@ class SessionOptions:
     output: Path | None = None
     min_pass_rate: float | None = None
     use_cache: bool = True
+    require_judge: bool = False  # judge checks that would be skipped are a usage error
 
 
 def with_project_reports(options: SessionOptions, prepared: Prepared) -> SessionOptions:

@@ -18,6 +18,7 @@ from specengine.grade.regrade import RegradeReport, regrade_cases
 from specengine.results.reader import load_results
 from specengine.results.runs import named_run
 from specengine.run.exit_codes import EXIT_USAGE
+from specengine.run.judge_preflight import preflight_judge
 from specengine.run.prepare import Prepared, PrepareOptions, count_cases, prepare
 from specengine.run.recording import (
     OnResult,
@@ -64,6 +65,7 @@ def execute_regrade(request: RegradeRequest) -> int:
         prepared = prepare(paths, request.prepare)
         request = replace(request, options=with_project_reports(request.options, prepared))
         census = count_cases(prepared)
+        preflight_judge(prepared, census, request.options)
     except UsageError as exc:
         return usage_error(errors, exc)
     outcome: list[RegradeReport] = []

@@ -22,6 +22,7 @@ from specengine.run.app_under_test import serve_app
 from specengine.run.breaker import DEFAULT_LIMIT
 from specengine.run.exit_codes import EXIT_OK, EXIT_USAGE
 from specengine.run.header import run_header
+from specengine.run.judge_preflight import preflight_judge
 from specengine.run.prepare import Census, Prepared, PrepareOptions, count_cases, prepare
 from specengine.run.recording import (
     OnResult,
@@ -74,6 +75,7 @@ def execute_run(request: RunRequest) -> int:
         prepared, done = _prepare(request, rerun)
         request = replace(request, options=with_project_reports(request.options, prepared))
         census = count_cases(prepared)
+        preflight_judge(prepared, census, request.options)
     except UsageError as exc:
         return usage_error(errors, exc)
     if census.count == 0 and not done and request.prepare.shard is None:

@@ -1,0 +1,95 @@
+"""The judge is checked before the agent is called: its key, that it answers, and that it is there at
+all when the run requires one.
+
+Without this, a missing key or a judge server that is down shows up only after every agent request
+was paid for, as one errored check per case. So when the selected cases hold judge checks, `run`
+(and `regrade`) first make sure the judge can be asked: a key is set (unless the judge is on this
+machine, see judge/key.py), and the judge's server answers a `GET …/models` (a request that costs
+nothing) without refusing the key. `--require-judge` or `judge.required: true` make judge checks
+that would be skipped (no judge model named) a usage error, so CI cannot go green without its
+judge. Every problem is a UsageError: exit 2, nothing sent.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from specengine.errors import UsageError
+from specengine.judge.key import judge_base_url, judge_key
+from specengine.plan import JudgeConfig
+from specengine.redact import redact
+from specengine.run.header import shown_url
+from specengine.run.prepare import Census, Prepared
+from specengine.run.recording import SessionOptions
+
+PROBE_TIMEOUT_S = 5.0
+REFUSED = (401, 403)
+NOTHING_SENT = "Nothing was sent to the agent."
+
+
+def preflight_judge(prepared: Prepared, census: Census, options: SessionOptions) -> None:
+    """Check the judge of a session before it starts (see check_judge)."""
+    project = prepared.project.data if prepared.project is not None else None
+    required = judge_required(project, options.require_judge)
+    check_judge(prepared.plan.judge, census, required=required, environ=os.environ)
+
+
+def judge_required(project_data: Mapping[str, Any] | None, flag: bool) -> bool:
+    """--require-judge, or `judge.required: true` in the project file."""
+    block = (project_data or {}).get("judge")
+    return flag or (isinstance(block, Mapping) and block.get("required") is True)
+
+
+def check_judge(config: JudgeConfig, census: Census, *, required: bool, environ: Mapping[str, str]) -> None:
+    """Raise UsageError when the selected cases' judge checks could not be judged."""
+    if census.judge_checks == 0:
+        return
+    checks = f"{_count(census.judge_checks, 'judge check')} in {_count(census.judged_cases, 'case')}"
+    if not config.model:
+        if required:
+            raise UsageError(
+                f"error: judge required, but no judge model is named: {checks} would be skipped. "
+                "Name one with judge.model in specengine.yaml or --judge-model. " + NOTHING_SENT
+            )
+        return
+    key = judge_key(config, environ)
+    url = shown_url(judge_base_url(config), config.secrets) or ""
+    if key is None:
+        raise UsageError(
+            f"error: the judge at {url} needs a key, and {config.api_key_env} is not set "
+            f"({checks} would error). Set {config.api_key_env}, or name the variable that holds "
+            "the key with judge.api_key_env in specengine.yaml. " + NOTHING_SENT
+        )
+    _probe(config, key, url)
+
+
+def _probe(config: JudgeConfig, key: str, url: str) -> None:
+    """GET the judge's model list: any answer but a refused key means it can be asked."""
+    import httpx
+
+    secrets = {*config.secrets, key}
+    try:
+        response = httpx.get(
+            judge_base_url(config) + "/models",
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=min(PROBE_TIMEOUT_S, config.timeout),
+            follow_redirects=True,
+        )
+    except httpx.HTTPError as exc:
+        detail = redact(f"{type(exc).__name__}: {exc or 'no detail'}", secrets)
+        raise UsageError(
+            f"error: the judge at {url} cannot be reached ({detail}). Is it running? "
+            "Check judge.base_url in specengine.yaml, or --judge-base-url. " + NOTHING_SENT
+        ) from None
+    if response.status_code in REFUSED:
+        excerpt = redact(" ".join(response.text.split())[:200], secrets)
+        raise UsageError(
+            f"error: the judge at {url} refused the key in {config.api_key_env} "
+            f"(HTTP {response.status_code}{': ' + excerpt if excerpt else ''}). " + NOTHING_SENT
+        )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
