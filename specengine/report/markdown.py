@@ -22,6 +22,7 @@ from specengine.report.facts import (
     failed_gates,
     format_duration,
     format_rate,
+    passed_with_skips,
     plain_text,
     run_name,
     skip_reason,
@@ -147,9 +148,11 @@ def render_markdown(
     unproven = [(case, skipped_gates(case)) for case in results.get("cases", []) if isinstance(case, dict)]
     unproven = [(case, gates) for case, gates in unproven if gates]
     passed = f"**{summary['passed']}** passed"
+    note = ""
     if unproven:
         judges = all(gate.matcher == "judge" for _, gates in unproven for gate in gates)
-        passed += f" ({len(unproven)} with {'judge checks' if judges else 'checks'} skipped)"
+        note = passed_with_skips(len(unproven), judges)
+        passed += f" ({note})"
     facts = [
         passed,
         f"**{summary['failed']}** failed",
@@ -198,7 +201,7 @@ def render_markdown(
         lines += _table("| Case | Check | Where | Status | Samples |", doubted, max_rows, "uncertain checks")
 
     if unproven:
-        lines += ["", *_unproven_section(unproven, max_rows, source_url)]
+        lines += ["", *_unproven_section(unproven, note, max_rows, source_url)]
 
     skipped = [c for c in results.get("cases", []) if isinstance(c, dict) and c.get("status") == "skipped"]
     if skipped:
@@ -214,10 +217,10 @@ def render_markdown(
 
 
 def _unproven_section(
-    unproven: list[tuple[dict, list[SkippedGate]]], max_rows: int, source_url: str | None
+    unproven: list[tuple[dict, list[SkippedGate]]], note: str, max_rows: int, source_url: str | None
 ) -> list[str]:
     """The passed cases some of whose gates did not run: passed, but not proven by those checks."""
-    lines = [f"<details><summary>{len(unproven)} passed with checks skipped</summary>", ""]
+    lines = [f"<details><summary>Passed, {note}</summary>", ""]
     for case, gates in unproven[:max_rows]:
         spec = case_spec(case)
         skipped = "; ".join(
