@@ -172,9 +172,12 @@ def test_judge_errors_are_never_cached(agent_server, tmp_path):
 
 def test_a_missing_key_is_not_cached_either(agent_server, judge, tmp_path):
     setup_project(tmp_path, agent_server)
-    missing = run_judged(tmp_path, judge, SPEC, env={"OPENAI_API_KEY": None})
-    assert check(missing.case("judged"), "judge closed_qa")["status"] == "error"
-    assert judge.hits() == 0
+    remote = ("--judge-base-url", "https://judge.example.com/v1")  # a judge elsewhere needs its key
+    missing = run_judged(tmp_path, judge, SPEC, *remote, env={"OPENAI_API_KEY": None})
+    assert missing.exit_code == 2, missing.cli.output
+    assert "OPENAI_API_KEY is not set" in missing.cli.stderr
+    assert (judge.hits(), agent_server.hits()) == (0, 0)
+    assert not (tmp_path / ".specengine" / "cache").exists()
     run = run_judged(tmp_path, judge, None, env={"OPENAI_API_KEY": KEY})
     assert run.exit_code == 0, run.cli.output
     assert judge.hits() == 1

@@ -26,6 +26,7 @@ from support.servers import Reply
 KEY = "sk-judge-SECRET-7f3a9c41"
 ENV: Mapping[str, str | None] = {"OPENAI_API_KEY": KEY}
 MODEL = "judge-model-x"
+REMOTE_JUDGE = "https://judge.example.com/v1"  # not this machine: its key is required (never contacted)
 NO_JUDGE = "no judge configured (--judge-model)"
 # one eval `a` with one closed_qa gate
 ONE_QA = "evals: [{name: a, send: hi, expect: [{judge: closed_qa, criteria: Ok?}]}]"
@@ -454,10 +455,11 @@ def test_a_judge_block_without_a_model_is_no_judge(agent_server, judge, tmp_path
 
 
 @pytest.mark.parametrize("variable", ["OPENAI_API_KEY", "TEAM_JUDGE_KEY"])
-def test_a_missing_key_errors_the_check_names_the_variable_and_sends_nothing(
+def test_a_missing_key_stops_the_run_before_the_agent_and_names_the_variable(
     agent_server, judge, tmp_path, variable
 ):
-    block = {"model": MODEL, "base_url": judge.judge_url}
+    """Checked first: a run must not pay for every agent request to learn the judge had no key."""
+    block = {"model": MODEL, "base_url": REMOTE_JUDGE}
     if variable != "OPENAI_API_KEY":
         block["api_key_env"] = variable
     write_project(tmp_path, endpoints={"agent": agent_server.endpoint()}, judge=block)
@@ -472,17 +474,28 @@ def test_a_missing_key_errors_the_check_names_the_variable_and_sends_nothing(
     """
     env = {"OPENAI_API_KEY": None, "TEAM_JUDGE_KEY": None}
     run = run_spec(tmp_path, spec, env=env)
-    assert run.exit_code == 1, run.cli.output
-    errored = check(run.case("judged"), "judge closed_qa")
-    assert errored["status"] == "error"
-    assert variable in errored["reason"]
-    assert run.status("judged") == "error"
-    assert run.status("plain") == "passed"  # the run finished
-    assert judge.hits() == 0
-    assert agent_server.hits() == 2
-    line = line_of(tmp_path / "spec.yaml", "judge: closed_qa")
-    assert f"spec.yaml:{line}: judge closed_qa [error]" in run.cli.output
-    assert variable in run.cli.output
+    assert run.exit_code == 2, run.cli.output
+    assert run.results is None
+    assert run.cli.stderr == (
+        f"error: the judge at {REMOTE_JUDGE} needs a key, and {variable} is not set (1 judge check in "
+        f"1 case would error). Set {variable}, or name the variable that holds the key with "
+        "judge.api_key_env in specengine.yaml. Nothing was sent to the agent.\n"
+    )
+    assert (judge.hits(), agent_server.hits()) == (0, 0)
+
+    # without judge checks in the selection, the key is not needed
+    plain = run_spec(tmp_path, None, "-k", "plain", env=env)
+    assert plain.exit_code == 0, plain.cli.output
+    assert agent_server.hits() == 1
+
+
+def test_a_judge_on_this_machine_needs_no_key(agent_server, judge, tmp_path):
+    """As for Ollama or vLLM: a judge on localhost is asked with a placeholder key."""
+    setup_project(tmp_path, agent_server)
+    run = run_judged(tmp_path, judge, ONE_QA, env={"OPENAI_API_KEY": None})
+    assert run.exit_code == 0, run.cli.output
+    assert check(run.case("a"), "judge closed_qa")["status"] == "passed"
+    assert judge.requests[0].headers["authorization"] == "Bearer no-key"
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -306,9 +306,10 @@ def test_regrade_reads_the_judge_from_the_project_block(agent_server, judge, tmp
     again = regrade(tmp_path, "--no-cache", env={"REGRADE_KEY": KEY})
     assert again.exit_code == 0, again.cli.output
     assert [call.body["model"] for call in judge.calls] == ["block-model", "block-model"]
-    missing = regrade(tmp_path, "--no-cache", env={"REGRADE_KEY": None})
-    assert missing.exit_code == 1
-    assert "REGRADE_KEY" in check(missing.case("a"), "judge closed_qa")["reason"]
+    remote = ("--judge-base-url", "https://judge.example.com/v1")  # a judge elsewhere needs its key
+    missing = regrade(tmp_path, "--no-cache", *remote, env={"REGRADE_KEY": None})
+    assert missing.exit_code == 2, missing.cli.output
+    assert "REGRADE_KEY is not set" in missing.cli.stderr
     assert judge.hits() == 2
     assert agent_server.hits() == 1
 

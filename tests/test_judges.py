@@ -28,11 +28,13 @@ from specengine.judge.judge import (
     JudgeVerdict,
     transcript,
 )
+from specengine.judge.key import NO_KEY
 from specengine.judge.prompts import judge_prompt
 from specengine.plan import JudgeConfig
 
 KEY = "sk-test-SECRET-0123456789"
 ENV = {"OPENAI_API_KEY": KEY}
+REMOTE_JUDGE = "https://judge.example.com/v1"  # not this machine: a key is required (never contacted)
 
 QA = JudgeRequest(
     kind="closed_qa", question="Weather in Paris?", reply="Sunny, 21 °C.", criteria="Gives a temperature?"
@@ -527,13 +529,24 @@ def test_tokens_of_an_unusable_answer_are_still_counted(tmp_path):
 
 
 def test_missing_key_names_the_variable_and_sends_nothing(tmp_path):
-    with JudgeServer() as server:
-        judge = make(server, tmp_path, env={}, api_key_env="MY_JUDGE_KEY")
+    with JudgeServer() as server:  # a judge elsewhere than this machine needs its key
+        judge = make(server, tmp_path, env={}, api_key_env="MY_JUDGE_KEY", base_url=REMOTE_JUDGE)
         [verdict] = run(judge, QA)
     assert server.hits() == 0
     assert verdict.score is None
     assert verdict.error == "the judge needs MY_JUDGE_KEY in the environment"
     assert judge.stats.errors == 1
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_a_judge_on_this_machine_needs_no_key(tmp_path, host):
+    """Ollama, vLLM and other local servers take no key: the judge is asked with a placeholder."""
+    with JudgeServer() as server:
+        url = server.judge_url.replace("127.0.0.1", host)
+        judge = make(server, tmp_path, env={}, api_key_env="MY_JUDGE_KEY", base_url=url)
+        [verdict] = run(judge, QA)
+    assert (verdict.score, verdict.error) == (1.0, None)
+    assert server.requests[0].headers["authorization"] == f"Bearer {NO_KEY}"
 
 
 def test_no_judge_model_is_an_error_not_a_pass(tmp_path):

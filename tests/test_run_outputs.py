@@ -406,9 +406,8 @@ def test_a_configured_judge_scores_gates_and_its_key_stays_secret(agent_server, 
         for text in (run.cli.output, (tmp_path / RESULTS).read_text(encoding="utf-8")):
             assert key not in text
 
-        missing = run_spec(tmp_path, None, *args, "--no-cache", env={"OPENAI_API_KEY": None})
-        assert missing.exit_code == 1
-        errored = check(missing.case("judged"), "judge closed_qa")
-        assert errored["status"] == "error"
-        assert "OPENAI_API_KEY" in errored["reason"]
+        remote = ("--judge-base-url", "https://judge.example.com/v1")  # elsewhere: its key is required
+        missing = run_spec(tmp_path, None, *args, *remote, "--no-cache", env={"OPENAI_API_KEY": None})
+        assert missing.exit_code == 2
+        assert "OPENAI_API_KEY is not set" in missing.cli.stderr
         assert judge.hits() == 1  # no call without a key

@@ -105,6 +105,10 @@ class JudgeServer(ScriptedHTTPServer):
     answered (tests assert on the path). `hold_until_in_flight=n` holds the first requests until n
     are in flight together or `hold_timeout` passes, then lets everything through: with a client
     limit of n-1, the limit is reached (the first requests wait for it) and never exceeded.
+
+    `requests`, `hits()` and `calls` count the judge calls (POSTs). The GET of `…/models` that a
+    run sends first, to check the judge answers and takes its key, is in `probes` (answered with
+    an empty model list, unless a test routes it).
     """
 
     def __init__(
@@ -118,6 +122,16 @@ class JudgeServer(ScriptedHTTPServer):
         self._count = 0
         self._released = False
         self.route("*", self._answer)
+        self.route("*", lambda request: {"object": "list", "data": []}, method="GET")
+
+    @property
+    def requests(self) -> list[Request]:
+        return [request for request in super().requests if request.method != "GET"]
+
+    @property
+    def probes(self) -> list[Request]:
+        """The GET requests: the run's check of the judge before it starts."""
+        return [request for request in super().requests if request.method == "GET"]
 
     @property
     def judge_url(self) -> str:
