@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -30,6 +31,11 @@ from specengine.report.facts import (
     format_duration,
     format_rate,
     format_time,
+    run_label,
+    run_name,
+    skipped_gates,
+    skipped_gates_text,
+    summarize,
     summary_of,
     uncertain_checks,
     usage_text,
@@ -40,6 +46,8 @@ from specengine.review.annotate import review_counts_text, review_line
 
 if TYPE_CHECKING:
     from jinja2 import Template
+
+    from specengine.report.compare import Comparison
 
 
 def _finite(value: Any) -> Any:
@@ -62,18 +70,28 @@ def embed_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _derived(case: dict) -> dict[str, Any]:
-    """What the table shows for a case, computed once here so every report words it the same."""
+def _derived(case: dict, change: str | None) -> dict[str, Any]:
+    """What the table shows for a case, computed once here so every report words it the same.
+
+    `skipped` names the gates a passed case passed without; `change` is what the baseline
+    comparison says of the case (regressed, fixed, new, changed), when there is one.
+    """
     spec, line = case_spec(case), case_line(case)
+    gates = skipped_gates(case)
     return {
         "title": case_title(case),
         "suite": case_suite(case),
         "where": f"{spec}:{line}" if line else spec,
-        "reason": failure_headline(case),
+        "reason": failure_headline(case) or "; ".join(f"{gate.name}: {gate.reason}" for gate in gates),
         "duration": round(case_duration(case), 4),
         "review": review_line(case),
         "tokens": usage_text(case),
         "uncertain": [f"{check.name}: {check.summary()}" for check in uncertain_checks(case)],
+        "skipped": skipped_gates_text(gates) if gates else "",
+        "skipped_tag": ("judge skipped" if all(g.matcher == "judge" for g in gates) else "checks skipped")
+        if gates
+        else "",
+        "change": change,
     }
 
 
@@ -106,7 +124,115 @@ def _facts(results: dict, summary: dict, uncertain: int = 0) -> list[_Fact]:
         facts.append(_Fact("reviews:", reviews))
     if uncertain:
         facts.append(_Fact("uncertain judges", str(uncertain)))
+    git = results.get("git")
+    if isinstance(git, dict) and isinstance(git.get("commit"), str):
+        branch = git.get("branch")
+        where = (
+            f"{git['commit'][:12]} on {branch}" if isinstance(branch, str) and branch else git["commit"][:12]
+        )
+        facts.append(_Fact("commit", where, mono=True))
     return facts
+
+
+@dataclass(frozen=True)
+class _Endpoint:
+    """An endpoint the run's cases talked to, as the header names it."""
+
+    name: str
+    protocol: str
+    url: str
+
+
+def _endpoints(results: dict) -> list[_Endpoint]:
+    found = results.get("endpoints")
+    if not isinstance(found, dict):
+        return []
+    endpoints = []
+    for name, facts in found.items():
+        if not isinstance(facts, dict):
+            continue
+        protocol = str(facts.get("protocol") or "")
+        url = facts.get("url")
+        shown = url if isinstance(url, str) and url else ("built-in demo agent" if protocol == "demo" else "")
+        endpoints.append(_Endpoint(str(name), protocol, shown))
+    return endpoints
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One row of a pass-rate table: a suite or a label, and how its cases ended."""
+
+    name: str
+    cases: int
+    passed: int
+    failed: int
+    errored: int
+    skipped: int
+
+    @property
+    def rate(self) -> str:
+        return format_rate(pass_rate(self.__dict__))
+
+    @property
+    def bad(self) -> bool:
+        return bool(self.failed or self.errored)
+
+
+def _groups(cases: list[dict], keys: Callable[[dict], Iterable[str]]) -> list[_Group]:
+    """Counts per group (a case counts in each group it is in), worst pass rate first."""
+    members: dict[str, list[dict]] = {}
+    for case in cases:
+        for key in keys(case):
+            members.setdefault(key, []).append(case)
+    groups = [_Group(name, **summarize(grouped)) for name, grouped in members.items()]
+
+    def worst_first(group: _Group) -> tuple[float, str]:
+        rate = pass_rate(group.__dict__)
+        return (2.0 if rate is None else rate, group.name)
+
+    return sorted(groups, key=worst_first)
+
+
+def _labels(case: dict) -> list[str]:
+    labels = case.get("labels")
+    return [str(label) for label in labels] if isinstance(labels, list) else []
+
+
+@dataclass(frozen=True)
+class _Changes:
+    """What changed since the baseline: the counts, and the cases that are gone (not in the table)."""
+
+    base: str
+    regressed: int
+    fixed: int
+    new: int
+    changed: int
+    gone: tuple[str, ...]
+
+
+def _changes(comparison: Comparison | None) -> tuple[_Changes | None, dict[str, str]]:
+    """The changes section, and each case's change by id."""
+    if comparison is None:
+        return None, {}
+    marks: dict[str, str] = {}
+    for mark, items in (
+        ("regressed", comparison.regressions),
+        ("fixed", comparison.fixes),
+        ("new", comparison.new),
+        ("changed", comparison.other_changes),
+    ):
+        for item in items:
+            marks[item.id] = mark
+    base = run_label(comparison.base_run_id, comparison.base_name)
+    changes = _Changes(
+        base=base,
+        regressed=len(comparison.regressions),
+        fixed=len(comparison.fixes),
+        new=len(comparison.new),
+        changed=len(comparison.other_changes),
+        gone=tuple(item.id for item in comparison.removed),
+    )
+    return changes, marks
 
 
 @dataclass(frozen=True)
@@ -152,20 +278,35 @@ def _asset(name: str) -> str:
     return (files("specengine.report") / "assets" / name).read_text(encoding="utf-8")
 
 
-def render_html(results: dict, *, title: str = "specengine report") -> str:
-    """The complete HTML document for a results dict."""
+def render_html(
+    results: dict, *, title: str = "specengine report", comparison: Comparison | None = None
+) -> str:
+    """The complete HTML document for a results dict; with `comparison` (against a baseline), what
+    changed since it."""
     from markupsafe import Markup
 
     summary = summary_of(results)
     cases = [c for c in results.get("cases", []) if isinstance(c, dict)]
-    derived = [_derived(c) for c in cases]
-    payload = {"run_id": results.get("run_id"), "summary": summary, "cases": cases, "derived": derived}
+    changes, marks = _changes(comparison)
+    derived = [_derived(c, marks.get(str(c.get("id")))) for c in cases]
+    payload = {
+        "run_id": results.get("run_id"),
+        "summary": summary,
+        "cases": cases,
+        "derived": derived,
+    }
+    name = run_name(results)
     config = results.get("config")
     ran = summary["passed"] + summary["failed"] + summary["errored"]
     return _template().render(
-        title=title,
-        doc_title=f"{title} · {results.get('run_id')}" if results.get("run_id") else title,
+        title=f"{title} · {name}" if name else title,
+        doc_title=" · ".join(str(part) for part in (title, name, results.get("run_id")) if part),
         facts=_facts(results, summary, sum(len(d["uncertain"]) for d in derived)),
+        endpoints=_endpoints(results),
+        suites=_groups(cases, lambda case: [case_suite(case)]),
+        labels=_groups(cases, _labels),
+        changes=changes,
+        passed_with_skips=sum(1 for d in derived if d["skipped"]),
         verdict="passed" if summary["failed"] + summary["errored"] == 0 else "failed",
         rate=format_rate(pass_rate(summary)),
         passed=summary["passed"],
@@ -182,14 +323,20 @@ def render_html(results: dict, *, title: str = "specengine report") -> str:
     )
 
 
-def write_html(results: dict, path: str | Path, *, title: str = "specengine report") -> Path:
+def write_html(
+    results: dict,
+    path: str | Path,
+    *,
+    title: str = "specengine report",
+    comparison: Comparison | None = None,
+) -> Path:
     """Write the HTML report to `path` (parent folders are created); return the path."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(render_html(results, title=title), encoding="utf-8", errors="replace")
+    p.write_text(render_html(results, title=title, comparison=comparison), encoding="utf-8", errors="replace")
     return p
 
 
 def write_html_report(inputs: ReportInputs, destination: Path) -> Path:
-    """`--html FILE`."""
-    return write_html(inputs.results, destination)
+    """`--html FILE`; with `--baseline`, the changes since the baseline too."""
+    return write_html(inputs.results, destination, comparison=inputs.comparison)

@@ -5,10 +5,14 @@
   const STATUSES = ["passed", "failed", "error", "skipped"];
   const STATUS_LABEL = { passed: "Passed", failed: "Failed", error: "Error", skipped: "Skipped" };
   const STATUS_RANK = { failed: 0, error: 1, skipped: 2, passed: 3 };
+  const CHANGES = ["regressed", "fixed", "new", "changed"];
+  const CHANGE_LABEL = { regressed: "regressed", fixed: "fixed", new: "new", changed: "changed" };
+  // failed and errored cases first, each group in plan order (the order before any column sort)
+  const FIRST = (c) => (c.status === "failed" ? 0 : c.status === "error" ? 1 : 2);
   const ANSI = /\x1b\[[0-9;?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g;
   const $ = (id) => document.getElementById(id);
 
-  const state = { status: "all", suite: "", label: "", q: "", deep: false, sort: "", dir: 1, page: 0, size: 100, open: -1, trial: -1 };
+  const state = { status: "all", change: "", suite: "", label: "", q: "", deep: false, sort: "", dir: 1, page: 0, size: 100, open: -1, trial: -1 };
   let view = [];
   let counts = {};
   const hay = [], deepHay = [];
@@ -100,9 +104,11 @@
       counts.all++;
       counts[c.status] = (counts[c.status] || 0) + 1;
       if (state.status !== "all" && c.status !== state.status) continue;
+      if (state.change && DER[i].change !== state.change) continue;
       view.push(i);
     }
-    if (state.sort) {
+    if (!state.sort) view.sort((a, b) => FIRST(CASES[a]) - FIRST(CASES[b]) || a - b);
+    else {
       const keys = new Map(view.map((i) => [i, sortKey(i)]));
       view.sort((a, b) => {
         const x = keys.get(a), y = keys.get(b);
@@ -116,6 +122,9 @@
   function renderChips() {
     const box = $("status-filters");
     box.replaceChildren();
+    for (const b of document.querySelectorAll("#changes button[data-change]")) {
+      b.setAttribute("aria-pressed", String(state.change === b.dataset.change));
+    }
     for (const s of ["all", ...STATUSES]) {
       const label = s === "all" ? "All" : STATUS_LABEL[s];
       box.appendChild(h("button", {
@@ -146,8 +155,8 @@
       ? h("span", { class: "tag uncertain", text: "uncertain", title: "the judge's samples disagreed: " + d.uncertain.join("; ") })
       : null;
     return h("tr", { class: "row s-" + c.status + (state.open === i ? " open" : ""), tabindex: "0", "data-index": i,
-                     "data-id": c.id },
-      h("td", null, pill(c.status), doubt ? " " : null, doubt),
+                     "data-id": c.id, "data-change": d.change || null },
+      h("td", null, pill(c.status), doubt ? " " : null, doubt, marks(d)),
       h("td", { title: c.id }, h("div", { class: "title", text: d.title }), h("div", { class: "sub mono", text: d.where })),
       h("td", { text: d.suite, title: d.suite }),
       h("td", null, (c.labels || []).map((l) => h("span", { class: "label", text: l }))),
@@ -155,6 +164,13 @@
       h("td", { class: "num", text: fmtDur(d.duration) }),
       h("td", { class: "reason", title: clean(d.reason) }, d.reason,
         d.review ? h("div", { class: "sub reviewed", text: d.review }) : null));
+  }
+
+  function marks(d) {
+    const out = [];
+    if (d.skipped) out.push(h("span", { class: "tag skipped-gates", text: d.skipped_tag, title: d.skipped + ": the case passed without them" }));
+    if (d.change) out.push(h("span", { class: "tag change " + d.change, text: CHANGE_LABEL[d.change] || d.change, title: "since the baseline" }));
+    return out;
   }
 
   function renderPager() {
@@ -241,6 +257,8 @@
     facts.push(["Time", fmtDur(d.duration)]);
     if (d.review) facts.push(["Review", d.review]);
     if (d.tokens) facts.push(["Tokens", d.tokens]);
+    if (d.skipped) facts.push(["Not checked", d.skipped + ": the case passed without them"]);
+    if (d.change) facts.push(["Since baseline", CHANGE_LABEL[d.change] || d.change]);
     out.push(h("dl", { class: "facts" }, facts.map(([k, v]) => [h("dt", { text: k }), h("dd", null, v)])));
     if (c.status === "skipped") out.push(h("p", { class: "errorbox", text: "Skipped: " + d.reason }));
     else if (c.error) out.push(h("div", { class: "errorbox", text: errText(c.error) }));
@@ -371,6 +389,7 @@
     if (restoring) return;
     const p = new URLSearchParams();
     if (state.status !== "all") p.set("status", state.status);
+    if (state.change) p.set("change", state.change);
     if (state.suite) p.set("suite", state.suite);
     if (state.label) p.set("label", state.label);
     if (state.q) p.set("q", state.q);
@@ -382,6 +401,7 @@
   function loadHash() {
     const p = new URLSearchParams(location.hash.slice(1));
     state.status = STATUSES.includes(p.get("status")) ? p.get("status") : "all";
+    state.change = CHANGES.includes(p.get("change")) ? p.get("change") : "";
     state.suite = p.get("suite") || "";
     state.label = p.get("label") || "";
     state.q = p.get("q") || "";
@@ -442,6 +462,26 @@
     });
   }
   $("scrim").addEventListener("click", closeCase);
+  for (const b of document.querySelectorAll("#changes button[data-change]")) {
+    b.addEventListener("click", () => {
+      state.change = state.change === b.dataset.change ? "" : b.dataset.change;
+      state.page = 0;
+      update();
+    });
+  }
+  // a row of the suite or label table shows only its cases
+  for (const tr of document.querySelectorAll("table.groups tr.group")) {
+    const pick = () => {
+      const key = tr.dataset.suite !== undefined ? "suite" : "label";
+      state[key] = tr.dataset[key];
+      $(key).value = state[key];
+      state.page = 0;
+      update();
+      $("cases").scrollIntoView({ block: "start" });
+    };
+    tr.addEventListener("click", pick);
+    tr.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); pick(); } });
+  }
   document.addEventListener("keydown", (e) => {
     if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement) {
       if (e.key === "Escape" && e.target.id === "search" && !e.target.value) e.target.blur();
