@@ -31,6 +31,7 @@ app = typer.Typer(
 # Registration: each module adds its command(s) to `app` when imported.
 from specengine.commands import (  # noqa: E402,F401
     agreement,
+    ask,
     cache,
     compare,
     demo_agent,

@@ -151,9 +151,14 @@ def test_large_run_renders_one_page_at_a_time(browser, tmp_path):
     page.goto(path.as_uri())
     assert page.locator("tr.row").count() == 100
     assert "1–100 of 2500" in page.locator("#pager").inner_text()
+    # failed cases come first (i % 10 == 0: 250 of them), each group in plan order
+    assert page.locator("tr.row").first.locator(".title").inner_text() == "eval 0"
     page.locator("#pager button", has_text="Next").click()
     assert "101–200 of 2500" in page.locator("#pager").inner_text()
-    assert page.locator("tr.row").first.locator(".title").inner_text() == "eval 100"
+    assert page.locator("tr.row").first.locator(".title").inner_text() == "eval 1000"
+    page.locator("#pager button", has_text="Next").click()
+    titles = page.locator("tr.row .title").all_inner_texts()
+    assert titles[49:51] == ["eval 2490", "eval 1"]  # the last failed case, then the first passed one
     page.click('button[data-status="failed"]')
     assert "1–100 of 250" in page.locator("#pager").inner_text()
     page.select_option("#suite", "suite 3")

@@ -94,21 +94,24 @@ class HttpAdapter(Adapter):
         self._compiled[key] = compiled
         return compiled
 
-    def evaluate(self, key: str, answer: Mapping[str, Any], text: str, lenient: bool = False) -> Any:
-        """The value of expression `key` on the answer. A failure is an error naming the expression,
-        unless `lenient` (the agent reported an error, so the answer may lack the usual keys): None."""
+    def attempt(self, key: str, answer: Mapping[str, Any]) -> tuple[Any, str | None]:
+        """(the value of expression `key` on the answer, None), or (None, what failed)."""
         expression = self.expression(key)
         if expression is None:
-            return None
-        failure: str | None
+            return None, None
         try:
             value = expression(**answer)
         except Exception as exc:  # UndefinedError, SecurityError, TypeError, ...
-            failure = _describe(exc)
-        else:
-            failure = _undefined_message(value)  # a missing last key comes back as Undefined
-            if failure is None:
-                return value
+            return None, _describe(exc)
+        failure = _undefined_message(value)  # a missing last key comes back as Undefined
+        return (None, failure) if failure is not None else (value, None)
+
+    def evaluate(self, key: str, answer: Mapping[str, Any], text: str, lenient: bool = False) -> Any:
+        """The value of expression `key` on the answer. A failure is an error naming the expression,
+        unless `lenient` (the agent reported an error, so the answer may lack the usual keys): None."""
+        value, failure = self.attempt(key, answer)
+        if failure is None:
+            return value
         if lenient:
             return None
         source = str(self.config.options.get(key)).strip()

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from specengine.judge.judge import Judge
+    from specengine.source.project import Project
 
 Done = list[tuple[dict[str, Any], int]]
 """Cases the results log already holds (`--resume`), with their offsets in it."""
@@ -81,7 +82,7 @@ def execute_run(request: RunRequest) -> int:
     if census.count == 0 and not done and request.prepare.shard is None:
         errors.print("error: the selection matched no case (check --label, -k and PATH::eval)", markup=False)
         return EXIT_USAGE
-    with _app_under_test(prepared, errors) as started:
+    with app_under_test(prepared.project, errors) as started:
         if not started:
             return EXIT_USAGE
         recording = asyncio.run(
@@ -177,9 +178,8 @@ def _narrow(prepared: Prepared, done: Done, rerun: frozenset[str] | None) -> Pre
 
 
 @contextmanager
-def _app_under_test(prepared: Prepared, errors: Console) -> Iterator[bool]:
+def app_under_test(project: Project | None, errors: Console) -> Iterator[bool]:
     """Start the project's `web_server` for the run (and stop it after); False when it failed to start."""
-    project = prepared.project
     config = project.data.get("web_server") if project is not None else None
     if project is None or not config:
         yield True

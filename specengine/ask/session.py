@@ -1,0 +1,134 @@
+"""Finding the endpoint a user named, and sending it one message through the run's own adapter.
+
+The endpoint comes from the project file exactly as a run reads it (`--config` merged, `${VAR}`
+resolved); a project file with problems, an unknown name or a missing variable is a UsageError
+(exit 2) before anything is sent. `protocol: demo` is served for the message as a run serves it,
+and the project's `web_server` is started around it too. The message is sent once: a retry would
+hide the very fault the user is looking for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from specengine.ask.exchange import Exchange, RecordingTransport
+from specengine.errors import EndpointError, MissingVariable, SpecError, UsageError
+from specengine.plan import EndpointConfig
+from specengine.source.loader import PROJECT_FILE, find_project_file
+from specengine.source.project import Project, endpoint_config, load_project
+from specengine.suggest import suggest
+from specengine.transcript import Turn
+
+
+@dataclass(frozen=True)
+class AskRequest:
+    """What `specengine ask` was asked."""
+
+    endpoint: str
+    message: str
+    project: Path | None = None  # --project; default: the nearest specengine.yaml
+    config: str | None = None
+    inputs: Mapping[str, str] = field(default_factory=dict)  # --input KEY=VALUE, for `http` templates
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one message produced: the exchanges on the wire, and the turn read from them or the fault."""
+
+    config: EndpointConfig
+    adapter: Any  # the Adapter that sent it (an `http` one is asked about its expressions)
+    exchanges: list[Exchange]
+    turn: Turn | None
+    error: EndpointError | None
+    seconds: float
+
+    @property
+    def answered(self) -> bool:
+        """True when a turn was read and the agent reported no error in it."""
+        return self.turn is not None and self.turn.error is None
+
+
+def find_endpoint(request: AskRequest) -> tuple[Project, EndpointConfig]:
+    """The project and the resolved endpoint the request names; UsageError when there is none."""
+    file = request.project or find_project_file(Path.cwd())
+    if file is None:
+        raise UsageError(
+            f"error: no {PROJECT_FILE} in {Path.cwd()} or a folder above it, so no endpoint is named: "
+            "`specengine init` writes one, or give --project FILE"
+        )
+    if not file.is_file():
+        raise UsageError(f"error: --project: no such file: {file}")
+    project = _checked_project(file, request.config)
+    endpoints = project.endpoints
+    raw = endpoints.get(request.endpoint)
+    if not isinstance(raw, Mapping):
+        names = [str(name) for name in endpoints]
+        hint = suggest(request.endpoint, names) or f" (endpoints: {', '.join(names) or 'none'})"
+        raise UsageError(f"error: {project.display} has no endpoint named '{request.endpoint}'{hint}")
+    try:
+        return project, endpoint_config(request.endpoint, raw, project, os.environ)
+    except MissingVariable as exc:
+        raise UsageError(f"error: {exc}") from None
+
+
+def _checked_project(file: Path, config: str | None) -> Project:
+    """The project file read and checked as `validate` checks it: every problem, with its line."""
+    from specengine.validate.project_checks import check_project
+
+    try:
+        project = load_project(file, config)
+    except SpecError as exc:
+        raise UsageError([str(d) for d in exc.diagnostics]) from None
+    problems = check_project(project, project.display or str(file))
+    if problems:
+        raise UsageError([str(d) for d in sorted(problems)])
+    return project
+
+
+def send(config: EndpointConfig, message: str, inputs: Mapping[str, str]) -> Answer:
+    """Send one message to the endpoint and record what happened."""
+    with _served(config) as served:
+        return asyncio.run(_send(served, message, inputs))
+
+
+@contextmanager
+def _served(config: EndpointConfig) -> Iterator[EndpointConfig]:
+    """The endpoint as a run talks to it: `protocol: demo` served on a free loopback port."""
+    if config.protocol != "demo":
+        yield config
+        return
+    from specengine.demo.server import start_demo_agent
+
+    with start_demo_agent(port=0) as server:
+        yield replace(config, url=server.url, model=config.model or "demo")
+
+
+async def _send(config: EndpointConfig, message: str, inputs: Mapping[str, str]) -> Answer:
+    import httpx
+
+    from specengine.endpoints import adapter_class
+
+    transport = RecordingTransport(httpx.AsyncHTTPTransport())
+    timeout = httpx.Timeout(config.timeout, connect=min(config.timeout, 10.0))
+    started = time.perf_counter()
+    turn: Turn | None = None
+    error: EndpointError | None = None
+    async with httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=True) as client:
+        adapter = adapter_class(config.protocol)(config, client)
+        variables = {"input": dict(inputs), "expected": {}, "metadata": {}}
+        try:
+            turn = await asyncio.wait_for(adapter.conversation(variables).send(message), config.timeout)
+        except EndpointError as exc:
+            error = exc
+        except (asyncio.TimeoutError, TimeoutError):
+            error = EndpointError(
+                "TimeoutError", f"no answer within {config.timeout:g} s (the endpoint's timeout)"
+            )
+    return Answer(config, adapter, transport.exchanges, turn, error, time.perf_counter() - started)
