@@ -25,7 +25,7 @@ PROJECT_TEMPLATE = """\
 endpoints:
   demo:
     protocol: demo             # the built-in scripted agent: no key, no network
-  # my-agent:
+  # my-agent:                 # then try it: specengine ask my-agent "Hello"
   #   protocol: openai-chat    # openai-chat | openai-responses | databricks | appkit | langgraph | a2a | http
   #   url: http://127.0.0.1:8000/v1/chat/completions
   #   headers: {{Authorization: "Bearer ${{AGENT_TOKEN}}"}}   # ${{VAR}} reads the environment
@@ -37,7 +37,7 @@ endpoints:
 #   api_key_env: OPENAI_API_KEY
 
 defaults:
-  endpoint: demo
+  endpoint: demo               # specs that name no endpoint go here: change it to your agent's name
   timeout: 60
 """
 
