@@ -16,6 +16,7 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 MASK = "***"
@@ -62,7 +63,6 @@ _CHECK_OWN = frozenset(
         "skip_code",
     }
 )
-_ERROR_OWN = frozenset({"type"})
 _MESSAGE_OWN = frozenset({"role", "latency_s", "ttft_s"})
 
 
@@ -115,61 +115,48 @@ def redact_case(case: Mapping[str, Any], secrets: Iterable[str]) -> dict[str, An
     secrets = tuple(secret for secret in secrets if secret)
     if not secrets:
         return dict(case)
-    return _redact_fields(case, _CASE_OWN, secrets, nested={"error": _redact_error, "trials": _redact_trials})
+    return _redact_mapping(case, _CASE, secrets)
 
 
-def _redact_fields(
-    holder: Mapping[str, Any],
-    own: frozenset[str],
-    secrets: tuple[str, ...],
-    nested: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Shape:
+    """Which fields of a results mapping specengine writes itself, and the shapes nested in it."""
+
+    own: frozenset[str]
+    nested: Mapping[str, _Shape] = field(default_factory=dict)
+    many: bool = False  # a list of such mappings
+
+
+_ERROR = _Shape(frozenset({"type"}))
+_TRIALS = _Shape(
+    _TRIAL_OWN,
+    {
+        "error": _ERROR,
+        "checks": _Shape(_CHECK_OWN, many=True),
+        "transcript": _Shape(_MESSAGE_OWN, many=True),
+    },
+    many=True,
+)
+_CASE = _Shape(_CASE_OWN, {"error": _ERROR, "trials": _TRIALS})
+
+
+def _redact_shaped(value: Any, shape: _Shape, secrets: tuple[str, ...]) -> Any:
+    if not shape.many:
+        return _redact_mapping(value, shape, secrets)
+    if not isinstance(value, list):
+        return redact_value(value, secrets)
+    return [_redact_mapping(item, shape, secrets) for item in value]
+
+
+def _redact_mapping(value: Any, shape: _Shape, secrets: tuple[str, ...]) -> Any:
+    if not isinstance(value, Mapping):
+        return redact_value(value, secrets)
     out: dict[str, Any] = {}
-    for key, value in holder.items():
-        if nested and key in nested:
-            out[key] = nested[key](value, secrets)
-        elif key in own:
-            out[key] = value
+    for key, item in value.items():
+        if key in shape.nested:
+            out[key] = _redact_shaped(item, shape.nested[key], secrets)
+        elif key in shape.own:
+            out[key] = item
         else:
-            out[key] = redact_value(value, secrets)
+            out[key] = redact_value(item, secrets)
     return out
-
-
-def _redact_error(error: Any, secrets: tuple[str, ...]) -> Any:
-    if isinstance(error, Mapping):
-        return _redact_fields(error, _ERROR_OWN, secrets)
-    return redact_value(error, secrets)
-
-
-def _redact_trials(trials: Any, secrets: tuple[str, ...]) -> Any:
-    if not isinstance(trials, list):
-        return redact_value(trials, secrets)
-    return [
-        _redact_fields(
-            trial,
-            _TRIAL_OWN,
-            secrets,
-            nested={"error": _redact_error, "checks": _redact_checks, "transcript": _redact_transcript},
-        )
-        if isinstance(trial, Mapping)
-        else redact_value(trial, secrets)
-        for trial in trials
-    ]
-
-
-def _redact_checks(checks: Any, secrets: tuple[str, ...]) -> Any:
-    if not isinstance(checks, list):
-        return redact_value(checks, secrets)
-    return [
-        _redact_fields(check, _CHECK_OWN, secrets) if isinstance(check, Mapping) else check
-        for check in checks
-    ]
-
-
-def _redact_transcript(messages: Any, secrets: tuple[str, ...]) -> Any:
-    if not isinstance(messages, list):
-        return redact_value(messages, secrets)
-    return [
-        _redact_fields(message, _MESSAGE_OWN, secrets) if isinstance(message, Mapping) else message
-        for message in messages
-    ]
