@@ -161,6 +161,7 @@ def test_the_demo_endpoint_is_served_for_the_message(tmp_path):
     assert result.exit_code == 0, result.output
     assert "    reply       The weather in Paris is Sunny, 24°C." in result.stdout
     assert TOOL_LINE in result.stdout
+    assert re.search(r"^    tokens      \d+ tokens \(\d+ in, \d+ out\)$", result.stdout, re.M)  # as reported
 
 
 # --- http expressions that pick nothing -----------------------------------------------------------

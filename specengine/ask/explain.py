@@ -138,6 +138,8 @@ def _turn_lines(turn: Turn, config: EndpointConfig, problems: Mapping[str, str])
     if turn.ttft_s is not None:
         took += f" (first token after {format_duration(turn.ttft_s)})"
     lines.append(f"    time        {took}")
+    if turn.tokens is not None:
+        lines.append(f"    tokens      {turn.tokens}")
     if turn.error:
         lines.append(f"    agent error {_shown(turn.error, config)}")
         lines.append(
