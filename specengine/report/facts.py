@@ -377,21 +377,16 @@ def skipped_gates(case: dict) -> list[SkippedGate]:
         return []
     trials = trials_of(case)
     sources = [checks_of(t) for t in trials if not t.get("error")] if trials else [checks_of(case)]
-    found: dict[tuple, SkippedGate] = {}
-    for checks in sources:
-        for check in checks:
-            if not is_gate(check) or check.get("status") != "skipped":
-                continue
-            key = (check.get("name"), check.get("line"), check.get("turn"))
-            if key not in found:
-                reason = check.get("reason")
-                found[key] = SkippedGate(
-                    name=str(check.get("name") or check.get("matcher") or "check"),
-                    matcher=check.get("matcher") if isinstance(check.get("matcher"), str) else None,
-                    line=as_int(check.get("line")),
-                    reason=reason if isinstance(reason, str) and reason else "skipped",
-                )
-    return list(found.values())
+    skipped = _folded(sources, lambda c: is_gate(c) and c.get("status") == "skipped")
+    return [
+        SkippedGate(
+            name=str(check.get("name") or check.get("matcher") or "check"),
+            matcher=check.get("matcher") if isinstance(check.get("matcher"), str) else None,
+            line=as_int(check.get("line")),
+            reason=check["reason"] if isinstance(check.get("reason"), str) and check["reason"] else "skipped",
+        )
+        for check, _ in skipped
+    ]
 
 
 def skipped_gates_text(gates: list[SkippedGate]) -> str:
