@@ -15,11 +15,10 @@ from specengine.report.facts import (
     UNCERTAIN_WHY,
     UncertainCheck,
     format_rate,
-    passed_with_skips,
-    skipped_gates,
     uncertain_checks,
     usage_text,
 )
+from specengine.report.skipped_gates import passed_with_skips, skipped_gates
 from specengine.results.model import SkipReason, pass_rate
 
 MAX_DETAILED_FAILURES = 30

@@ -113,7 +113,7 @@ def uncertain_checks(case: dict) -> list[UncertainCheck]:
     """The case's judge checks whose samples disagreed, once each, in check order."""
     trials = trials_of(case)
     found = []
-    for check, count in _folded([checks_of(t) for t in trials], lambda c: c.get("uncertain") is True):
+    for check, count in folded_checks([checks_of(t) for t in trials], lambda c: c.get("uncertain") is True):
         samples = check.get("samples")
         picks = tuple(
             str(sample.get("choice") or format_score(as_float(sample.get("score"))))
@@ -312,7 +312,7 @@ def failed_gates(case: dict) -> list[FailedCheck]:
     }
     across = {_check_key(row): row for row in checks_of(case) if as_float(row.get("spread")) is not None}
     result = []
-    failing = _folded(sources, lambda c: is_gate(c) and c.get("status") in ("failed", "error"))
+    failing = folded_checks(sources, lambda c: is_gate(c) and c.get("status") in ("failed", "error"))
     for c, count in failing:
         row = across.get(_check_key(c), {})
         rationale = c.get("rationale")
@@ -341,7 +341,7 @@ def failed_gates(case: dict) -> list[FailedCheck]:
     return result
 
 
-def _folded(sources: list[list[dict]], keep: Callable[[dict], bool]) -> list[tuple[dict, int]]:
+def folded_checks(sources: list[list[dict]], keep: Callable[[dict], bool]) -> list[tuple[dict, int]]:
     """The checks `keep` picks, the same check across trials folded into one: its first occurrence
     and in how many trials it was picked, in check order."""
     first: dict[tuple, dict] = {}
@@ -358,47 +358,6 @@ def _folded(sources: list[list[dict]], keep: Callable[[dict], bool]) -> list[tup
 def _check_key(check: dict) -> tuple:
     """The same check across trials: its name, line and turn."""
     return (check.get("name"), check.get("line"), check.get("turn"))
-
-
-@dataclass(frozen=True)
-class SkippedGate:
-    """A gate check that did not run in a case that passed: the case passed without it."""
-
-    name: str
-    matcher: str | None
-    line: int | None
-    reason: str
-
-
-def skipped_gates(case: dict) -> list[SkippedGate]:
-    """The gates a passed case passed without (a judge check with no judge configured, say), once
-    each; empty for any other case. Reports show such a case apart from a plain pass."""
-    if case.get("status") != "passed":
-        return []
-    trials = trials_of(case)
-    sources = [checks_of(t) for t in trials if not t.get("error")] if trials else [checks_of(case)]
-    skipped = _folded(sources, lambda c: is_gate(c) and c.get("status") == "skipped")
-    return [
-        SkippedGate(
-            name=str(check.get("name") or check.get("matcher") or "check"),
-            matcher=check.get("matcher") if isinstance(check.get("matcher"), str) else None,
-            line=as_int(check.get("line")),
-            reason=check["reason"] if isinstance(check.get("reason"), str) and check["reason"] else "skipped",
-        )
-        for check, _ in skipped
-    ]
-
-
-def skipped_gates_text(gates: list[SkippedGate]) -> str:
-    """`1 judge check skipped`, `2 checks skipped`: what a passed case lacks, in a few words."""
-    judges = all(gate.matcher == "judge" for gate in gates)
-    noun = "judge check" if judges else "check"
-    return f"{len(gates)} {noun}{'s' if len(gates) != 1 else ''} skipped"
-
-
-def passed_with_skips(count: int, only_judges: bool) -> str:
-    """`3 with judge checks skipped`: how reports count the passed cases that lacked some gates."""
-    return f"{count} with {'judge checks' if only_judges else 'checks'} skipped"
 
 
 def _text_or_none(value: Any) -> str | None:

@@ -33,14 +33,13 @@ from specengine.report.facts import (
     format_time,
     run_label,
     run_name,
-    skipped_gates,
-    skipped_gates_text,
     summarize,
     summary_of,
     uncertain_checks,
     usage_text,
 )
 from specengine.report.formats import ReportInputs
+from specengine.report.skipped_gates import skipped_gates, skipped_gates_text
 from specengine.results.model import pass_rate
 from specengine.review.annotate import review_counts_text, review_line
 

@@ -24,13 +24,12 @@ from specengine.report.facts import (
     plain_text,
     run_name,
     skip_reason,
-    skipped_gates,
-    skipped_gates_text,
     summary_of,
     trials_of,
     uncertain_checks,
 )
 from specengine.report.formats import ReportInputs
+from specengine.report.skipped_gates import skipped_gates, skipped_gates_text
 from specengine.usage import TokenUsage, read_usage
 
 MAX_SYSTEM_OUT = 20_000

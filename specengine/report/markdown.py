@@ -13,7 +13,6 @@ from pathlib import Path
 
 from specengine.report.compare import MAX_CALL_CHANGES, CaseChange, Comparison, headline, judged_text
 from specengine.report.facts import (
-    SkippedGate,
     case_error,
     case_line,
     case_spec,
@@ -22,16 +21,15 @@ from specengine.report.facts import (
     failed_gates,
     format_duration,
     format_rate,
-    passed_with_skips,
     plain_text,
     run_name,
     skip_reason,
-    skipped_gates,
     summary_of,
     uncertain_checks,
     usage_text,
 )
 from specengine.report.formats import STREAM, ReportInputs
+from specengine.report.skipped_gates import SkippedGate, passed_with_skips, skipped_gates
 from specengine.results.model import pass_rate
 from specengine.review.annotate import review_counts_text, review_line
 
