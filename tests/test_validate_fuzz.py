@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.cli import run_cli
 
-from specengine.validate import schema
+from specengine.validate import compiled_schema, schema
 
 LOCATED = re.compile(r"^(specs/s\.yaml|specengine\.yaml|specs/data/[^:]+):\d+:\d+: \S")
 PROJECT = "endpoints:\n  demo:\n    protocol: demo\ndefaults:\n  endpoint: demo\n"
@@ -170,13 +170,13 @@ def test_random_project_files(data):
 def test_the_schemas_compile_to_the_fast_check():
     """A schema keyword the compiled check lacks would silently send every spec to jsonschema."""
     for name in ("spec", "project"):
-        assert schema._compiled_check(name) is not None, name
+        assert compiled_schema.compiled_check(name) is not None, name
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.dictionaries(st.sampled_from(KEYS), structures, max_size=5))
 def test_compiled_check_agrees_with_jsonschema_on_random_documents(data):
-    assert schema.is_valid(data, "spec") == schema.validator("spec").is_valid(data)
+    assert compiled_schema.is_valid(data, "spec") == schema.validator("spec").is_valid(data)
 
 
 def _mutations(value, path=()):
@@ -221,7 +221,7 @@ def test_compiled_check_agrees_with_jsonschema_on_mutated_examples():
             if (index + number) % 5:  # jsonschema takes ~5 ms a document: a fifth of them suffices
                 continue
             mutated = _apply(document, path, change)
-            assert schema.is_valid(mutated, "spec") == schema.validator("spec").is_valid(mutated), (
+            assert compiled_schema.is_valid(mutated, "spec") == schema.validator("spec").is_valid(mutated), (
                 path,
                 change,
             )
@@ -241,7 +241,7 @@ def test_compiled_check_agrees_on_project_files():
     }
     for path, change in _mutations(data):
         mutated = _apply(data, path, change)
-        assert schema.is_valid(mutated, "project") == schema.validator("project").is_valid(mutated), (
+        assert compiled_schema.is_valid(mutated, "project") == schema.validator("project").is_valid(mutated), (
             path,
             change,
         )

@@ -18,13 +18,12 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError
-from specengine.source.loader import Document, as_text, load_yaml
+from specengine.source.loader import Document, as_text, kind_of, load_yaml
 from specengine.suggest import suggest
-from specengine.validate.schema import kind_of
 
 # The keys a row may hold (the same as `$defs/row` in schemas/spec.schema.json; a test keeps them equal).
 ROW_KEYS = ("id", "input", "expected", "metadata", "labels")
@@ -42,7 +41,7 @@ class Row:
     line: int
 
 
-def is_dataset_path(value: Any) -> bool:
+def is_dataset_path(value: Any) -> TypeGuard[str]:
     """True when a spec's `dataset:` value names a file (not inline rows, not `none`)."""
     return isinstance(value, str) and value.strip() != NO_DATASET and dataset_format(value) is not None
 

@@ -22,7 +22,7 @@ PROJECT_FILE = "specengine.yaml"
 YAML_SUFFIXES = (".yaml", ".yml")
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 
-PathKey = tuple[str | int, ...]
+KeyPath = tuple[str | int, ...]
 
 
 class YamlInt(int):
@@ -43,6 +43,25 @@ def as_text(value: Any) -> str:
     if source is not None:
         return source
     return value if isinstance(value, str) else str(value)
+
+
+def kind_of(value: Any) -> str:
+    """How a value reads to a spec author: 'text', 'a number', 'a list', ..."""
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int):
+        return "a whole number"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
 
 
 _BOOL_12 = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
@@ -166,7 +185,7 @@ class Document:
         """The deepest node along key_path (stops at the last one that exists)."""
         return node_at(self.root, key_path)
 
-    def key_node_at(self, key_path: PathKey) -> yaml.Node | None:
+    def key_node_at(self, key_path: KeyPath) -> yaml.Node | None:
         """The node of the *key* that holds key_path's last step, for pointing at a key itself."""
         if not key_path:
             return self.root
@@ -272,10 +291,11 @@ def _reader_diagnostic(path: str, text: str, exc: yaml.reader.ReaderError) -> Di
 def parse_yaml(text: str | bytes, path: str, *, file: Path | None = None) -> Document:
     """Parse one YAML document with positions. Raises SpecError with a located message."""
     if isinstance(text, bytes):
+        raw = text
         try:
-            text = text.decode("utf-8-sig")
+            text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            line = text[: exc.start].count(b"\n") + 1
+            line = raw[: exc.start].count(b"\n") + 1
             raise SpecError(Diagnostic(path, line, 1, "the file is not UTF-8 text")) from None
     if len(text) > MAX_DOCUMENT_BYTES:
         raise SpecError(Diagnostic(path, 1, 1, "the file is larger than 20 MB; split it"))
@@ -341,7 +361,7 @@ def load_yaml(file: Path, path: str | None = None) -> Document:
     return document
 
 
-def ambiguous_scalars(root: yaml.Node | None) -> Iterator[tuple[PathKey, yaml.ScalarNode, str, bool]]:
+def ambiguous_scalars(root: yaml.Node | None) -> Iterator[tuple[KeyPath, yaml.ScalarNode, str, bool]]:
     """Plain scalars that YAML 1.1 readers take for booleans, dates or numbers.
 
     Yields (key path, node, what it looks like, is_key). The validator reports them where text is
@@ -349,14 +369,16 @@ def ambiguous_scalars(root: yaml.Node | None) -> Iterator[tuple[PathKey, yaml.Sc
     """
     if root is None:
         return
-    stack: list[tuple[yaml.Node, PathKey]] = [(root, ())]
+    stack: list[tuple[yaml.Node, KeyPath]] = [(root, ())]
     while stack:
         node, here = stack.pop()
         if isinstance(node, yaml.MappingNode):
             for key_node, value_node in node.value:
-                key = getattr(key_node, "value", None)
-                if isinstance(key_node, yaml.ScalarNode) and _is_ambiguous(key_node):
-                    yield (*here, key), key_node, _ambiguous_kind(key_node.value), True
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue  # a list or mapping as a key never loads: parse_yaml reports it
+                key = key_node.value
+                if _is_ambiguous(key_node):
+                    yield (*here, key), key_node, _ambiguous_kind(key), True
                 stack.append((value_node, (*here, key)))
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):

@@ -13,10 +13,9 @@ from typing import Any
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError
 from specengine.source.datasets import is_dataset_path, iter_rows, row_id
-from specengine.source.loader import display_path
+from specengine.source.loader import KeyPath, display_path
 from specengine.source.project import Project
 from specengine.validate.file_report import Report
-from specengine.validate.schema import KeyPath
 
 MAX_DUPLICATES_SHOWN = 50
 

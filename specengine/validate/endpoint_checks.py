@@ -8,12 +8,11 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from specengine.source.loader import PROJECT_FILE
+from specengine.source.loader import PROJECT_FILE, KeyPath
 from specengine.source.project import Project
 from specengine.suggest import suggest
 from specengine.validate.endpoint_templates import endpoint_template_problems
 from specengine.validate.file_report import Report, iter_strings
-from specengine.validate.schema import KeyPath
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\}")
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from specengine.source.loader import KeyPath
 from specengine.suggest import suggest
 from specengine.templates import is_template
 from specengine.validate.file_report import iter_strings
-from specengine.validate.schema import KeyPath
 
 REQUEST_VARIABLES = frozenset({"message", "history", "session_id", "input"})
 ANSWER_VARIABLES = frozenset({"json", "response", "headers", "status"})

@@ -12,10 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from specengine.grade.matchers import Argument, MatcherEntry, Reads
-from specengine.source.loader import as_text
+from specengine.source.loader import KeyPath, as_text
 from specengine.templates import is_template
 from specengine.validate.file_report import Report
-from specengine.validate.schema import KeyPath
 from specengine.validate.tool_checks import check_tool_check
 
 

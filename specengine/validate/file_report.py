@@ -12,8 +12,7 @@ from typing import Any
 import yaml
 
 from specengine.diagnostics import Diagnostic
-from specengine.source.loader import Document
-from specengine.validate.schema import KeyPath
+from specengine.source.loader import Document, KeyPath
 
 
 class Report:

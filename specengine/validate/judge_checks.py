@@ -15,12 +15,11 @@ from typing import Any
 
 from specengine.judge.named import JUDGES_KEY, kind_of_named, named_judges
 from specengine.judge.prompts import KINDS, choice_scores, choices_scoring
-from specengine.source.loader import PROJECT_FILE, as_text
+from specengine.source.loader import PROJECT_FILE, KeyPath, as_text
 from specengine.source.project import Project
 from specengine.suggest import suggest
 from specengine.templates import CHECK_VARIABLES
 from specengine.validate.file_report import Report
-from specengine.validate.schema import KeyPath
 
 RUBRIC_KEYS = ("criteria", "expected", "prompt", "choices")
 

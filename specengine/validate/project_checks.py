@@ -10,11 +10,11 @@ from __future__ import annotations
 from specengine.diagnostics import Diagnostic
 from specengine.source.project import Project
 from specengine.suggest import suggest
-from specengine.validate import schema
 from specengine.validate.endpoint_checks import env_problems, unknown_endpoint
 from specengine.validate.endpoint_templates import project_template_problems
 from specengine.validate.file_report import Report
 from specengine.validate.judge_checks import check_named_judges
+from specengine.validate.schema_messages import check_document
 from specengine.validate.yaml_hints import report_ambiguous
 
 
@@ -27,7 +27,7 @@ def check_project(project: Project, display: str) -> list[Diagnostic]:
         return [
             Diagnostic(display, *document.position(), "the project file must be a mapping of keys to values")
         ]
-    checked = schema.check_document(document, "project")
+    checked = check_document(document, "project")
     report = Report(document, "", checked.flagged)
     report.items.extend(checked.diagnostics)
     data = document.data

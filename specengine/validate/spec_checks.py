@@ -18,7 +18,7 @@ from typing import Any
 from specengine.diagnostics import Diagnostic
 from specengine.errors import TemplateError
 from specengine.grade.matchers import JUDGE_TEMPLATES, MATCHERS
-from specengine.source.loader import PROJECT_FILE, as_text
+from specengine.source.loader import PROJECT_FILE, KeyPath, as_text
 from specengine.source.project import Project
 from specengine.suggest import suggest
 from specengine.templates import CASE_VARIABLES, CHECK_VARIABLES, TemplateSource, is_template
@@ -27,7 +27,6 @@ from specengine.validate.endpoint_checks import check_endpoint, default_endpoint
 from specengine.validate.expect_checks import check_against_matcher
 from specengine.validate.file_report import Report, iter_strings
 from specengine.validate.judge_checks import check_judge_use
-from specengine.validate.schema import KeyPath
 
 RESET = "reset"
 

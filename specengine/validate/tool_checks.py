@@ -20,9 +20,9 @@ from specengine.grade.arg_matchers import (
     matcher_problems,
 )
 from specengine.grade.call_count import count_problem
+from specengine.source.loader import KeyPath
 from specengine.suggest import closest, did_you_mean
 from specengine.validate.file_report import Report
-from specengine.validate.schema import KeyPath
 
 
 def check_tool_check(report: Report, entry: Mapping[str, Any], here: KeyPath, matcher: str) -> None:

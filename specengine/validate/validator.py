@@ -3,7 +3,7 @@
 This module finds the files and runs the checks: it discovers specs and project files, loads each
 project once, reads each spec with the fast parser (source.fast_loader), tells datasets from specs
 (a YAML file a spec names as its dataset, or any file under a folder named `data`), then runs the
-JSON Schema (validate.schema) and the checks a schema cannot express (validate.spec_checks).
+JSON Schema (validate.schema_messages) and the checks a schema cannot express (validate.spec_checks).
 A spec author fixes everything in one pass, so nothing stops at the first problem, and nothing a
 spec holds can raise a traceback.
 """
@@ -27,13 +27,14 @@ from specengine.source.loader import (
     discover,
     display_path,
     find_project_file,
+    kind_of,
 )
 from specengine.source.project import Project, load_project
 from specengine.suggest import suggest
-from specengine.validate import schema
 from specengine.validate.dataset_checks import check_dataset_file
 from specengine.validate.file_report import Report
 from specengine.validate.project_checks import check_project
+from specengine.validate.schema_messages import check_document
 from specengine.validate.spec_checks import SpecChecks
 from specengine.validate.yaml_hints import report_ambiguous
 
@@ -63,10 +64,6 @@ class Validation:
     diagnostics: tuple[Diagnostic, ...]
     checked: tuple[str, ...] = field(default=())
     notes: tuple[str, ...] = field(default=())  # files named on the command line that are not specs
-
-    @property
-    def ok(self) -> bool:
-        return not self.diagnostics
 
 
 # --- public entry point ---------------------------------------------------------------------------
@@ -157,7 +154,7 @@ class _Validator:
         parsed: list[_Parsed] = []
         project_paths: dict[Path, Path | None] = {}
         cwd = Path.cwd().resolve()
-        folders: dict[Path, Path | None] = {}
+        folders: dict[Path | None, Path | None] = {}
         named_data: list[_Parsed] = []  # named on the command line, under a folder named data
         for file in found.specs:
             if self.project_file is not None:
@@ -283,7 +280,7 @@ class _Validator:
         display = entry.display
         data = document.data
         if not isinstance(data, dict):
-            kind = schema.kind_of(data)
+            kind = kind_of(data)
             hint = (
                 " (if it is a dataset, name it in a spec's dataset: or put it in a folder named data)"
                 if isinstance(data, list)
@@ -296,7 +293,7 @@ class _Validator:
                     f"a spec must be a mapping with evals: (a list of evals), not {kind}{hint}",
                 )
             ]
-        checked = schema.check_document(document, "spec")
+        checked = check_document(document, "spec")
         report = Report(document, entry.text, checked.flagged)
         report.items.extend(checked.diagnostics)
         SpecChecks(
