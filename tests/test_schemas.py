@@ -14,13 +14,15 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from support.cli import run_cli
 
 from specengine.grade.matchers import MATCHERS as REGISTERED_MATCHERS
 from specengine.judge.prompts import KINDS
 from specengine.source.loader import parse_yaml
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
-NAMES = ("spec", "project", "results")
+NAMES = ("spec", "project", "results", "endpoint")
 
 
 def load_schema(name: str) -> dict[str, Any]:
@@ -28,7 +30,13 @@ def load_schema(name: str) -> dict[str, Any]:
 
 
 def validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(load_schema(name), format_checker=Draft202012Validator.FORMAT_CHECKER)
+    """The schema with its sibling files as the registry, as editors and `validate` resolve them."""
+    siblings = [(load_schema(n)["$id"], Resource.from_contents(load_schema(n))) for n in NAMES]
+    return Draft202012Validator(
+        load_schema(name),
+        registry=Registry().with_resources(siblings),
+        format_checker=Draft202012Validator.FORMAT_CHECKER,
+    )
 
 
 def errors(name: str, text: str) -> list[tuple[str, str | None]]:
@@ -56,11 +64,8 @@ def test_schema_is_valid_draft_2020_12(name: str) -> None:
 
 
 def undescribed(schema: Any, pointer: str = "") -> Iterator[str]:
-    """JSON pointers of properties and $defs without a description, at any depth.
-
-    Subschemas under `if` and `not` are conditions, not declarations (editors never show them), so
-    their `properties` are not walked.
-    """
+    """JSON pointers of properties and $defs without a description, at any depth (also inside the
+    conditions of `if` and `not`: editors show their descriptions too while matching them)."""
     if isinstance(schema, list):
         for index, item in enumerate(schema):
             yield from undescribed(item, f"{pointer}/{index}")
@@ -69,8 +74,8 @@ def undescribed(schema: Any, pointer: str = "") -> Iterator[str]:
         return
     for keyword, value in schema.items():
         here = f"{pointer}/{keyword}"
-        if keyword in ("if", "not", "examples", "default", "const", "enum"):
-            continue
+        if keyword in ("examples", "default", "const", "enum"):
+            continue  # values, not subschemas
         if keyword in ("properties", "$defs") and isinstance(value, dict):
             for key, sub in value.items():
                 if not (
@@ -86,14 +91,78 @@ def test_every_property_has_a_description(name: str) -> None:
 
 
 def test_walker_finds_a_missing_description() -> None:
-    schema = {"$defs": {"x": {"description": "d", "properties": {"a": {"type": "string"}}}}}
-    assert list(undescribed(schema)) == ["/$defs/x/properties/a"]
+    schema = {
+        "$defs": {"x": {"description": "d", "properties": {"a": {"type": "string"}}}},
+        "allOf": [{"if": {"properties": {"b": {"const": 1}}}}],
+        "examples": [{"properties": {"c": {}}}],
+    }
+    assert list(undescribed(schema)) == ["/$defs/x/properties/a", "/allOf/0/if/properties/b"]
 
 
-def test_spec_and_project_share_the_endpoint_definition() -> None:
-    spec, project = load_schema("spec"), load_schema("project")
-    for name in ("endpoint", "endpoint_fields"):
-        assert spec["$defs"][name] == project["$defs"][name], name
+def references(schema: Any) -> Iterator[str]:
+    """Every `$ref` in a schema, at any depth."""
+    if isinstance(schema, list):
+        for item in schema:
+            yield from references(item)
+    elif isinstance(schema, dict):
+        for keyword, value in schema.items():
+            if keyword == "$ref" and isinstance(value, str):
+                yield value
+            elif keyword not in ("examples", "default", "const", "enum"):
+                yield from references(value)
+
+
+def declared(schema: Any) -> set[str]:
+    """Every property name a schema declares, at any depth."""
+    if isinstance(schema, list):
+        return set().union(*map(declared, schema)) if schema else set()
+    if not isinstance(schema, dict):
+        return set()
+    names = set(schema["properties"]) if isinstance(schema.get("properties"), dict) else set()
+    for keyword, value in schema.items():
+        if keyword not in ("examples", "default", "const", "enum"):
+            names |= declared(value)
+    return names
+
+
+def files_referenced(folder: Path, names: list[str]) -> set[str]:
+    """The schema files that the named schema files in folder refer to, directly or not."""
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        schema = json.loads((folder / name).read_text(encoding="utf-8"))
+        for ref in references(schema):
+            target = ref.partition("#")[0]
+            if target and target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def test_the_endpoint_is_defined_once_and_referenced_by_file_name() -> None:
+    endpoint = load_schema("endpoint")
+    assert "protocol" in endpoint["$defs"]["fields"]["properties"]
+    for name in ("spec", "project"):
+        assert "protocol" not in declared(load_schema(name)), name  # no second copy of the fields
+        assert "endpoint.schema.json" in set(r.partition("#")[0] for r in references(load_schema(name)))
+    # a relative reference resolves to the same file against the $id and against the file's folder
+    assert endpoint["$id"].rsplit("/", 1) == [
+        load_schema("spec")["$id"].rsplit("/", 1)[0],
+        "endpoint.schema.json",
+    ]
+    assert files_referenced(SCHEMAS, ["spec.schema.json", "project.schema.json"]) == {"endpoint.schema.json"}
+
+
+def test_init_copies_every_schema_file_the_copies_refer_to(tmp_path: Path) -> None:
+    result = run_cli(["init", str(tmp_path / "proj")], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    copied = tmp_path / "proj" / "schemas"
+    names = sorted(path.name for path in copied.iterdir())
+    assert names == ["endpoint.schema.json", "project.schema.json", "spec.schema.json"]
+    assert files_referenced(copied, ["spec.schema.json", "project.schema.json"]) <= set(names)
+    spec = (tmp_path / "proj" / "specs" / "example.yaml").read_text(encoding="utf-8")
+    assert "# yaml-language-server: $schema=../schemas/spec.schema.json" in spec
 
 
 MATCHERS = list(REGISTERED_MATCHERS)  # the registry; test_matcher_registry holds the two together
@@ -117,7 +186,7 @@ def test_the_validator_can_read_matchers_judges_and_operators_back() -> None:
     assert named == {**named, "type": "string"}
     assert list(defs["threshold"]["properties"]) == ["gte", "gt", "lte", "lt"]
     assert set(defs["bare_check"]["enum"]) <= set(matchers)
-    for name in ("eval", "step", "row", "endpoint", "check", "threshold"):
+    for name in ("eval", "step", "row", "check", "threshold"):
         assert name in defs
 
 

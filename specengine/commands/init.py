@@ -102,10 +102,10 @@ def _copy_schemas(directory: Path) -> list[Path]:
     editors complete keys offline; an existing copy, here or in a folder above, is left alone."""
     import shutil
 
-    from specengine.validate.schema import SCHEMA_DIRS
+    from specengine.validate.schema import EDITOR_SCHEMAS, SCHEMA_DIRS
 
     copied = []
-    for name in ("spec", "project"):
+    for name in EDITOR_SCHEMAS:
         filename = f"{name}.schema.json"
         if any((parent / "schemas" / filename).is_file() for parent in (directory, *directory.parents)):
             continue

@@ -23,13 +23,18 @@ SCHEMA_FILES = {
     "spec": "spec.schema.json",
     "project": "project.schema.json",
     "results": "results.schema.json",
+    "endpoint": "endpoint.schema.json",
 }
+# What a new project needs beside it for editors to complete and check its YAML offline: the two
+# schemas its files name, and the schema file they both refer to.
+EDITOR_SCHEMAS = ("spec", "project", "endpoint")
 _PACKAGE = Path(__file__).resolve().parent.parent
 SCHEMA_DIRS = (_PACKAGE / "_schemas", _PACKAGE.parent / "schemas")
 
 
 def schema_file(name: str) -> Path:
-    """The schema file for 'spec', 'project' or 'results': the packaged copy first, then the repo's."""
+    """The schema file for 'spec', 'project', 'results' or 'endpoint': the packaged copy first, then
+    the repo's."""
     filename = SCHEMA_FILES[name]
     for folder in SCHEMA_DIRS:
         candidate = folder / filename
