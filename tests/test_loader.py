@@ -1,9 +1,12 @@
-"""The YAML loader (source.loader) and the faster parser (source.fast_loader): they must agree."""
+"""The YAML loader (source.loader) and its faster twin (source.plain_yaml): they must agree."""
 
 from __future__ import annotations
 
+import json
 import math
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -11,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specengine.errors import SpecError
-from specengine.source.fast_loader import _parse, parse_document
 from specengine.source.loader import (
     ambiguous_scalars,
     as_text,
@@ -21,6 +23,7 @@ from specengine.source.loader import (
     load_yaml,
     parse_yaml,
 )
+from specengine.source.plain_yaml import _parse, parse_document
 
 
 def error_of(text: str | bytes) -> str:
@@ -153,7 +156,7 @@ def test_display_path_is_relative_to_the_base_else_the_working_folder(tmp_path, 
     assert display_path(Path("/elsewhere/b.yaml"), tmp_path / "proj") == "/elsewhere/b.yaml"
 
 
-# --- validate's fast parser gives exactly what the loader gives ------------------------------------
+# --- plain_yaml gives exactly what the loader gives --------------------------------------------------
 
 
 def same(a, b) -> bool:
@@ -196,20 +199,47 @@ def nodes(root):
     return out
 
 
-def agree(text: str) -> None:
+def sharing(data: Any) -> list[tuple[tuple, tuple]]:
+    """(path, path of the same object seen first) for every list or mapping reached twice: an alias
+    gives the anchored object itself, not a copy."""
+    first: dict[int, tuple] = {}
+    out: list[tuple[tuple, tuple]] = []
+    stack: list[tuple[Any, tuple]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if not isinstance(value, (dict, list)):
+            continue
+        if id(value) in first:
+            out.append((path, first[id(value)]))
+            continue
+        first[id(value)] = path
+        items = enumerate(value.values()) if isinstance(value, dict) else enumerate(value)
+        stack.extend((item, (*path, index)) for index, item in items)
+    return out
+
+
+def agree(text: str) -> str:
+    """Both parsers give the same data, node tree and ambiguous scalars (or the same error).
+
+    Returns the way plain_yaml took: "error", "constructors" (an unusual document) or "by hand".
+    """
     try:
         expected = parse_yaml(text, "x.yaml")
     except SpecError as exc:
         with pytest.raises(SpecError) as caught:
             parse_document(text.encode("utf-8", "surrogatepass"), "x.yaml")
         assert caught.value.diagnostics == exc.diagnostics
-        return
+        return "error"
     got, ambiguous = _parse(text.encode("utf-8", "surrogatepass"), "x.yaml")
     assert same(got.data, expected.data), (text, got.data, expected.data)
+    assert sharing(got.data) == sharing(expected.data), text
     assert nodes(got.root) == nodes(expected.root), text
-    if ambiguous is not None:  # found while parsing: exactly what source.ambiguous_scalars yields
-        walked = {(id(node), is_key) for _, node, _, is_key in ambiguous_scalars(got.root)}
-        assert {(id(node), is_key) for node, is_key in ambiguous} == walked, text
+    if ambiguous is None:
+        return "constructors"
+    # found while parsing: exactly what source.ambiguous_scalars yields
+    walked = {(id(node), is_key) for _, node, _, is_key in ambiguous_scalars(got.root)}
+    assert {(id(node), is_key) for node, is_key in ambiguous} == walked, text
+    return "by hand"
 
 
 TRICKY = [
@@ -260,7 +290,7 @@ TRICKY = [
 ]
 
 
-def test_fast_parser_agrees_on_tricky_scalars():
+def test_plain_yaml_agrees_on_tricky_scalars():
     for value in TRICKY:
         agree(f"k: {value}\n")
         agree(f"- {value}\n")
@@ -288,7 +318,7 @@ lines = st.lists(
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines)
-def test_fast_parser_agrees_on_random_yaml(parts):
+def test_plain_yaml_agrees_on_random_yaml(parts):
     agree("".join(f"{'  ' * indent}{lead}{word}\n" for indent, lead, word in parts))
 
 
@@ -307,8 +337,116 @@ json_like = st.recursive(
 
 @settings(max_examples=200, deadline=None)
 @given(json_like, st.booleans())
-def test_fast_parser_agrees_on_dumped_data(data, flow):
+def test_plain_yaml_agrees_on_dumped_data(data, flow):
     agree(yaml.safe_dump(data, default_flow_style=flow, allow_unicode=True))
+
+
+# --- spec-like YAML in every style: block and flow, quoted and block scalars, anchors and comments ---
+
+_WORDS = [*TRICKY[:30], "name", "send", "evals", "Paris", "hello world", "{{ input.city }}", "x: y", "#"]
+_KEYS = st.sampled_from(["name", "send", "expect", "input", "city", "yes", "12:30", "1.10", "7", "<<", "k"])
+
+
+def _scalar(word: str, style: str) -> str:
+    if style == "'":
+        return "'" + word.replace("'", "''") + "'"
+    if style == '"':
+        return json.dumps(word)
+    return word
+
+
+_scalars = st.tuples(
+    st.just("scalar"), st.sampled_from(["plain", "plain", "'", '"', "|", ">"]), st.sampled_from(_WORDS)
+)
+_trees = st.recursive(
+    _scalars | st.tuples(st.just("alias"), st.integers(0, 3)),
+    lambda inner: st.tuples(
+        st.sampled_from(["map", "seq"]),
+        st.sampled_from(["block", "block", "flow"]),
+        st.lists(st.tuples(_KEYS, inner), max_size=4),
+        st.sampled_from(["", "", "&a "]),
+        st.sampled_from(["", "", "  # note"]),
+    ),
+    max_leaves=20,
+)
+
+
+class _Renderer:
+    """YAML text for a generated tree; an alias names an anchor whose node is complete (no cycles)."""
+
+    def __init__(self) -> None:
+        self.opened = 0
+        self.done: list[str] = []
+
+    def _open(self, anchor: str) -> str:
+        if not anchor:
+            return ""
+        self.opened += 1
+        return f"a{self.opened - 1}"
+
+    def _close(self, name: str) -> str:
+        if name:
+            self.done.append(name)
+        return f"&{name} " if name else ""
+
+    def inline(self, node: tuple) -> str | None:
+        """The node on one line (flow style), or None when it must be a block."""
+        if node[0] == "alias":
+            return f"*{self.done[node[1] % len(self.done)]}" if self.done else "x"
+        if node[0] == "scalar":
+            return None if node[1] in ("|", ">") else _scalar(node[2], node[1])
+        kind, style, items, anchor, _ = node
+        if style != "flow" or any(self.inline(value) is None for _, value in items):
+            return None
+        name = self._open(anchor)
+        parts = [str(self.inline(value)) for _, value in items]
+        if kind == "map":
+            pairs = [f"{key}: {part}" for (key, _), part in zip(items, parts, strict=True)]
+            return self._close(name) + "{" + ", ".join(pairs) + "}"
+        return self._close(name) + "[" + ", ".join(parts) + "]"
+
+    def after(self, lead: str, node: tuple, indent: int) -> list[str]:
+        """Lines for `lead` (a key with its colon, or a dash) followed by the node."""
+        text = self.inline(node)
+        if text is not None:
+            return [f"{lead} {text}"]
+        if node[0] == "scalar":  # a block scalar
+            return [f"{lead} {node[1]}", *(" " * (indent + 2) + line for line in node[2].split(" "))]
+        kind, _, items, anchor, comment = node
+        if not items:
+            return [f"{lead} {'{}' if kind == 'map' else '[]'}"]
+        name = self._open(anchor)
+        body = self.block(node, indent + 2)
+        return [f"{lead} {self._close(name)}".rstrip() + comment, *body]
+
+    def block(self, node: tuple, indent: int) -> list[str]:
+        kind, _, items, _, _ = node
+        pad = " " * indent
+        lines: list[str] = []
+        for key, value in items:
+            lines.extend(self.after(f"{pad}{key}:" if kind == "map" else f"{pad}-", value, indent))
+        return lines
+
+
+def spec_like_yaml(tree: tuple) -> str:
+    renderer = _Renderer()
+    if tree[0] in ("map", "seq") and tree[2]:
+        return "\n".join(renderer.block(tree, 0)) + "\n"
+    return "\n".join(renderer.after("k:", tree, 0)) + "\n"
+
+
+def test_plain_yaml_agrees_on_generated_spec_like_yaml():
+    ways: Counter[str] = Counter()
+
+    @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_trees)
+    def check(tree):
+        ways[agree(spec_like_yaml(tree))] += 1
+
+    check()
+    # the generator must mostly make documents that parse and that plain_yaml converts itself
+    assert ways["by hand"] >= 0.5 * sum(ways.values()), ways
+    assert ways["constructors"] and ways["error"], ways
 
 
 def test_single_letters_y_and_n_are_plain_keys_not_booleans():

@@ -23,6 +23,7 @@ YAML_SUFFIXES = (".yaml", ".yml")
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 
 KeyPath = tuple[str | int, ...]
+Ambiguous = list[tuple[yaml.ScalarNode, bool]]  # plain scalars YAML 1.1 reads otherwise; is it a key
 
 
 class YamlInt(int):

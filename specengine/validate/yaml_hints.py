@@ -8,8 +8,7 @@ quoting the value makes every reader agree.
 from __future__ import annotations
 
 from specengine.diagnostics import Diagnostic
-from specengine.source.fast_loader import Ambiguous
-from specengine.source.loader import AMBIGUOUS_KINDS, ambiguous_scalars
+from specengine.source.loader import AMBIGUOUS_KINDS, Ambiguous, ambiguous_scalars
 from specengine.validate.file_report import Report
 
 
