@@ -1,0 +1,118 @@
+"""What validate.compiled_schema (the schema compiled into closures) buys over asking jsonschema.
+
+`specengine validate` checks every spec against schemas/spec.schema.json. Most specs are valid, and
+for those the compiled check answers alone; jsonschema is imported and asked only for a document
+the compiled check rejects, for its messages. This prints, for 1,000 realistic valid specs (those of
+bench/validate_bench.py):
+
+1. the schema check alone, in process: the compiled check, jsonschema's is_valid, and what validate
+   would do without the compiled check (jsonschema's iter_errors for every document);
+2. the user-facing number: `specengine validate` of the 1,000 files as a subprocess, as it is and
+   with the compiled check switched off (every spec to jsonschema, which is then imported too).
+
+The machine is shared: compare the ratios printed within one run.
+
+Usage: python bench/schema_check_bench.py [--files 1000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from validate_bench import REPO, SPEC, write_specs
+
+sys.path.insert(0, str(REPO))
+
+from specengine.source.loader import parse_yaml  # noqa: E402
+from specengine.validate import compiled_schema, schema  # noqa: E402
+
+WITHOUT_COMPILED_CHECK = """
+import sys
+from specengine.validate import schema_messages
+schema_messages.is_valid = lambda data, name="spec": None  # "cannot decide": ask jsonschema
+from specengine.entry import main
+sys.argv = ["specengine", *sys.argv[1:]]
+main()
+"""
+
+
+def best_rounds(ways: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    best = dict.fromkeys(ways, float("inf"))
+    for _ in range(repeat):
+        for name, run in ways.items():
+            start = time.perf_counter()
+            run()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+
+    documents = [parse_yaml(SPEC.format(n=n, group=n % 7), "x.yaml").data for n in range(args.files)]
+    jsonschema_validator = schema.validator("spec")
+    assert all(compiled_schema.is_valid(d) for d in documents), "the bench specs must be valid"
+    gc.disable()  # as validate runs
+    check = best_rounds(
+        {
+            "compiled check": lambda: [compiled_schema.is_valid(d) for d in documents],
+            "jsonschema is_valid": lambda: [jsonschema_validator.is_valid(d) for d in documents],
+            "jsonschema iter_errors": lambda: [list(jsonschema_validator.iter_errors(d)) for d in documents],
+        },
+        args.repeat,
+    )
+    gc.enable()
+    print(f"schema check of {args.files} valid specs, best of {args.repeat} rounds")
+    for name, seconds in check.items():
+        ratio = seconds / check["compiled check"]
+        print(f"  {name:24s} {seconds * 1000:8.1f} ms   ({ratio:.1f}x the compiled check)")
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    python = sys.executable
+    with tempfile.TemporaryDirectory(prefix="specengine-bench-") as tmp:
+        folder = Path(tmp)
+        specs = write_specs(folder, args.files)
+
+        def cli(*command: str) -> Callable[[], object]:
+            def run() -> None:
+                done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
+                if done.returncode != 0:
+                    sys.exit(f"{command} exited {done.returncode}: {done.stderr[-2000:]}")
+
+            return run
+
+        runs = best_rounds(
+            {
+                "with the compiled check": cli(python, "-m", "specengine", "validate", str(specs)),
+                "jsonschema for every spec": cli(
+                    python, "-c", WITHOUT_COMPILED_CHECK, "validate", str(specs)
+                ),
+                "python -c 'import jsonschema'": cli(python, "-c", "import jsonschema"),
+                "python -c pass": cli(python, "-c", "pass"),
+            },
+            args.repeat,
+        )
+    print(f"specengine validate of {args.files} files, best of {args.repeat} interleaved runs")
+    for name in ("with the compiled check", "jsonschema for every spec"):
+        ratio = runs[name] / runs["with the compiled check"]
+        print(f"  {name:28s} {runs[name]:7.3f} s   ({ratio:.2f}x)")
+    imported = runs["python -c 'import jsonschema'"] - runs["python -c pass"]
+    print(f"  of which importing jsonschema: {imported * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
