@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -35,8 +37,8 @@ def test_every_jinja_failure_is_a_template_error_with_its_line(source, line, mes
     assert caught.value.message.startswith(message)
 
 
-# Lookup-only templates render without Jinja2; the output must be exactly Jinja2's.
-_names = st.sampled_from(["input", "expected", "metadata", "city", "items", "n", "k", "get"])
+# Text-and-lookup templates render by looking the values up; the output must be exactly Jinja2's.
+_names = st.sampled_from(["input", "expected", "metadata", "city", "items", "n", "k", "get", "range"])
 _leaf = st.one_of(
     st.text(max_size=5),
     st.integers(),
@@ -46,27 +48,77 @@ _leaf = st.one_of(
     st.lists(st.integers()),
 )
 _values = st.recursive(_leaf, lambda inner: st.dictionaries(_names, inner, max_size=3), max_leaves=8)
+_openers = st.sampled_from(["{{ ", "{{", "{{- ", "{{  "])
+_closers = st.sampled_from([" }}", "}}", " -}}", "\n}}"])
+_texts = st.text(alphabet="ab {}%#.\n", max_size=4) | st.sampled_from(
+    ["{# note #}", "{% raw %}{{ x }}{% endraw %}"]
+)
+
+
+@st.composite
+def lookup_templates(draw: st.DrawFn) -> str:
+    """Text and lookups in Jinja2's spellings: spaces, whitespace control, comments, raw blocks."""
+    paths = draw(st.lists(st.lists(_names, min_size=1, max_size=3), min_size=1, max_size=3))
+    texts = draw(st.lists(_texts, min_size=len(paths) + 1, max_size=len(paths) + 1))
+    lookups = [f"{draw(_openers)}{'.'.join(path)}{draw(_closers)}" for path in paths]
+    return texts[0] + "".join(lookup + text for lookup, text in zip(lookups, texts[1:], strict=True))
+
+
+def test_lookup_templates_render_exactly_as_jinja():
+    from specengine.templates import _compiled, lookup_parts, render
+
+    ways: Counter[str] = Counter()
+
+    @settings(max_examples=400, deadline=None)
+    @given(variables=st.dictionaries(_names, _values, max_size=3), source=lookup_templates())
+    def check(variables, source):
+        ways["lookups" if lookup_parts(source) is not None else "Jinja2"] += 1
+        try:
+            expected = _compiled(source).render(variables)
+        except Exception as exc:  # Jinja2 refuses it (undefined, syntax): so must we, as a TemplateError
+            with pytest.raises(TemplateError):
+                render(source, variables)
+            assert exc is not None
+            return
+        assert render(source, variables) == expected
+
+    check()
+    assert ways["lookups"] >= 0.5 * sum(ways.values()), ways  # most take the lookup path
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    variables=st.dictionaries(_names, _values, max_size=3),
-    paths=st.lists(st.lists(_names, min_size=1, max_size=3), min_size=1, max_size=3),
-    texts=st.lists(st.text(alphabet="ab {}%#.", max_size=4), min_size=4, max_size=4),
-)
-def test_lookup_templates_render_exactly_as_jinja(variables, paths, texts):
-    from specengine.errors import TemplateError
-    from specengine.templates import _compiled, render
+@given(variables=st.dictionaries(_names, _values, max_size=3), path=st.lists(_names, min_size=1, max_size=3))
+def test_a_whole_lookup_keeps_its_native_value_as_jinja_gives_it(variables, path):
+    from specengine.templates import _compiled_expression, render_native
 
-    source = texts[0] + "".join(f"{{{{ {'.'.join(p)} }}}}{t}" for p, t in zip(paths, texts[1:], strict=False))
+    expression = ".".join(path)
     try:
-        expected = _compiled(source).render(variables)
-    except Exception as exc:  # Jinja2 refuses it (undefined, syntax): so must we, as a TemplateError
+        expected = _compiled_expression(expression)(**variables)
+        expected._fail_with_undefined_error()  # an Undefined: Jinja2 refuses it, so must we
+    except AttributeError:  # a value, not an Undefined
+        assert render_native(f" {{{{ {expression} }}}}\n", variables) == (
+            list(expected) if isinstance(expected, tuple) else expected
+        )
+    except Exception:
         with pytest.raises(TemplateError):
-            render(source, variables)
-        assert exc is not None
+            render_native(f"{{{{ {expression} }}}}", variables)
+
+
+@settings(max_examples=300, deadline=None)
+@given(source=lookup_templates() | st.text(alphabet="ab{}%#|. ()", max_size=20))
+def test_the_names_read_are_jinja2_metas(source):
+    from jinja2 import meta
+
+    from specengine.template_analysis import template_facts
+    from specengine.templates import environment
+
+    try:
+        expected = meta.find_undeclared_variables(environment().parse(source))
+    except Exception:
+        names, problems = template_facts(source)
+        assert problems and not names
         return
-    assert render(source, variables) == expected
+    assert template_facts(source) == (frozenset(expected), ())
 
 
 @pytest.mark.parametrize(

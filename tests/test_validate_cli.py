@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from support.cli import REPO_ROOT, run_cli
 
 PROJECT = "endpoints:\n  demo:\n    protocol: demo\ndefaults:\n  endpoint: demo\n"
@@ -219,12 +220,24 @@ def _modules_after(args: list[str], cwd: Path) -> set[str]:
     return set(line.split()[1:])
 
 
-def test_validate_and_help_import_nothing_heavy(tmp_path):
-    spec = 'evals:\n  - name: a\n    send: "{{ input.city }}"\n    expect: [succeeded]\n'
-    make_project(tmp_path, {"specs/a.yaml": spec})
-    for args in (["validate", "specs"], ["--help"], ["validate", "--help"]):
+def test_help_imports_nothing_heavy(tmp_path):
+    for args in (["--help"], ["validate", "--help"]):
         loaded = _modules_after(args, tmp_path)
         assert not loaded & set(HEAVY), (args, sorted(loaded & set(HEAVY)))
+
+
+@pytest.mark.parametrize(
+    ("send", "heavy"),
+    [
+        ("Hi", set()),  # no template: no Jinja2
+        ('"{{ input.city }}"', {"jinja2", "jinja2.sandbox"}),  # Jinja2 reads the template, nothing else
+    ],
+)
+def test_validate_imports_nothing_heavy_it_does_not_need(tmp_path, send, heavy):
+    spec = f"evals:\n  - name: a\n    send: {send}\n    expect: [succeeded]\n"
+    make_project(tmp_path, {"specs/a.yaml": spec})
+    loaded = _modules_after(["validate", "specs"], tmp_path)
+    assert loaded & set(HEAVY) == heavy
 
 
 # --- init ------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any
 
 from specengine.source.loader import KeyPath
 from specengine.suggest import suggest
+from specengine.template_analysis import template_facts
 from specengine.templates import is_template
 from specengine.validate.file_report import iter_strings
 
@@ -72,8 +73,6 @@ def project_template_problems(data: Mapping[str, Any]) -> Iterator[tuple[KeyPath
 def _template(here: KeyPath, text: str, allowed: frozenset[str], what: str) -> Iterator[tuple[KeyPath, str]]:
     if not is_template(text):
         return
-    from specengine.validate.spec_checks import template_facts  # spec_checks imports this module
-
     names, problems = template_facts(text)
     for _line, message in problems:
         yield here, f"{what}: {message}"

@@ -10,17 +10,15 @@ stops at the first problem, and nothing a spec holds can raise a traceback.
 
 from __future__ import annotations
 
-import functools
-import re
 from pathlib import Path
 from typing import Any
 
 from specengine.diagnostics import Diagnostic
-from specengine.errors import TemplateError
 from specengine.grade.matchers import JUDGE_TEMPLATES, MATCHERS
 from specengine.source.loader import PROJECT_FILE, KeyPath, as_text
 from specengine.source.project import Project
 from specengine.suggest import suggest
+from specengine.template_analysis import line_naming, template_facts
 from specengine.templates import CASE_VARIABLES, CHECK_VARIABLES, TemplateSource, is_template
 from specengine.validate.dataset_checks import DatasetResult, check_dataset
 from specengine.validate.endpoint_checks import check_endpoint, default_endpoint
@@ -212,7 +210,7 @@ def check_template(report: Report, text: str, here: KeyPath, allowed: frozenset[
         )
         known = ", ".join(sorted(allowed))
         message = f"{what}: undefined variable '{name}'{hint}; known here: {known}{extra}"
-        _template_problem(report, source, _line_naming(text, name), message)
+        _template_problem(report, source, line_naming(text, name), message)
 
 
 def _template_problem(report: Report, source: TemplateSource, template_line: int, message: str) -> None:
@@ -226,68 +224,8 @@ def _template_problem(report: Report, source: TemplateSource, template_line: int
     report.add(Diagnostic(report.document.path, line, col, message))
 
 
-# `{{ name }}` / `{{ name.attr.attr }}` and nothing else: by far the most common template in specs.
-# Its top-level name is read without loading Jinja2, which keeps `validate` fast to start.
-_SIMPLE_EXPRESSION = re.compile(r"\{\{ *([A-Za-z_][A-Za-z0-9_]*)(?: *\. *[A-Za-z_][A-Za-z0-9_]*)* *\}\}")
-_JINJA_WORDS = frozenset(
-    """and or not in is if else elif for true false none True False None loop self range dict lipsum
-    cycler joiner namespace recursive with without import from as set block macro call raw""".split()  # noqa: SIM905
-)
-
-
-@functools.lru_cache(maxsize=8192)
-def template_facts(text: str) -> tuple[frozenset[str], tuple[tuple[int, str], ...]]:
-    """(top-level names a template reads, (template line, problem) pairs) for one template text.
-
-    Problems are syntax errors and unknown filters or tests. Simple `{{ a.b }}` templates are read
-    without Jinja2; anything else is analysed by templates.undeclared_names.
-    """
-    if "{%" not in text and "{#" not in text and "{{{" not in text:
-        found = _SIMPLE_EXPRESSION.findall(text)
-        if len(found) == text.count("{{") and not _JINJA_WORDS.intersection(found):
-            return frozenset(found), ()
-    from specengine.templates import undeclared_names
-
-    try:
-        return frozenset(undeclared_names(text)), ()
-    except TemplateError as exc:
-        # Jinja2 stops at the first unknown filter or test: name them all, each with a "did you mean"
-        return frozenset(), _unknown_filters(text) or ((exc.line, exc.message),)
-
-
-def _unknown_filters(text: str) -> tuple[tuple[int, str], ...]:
-    """Filters and tests the template uses that Jinja2 does not know, with a "did you mean"."""
-    from jinja2 import nodes
-
-    from specengine.templates import environment
-
-    env = environment()
-    try:
-        tree = env.parse(text)
-    except Exception:
-        return ()
-    found = []
-    for node in tree.find_all((nodes.Filter, nodes.Test)):
-        known = env.filters if isinstance(node, nodes.Filter) else env.tests
-        if node.name not in known:
-            kind = "filter" if isinstance(node, nodes.Filter) else "test"
-            found.append(
-                (node.lineno or 1, f"unknown {kind} '{node.name}'{suggest(node.name, sorted(known))}")
-            )
-    return tuple(found)
-
-
 def _label(here: KeyPath) -> str:
     for part in reversed(here):
         if isinstance(part, str):
             return part
     return "template"
-
-
-def _line_naming(text: str, name: str) -> int:
-    """The template line (1-based) where a variable first appears inside {{ }} or {% %}."""
-    pattern = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
-    for number, line in enumerate(text.splitlines() or [text], 1):
-        if pattern.search(line):
-            return number
-    return 1

@@ -1,0 +1,123 @@
+"""What rendering text-and-lookup templates by lookup (templates.lookup_parts) buys over Jinja2.
+
+A dataset of 100,000 rows renders its templates once per row: `send` while the plan is compiled,
+matcher arguments while grading. Most templates only look values up (`Weather in {{ input.city }}?`);
+templates.render renders those from Jinja2's parsed template by looking the values up, and leaves
+everything else to Jinja2. This prints the best time of N interleaved rounds of:
+
+1. render() of two lookup templates for each of 100,000 rows, in process, both ways;
+2. the user-facing number: `specengine plan` of a spec with a 100,000-row CSV dataset, as a
+   subprocess, as it is and with every template rendered by Jinja2.
+
+The machine is shared: compare the ratios printed within one run.
+
+Usage: python bench/template_bench.py [--rows 100000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from specengine import templates  # noqa: E402
+
+JINJA2_ONLY = """
+import sys
+from specengine import templates
+templates._render_lookups = lambda parts, variables: None  # every template to Jinja2
+from specengine.entry import main
+sys.argv = ["specengine", *sys.argv[1:]]
+main()
+"""
+
+SPEC = """\
+dataset: rows.csv
+evals:
+  - name: weather
+    send: "What's the weather in {{ input.city }}?"
+    expect:
+      - succeeded
+      - includes: "{{ expected.weather }}"
+      - called_tool_with: {name: get_weather, args: {city: "{{ input.city }}"}}
+"""
+
+
+def best_rounds(ways: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    best = dict.fromkeys(ways, float("inf"))
+    for _ in range(repeat):
+        for name, run in ways.items():
+            start = time.perf_counter()
+            run()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    rows = [{"input": {"city": f"city {n}"}, "expected": {"weather": "Sunny"}} for n in range(args.rows)]
+    send, check = "What's the weather in {{ input.city }}?", "{{ expected.weather }}"
+    compiled_send, compiled_check = templates._compiled(send), templates._compiled(check)
+    assert templates.lookup_parts(send) is not None and templates.lookup_parts(check) is not None
+    rendering = best_rounds(
+        {
+            "by lookup": lambda: [(templates.render(send, r), templates.render(check, r)) for r in rows],
+            "Jinja2": lambda: [(compiled_send.render(r), compiled_check.render(r)) for r in rows],
+        },
+        args.repeat,
+    )
+    print(f"render 2 templates for {args.rows:,} rows, best of {args.repeat} rounds")
+    for name, seconds in rendering.items():
+        print(f"  {name:12s} {seconds:7.3f} s   ({seconds / rendering['by lookup']:.2f}x by lookup)")
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    with tempfile.TemporaryDirectory(prefix="specengine-bench-") as tmp:
+        folder = Path(tmp)
+        (folder / "specengine.yaml").write_text(
+            "endpoints:\n  bench: {protocol: demo}\ndefaults: {endpoint: bench}\n"
+        )
+        with (folder / "rows.csv").open("w", encoding="utf-8") as out:
+            out.write("id,city,expected.weather\n")
+            out.writelines(f"r{n},city {n},Sunny\n" for n in range(args.rows))
+        (folder / "bench.yaml").write_text(SPEC, encoding="utf-8")
+
+        def cli(*command: str) -> Callable[[], object]:
+            def run() -> None:
+                done = subprocess.run(
+                    command, cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+                )
+                if done.returncode != 0:
+                    sys.exit(f"{command} exited {done.returncode}: {done.stderr[-2000:]!r}")
+
+            return run
+
+        python = sys.executable
+        plans = best_rounds(
+            {
+                "by lookup": cli(python, "-m", "specengine", "plan", "bench.yaml"),
+                "Jinja2": cli(python, "-c", JINJA2_ONLY, "plan", "bench.yaml"),
+            },
+            args.repeat,
+        )
+    print(f"specengine plan of {args.rows:,} rows, best of {args.repeat} interleaved runs")
+    for name, seconds in plans.items():
+        print(f"  {name:12s} {seconds:7.3f} s   ({seconds / plans['by lookup']:.2f}x by lookup)")
+
+
+if __name__ == "__main__":
+    main()
