@@ -183,75 +183,31 @@ def test_unknown_eval_key_from_another_tool(tmp_path):
     )
 
 
-def test_misspelt_matcher(tmp_path):
-    spec = """
-        evals:
-          - name: a
-            send: hi
-            expect:
-              - includs: Sunny
-    """
-    assert (
-        one_problem(tmp_path, spec)
-        == "specs/s.yaml:5:9: unknown matcher 'includs' - did you mean 'includes'?"
-    )
-
-
-def test_misspelt_bare_matcher(tmp_path):
-    spec = """
-        evals:
-          - name: a
-            send: hi
-            expect: [suceeded]
-    """
-    assert one_problem(tmp_path, spec) == (
-        "specs/s.yaml:4:14: unknown matcher 'suceeded' - did you mean 'succeeded'?"
-    )
-
-
-def test_bare_matcher_that_needs_a_value(tmp_path):
-    spec = """
-        evals:
-          - name: a
-            send: hi
-            expect:
-              - includes
-    """
-    assert one_problem(tmp_path, spec) == (
-        "specs/s.yaml:5:9: 'includes' needs a value after a colon, e.g. 'includes: ...'"
-        " (only succeeded and is_json stand alone)"
-    )
-
-
-def test_misspelt_judge_name(tmp_path):
-    spec = """
-        evals:
-          - name: a
-            send: hi
-            expect:
-              - judge: closed_q
-                criteria: Is it polite?
-    """
-    assert one_problem(tmp_path, spec) == (
-        "specs/s.yaml:5:16: unknown judge 'closed_q' - did you mean 'closed_qa'?"
-        " (use one of closed_qa, factuality, custom)"
-    )
-
-
-def test_misspelt_threshold_operator(tmp_path):
-    spec = """
-        evals:
-          - name: a
-            send: hi
-            expect:
-              - judge: closed_qa
-                criteria: Is it polite?
-                threshold: {gtee: 0.5}
-    """
-    assert one_problem(tmp_path, spec) == (
-        "specs/s.yaml:7:21: unknown threshold operator 'gtee' - did you mean 'gte'?"
-        " (use one of gte, gt, lte, lt)"
-    )
+@pytest.mark.parametrize(
+    ("expect", "message"),
+    [
+        ("expect:\n  - includs: Sunny", "5:9: unknown matcher 'includs' - did you mean 'includes'?"),
+        ("expect: [suceeded]", "4:14: unknown matcher 'suceeded' - did you mean 'succeeded'?"),
+        (
+            "expect:\n  - includes",
+            "5:9: 'includes' needs a value after a colon, e.g. 'includes: ...'"
+            " (only succeeded and is_json stand alone)",
+        ),
+        (
+            "expect:\n  - judge: closed_q\n    criteria: Is it polite?",
+            "5:16: unknown judge 'closed_q' - did you mean 'closed_qa'?"
+            " (use one of closed_qa, factuality, custom)",
+        ),
+        (
+            "expect:\n  - judge: closed_qa\n    criteria: Is it polite?\n    threshold: {gtee: 0.5}",
+            "7:21: unknown threshold operator 'gtee' - did you mean 'gte'? (use one of gte, gt, lte, lt)",
+        ),
+    ],
+    ids=["matcher", "bare matcher", "bare matcher needing a value", "judge", "threshold operator"],
+)
+def test_misspelt_or_misused_names(tmp_path, expect, message):
+    spec = "evals:\n  - name: a\n    send: hi\n" + textwrap.indent(expect, "    ") + "\n"
+    assert one_problem(tmp_path, spec) == f"specs/s.yaml:{message}"
 
 
 def test_two_matchers_in_one_check(tmp_path):
@@ -401,33 +357,55 @@ DATASET_SPEC = """
 """
 
 
-def test_dataset_bad_csv_row(tmp_path):
-    _dataset(tmp_path, "rows.csv", "id,city\nparis,Paris\noslo,Oslo,extra\n")
-    assert one_problem(tmp_path, DATASET_SPEC.format(name="rows.csv")) == (
-        "specs/data/rows.csv:3:1: this row has 3 values but the header has 2 columns"
-    )
-
-
-def test_dataset_bad_jsonl_row(tmp_path):
-    _dataset(tmp_path, "rows.jsonl", '{"input": {"city": "Paris"}}\n{"input": {"city": "Oslo"\n')
-    assert one_problem(tmp_path, DATASET_SPEC.format(name="rows.jsonl")) == (
-        "specs/data/rows.jsonl:2:26: not valid JSON: Expecting ',' delimiter"
-    )
-
-
-def test_dataset_row_with_unknown_key(tmp_path):
-    _dataset(tmp_path, "rows.jsonl", '{"inputs": {"city": "Paris"}}\n')
-    assert one_problem(tmp_path, DATASET_SPEC.format(name="rows.jsonl")) == (
-        "specs/data/rows.jsonl:1:1: unknown key 'inputs' in a row - did you mean 'input'?;"
-        " a row may hold only id, input, expected, metadata, labels (put template variables under input)"
-    )
-
-
-def test_duplicate_row_ids_in_a_file_name_both_lines(tmp_path):
-    _dataset(tmp_path, "rows.csv", "id,city\nparis,Paris\noslo,Oslo\nparis,Paris again\n")
-    assert one_problem(tmp_path, DATASET_SPEC.format(name="rows.csv")) == (
-        "specs/data/rows.csv:4:1: duplicate row id 'paris' (first used on line 2)"
-    )
+@pytest.mark.parametrize(
+    ("name", "rows", "message"),
+    [
+        (
+            "rows.csv",
+            "id,city\nparis,Paris\noslo,Oslo,extra\n",
+            "specs/data/rows.csv:3:1: this row has 3 values but the header has 2 columns",
+        ),
+        (
+            "rows.jsonl",
+            '{"input": {"city": "Paris"}}\n{"input": {"city": "Oslo"\n',
+            "specs/data/rows.jsonl:2:26: not valid JSON: Expecting ',' delimiter",
+        ),
+        (
+            "rows.jsonl",
+            '{"inputs": {"city": "Paris"}}\n',
+            "specs/data/rows.jsonl:1:1: unknown key 'inputs' in a row - did you mean 'input'?;"
+            " a row may hold only id, input, expected, metadata, labels (put template variables under input)",
+        ),
+        (
+            "rows.csv",
+            "id,city\nparis,Paris\noslo,Oslo\nparis,Paris again\n",
+            "specs/data/rows.csv:4:1: duplicate row id 'paris' (first used on line 2)",
+        ),
+        (
+            "rows.csv",
+            "id,city\npar::is,Paris\n",
+            "specs/data/rows.csv:2:1: row id 'par::is' may not contain '::':"
+            " case ids use '::' and '[...]' as separators",
+        ),
+        (
+            "rows.csv",
+            "id,city\n",
+            "specs/s.yaml:1:10: the dataset specs/data/rows.csv has no rows:"
+            " the evals using it would run zero times",
+        ),
+    ],
+    ids=[
+        "short CSV row",
+        "bad JSON line",
+        "unknown row key",
+        "duplicate row ids",
+        "separator in an id",
+        "no rows",
+    ],
+)
+def test_dataset_file_problems(tmp_path, name, rows, message):
+    _dataset(tmp_path, name, rows)
+    assert one_problem(tmp_path, DATASET_SPEC.format(name=name)) == message
 
 
 def test_identical_rows_without_ids_collide(tmp_path):
@@ -449,22 +427,6 @@ def test_duplicate_inline_row_ids(tmp_path):
             expect: [succeeded]
     """
     assert one_problem(tmp_path, spec) == "specs/s.yaml:3:5: duplicate row id 'a' (first used on line 2)"
-
-
-def test_row_id_with_separator_in_csv(tmp_path):
-    _dataset(tmp_path, "rows.csv", "id,city\npar::is,Paris\n")
-    assert one_problem(tmp_path, DATASET_SPEC.format(name="rows.csv")) == (
-        "specs/data/rows.csv:2:1: row id 'par::is' may not contain '::':"
-        " case ids use '::' and '[...]' as separators"
-    )
-
-
-def test_empty_dataset(tmp_path):
-    _dataset(tmp_path, "rows.csv", "id,city\n")
-    assert one_problem(tmp_path, DATASET_SPEC.format(name="rows.csv")) == (
-        "specs/s.yaml:1:10: the dataset specs/data/rows.csv has no rows:"
-        " the evals using it would run zero times"
-    )
 
 
 # --- templates -------------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 """Reading dataset files row by row, each row with the line it came from.
 
-A dataset makes an eval run once per row, and a dataset may hold 100,000 rows, so rows are streamed:
-`iter_rows` yields one `Row` at a time and memory does not grow with the file. Every row is checked
-as it is read (only `id`, `input`, `expected`, `metadata`, `labels`; mappings where mappings belong),
-so a bad row stops the run with its own `file:line`, never a traceback or a half-built case.
+A dataset makes an eval run once per row, and a dataset may hold 100,000 rows, so `iter_rows` yields
+one `Row` at a time. CSV and JSON Lines files are streamed: memory does not grow with the file. A
+JSON array or a YAML list is read whole (its parser needs the whole text), then checked and yielded
+row by row. Every row is checked as it is read (only `id`, `input`, `expected`, `metadata`,
+`labels`; mappings where mappings belong), so a bad row stops the run with its own `file:line`,
+never a traceback or a half-built case.
 
 CSV columns map onto row keys: `id` and `labels` (comma-separated) belong to the row, `expected.y`
 fills `expected`, `metadata.k` fills `metadata`, and any other column `x` (or `input.x`) is `input.x`.
@@ -79,7 +81,8 @@ def id_problem(text: str) -> str | None:
 
 
 def iter_rows(file: Path, display: str) -> Iterator[Row]:
-    """Stream the rows of a CSV, JSONL, JSON or YAML dataset; a bad row raises SpecError at its line."""
+    """The rows of a CSV, JSONL, JSON or YAML dataset, one at a time; a bad row raises SpecError at
+    its line."""
     kind = dataset_format(file)
     if kind is None:
         raise SpecError(

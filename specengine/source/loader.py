@@ -7,6 +7,7 @@ later stage can point at the line and column of any value. It knows nothing of w
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -130,8 +131,6 @@ def _is_unquoted_template(node: yaml.MappingNode, key_node: yaml.Node) -> bool:
 
 def _quoted_source(node: yaml.Node) -> str:
     """The node as written, on one line and in double quotes: what the user should have typed."""
-    import json
-
     buffer = getattr(node.start_mark, "buffer", None)
     if not isinstance(buffer, str):
         return '"{{ ... }}"'
