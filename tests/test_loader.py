@@ -55,26 +55,30 @@ def test_merge_keys_are_not_duplicates():
 # --- located errors --------------------------------------------------------------------------------
 
 
-def test_duplicate_key_names_both_lines():
-    assert error_of("a: 1\nb:\n  c: 1\n  c: 2\n") == "x.yaml:4:3: duplicate key 'c' (first defined on line 3)"
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a: 1\nb:\n  c: 1\n  c: 2\n", "x.yaml:4:3: duplicate key 'c' (first defined on line 3)"),
+        ("a:\n\tb: 1\n", "x.yaml:2:1: a tab is used for indentation here: YAML needs spaces"),
+        ("a: b: c\n", "x.yaml:1:5: mapping values are not allowed here"),
+        (b"a: 1\nb: \xff\n", "x.yaml:2:1: the file is not UTF-8 text"),
+        ("a: 1\nb: \x00\n", "x.yaml:2:1: the file holds a NUL byte: it is not a text file"),
+    ],
+    ids=["duplicate key", "tab", "syntax", "not UTF-8", "NUL byte"],
+)
+def test_errors_are_located_and_worded(text, message):
+    assert error_of(text) == message
 
 
-def test_tab_indentation():
-    assert error_of("a:\n\tb: 1\n") == "x.yaml:2:1: a tab is used for indentation here: YAML needs spaces"
-
-
-def test_syntax_errors_are_located():
-    assert error_of("a: b: c\n") == "x.yaml:1:5: mapping values are not allowed here"
-    assert error_of("a: [1, 2\n").startswith("x.yaml:2:1: expected ',' or ']'")
-
-
-def test_not_text_files():
-    assert error_of(b"a: 1\nb: \xff\n") == "x.yaml:2:1: the file is not UTF-8 text"
-    assert error_of("a: 1\nb: \x00\n") == "x.yaml:2:1: the file holds a NUL byte: it is not a text file"
-
-
-def test_list_as_a_key_is_an_error():
-    assert error_of("? [a, b]\n: 1\n").startswith("x.yaml:1:3: a mapping key must be text")
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("a: [1, 2\n", "x.yaml:2:1: expected ',' or ']'"),
+        ("? [a, b]\n: 1\n", "x.yaml:1:3: a mapping key must be text"),
+    ],
+)
+def test_errors_are_located_with_yamls_own_words(text, start):
+    assert error_of(text).startswith(start)
 
 
 def test_empty_and_unreadable_files(tmp_path):

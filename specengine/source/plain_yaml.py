@@ -78,6 +78,10 @@ def _libyaml_loader_class() -> type | None:
 LIBYAML_LOADER = _libyaml_loader_class()
 
 
+# what a bad document raises while libyaml composes it or the constructors build it
+_PARSE_ERRORS = (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError)
+
+
 def parse_document(raw: bytes, display: str, file: Path | None = None) -> Document:
     """Parse YAML bytes exactly like source.parse_yaml (same data, types and positions), faster.
 
@@ -104,12 +108,13 @@ def _parse(raw: bytes, display: str, file: Path | None = None) -> tuple[Document
                 try:
                     data = _to_data(root, {}, set(), found)
                 except _Unusual:
+                    if not plain_style_as_none(root):  # before merge keys flatten the mappings
+                        raise _LocatedDifferently from None
                     data = loader.construct_document(root)
-                    plain_style_as_none(root)
                     ambiguous = None
                 return Document(path=display, data=data, root=root, file=file), ambiguous
-            except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
-                pass
+            except (_LocatedDifferently, *_PARSE_ERRORS):
+                pass  # parse_yaml below places every node as PyYAML does, or words the error
             finally:
                 loader.dispose()
     return parse_yaml(raw, display, file=file), None
@@ -117,6 +122,16 @@ def _parse(raw: bytes, display: str, file: Path | None = None) -> tuple[Document
 
 class _Unusual(Exception):
     """A document `_to_data` leaves to SpecLoader's constructors."""
+
+
+class _LocatedDifferently(Exception):
+    """A node libyaml places elsewhere than PyYAML: an empty value in a flow mapping (`{a: }`) starts
+    at the next token for libyaml, right after the colon for PyYAML. Such a rare document is parsed
+    by source.parse_yaml, so every position is the same whichever parser read the file."""
+
+
+def _empty_plain(node: yaml.Node) -> bool:
+    return isinstance(node, yaml.ScalarNode) and node.value == "" and not node.style
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -169,6 +184,8 @@ def _to_data(
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
                 raise _Unusual
+            if node.flow_style and (_empty_plain(key_node) or _empty_plain(value_node)):
+                raise _LocatedDifferently
             name = _to_data(key_node, memo, active, ambiguous, True)
             if name in result:
                 raise _Unusual  # a duplicate key: SpecLoader words the error
@@ -182,8 +199,10 @@ def _to_data(
     return result
 
 
-def plain_style_as_none(root: yaml.Node | None) -> None:
-    """libyaml marks plain scalars with style '' where PyYAML uses None; make them agree."""
+def plain_style_as_none(root: yaml.Node | None) -> bool:
+    """libyaml marks plain scalars with style '' where PyYAML uses None; make them agree. False when
+    the tree holds a node libyaml places elsewhere than PyYAML (see _LocatedDifferently)."""
+    same_places = True
     stack = [root] if root is not None else []
     while stack:
         node = stack.pop()
@@ -192,10 +211,13 @@ def plain_style_as_none(root: yaml.Node | None) -> None:
                 node.style = None
         elif isinstance(node, yaml.MappingNode):
             for key, value in node.value:
+                if node.flow_style and (_empty_plain(key) or _empty_plain(value)):
+                    same_places = False
                 stack.append(key)
                 stack.append(value)
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(node.value)
+    return same_places
 
 
 def read_document(file: Path, display: str) -> tuple[Document, str, Ambiguous | None]:
