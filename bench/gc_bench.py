@@ -16,16 +16,11 @@ Usage: python bench/gc_bench.py [--files 1000] [--repeat 5]
 
 from __future__ import annotations
 
-import argparse
-import os
-import subprocess
-import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from validate_bench import REPO, write_specs
+from timing import arguments, best_runs, command
+from validate_bench import write_specs
 
 # Runs the CLI with validate_paths' freeze made a no-op ("no freeze"), or all its gc calls ("on"),
 # and prints the seconds the collector paused the process at exit.
@@ -57,53 +52,23 @@ WAYS = {
 }
 
 
-def best_rounds(ways: dict[str, Callable[[], float]], repeat: int) -> dict[str, tuple[float, float]]:
-    """(best wall time, the collector's pauses in that run) of each way."""
-    best = dict.fromkeys(ways, (float("inf"), 0.0))
-    for _ in range(repeat):
-        for name, run in ways.items():
-            start = time.perf_counter()
-            paused = run()
-            elapsed = time.perf_counter() - start
-            if elapsed < best[name][0]:
-                best[name] = (elapsed, paused)
-    return best
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--files", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
-
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    args = arguments(__doc__, files=1000, repeat=5)
     with tempfile.TemporaryDirectory(prefix="specengine-bench-") as tmp:
         folder = Path(tmp)
-        specs = write_specs(folder, args.files)
-
-        def cli(way: str) -> Callable[[], float]:
-            command = [sys.executable, "-c", DRIVER, way, "validate", str(specs)]
-
-            def run() -> float:
-                done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
-                if done.returncode != 0:
-                    sys.exit(f"exited {done.returncode}: {done.stderr[-2000:]}")
-                line = next(line for line in done.stderr.splitlines() if line.startswith("GC-PAUSED "))
-                return float(line.split()[1])
-
-            return run
-
-        runs = best_rounds({name: cli(way) for name, way in WAYS.items()}, args.repeat)
+        specs = str(write_specs(folder, args.files))
+        runs = best_runs(
+            {name: command(["-c", DRIVER, way, "validate", specs], folder) for name, way in WAYS.items()},
+            args.repeat,
+        )
 
     shipped = runs["off, then frozen (as shipped)"][0]
     print(f"specengine validate of {args.files} files, best of {args.repeat} runs; the collector:")
-    for name, (seconds, paused) in runs.items():
+    for name, (seconds, stderr) in runs.items():
+        line = next(line for line in stderr.splitlines() if line.startswith("GC-PAUSED "))
         print(
             f"    {name:30s} {seconds:7.3f} s   ({seconds / shipped:.2f}x as shipped)"
-            f"   collector paused it {paused:.3f} s"
+            f"   collector paused it {float(line.split()[1]):.3f} s"
         )
 
 

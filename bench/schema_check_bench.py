@@ -17,17 +17,13 @@ Usage: python bench/schema_check_bench.py [--files 1000] [--repeat 5]
 
 from __future__ import annotations
 
-import argparse
 import gc
-import os
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from validate_bench import REPO, SPEC, write_specs
+from timing import REPO, arguments, best_rounds, command
+from validate_bench import SPEC, write_specs
 
 sys.path.insert(0, str(REPO))
 
@@ -44,24 +40,8 @@ main()
 """
 
 
-def best_rounds(ways: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    best = dict.fromkeys(ways, float("inf"))
-    for _ in range(repeat):
-        for name, run in ways.items():
-            start = time.perf_counter()
-            run()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--files", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
-
+    args = arguments(__doc__, files=1000, repeat=5)
     documents = [parse_yaml(SPEC.format(n=n, group=n % 7), "x.yaml").data for n in range(args.files)]
     jsonschema_validator = schema.validator("spec")
     assert all(compiled_schema.is_valid(d) for d in documents), "the bench specs must be valid"
@@ -80,29 +60,17 @@ def main() -> None:
         ratio = seconds / check["compiled check"]
         print(f"  {name:24s} {seconds * 1000:8.1f} ms   ({ratio:.1f}x the compiled check)")
 
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    python = sys.executable
     with tempfile.TemporaryDirectory(prefix="specengine-bench-") as tmp:
         folder = Path(tmp)
-        specs = write_specs(folder, args.files)
-
-        def cli(*command: str) -> Callable[[], object]:
-            def run() -> None:
-                done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
-                if done.returncode != 0:
-                    sys.exit(f"{command} exited {done.returncode}: {done.stderr[-2000:]}")
-
-            return run
-
+        specs = str(write_specs(folder, args.files))
         runs = best_rounds(
             {
-                "with the compiled check": cli(python, "-m", "specengine", "validate", str(specs)),
-                "jsonschema for every spec": cli(
-                    python, "-c", WITHOUT_COMPILED_CHECK, "validate", str(specs)
+                "with the compiled check": command(["-m", "specengine", "validate", specs], folder),
+                "jsonschema for every spec": command(
+                    ["-c", WITHOUT_COMPILED_CHECK, "validate", specs], folder
                 ),
-                "python -c 'import jsonschema'": cli(python, "-c", "import jsonschema"),
-                "python -c pass": cli(python, "-c", "pass"),
+                "python -c 'import jsonschema'": command(["-c", "import jsonschema"], folder),
+                "python -c pass": command(["-c", "pass"], folder),
             },
             args.repeat,
         )

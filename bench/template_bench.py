@@ -16,16 +16,12 @@ Usage: python bench/template_bench.py [--rows 100000] [--repeat 3]
 
 from __future__ import annotations
 
-import argparse
-import os
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from timing import REPO, arguments, best_rounds, command
+
 sys.path.insert(0, str(REPO))
 
 from specengine import templates  # noqa: E402
@@ -39,6 +35,7 @@ sys.argv = ["specengine", *sys.argv[1:]]
 main()
 """
 
+PROJECT = "endpoints:\n  bench: {protocol: demo}\ndefaults: {endpoint: bench}\n"
 SPEC = """\
 dataset: rows.csv
 evals:
@@ -51,24 +48,8 @@ evals:
 """
 
 
-def best_rounds(ways: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    best = dict.fromkeys(ways, float("inf"))
-    for _ in range(repeat):
-        for name, run in ways.items():
-            start = time.perf_counter()
-            run()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-
+    args = arguments(__doc__, rows=100_000, repeat=3)
     rows = [{"input": {"city": f"city {n}"}, "expected": {"weather": "Sunny"}} for n in range(args.rows)]
     send, check = "What's the weather in {{ input.city }}?", "{{ expected.weather }}"
     compiled_send, compiled_check = templates._compiled(send), templates._compiled(check)
@@ -84,8 +65,6 @@ def main() -> None:
     for name, seconds in rendering.items():
         print(f"  {name:12s} {seconds:7.3f} s   ({seconds / rendering['by lookup']:.2f}x by lookup)")
 
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     with tempfile.TemporaryDirectory(prefix="specengine-bench-") as tmp:
         folder = Path(tmp)
         (folder / "specengine.yaml").write_text(
@@ -95,22 +74,10 @@ def main() -> None:
             out.write("id,city,expected.weather\n")
             out.writelines(f"r{n},city {n},Sunny\n" for n in range(args.rows))
         (folder / "bench.yaml").write_text(SPEC, encoding="utf-8")
-
-        def cli(*command: str) -> Callable[[], object]:
-            def run() -> None:
-                done = subprocess.run(
-                    command, cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-                )
-                if done.returncode != 0:
-                    sys.exit(f"{command} exited {done.returncode}: {done.stderr[-2000:]!r}")
-
-            return run
-
-        python = sys.executable
         plans = best_rounds(
             {
-                "by lookup": cli(python, "-m", "specengine", "plan", "bench.yaml"),
-                "Jinja2": cli(python, "-c", JINJA2_ONLY, "plan", "bench.yaml"),
+                "by lookup": command(["-m", "specengine", "plan", "bench.yaml"], folder),
+                "Jinja2": command(["-c", JINJA2_ONLY, "plan", "bench.yaml"], folder),
             },
             args.repeat,
         )

@@ -13,15 +13,10 @@ Usage: python bench/validate_bench.py [--files 1000] [--repeat 5]
 
 from __future__ import annotations
 
-import argparse
-import os
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from timing import arguments, best_rounds, command
 
 PROJECT = """\
 endpoints:
@@ -96,40 +91,20 @@ def write_specs(folder: Path, count: int) -> Path:
     return specs
 
 
-def best_of(command: list[str], repeat: int, cwd: Path, env: dict[str, str], expect: int = 0) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
-        elapsed = time.perf_counter() - start
-        if done.returncode != expect:
-            sys.exit(
-                f"{' '.join(command)} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
-            )
-        best = min(best, elapsed)
-    return best
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--files", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
-
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    python = sys.executable
+    args = arguments(__doc__, files=1000, repeat=5)
     with tempfile.TemporaryDirectory(prefix="specengine-bench-") as tmp:
         folder = Path(tmp)
         specs = write_specs(folder, args.files)
-        bare = best_of([python, "-c", "pass"], args.repeat, folder, env)
-        help_time = best_of([python, "-m", "specengine", "--help"], args.repeat, folder, env)
-        validate_time = best_of(
-            [python, "-m", "specengine", "validate", str(specs)], args.repeat, folder, env
+        best = best_rounds(
+            {
+                "bare": command(["-c", "pass"], folder),
+                "help": command(["-m", "specengine", "--help"], folder),
+                "validate": command(["-m", "specengine", "validate", str(specs)], folder),
+            },
+            args.repeat,
         )
-
+    bare, help_time, validate_time = best["bare"], best["help"], best["validate"]
     print(f"best of {args.repeat} runs, {args.files} spec files x 3 evals")
     print(f"  python -c pass                 {bare:7.3f} s")
     print(f"  specengine --help              {help_time:7.3f} s   ({help_time / bare:.1f}x bare; goal <= 3x)")
