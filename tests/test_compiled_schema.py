@@ -16,12 +16,12 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from test_schemas import declared
 
 from specengine.validate import compiled_schema, schema
 
 DOCUMENT_KINDS = ("spec", "project")
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-_VALUES = ("examples", "default", "const", "enum")
 
 
 def _resolve(node: dict, root: dict) -> tuple[dict, dict]:
@@ -128,17 +128,8 @@ def generated(kind: str, edgy: bool = False) -> st.SearchStrategy[Any]:
 WRONG = st.sampled_from([None, True, 0, 0.5, "x", "", [], {}, {"unknown_key": 1}, [None]])
 
 
-def _vocabulary(node: Any) -> set[str]:
-    """Every property name the schema files declare: keys that are right somewhere, wrong elsewhere."""
-    if isinstance(node, list):
-        return set().union(*map(_vocabulary, node)) if node else set()
-    if not isinstance(node, dict):
-        return set()
-    names = set(node["properties"]) if isinstance(node.get("properties"), dict) else set()
-    return names.union(*(_vocabulary(v) for k, v in node.items() if k not in _VALUES))
-
-
-KEYS = sorted(set().union(*(_vocabulary(schema.load_schema(name)) for name in schema.SCHEMA_FILES)))
+# every property name the schema files declare: keys that are right somewhere, wrong elsewhere
+KEYS = sorted(set().union(*(declared(schema.load_schema(name)) for name in schema.SCHEMA_FILES)))
 
 
 @st.composite
