@@ -1,9 +1,9 @@
 """The checks of one spec file that a JSON Schema cannot express.
 
-specengine.validate.schema checks the shape; this module checks the meaning: eval names are unique,
-every eval checks something and reaches an endpoint, `turns` do not start or end with `reset`,
-templates compile and use only known variables. The checks it hands on have modules of their own:
-each check against its matcher (expect_checks), endpoints (endpoint_checks), datasets
+specengine.validate.schema_messages checks the shape; this module checks the meaning: eval names
+are unique, every eval checks something and reaches an endpoint, `turns` do not start or end with
+`reset`, templates compile and use only known variables. The checks it hands on have modules of
+their own: each check against its matcher (expect_checks), endpoints (endpoint_checks), datasets
 (dataset_checks), judges against their kind or the project's named judges (judge_checks). Nothing
 stops at the first problem, and nothing a spec holds can raise a traceback.
 """
