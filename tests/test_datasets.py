@@ -163,8 +163,8 @@ def test_yaml_rows_and_errors(tmp_path):
     assert error_of(not_list).startswith("map.yaml:1:1: a YAML dataset must be a list of rows")
 
 
-def test_rows_are_streamed(tmp_path):
-    """The first rows arrive before a bad row further down is read."""
+def test_jsonl_rows_are_streamed(tmp_path):
+    """The first rows of a JSON Lines file arrive before a bad row further down is read."""
     path = write(tmp_path, "rows.jsonl", '{"id": "a"}\n{"id": "b"}\nnot json\n')
     rows = iter_rows(path, "rows.jsonl")
     assert next(rows).data == {"id": "a"}
