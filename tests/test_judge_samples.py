@@ -15,13 +15,8 @@ from autoevals import ClosedQA, Factuality
 from support.judge_server import JudgeServer, choose
 
 from specengine.judge.judge import Judge, JudgeRequest, JudgeVerdict
-from specengine.judge.prompts import (
-    BUILTIN_CHOICES,
-    EXAMPLES_INTRO,
-    judge_prompt,
-    prompt_hash,
-    request_problem,
-)
+from specengine.judge.kinds import BUILTIN_CHOICES
+from specengine.judge.prompts import EXAMPLES_INTRO, judge_prompt, prompt_hash, request_problem
 from specengine.judge.samples import Sample, combine, method_for
 from specengine.plan import JudgeConfig, JudgeExample, JudgeSpec
 

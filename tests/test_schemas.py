@@ -18,7 +18,7 @@ from referencing import Registry, Resource
 from support.cli import run_cli
 
 from specengine.grade.matchers import MATCHERS as REGISTERED_MATCHERS
-from specengine.judge.prompts import KINDS
+from specengine.judge.kinds import KINDS
 from specengine.source.loader import parse_yaml
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"

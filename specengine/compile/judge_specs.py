@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from specengine.judge.kinds import KINDS
 from specengine.judge.named import kind_of_named
-from specengine.judge.prompts import KINDS
 from specengine.plan import JudgeExample, JudgeSpec
 from specengine.source.loader import as_text
 

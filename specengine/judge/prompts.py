@@ -13,8 +13,8 @@ Our Jinja2-rendered texts reach mustache only as variable values, never as templ
 in a reply or a custom prompt survives; a custom prompt is the value of autoevals' `{{__prompt}}`.
 Few-shot examples are ours: a block of graded examples put before autoevals' prompt, in plain text
 (never through mustache). autoevals and chevron load inside `judge_prompt` and `prompt_hash`:
-`validate` and `--help` never import them (validate reads BUILTIN_CHOICES, which a test holds to
-autoevals' scorers).
+`validate` and `--help` never import them (validate reads judge/kinds.py, whose BUILTIN_CHOICES a
+test holds to autoevals' scorers).
 """
 
 from __future__ import annotations
@@ -26,15 +26,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from specengine.judge.kinds import BUILTIN_CHOICES, KINDS, choice_scores, choices_scoring
 from specengine.plan import JudgeExample, JudgeSpec
 
-KINDS = ("closed_qa", "factuality", "custom")
 SELECT_CHOICE = "select_choice"
-# The choices of autoevals' own judges and their scores (custom judges bring theirs).
-BUILTIN_CHOICES: Mapping[str, Mapping[str, float]] = {
-    "closed_qa": {"Y": 1.0, "N": 0.0},
-    "factuality": {"A": 0.4, "B": 0.6, "C": 1.0, "D": 0.0, "E": 1.0},
-}
 EXAMPLES_INTRO = (
     "Here are submissions that were graded before, each with the right choice and why."
     " Grade the data that follows in the same way."
@@ -100,18 +95,6 @@ def judge_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def choice_scores(kind: str, choices: Mapping[str, float] | None = None) -> dict[str, float]:
-    """The choices of a judge of this kind and their scores: autoevals' own, or a custom judge's."""
-    if kind in BUILTIN_CHOICES:
-        return dict(BUILTIN_CHOICES[kind])
-    return {str(name): float(score) for name, score in (choices or {}).items()}
-
-
-def choices_scoring(score: float, scores: Mapping[str, float]) -> list[str]:
-    """The choices that score `score` (an example may name its verdict by its score)."""
-    return [name for name, value in scores.items() if abs(value - score) < 1e-9]
 
 
 def example_problem(example: JudgeExample, scores: Mapping[str, float]) -> str | None:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from specengine.judge.kinds import KINDS, choice_scores, choices_scoring
 from specengine.judge.named import JUDGES_KEY, kind_of_named, named_judges
-from specengine.judge.prompts import KINDS, choice_scores, choices_scoring
 from specengine.source.loader import PROJECT_FILE, KeyPath, as_text
 from specengine.source.project import Project
 from specengine.suggest import suggest
