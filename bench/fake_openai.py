@@ -2,8 +2,9 @@
 
     python bench/fake_openai.py PORT LATENCY_S
 
-Every POST gets the same small chat completion after LATENCY_S seconds. It is deliberately tiny so
-that the benchmark measures the engine, not the server.
+Every POST gets the same small chat completion after LATENCY_S seconds; a POST whose body offers
+the judge's `select_choice` tool gets a judge verdict instead. `GET /count` answers how many POSTs
+were served. It is deliberately tiny so that the benchmark measures the engine, not the server.
 """
 
 from __future__ import annotations
@@ -12,7 +13,19 @@ import asyncio
 import json
 import sys
 
-BODY = json.dumps(
+
+def _message(content: str | None, name: str, arguments: str) -> dict:
+    call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}
+    return {"role": "assistant", "content": content, "tool_calls": [call]}
+
+
+def _response(body: dict) -> bytes:
+    data = json.dumps(body).encode()
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+    return head + str(len(data)).encode() + b"\r\n\r\n" + data
+
+
+AGENT = _response(
     {
         "id": "c1",
         "object": "chat.completion",
@@ -21,51 +34,59 @@ BODY = json.dumps(
             {
                 "index": 0,
                 "finish_reason": "stop",
-                "message": {
-                    "role": "assistant",
-                    "content": "The weather in Paris is Sunny.",
-                    "tool_calls": [
-                        {
-                            "id": "call_1",
-                            "type": "function",
-                            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
-                        }
-                    ],
-                },
+                "message": _message("The weather in Paris is Sunny.", "get_weather", '{"city": "Paris"}'),
             }
         ],
     }
-).encode()
-RESPONSE = (
-    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-    + str(len(BODY)).encode()
-    + b"\r\n\r\n"
-    + BODY
+)
+JUDGE = _response(
+    {
+        "id": "j1",
+        "object": "chat.completion",
+        "model": "judge",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": _message(None, "select_choice", '{"reasons": "fine", "choice": "Y"}'),
+            }
+        ],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+    }
 )
 
 
-async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float) -> None:
-    try:
-        while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":", 1)[1])
-            if length:
-                await reader.readexactly(length)
-            if latency:
-                await asyncio.sleep(latency)
-            writer.write(RESPONSE)
-            await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionError):
-        pass
-    finally:
-        writer.close()
+class Server:
+    def __init__(self, latency: float):
+        self.latency = latency
+        self.posts = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                body = await reader.readexactly(length) if length else b""
+                if head.startswith(b"GET /count"):
+                    count = str(self.posts).encode()
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(count), count))
+                    continue
+                self.posts += 1
+                if self.latency:
+                    await asyncio.sleep(self.latency)
+                writer.write(JUDGE if b"select_choice" in body else AGENT)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
 
 
 async def main(port: int, latency: float) -> None:
-    server = await asyncio.start_server(lambda r, w: handle(r, w, latency), "127.0.0.1", port, backlog=1024)
+    server = await asyncio.start_server(Server(latency).handle, "127.0.0.1", port, backlog=1024)
     print("ready", flush=True)
     async with server:
         await server.serve_forever()

@@ -1,17 +1,33 @@
-"""Benchmark `specengine run`: wall time against the ideal, throughput, and memory with large datasets.
+"""specengine beside the bare clients: the same requests, the same mock, one run, ratios printed.
 
-    python bench/run_bench.py [--cases 1000] [--concurrency 50] [--latency 0.05]
+    python bench/run_bench.py [--repeat 3] [--only latency throughput startup plan memory judge]
+                              [--no-httpx]
 
-1. N cases at concurrency C against a local OpenAI-compatible server with a fixed latency: prints the
-   wall time beside the ideal ceil(N/C)·latency and the CLI's start-up time (a 1-case run).
-2. 10,000 and 100,000 dataset rows against a zero-latency server: prints peak RSS of each run, the
-   growth between them, and cases per second.
-Everything runs on 127.0.0.1; the CLI runs as a subprocess so its own start-up and memory count.
+Every workload starts bench/fake_openai.py (a tiny OpenAI-compatible server) on a free 127.0.0.1
+port and runs each contender as a subprocess, so interpreter start-up, imports and memory count:
+
+- specengine: `specengine run` of a dataset spec (one case per row: one chat completion, three
+  checks), results written to a file as usual.
+- aiohttp: bench/raw_clients.py, a bare loop of the same requests on one aiohttp.ClientSession.
+- httpx: the same loop on one httpx.AsyncClient with its default transport.
+
+Workloads (names for --only):
+- latency:    1,000 cases, concurrency 50, 50 ms per reply; the ideal is ceil(N/C) × latency.
+- throughput: 10,000 cases, concurrency 50, 0 ms.
+- startup:    one case, 50 ms; beside `python -c pass` and the aiohttp loop.
+- plan:       `specengine plan` of 100,000 rows: wall and peak memory.
+- memory:     `specengine run` of 100,000 rows, concurrency 50, 0 ms: wall and peak memory.
+- judge:      10,000 judged cases run once, then `specengine regrade` with the judge cache warm:
+              requests the regrade made (must be 0) and its wall.
+
+The machine may be shared: each workload runs --repeat times and the ratios are taken within one
+repetition (the contenders run back to back), then shown as a range.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import socket
@@ -19,9 +35,28 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+WORKLOADS = ("latency", "throughput", "startup", "plan", "memory", "judge")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One subprocess: wall and CPU seconds, peak RSS in MB, exit code, and what it printed on stderr.
+
+    CPU time (user + system) is steadier than wall time on a shared machine.
+    """
+
+    wall: float
+    cpu: float
+    rss_mb: int
+    code: int
+    stderr: str = ""
 
 
 def free_port() -> int:
@@ -30,102 +65,197 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(latency: float) -> tuple[subprocess.Popen, int]:
+@contextmanager
+def mock_server(latency: float) -> Iterator[str]:
+    """The mock's base URL (http://127.0.0.1:PORT) while it runs."""
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, str(HERE / "fake_openai.py"), str(port), str(latency)],
         stdout=subprocess.PIPE,
         text=True,
     )
-    assert server.stdout is not None and server.stdout.readline().strip() == "ready"
-    return server, port
+    try:
+        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait()
 
 
-def write_suite(folder: Path, port: int, rows: int, concurrency: int) -> Path:
+def posts_served(base: str) -> int:
+    with urllib.request.urlopen(f"{base}/count") as answer:
+        return int(answer.read())
+
+
+def measure(command: Sequence[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Measure:
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    stderr = process.stderr.read().decode(errors="replace")  # small: the CLI prints little there
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    cpu = usage.ru_utime + usage.ru_stime
+    return Measure(wall, cpu, usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status), stderr)
+
+
+def write_suite(folder: Path, base: str, rows: int, concurrency: int, judged: bool = False) -> None:
+    judge = f"judge: {{model: bench-judge, base_url: '{base}/v1', max_concurrency: 8}}\n" if judged else ""
     (folder / "specengine.yaml").write_text(
         "endpoints:\n"
-        f"  bench: {{protocol: openai-chat, url: 'http://127.0.0.1:{port}/v1/chat/completions',"
+        f"  bench: {{protocol: openai-chat, url: '{base}/v1/chat/completions',"
         f" model: bench, max_concurrency: {concurrency}}}\n"
-        "defaults: {endpoint: bench}\n"
+        f"defaults: {{endpoint: bench}}\n{judge}"
     )
     data = folder / "data"
     data.mkdir(exist_ok=True)
     with (data / "rows.csv").open("w") as out:
         out.write("id,city,expected.weather\n")
-        for i in range(rows):
-            out.write(f"r{i},Paris,Sunny\n")
-    spec = folder / "bench.yaml"
-    spec.write_text(
+        for i in range(rows):  # a judged run needs distinct questions, or the judge cache answers all
+            out.write(f"r{i},{f'Paris {i}' if judged else 'Paris'},Sunny\n")
+    checks = (
+        "      - {judge: closed_qa, criteria: 'Does it give the weather in {{ input.city }}?'}\n"
+        if judged
+        else '      - called_tool_with: {name: get_weather, args: {city: "{{ input.city }}"}}\n'
+    )
+    (folder / "bench.yaml").write_text(
         "dataset: data/rows.csv\n"
         "evals:\n"
         "  - name: weather\n"
         '    send: "What\'s the weather in {{ input.city }}?"\n'
         "    expect:\n"
         "      - succeeded\n"
-        '      - includes: "{{ expected.weather }}"\n'
-        '      - called_tool_with: {name: get_weather, args: {city: "{{ input.city }}"}}\n'
+        '      - includes: "{{ expected.weather }}"\n' + checks
     )
-    return spec
 
 
-def run_cli(folder: Path, *args: str) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS in MB, exit code) of one `specengine run`."""
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "specengine", "run", "bench.yaml", "--output", "out.json", *args],
-        cwd=folder,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - started
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        print(process.stderr.read().decode() if process.stderr else "", file=sys.stderr)
-    return wall, usage.ru_maxrss // 1024, code
+def specengine(folder: Path, *args: str, env: dict[str, str] | None = None) -> Measure:
+    result = measure([sys.executable, "-m", "specengine", *args], cwd=folder, env=env)
+    if result.code not in (0, 1):
+        print(result.stderr, file=sys.stderr)
+    return result
+
+
+def run_duration(folder: Path) -> float:
+    """The run's own duration as its results file states it (start-up and compilation excluded)."""
+    return float(json.loads((folder / "out.json").read_text())["summary"]["duration_s"])
+
+
+def raw(client: str, base: str, cases: int, concurrency: int) -> Measure:
+    url = f"{base}/v1/chat/completions"
+    script = str(HERE / "raw_clients.py")
+    return measure([sys.executable, script, client, url, str(cases), str(concurrency)])
+
+
+def span(values: Sequence[float], digits: int = 2) -> str:
+    low, high = min(values), max(values)
+    if round(low, digits) == round(high, digits):
+        return f"{low:.{digits}f}"
+    return f"{low:.{digits}f}–{high:.{digits}f}"
+
+
+def contest(folder: Path, cases: int, concurrency: int, latency: float, repeat: int, httpx: bool) -> None:
+    """specengine, the aiohttp loop and the httpx loop back to back, `repeat` times."""
+    rows: dict[str, list[float]] = {}
+    with mock_server(latency) as base:
+        write_suite(folder, base, cases, concurrency)
+        for _ in range(repeat):
+            mine = specengine(folder, "run", "bench.yaml", "--output", "out.json", "-j", str(concurrency))
+            aiohttp = raw("aiohttp", base, cases, concurrency)
+            rows.setdefault("specengine wall", []).append(mine.wall)
+            rows.setdefault("specengine run", []).append(run_duration(folder))
+            rows.setdefault("specengine peak MB", []).append(mine.rss_mb)
+            rows.setdefault("aiohttp loop wall", []).append(aiohttp.wall)
+            rows.setdefault("specengine / aiohttp", []).append(mine.wall / aiohttp.wall)
+            rows.setdefault("specengine CPU", []).append(mine.cpu)
+            rows.setdefault("aiohttp loop CPU", []).append(aiohttp.cpu)
+            rows.setdefault("specengine / aiohttp CPU", []).append(mine.cpu / aiohttp.cpu)
+            if httpx:
+                loop = raw("httpx", base, cases, concurrency)
+                rows.setdefault("httpx loop wall", []).append(loop.wall)
+                rows.setdefault("specengine / httpx", []).append(mine.wall / loop.wall)
+    ideal = math.ceil(cases / concurrency) * latency
+    print(f"\n{cases:,} cases, concurrency {concurrency}, {latency * 1000:g} ms per reply", end="")
+    print(f" (ideal {ideal:.2f} s)" if latency else "")
+    for name, values in rows.items():
+        unit = "" if "/" in name or "MB" in name else " s"
+        print(f"  {name:22s} {span(values, 0 if 'MB' in name else 2)}{unit}")
+
+
+def startup(folder: Path, repeat: int) -> None:
+    walls: dict[str, list[float]] = {}
+    with mock_server(0.05) as base:
+        write_suite(folder, base, 1, 1)
+        for _ in range(repeat):
+            walls.setdefault("specengine run, 1 case", []).append(
+                specengine(folder, "run", "bench.yaml", "--output", "out.json").wall
+            )
+            walls.setdefault("aiohttp loop, 1 case", []).append(raw("aiohttp", base, 1, 1).wall)
+            walls.setdefault("python -c pass", []).append(measure([sys.executable, "-c", "pass"]).wall)
+            walls.setdefault("specengine --help", []).append(specengine(folder, "--help").wall)
+    print("\nstart-up: one case against a 50 ms agent")
+    for name, values in walls.items():
+        print(f"  {name:22s} {span(values)} s")
+
+
+def big(folder: Path, rows: int, repeat: int, command: str) -> None:
+    results: list[Measure] = []
+    with mock_server(0.0) as base:
+        write_suite(folder, base, rows, 50)
+        for _ in range(repeat):
+            if command == "plan":
+                results.append(specengine(folder, "plan", "bench.yaml"))
+            else:
+                results.append(specengine(folder, "run", "bench.yaml", "--output", "out.json", "-j", "50"))
+    walls = [result.wall for result in results]
+    peaks = [float(result.rss_mb) for result in results]
+    print(f"\n`specengine {command}` of {rows:,} rows: wall {span(walls)} s, peak {span(peaks, 0)} MB")
+
+
+def judged(folder: Path, cases: int, repeat: int) -> None:
+    with mock_server(0.0) as base:
+        write_suite(folder, base, cases, 50, judged=True)
+        env = {**os.environ, "OPENAI_API_KEY": "bench"}
+        first = specengine(folder, "run", "bench.yaml", "--output", "out.json", "-j", "50", env=env)
+        print(f"\n{cases:,} judged cases: first run {first.wall:.2f} s, {posts_served(base):,} requests")
+        walls, requests = [], []
+        for _ in range(repeat):
+            before = posts_served(base)
+            again = specengine(
+                folder, "regrade", "out.json", "bench.yaml", "--output", "again.json", "-j", "50", env=env
+            )
+            walls.append(again.wall)
+            requests.append(float(posts_served(base) - before))
+        print(f"  regrade, judge cache warm: wall {span(walls)} s, requests {span(requests, 0)}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=1000)
-    parser.add_argument("--concurrency", type=int, default=50)
-    parser.add_argument("--latency", type=float, default=0.05)
-    parser.add_argument("--rows", type=int, nargs="*", default=[10_000, 100_000])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", nargs="*", choices=WORKLOADS, default=list(WORKLOADS))
+    parser.add_argument("--no-httpx", action="store_true", help="skip the (slow) raw httpx loop")
     options = parser.parse_args()
+    try:
+        import uvloop  # noqa: F401
 
+        loop = "uvloop"
+    except ImportError:
+        loop = "asyncio"
+    python = sys.version.split()[0]
+    print(f"Python {python}, {os.cpu_count()} CPUs, event loop {loop}, {options.repeat} runs each")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        server, port = start_server(options.latency)
-        try:
-            write_suite(folder, port, 1, options.concurrency)
-            startup, _, _ = run_cli(folder, "-j", "1")
-            write_suite(folder, port, options.cases, options.concurrency)
-            wall, rss, code = run_cli(folder, "-j", str(options.concurrency))
-        finally:
-            server.terminate()
-        ideal = math.ceil(options.cases / options.concurrency) * options.latency
-        latency_ms = options.latency * 1000
-        print(f"latency run: {options.cases} cases, concurrency {options.concurrency}, {latency_ms:g} ms")
-        print(f"  wall {wall:.2f} s   ideal {ideal:.2f} s   start-up (1 case) {startup:.2f} s   exit {code}")
-        print(f"  wall / (ideal + start-up) = {wall / (ideal + startup):.2f}   peak RSS {rss} MB")
-
-        server, port = start_server(0.0)
-        try:
-            measured = []
-            for rows in options.rows:
-                write_suite(folder, port, rows, options.concurrency)
-                wall, rss, code = run_cli(folder, "-j", str(options.concurrency))
-                measured.append((rows, wall, rss))
-                steady = rows / max(wall - startup, 1e-9)
-                print(
-                    f"zero-latency run: {rows} rows  wall {wall:.2f} s  {rows / wall:,.0f} cases/s"
-                    f" ({steady:,.0f}/s after start-up)  peak RSS {rss} MB  exit {code}"
-                )
-        finally:
-            server.terminate()
-        if len(measured) >= 2:
-            (small, _, small_rss), (large, _, large_rss) = measured[0], measured[-1]
-            print(f"  RSS growth {small:,} -> {large:,} rows: {large_rss - small_rss} MB")
+        if "latency" in options.only:
+            contest(folder, 1000, 50, 0.05, options.repeat, not options.no_httpx)
+        if "throughput" in options.only:
+            contest(folder, 10_000, 50, 0.0, options.repeat, not options.no_httpx)
+        if "startup" in options.only:
+            startup(folder, options.repeat)
+        if "plan" in options.only:
+            big(folder, 100_000, options.repeat, "plan")
+        if "memory" in options.only:
+            big(folder, 100_000, 1, "run")
+        if "judge" in options.only:
+            judged(folder, 10_000, options.repeat)
 
 
 if __name__ == "__main__":
