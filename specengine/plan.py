@@ -137,6 +137,9 @@ class Step:
     source: Source | None = None
 
 
+DEFAULT_MAX_REPLY_BYTES = 10_000_000
+
+
 @dataclass(frozen=True)
 class EndpointConfig:
     """A resolved endpoint: protocol, URL and options. `secrets` holds values read from ${VAR}."""
@@ -149,6 +152,7 @@ class EndpointConfig:
     max_concurrency: int = 8
     timeout: float = 60.0
     retries: int = 2
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES  # the most of one answer's body that is read
     options: Mapping[str, Any] = field(default_factory=dict)
     secrets: frozenset[str] = frozenset()
 

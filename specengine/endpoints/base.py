@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
+from specengine.endpoints.transport import AiohttpClient, RawAnswer, bound_body
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.retry import is_retryable_status, retry_after_seconds
@@ -76,22 +77,38 @@ async def request_json(
     adapter: Adapter, body: Any, method: str = "POST", url: str | None = None
 ) -> JsonAnswer:
     """Send a JSON body to `url` (default: the endpoint's URL); the answer must be 2xx JSON (else
-    EndpointError)."""
+    EndpointError).
+
+    A run's clients (AiohttpClient) send it straight through their aiohttp session; any other httpx
+    client sends it as usual. Either way at most `max_reply_bytes` of the answer are read.
+    """
     config = adapter.config
+    client = adapter.client
+    target = url or config.url or ""
     started = time.perf_counter()
     try:
-        response = await adapter.client.request(
-            method, url or config.url or "", json=body, headers=dict(config.headers), timeout=config.timeout
-        )
+        if isinstance(client, AiohttpClient):
+            answer = await client.send_json(
+                method, target, body, config.headers, config.timeout, config.max_reply_bytes
+            )
+        else:
+            answer = await _request_with_httpx(client, method, target, config, body)
     except httpx.HTTPError as exc:
         raise transport_error(exc) from None
     latency = time.perf_counter() - started
-    text = response.text
-    if response.status_code >= 300:
-        raise status_error(response, text)
-    return JsonAnswer(
-        parse_json(text, "the response body"), text, response.status_code, response.headers, latency
-    )
+    if answer.status >= 300:
+        raise status_error(answer.status, answer.url, answer.headers, answer.text)
+    return JsonAnswer(parse_json(answer.text, "the response body"), answer.text, answer.status, answer.headers, latency)
+
+
+async def _request_with_httpx(
+    client: httpx.AsyncClient, method: str, url: str, config: EndpointConfig, body: Any
+) -> RawAnswer:
+    headers = dict(config.headers)
+    async with client.stream(method, url, json=body, headers=headers, timeout=config.timeout) as response:
+        bound_body(response, config.max_reply_bytes)
+        await response.aread()
+        return RawAnswer(response.status_code, str(response.request.url), response.headers, response.text)
 
 
 async def post_events(
@@ -111,8 +128,10 @@ async def post_events(
         async with adapter.client.stream(
             "POST", url or config.url or "", json=body, headers=headers, timeout=config.timeout
         ) as response:
+            bound_body(response, config.max_reply_bytes)
             if response.status_code >= 300:
-                raise status_error(response, await _read_text(response))
+                text = await _read_text(response)
+                raise status_error(response.status_code, str(response.request.url), response.headers, text)
             content_type = response.headers.get("content-type", "").lower()
             if "json" in content_type:
                 text = await _read_text(response)
@@ -199,16 +218,16 @@ def invalid(problem: str, data: Any) -> EndpointError:
     return EndpointError("InvalidResponse", f"{problem}: {excerpt}")
 
 
-def status_error(response: httpx.Response, text: str) -> EndpointError:
+def status_error(status: int, url: str, headers: Mapping[str, str], text: str) -> EndpointError:
     """The error for a non-2xx answer: status and the first 200 characters of the body."""
     excerpt = body_excerpt(text)
-    retryable = is_retryable_status(response.status_code)
+    retryable = is_retryable_status(status)
     return EndpointError(
         "HTTPStatusError",
-        f"HTTP {response.status_code} from {response.request.url}: {excerpt}".rstrip(": "),
+        f"HTTP {status} from {url}: {excerpt}".rstrip(": "),
         retryable=retryable,
-        retry_after=retry_after_seconds(response.headers) if retryable else None,
-        status=response.status_code,
+        retry_after=retry_after_seconds(headers) if retryable else None,
+        status=status,
         body=text,
     )
 

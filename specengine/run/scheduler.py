@@ -1,4 +1,4 @@
-"""Execute a plan: asyncio, one httpx.AsyncClient per endpoint, bounded concurrency, deadlines, retries.
+"""Execute a plan: asyncio, one client per endpoint, bounded concurrency, deadlines, retries.
 
 Cases stream in from the plan; at most `concurrency` trials are in flight, and each endpoint's own
 `max_concurrency` bounds its requests. A finished case is handed to `on_result` at once (the caller
@@ -14,12 +14,10 @@ from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-import httpx
-
 from specengine.demo.server import start_demo_agent
 from specengine.endpoints import adapter_class
 from specengine.endpoints.base import Adapter
-from specengine.endpoints.transport import ShardedTransport
+from specengine.endpoints.transport import AiohttpClient
 from specengine.errors import EndpointError
 from specengine.grade.grader import grade_trial, trial_result
 from specengine.plan import Case, EndpointConfig, Plan
@@ -103,11 +101,7 @@ class Runner:
     async def _open_clients(self, stack: AsyncExitStack, endpoints: Mapping[str, EndpointConfig]) -> None:
         for name, config in endpoints.items():
             client = await stack.enter_async_context(
-                httpx.AsyncClient(
-                    timeout=httpx.Timeout(config.timeout, connect=min(config.timeout, 10.0)),
-                    transport=ShardedTransport(config.max_concurrency),
-                    follow_redirects=True,
-                )
+                AiohttpClient(config.url, config.max_concurrency, config.timeout)
             )
             self._adapters[name] = adapter_class(config.protocol)(config, client)
             self._endpoint_limits[name] = asyncio.Semaphore(config.max_concurrency)

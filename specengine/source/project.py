@@ -15,7 +15,7 @@ from typing import Any
 
 from specengine.diagnostics import Diagnostic
 from specengine.errors import MissingVariable, SpecError
-from specengine.plan import EndpointConfig, JudgeConfig
+from specengine.plan import DEFAULT_MAX_REPLY_BYTES, EndpointConfig, JudgeConfig
 from specengine.source.loader import Document, display_path, load_yaml
 from specengine.suggest import suggest
 
@@ -133,7 +133,16 @@ def resolve_variables(value: Any, environ: Mapping[str, str]) -> Resolved:
     return Resolved(resolved, frozenset(secrets), tuple(dict.fromkeys(missing)))
 
 
-ENDPOINT_FIELDS = ("protocol", "url", "model", "headers", "max_concurrency", "timeout", "retries")
+ENDPOINT_FIELDS = (
+    "protocol",
+    "url",
+    "model",
+    "headers",
+    "max_concurrency",
+    "timeout",
+    "retries",
+    "max_reply_bytes",
+)
 
 
 def endpoint_config(
@@ -154,6 +163,7 @@ def endpoint_config(
         max_concurrency=int(data.get("max_concurrency", 8)),
         timeout=float(data.get("timeout", DEFAULT_TIMEOUT)),
         retries=int(data.get("retries", project.default("retries", DEFAULT_RETRIES))),
+        max_reply_bytes=int(data.get("max_reply_bytes", DEFAULT_MAX_REPLY_BYTES)),
         options=options,
         secrets=resolved.secrets,
     )
