@@ -97,8 +97,9 @@ async def request_json(
         raise transport_error(exc) from None
     latency = time.perf_counter() - started
     if answer.status >= 300:
-        raise status_error(answer.status, answer.url, answer.headers, answer.text)
-    return JsonAnswer(parse_json(answer.text, "the response body"), answer.text, answer.status, answer.headers, latency)
+        raise status_error(answer.status, str(answer.url), answer.headers, answer.text)
+    data = parse_json(answer.text, "the response body")
+    return JsonAnswer(data, answer.text, answer.status, answer.headers, latency)
 
 
 async def _request_with_httpx(

@@ -26,7 +26,7 @@ from __future__ import annotations
 import codecs
 import json
 import urllib.request
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -191,7 +191,7 @@ def _as_httpx(exc: aiohttp.ClientError, request: httpx.Request) -> httpx.HTTPErr
 
 
 # Headers that describe the body as it was sent; aiohttp has already decoded it.
-_ENCODING_HEADERS = frozenset({"content-encoding", "content-length"})
+_ENCODED = frozenset({"content-encoding", "content-length"})
 
 
 class AiohttpTransport(httpx.AsyncBaseTransport):
@@ -215,7 +215,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             )
         except aiohttp.ClientError as exc:
             raise _as_httpx(exc, request) from exc
-        kept = [(k, v) for k, v in response.raw_headers if k.lower().decode("latin-1") not in _ENCODING_HEADERS]
+        kept = [(k, v) for k, v in response.raw_headers if k.decode("latin-1").lower() not in _ENCODED]
         return httpx.Response(
             status_code=response.status,
             headers=kept,
@@ -233,27 +233,36 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
 
 @dataclass(frozen=True)
 class RawAnswer:
-    """An answer read whole: status, final URL, headers (lower-cased names; repeated ones joined
-    with ", " as httpx joins them), body text."""
+    """An answer read whole: status, final URL (`str()` of it), headers, body text."""
 
     status: int
-    url: str
+    url: Any
     headers: Mapping[str, str]
     text: str
 
 
 class AiohttpClient(httpx.AsyncClient):
     """An httpx client over its own aiohttp session (closed with the client), for one server at `url`
-    with at most `connections` connections (0: no limit)."""
+    with at most `connections` connections (0: no limit). Each read may take `timeout` seconds, a
+    connect `connect` seconds (default: `timeout`, at most CONNECT_TIMEOUT_S)."""
 
-    def __init__(self, url: str | None, connections: int, timeout: float, follow_redirects: bool = True):
+    def __init__(
+        self,
+        url: str | None,
+        connections: int,
+        timeout: float,
+        *,
+        connect: float | None = None,
+        follow_redirects: bool = True,
+    ):
         self.session = open_session(url, connections)
         super().__init__(
             transport=AiohttpTransport(self.session),
-            timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S)),
+            timeout=httpx.Timeout(timeout, connect=connect or min(timeout, CONNECT_TIMEOUT_S)),
             follow_redirects=follow_redirects,
             headers={"Accept-Encoding": ACCEPT_ENCODING},
         )
+        self._prepared: tuple[Any, ...] = ()
 
     async def send_json(
         self,
@@ -267,30 +276,62 @@ class AiohttpClient(httpx.AsyncClient):
         """Send `body` as JSON (the bytes httpx would send) and read the answer, at most `limit`
         bytes of it; faults raise the httpx exceptions httpx would raise."""
         data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        sent_headers = dict(headers)
-        if not any(name.lower() == "content-type" for name in headers):  # as httpx: the caller's wins
-            sent_headers["Content-Type"] = "application/json"
+        sent_headers, deadline = self._prepare(url, headers, timeout)
         try:
             async with self.session.request(
-                method, url, data=data, headers=sent_headers, timeout=client_timeout(timeout)
+                method, url, data=data, headers=sent_headers, timeout=deadline
             ) as response:
                 content = await _read_bounded(response, limit)
                 return RawAnswer(
                     response.status,
-                    str(response.url),
-                    _joined_headers(response.raw_headers),
+                    response.url,
+                    JoinedHeaders(response.raw_headers),
                     content.decode(_encoding(response.charset), "replace"),
                 )
         except aiohttp.ClientError as exc:
             raise _as_httpx(exc, httpx.Request(method, url)) from exc
 
+    def _prepare(
+        self, url: str, headers: Mapping[str, str], timeout: float
+    ) -> tuple[dict[str, str], aiohttp.ClientTimeout]:
+        """The headers and the timeout of a request; an endpoint sends the same ones every time, so
+        they are built once."""
+        prepared = self._prepared
+        if prepared and prepared[0] is url and prepared[1] is headers and prepared[2] == timeout:
+            return prepared[3]
+        sent_headers = dict(headers)
+        if not any(name.lower() == "content-type" for name in headers):  # as httpx: the caller's wins
+            sent_headers["Content-Type"] = "application/json"
+        built = (sent_headers, client_timeout(timeout))
+        self._prepared = (url, headers, timeout, built)
+        return built
 
-def _joined_headers(raw: tuple[tuple[bytes, bytes], ...]) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for name, value in raw:
-        key, text = name.decode("latin-1").lower(), value.decode("latin-1")
-        headers[key] = f"{headers[key]}, {text}" if key in headers else text
-    return headers
+
+class JoinedHeaders(Mapping[str, str]):
+    """Response headers as httpx shows them: lower-case names, a repeated header's values joined
+    with ", ". Built on first use: most answers are never asked for their headers."""
+
+    def __init__(self, raw: tuple[tuple[bytes, bytes], ...]):
+        self._raw = raw
+        self._joined: dict[str, str] | None = None
+
+    def _headers(self) -> dict[str, str]:
+        if self._joined is None:
+            joined: dict[str, str] = {}
+            for name, value in self._raw:
+                key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+                joined[key] = f"{joined[key]}, {text}" if key in joined else text
+            self._joined = joined
+        return self._joined
+
+    def __getitem__(self, name: str) -> str:
+        return self._headers()[name.lower()]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._headers())
+
+    def __len__(self) -> int:
+        return len(self._headers())
 
 
 def _encoding(charset: str | None) -> str:

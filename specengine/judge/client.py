@@ -121,10 +121,13 @@ class JudgeClient:
             import httpx
             import openai
 
+            from specengine.endpoints.transport import AiohttpClient
+
             httpx.URL(self.base_url)  # raises httpx.InvalidURL for a base_url that is no URL
-            # no pool limit of its own: the semaphore is the one limit, so a pool wait never eats
-            # into an attempt's timeout
-            self._http = httpx.AsyncClient(timeout=httpx.Timeout(self.config.timeout))
+            # the transport runs use for agents; no pool limit of its own: the semaphore is the one
+            # limit, so a pool wait never eats into an attempt's timeout
+            timeout = self.config.timeout
+            self._http = AiohttpClient(self.base_url, 0, timeout, connect=timeout, follow_redirects=False)
             self._sdk = openai.AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self.base_url,
