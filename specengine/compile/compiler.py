@@ -112,6 +112,41 @@ class _EvalTemplate:
     trials: int
     pass_rate: float
     timeout: float
+    steps: tuple[_StepPlan, ...] = ()
+    variables: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # the eval's own, no row
+    labels: tuple[str, ...] = ()  # the file's and the eval's
+
+
+@dataclass(frozen=True)
+class _StepPlan:
+    """A step as every row of an eval sends it: the message template (with the key path that
+    locates it) and the finished Step when the message holds no template (shared by every row)."""
+
+    text: str
+    key: tuple[str | int, ...]
+    checks: tuple[Check, ...]
+    source: Source
+    fixed: Step | None
+
+
+def _step_plans(
+    raw: Mapping[str, Any], document: Document, index: int, checks_by_turn
+) -> tuple[_StepPlan, ...]:
+    """Each step's template, checks and source, worked out once per eval instead of once per row."""
+    eval_path: tuple[str | int, ...] = ("evals", index)
+    turns = raw.get("turns", [raw])
+    plans = []
+    for i, step in enumerate(turns):
+        key = (*eval_path, "send") if "turns" not in raw else (*eval_path, "turns", i, "send")
+        if not isinstance(step, Mapping):  # a reset
+            source = Source(document.path, document.line((*eval_path, "turns", i)))
+            plans.append(_StepPlan("", key, (), source, Step("reset", source=source)))
+            continue
+        text = as_text(step["send"])
+        source = Source(document.path, document.line(key))
+        fixed = None if is_template(text) else Step("send", text, checks_by_turn[i], source)
+        plans.append(_StepPlan(text, key, checks_by_turn[i], source, fixed))
+    return tuple(plans)
 
 
 def _threshold(raw: Mapping[str, Any], is_judge: bool) -> Threshold:
@@ -227,6 +262,7 @@ def _eval_templates(
             )
         else:
             endpoint = endpoints.named(as_text(endpoint_value), project, where)
+        checks_by_turn = _turn_checks(raw, spec.document, eval_path, named_judges(project.data))
         dataset_value = raw["dataset"] if "dataset" in raw else data.get("dataset")
         dataset, dataset_display = _resolve_dataset(dataset_value, spec)
         timeout = options.timeout or raw.get("timeout") or data.get("timeout") or project.default("timeout")
@@ -239,7 +275,7 @@ def _eval_templates(
             endpoint=endpoint,
             raw=raw,
             file_data=data,
-            checks_by_turn=_turn_checks(raw, spec.document, eval_path, named_judges(project.data)),
+            checks_by_turn=checks_by_turn,
             dataset=dataset,
             dataset_display=dataset_display,
             trials=int(
@@ -249,6 +285,13 @@ def _eval_templates(
                 raw.get("pass_rate") or data.get("pass_rate") or project.default("pass_rate") or 1.0
             ),
             timeout=float(timeout or DEFAULT_TIMEOUT),
+            steps=_step_plans(raw, spec.document, index, checks_by_turn),
+            variables={
+                "input": dict(raw.get("input") or {}),
+                "expected": dict(raw.get("expected") or {}),
+                "metadata": _merge_top(data.get("metadata"), raw.get("metadata")),
+            },
+            labels=_unique(data.get("labels"), raw.get("labels")),
         )
 
 
@@ -272,74 +315,60 @@ def _rows(template: _EvalTemplate) -> Iterator[_Row | None]:
 
 
 def _render_send(
-    text: Any, variables: Mapping[str, Any], document: Document, key_path: tuple, row_note: str = ""
+    template: _EvalTemplate, plan: _StepPlan, variables: dict[str, Any], row: _Row | None
 ) -> str:
     """The rendered message; an undefined variable names the template's line and the dataset row."""
     try:
-        return render(as_text(text), dict(variables))
+        return render(plan.text, variables)
     except TemplateError as exc:
-        line, col = document.position(key_path)
-        node = document.node_at(key_path)
+        document = template.spec.document
+        line, col = document.position(plan.key)
+        node = document.node_at(plan.key)
         block = getattr(node, "style", None) in ("|", ">")
+        message = exc.message + _row_note(template, row)
         raise SpecError(
-            Diagnostic(document.path, line + exc.line - 1 + (1 if block else 0), col, exc.message + row_note)
+            Diagnostic(document.path, line + exc.line - 1 + (1 if block else 0), col, message)
         ) from None
 
 
-def _row_note(template: _EvalTemplate, row: _Row | None, rid: str | None) -> str:
+def _row_note(template: _EvalTemplate, row: _Row | None) -> str:
     """Which dataset row a rendering failed for: the template is fine, the row lacks a key."""
     if row is None:
         return ""
     where = f", {template.dataset_display}:{row.line}" if row.line is not None else ""
-    return f" (for the dataset row '{rid}'{where})"
+    return f" (for the dataset row '{row_id(row.data)}'{where})"
 
 
-def _steps(template: _EvalTemplate, variables: Mapping[str, Any], row_note: str = "") -> tuple[Step, ...]:
-    raw = template.raw
-    document = template.spec.document
-    eval_path = ("evals", template.index)
-    if "turns" not in raw:
-        key = (*eval_path, "send")
-        message = _render_send(raw["send"], variables, document, key, row_note)
-        return (Step("send", message, template.checks_by_turn[0], Source(document.path, document.line(key))),)
-    steps: list[Step] = []
-    for i, step in enumerate(raw["turns"]):
-        if isinstance(step, Mapping):
-            send_key = (*eval_path, "turns", i, "send")
-            message = _render_send(step["send"], variables, document, send_key, row_note)
-            steps.append(
-                Step(
-                    "send",
-                    message,
-                    template.checks_by_turn[i],
-                    Source(document.path, document.line(send_key)),
-                )
-            )
-        else:
-            steps.append(Step("reset", source=Source(document.path, document.line((*eval_path, "turns", i)))))
-    return tuple(steps)
+def _steps(template: _EvalTemplate, variables: dict[str, Any], row: _Row | None) -> tuple[Step, ...]:
+    return tuple(
+        plan.fixed or Step("send", _render_send(template, plan, variables, row), plan.checks, plan.source)
+        for plan in template.steps
+    )
+
+
+def _row_variables(template: _EvalTemplate, row_data: Mapping[str, Any]) -> dict[str, Any]:
+    """The eval's input, expected and metadata, each overridden key by key by the row's."""
+    variables: dict[str, Any] = {}
+    for name, own in template.variables.items():
+        override = row_data.get(name)
+        variables[name] = {**own, **override} if override else dict(own)
+    return variables
 
 
 def _cases(templates: Sequence[_EvalTemplate]) -> Iterator[Case]:
+    """Every case in plan order. Runs once per pass over the plan, so what is the same for every row
+    of an eval was worked out in its _EvalTemplate; here only the row's own part is done."""
     index = 0
     for template in templates:
-        raw, data = template.raw, template.file_data
         base_case_id = f"{template.spec.display}::{template.name}"
+        skip = template.raw.get("skip")
+        skip_text = as_text(skip) if skip is not None else None
         for row in _rows(template):
             row_data = row.data if row else {}
-            variables = {
-                "input": _merge_top(raw.get("input"), row_data.get("input")),
-                "expected": _merge_top(raw.get("expected"), row_data.get("expected")),
-                "metadata": _merge_top(
-                    _merge_top(data.get("metadata"), raw.get("metadata")), row_data.get("metadata")
-                ),
-            }
+            variables = _row_variables(template, row_data)
             rid = row_id(row_data) if row else None
-            skip = raw.get("skip")
-            if skip is None:
-                steps = _steps(template, variables, _row_note(template, row, rid))
-            else:
-                steps = _steps_unrendered(template)
+            steps = _steps(template, variables, row) if skip is None else _steps_unrendered(template)
+            labels = row_data.get("labels")
             yield Case(
                 id=f"{base_case_id}[{rid}]" if rid is not None else base_case_id,
                 index=index,
@@ -350,13 +379,13 @@ def _cases(templates: Sequence[_EvalTemplate]) -> Iterator[Case]:
                 endpoint=template.endpoint,
                 steps=steps,
                 variables=variables,
-                labels=_unique(data.get("labels"), raw.get("labels"), row_data.get("labels")),
+                labels=_unique(template.labels, labels) if labels else template.labels,
                 row=rid,
                 row_line=row.line if row else None,
                 trials=template.trials,
                 pass_rate=template.pass_rate,
                 timeout=template.timeout,
-                skip=as_text(skip) if skip is not None else None,
+                skip=skip_text,
             )
             index += 1
 
