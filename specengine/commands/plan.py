@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -71,7 +73,7 @@ def plan_command(
     here, before a run. Exit 0 when the plan compiles, 2 when a spec or the selection is wrong.
     """
     from specengine.errors import UsageError
-    from specengine.run.prepare import PrepareOptions, prepare
+    from specengine.run.prepare import PrepareOptions, count_cases, prepare
 
     try:
         prepared = prepare(
@@ -86,40 +88,54 @@ def plan_command(
                 resolve_endpoints=False,
             ),
         )
-        cases = [case_as_dict(case, prepared.plan.endpoints[case.endpoint]) for case in prepared.cases()]
+        # a first pass renders every template with every row, so a failing row stops the command
+        # before anything is printed; the second prints case by case, holding none of them
+        count = count_cases(prepared).count
     except UsageError as exc:  # a SpecError too: a template that fails for one dataset row shows up here
         for line in exc.lines:
             typer.echo(line, err=True)
         raise typer.Exit(2) from None
-    if not cases:  # as `run` does: a plan that would run nothing is a mistake in the command line
+    if not count:  # as `run` does: a plan that would run nothing is a mistake in the command line
         typer.echo("error: the selection matched no case (check --label, -k and PATH::eval)", err=True)
         raise typer.Exit(2)
-    if json_out:
-        typer.echo(json.dumps({"cases": cases}, indent=2, ensure_ascii=False))
+    endpoints = prepared.plan.endpoints
+    cases = (case_as_dict(case, endpoints[case.endpoint]) for case in prepared.cases())
+    out = sys.stdout
+    if json_out:  # the text json.dumps({"cases": [...]}, indent=2) gives, one case at a time
+        out.write('{\n  "cases": [')
+        for position, case in enumerate(cases):
+            text = json.dumps(case, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+            out.write(("\n    " if position == 0 else ",\n    ") + text)
+        out.write("\n  ]\n}\n")
+        out.flush()
         return
     no_judge = not prepared.plan.judge.model
     for case in cases:
-        endpoint = case["endpoint"]
-        typer.echo(f"{case['id']}  ({case['spec']}:{case['line']})")
-        target = endpoint["url"] or ("built-in demo agent" if endpoint["protocol"] == "demo" else "")
-        typer.echo(f"  endpoint: {endpoint['name']} [{endpoint['protocol']}] {target}".rstrip())
-        if case["trials"] > 1:
-            typer.echo(f"  trials: {case['trials']} (pass rate {case['pass_rate']:g})")
-        if case["skip"]:
-            typer.echo(f"  skipped: {case['skip']}")
-        turn = 0
-        for step in case["steps"]:
-            if step.get("reset"):
-                typer.echo("  --- reset ---")
-                continue
-            turn += 1
-            typer.echo(f"  turn {turn} send: {step['send']!r}")
-            for check in step["checks"]:
-                soft = "" if check["gate"] else " (soft)"
-                skipped = (
-                    " (will be skipped: no judge configured)"
-                    if no_judge and check["matcher"] == "judge"
-                    else ""
-                )
-                typer.echo(f"    - {check['name']}{soft}{skipped}  [line {check['line']}]")
-    typer.echo(f"{len(cases)} case{'s' * (len(cases) != 1)}", err=True)
+        out.write("".join(f"{line}\n" for line in _case_lines(case, no_judge)))
+    out.flush()
+    typer.echo(f"{count} case{'s' * (count != 1)}", err=True)
+
+
+def _case_lines(case: dict[str, Any], no_judge: bool) -> Iterator[str]:
+    """The lines `plan` prints for one case."""
+    endpoint = case["endpoint"]
+    yield f"{case['id']}  ({case['spec']}:{case['line']})"
+    target = endpoint["url"] or ("built-in demo agent" if endpoint["protocol"] == "demo" else "")
+    yield f"  endpoint: {endpoint['name']} [{endpoint['protocol']}] {target}".rstrip()
+    if case["trials"] > 1:
+        yield f"  trials: {case['trials']} (pass rate {case['pass_rate']:g})"
+    if case["skip"]:
+        yield f"  skipped: {case['skip']}"
+    turn = 0
+    for step in case["steps"]:
+        if step.get("reset"):
+            yield "  --- reset ---"
+            continue
+        turn += 1
+        yield f"  turn {turn} send: {step['send']!r}"
+        for check in step["checks"]:
+            soft = "" if check["gate"] else " (soft)"
+            skipped = (
+                " (will be skipped: no judge configured)" if no_judge and check["matcher"] == "judge" else ""
+            )
+            yield f"    - {check['name']}{soft}{skipped}  [line {check['line']}]"
