@@ -20,6 +20,7 @@ from specengine.redact import redact_case
 from specengine.results.model import Tally
 
 RESULTS_FOLDER = Path(".specengine/runs")
+TEXT_EXCERPT = 100_000  # the most characters of any one text (a reply, a message) that results keep
 
 
 def new_run_id() -> str:
@@ -74,6 +75,9 @@ class ResultsWriter:
         if self.secrets:
             case = redact_case(case, self.secrets)
         text = json.dumps(case, ensure_ascii=False, default=str)
+        if len(text) > TEXT_EXCERPT:  # only then can a single text be longer than its excerpt
+            case = excerpted(case)
+            text = json.dumps(case, ensure_ascii=False, default=str)
         offset = self._log.tell()
         self._log.write((text + "\n").encode("utf-8"))
         self._log.flush()
@@ -105,6 +109,23 @@ class ResultsWriter:
             out.write("\n]}\n")
         os.replace(temporary, self.output)
         return summary
+
+
+def excerpted(value: Any) -> Any:
+    """`value` with every string longer than TEXT_EXCERPT cut to its first TEXT_EXCERPT characters
+    and a note of its full length, so one huge reply cannot make a huge results file.
+
+    Runs after redaction, so a cut never leaves part of a secret unmasked.
+    """
+    if isinstance(value, str):
+        if len(value) <= TEXT_EXCERPT:
+            return value
+        return f"{value[:TEXT_EXCERPT]}… [cut: {len(value):,} characters in all]"
+    if isinstance(value, Mapping):
+        return {key: excerpted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [excerpted(item) for item in value]
+    return value
 
 
 def readable_length(path: Path) -> int:
