@@ -7,7 +7,6 @@ regraded results file is an ordinary results file.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,6 +16,7 @@ from specengine.errors import ResultsError, UsageError
 from specengine.grade.regrade import RegradeReport, regrade_cases
 from specengine.results.reader import load_results
 from specengine.results.runs import named_run
+from specengine.run import event_loop
 from specengine.run.exit_codes import EXIT_USAGE
 from specengine.run.judge_preflight import preflight_judge
 from specengine.run.prepare import Prepared, PrepareOptions, count_cases, prepare
@@ -73,7 +73,7 @@ def execute_regrade(request: RegradeRequest) -> int:
     def start(on_result: OnResult, judge: Judge | None) -> Work:
         return _regrade(request, prepared, stored, on_result, judge, outcome), lambda: None
 
-    recording = asyncio.run(
+    recording = event_loop.run(
         record(
             start,
             request.options,

@@ -7,7 +7,6 @@ Kept apart from the typer command so the command stays a list of options. `regra
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -18,6 +17,7 @@ from specengine.errors import ResultsError, UsageError, WebServerError
 from specengine.results.reader import load_results
 from specengine.results.runs import named_run
 from specengine.results.writer import log_path, read_log
+from specengine.run import event_loop
 from specengine.run.app_under_test import serve_app
 from specengine.run.breaker import DEFAULT_LIMIT
 from specengine.run.exit_codes import EXIT_OK, EXIT_USAGE
@@ -85,7 +85,7 @@ def execute_run(request: RunRequest) -> int:
     with app_under_test(prepared.project, errors) as started:
         if not started:
             return EXIT_USAGE
-        recording = asyncio.run(
+        recording = event_loop.run(
             record(
                 _scheduler(request, prepared),
                 request.options,
