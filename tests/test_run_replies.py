@@ -20,7 +20,7 @@ from support.servers import Reply
 
 from specengine.endpoints.base import request_json
 from specengine.endpoints.openai_chat import OpenAIChatAdapter
-from specengine.endpoints.transport import AiohttpClient, size_text
+from specengine.endpoints.transport import EndpointClient, size_text
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.results.writer import TEXT_EXCERPT
@@ -195,11 +195,11 @@ class _Endpoint:
 
 
 def _send_both(url: str, body: Any, **config: Any) -> list[Any]:
-    """request_json through a plain httpx client, then through a run's AiohttpClient: each answer,
+    """request_json through a plain httpx client, then through a run's EndpointClient: each answer,
     or the EndpointError it raised."""
     endpoint = EndpointConfig(name="agent", protocol="openai-chat", url=url, **config)
 
-    async def send(make_client: Callable[[], httpx.AsyncClient]) -> Any:
+    async def send(make_client: Callable[[], Any]) -> Any:
         async with make_client() as client:  # an aiohttp session needs the running loop
             try:
                 return await request_json(OpenAIChatAdapter(endpoint, client), body)
@@ -208,7 +208,7 @@ def _send_both(url: str, body: Any, **config: Any) -> list[Any]:
 
     return [
         asyncio.run(send(httpx.AsyncClient)),
-        asyncio.run(send(lambda: AiohttpClient(url, 2, endpoint.timeout))),
+        asyncio.run(send(lambda: EndpointClient(url, 2, endpoint.timeout))),
     ]
 
 

@@ -18,16 +18,17 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import httpx
-from httpx_sse import EventSource, ServerSentEvent
-
-from specengine.endpoints.transport import AiohttpClient, RawAnswer, bound_body
+from specengine.endpoints.transport import EndpointClient, RawAnswer, fault
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.retry import is_retryable_status, retry_after_seconds
 from specengine.transcript import ToolCall, Turn
+
+if TYPE_CHECKING:
+    import httpx
+    from httpx_sse import ServerSentEvent
 
 BODY_EXCERPT = 200
 DRAIN_S = 0.5  # how long a stream is read past its last event, so its connection can be reused
@@ -41,11 +42,12 @@ class Conversation:
 
 
 class Adapter:
-    """A protocol bound to one endpoint and one shared httpx.AsyncClient."""
+    """A protocol bound to one endpoint and one shared client: a run's EndpointClient, or any
+    httpx.AsyncClient."""
 
     protocol: ClassVar[str] = ""
 
-    def __init__(self, config: EndpointConfig, client: httpx.AsyncClient):
+    def __init__(self, config: EndpointConfig, client: EndpointClient | httpx.AsyncClient):
         self.config = config
         self.client = client
 
@@ -79,22 +81,19 @@ async def request_json(
     """Send a JSON body to `url` (default: the endpoint's URL); the answer must be 2xx JSON (else
     EndpointError).
 
-    A run's clients (AiohttpClient) send it straight through their aiohttp session; any other httpx
-    client sends it as usual. Either way at most `max_reply_bytes` of the answer are read.
+    A run's EndpointClient sends it straight through its aiohttp session; an httpx client sends it
+    as usual. Either way at most `max_reply_bytes` of the answer are read.
     """
     config = adapter.config
     client = adapter.client
     target = url or config.url or ""
     started = time.perf_counter()
-    try:
-        if isinstance(client, AiohttpClient):
-            answer = await client.send_json(
-                method, target, body, config.headers, config.timeout, config.max_reply_bytes
-            )
-        else:
-            answer = await _request_with_httpx(client, method, target, config, body)
-    except httpx.HTTPError as exc:
-        raise transport_error(exc) from None
+    if isinstance(client, EndpointClient):
+        answer = await client.send_json(
+            method, target, body, config.headers, config.timeout, config.max_reply_bytes
+        )
+    else:
+        answer = await _request_with_httpx(client, method, target, config, body)
     latency = time.perf_counter() - started
     if answer.status >= 300:
         raise status_error(answer.status, str(answer.url), answer.headers, answer.text)
@@ -105,11 +104,18 @@ async def request_json(
 async def _request_with_httpx(
     client: httpx.AsyncClient, method: str, url: str, config: EndpointConfig, body: Any
 ) -> RawAnswer:
+    import httpx
+
+    from specengine.endpoints.httpx_bridge import bound_body
+
     headers = dict(config.headers)
-    async with client.stream(method, url, json=body, headers=headers, timeout=config.timeout) as response:
-        bound_body(response, config.max_reply_bytes)
-        await response.aread()
-        return RawAnswer(response.status_code, str(response.request.url), response.headers, response.text)
+    try:
+        async with client.stream(method, url, json=body, headers=headers, timeout=config.timeout) as response:
+            bound_body(response, config.max_reply_bytes)
+            await response.aread()
+            return RawAnswer(response.status_code, response.request.url, response.headers, response.text)
+    except httpx.HTTPError as exc:
+        raise transport_error(exc) from None
 
 
 async def post_events(
@@ -123,10 +129,17 @@ async def post_events(
     the latency runs from `started` (the clock the caller's time to first token also reads) to the
     last event read. `url` defaults to the endpoint's URL.
     """
+    import httpx
+    from httpx_sse import EventSource
+
+    from specengine.endpoints.httpx_bridge import bound_body
+
     config = adapter.config
+    client = adapter.client
+    http = client.httpx_client() if isinstance(client, EndpointClient) else client
     headers = {"Accept": "text/event-stream", **dict(config.headers)}
     try:
-        async with adapter.client.stream(
+        async with http.stream(
             "POST", url or config.url or "", json=body, headers=headers, timeout=config.timeout
         ) as response:
             bound_body(response, config.max_reply_bytes)
@@ -234,19 +247,11 @@ def status_error(status: int, url: str, headers: Mapping[str, str], text: str) -
 
 
 def transport_error(exc: httpx.HTTPError) -> EndpointError:
-    """Wrap an httpx transport exception; connection problems are retryable."""
+    """An httpx exception as the fault it names (transport.fault words it)."""
+    import httpx
+
     kind = type(exc).__name__
-    detail = str(exc) or kind
-    if isinstance(exc, httpx.TimeoutException):
-        return EndpointError(kind, f"request timed out: {detail}", retryable=True)
-    if isinstance(exc, httpx.ConnectError):  # the first thing a newcomer meets: say where and what to check
-        url = _request_url(exc)
-        where = f" to {url}" if url else ""
-        message = (
-            f"could not connect{where}: is the agent running, and is the endpoint's url right? ({detail})"
-        )
-        return EndpointError(kind, message, retryable=True)
-    return EndpointError(kind, detail, retryable=isinstance(exc, httpx.TransportError))
+    return fault(kind, str(exc) or kind, _request_url(exc), isinstance(exc, httpx.TransportError))
 
 
 def _request_url(exc: httpx.HTTPError) -> str | None:

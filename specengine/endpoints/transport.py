@@ -1,24 +1,23 @@
-"""How requests reach the network: aiohttp underneath, httpx's API on top.
+"""How a run's requests reach the network: one aiohttp session per endpoint.
 
-httpx is the client API the project is built on: adapters take an `httpx.AsyncClient`, and so does
-the openai SDK the judge runs on. Its default transport (httpcore on anyio) is what costs: on
-loopback it spends more CPU per request than the rest of a case together (bench/run_bench.py
-measures it beside bare aiohttp and httpx loops). So every request a run sends goes through an
-aiohttp.ClientSession, one per endpoint and one for the judge:
+httpx is the client API the project is built on (an adapter may be handed any `httpx.AsyncClient`,
+and the judge's openai SDK runs on one), but its default transport, httpcore on anyio, spends more
+CPU per request than the rest of a case together, and importing httpx costs more than a one-case
+run's request. So a run hands each adapter an `EndpointClient` instead, an aiohttp session:
 
-- `AiohttpTransport` is an httpx transport over such a session. httpx builds the request and reads
-  the response; aiohttp sends it. aiohttp's faults become the httpx exceptions httpcore raises for
-  the same fault (`httpx_error`), so every caller tells faults apart by the same types.
-- `AiohttpClient` is an httpx.AsyncClient over its own session: the client a run hands each
-  adapter, and the judge's. Its `send_json` posts one JSON body and reads the answer straight
-  through the session, without httpx's request and response objects: every turn that is not
-  streamed takes this path. Streams go through `client.stream` as with any httpx client.
+- `send_json` posts one JSON body (the bytes httpx would send) and reads the answer straight through
+  the session; every turn that is not streamed takes this path, and httpx is never imported for it.
+- `httpx_client()` is an httpx.AsyncClient over the same session (httpx_bridge.py), made on first
+  use, for event streams (read with httpx-sse) and anything else that wants httpx.
 - A body is read up to a limit (an endpoint's `max_reply_bytes`); past it the read stops, the
-  connection is dropped and the turn errors with `ReplyTooLarge` (`bound_body`, `ReplyLimit`).
+  connection is dropped and the turn errors with `ReplyTooLarge`.
+- A fault is named as httpx names it (`FAULT_KINDS`: ConnectError, ReadTimeout,
+  RemoteProtocolError, …) and worded by `fault`, whichever path the request took, so results and
+  retries read the same.
 
 aiohttp decompresses what it receives, so the limit counts the bytes of the decoded body. Proxies
 come from the environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) as with httpx, looked up once per
-endpoint rather than per request; TLS trusts what httpx trusts (its SSL context).
+endpoint rather than per request; an https endpoint trusts what httpx trusts (its SSL context).
 """
 
 from __future__ import annotations
@@ -26,17 +25,20 @@ from __future__ import annotations
 import codecs
 import json
 import urllib.request
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
-import httpx
 
 from specengine.errors import EndpointError
 
+if TYPE_CHECKING:
+    import httpx
+
 CONNECT_TIMEOUT_S = 10.0
 ACCEPT_ENCODING = "gzip, deflate"  # what aiohttp decodes whatever optional packages are installed
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)  # httpx's json=
 
 
 def size_text(count: int) -> str:
@@ -52,34 +54,50 @@ def too_large(limit: int) -> EndpointError:
     return EndpointError("ReplyTooLarge", f"reply larger than {size_text(limit)} (max_reply_bytes)")
 
 
-# --- aiohttp faults as httpx faults ----------------------------------------------------------------
+# --- faults ---------------------------------------------------------------------------------------
 
-# Checked in order, so a subclass comes before its base.
-_AS_HTTPX: tuple[tuple[type[BaseException], type[httpx.HTTPError]], ...] = (
-    (aiohttp.ConnectionTimeoutError, httpx.ConnectTimeout),
-    (aiohttp.ServerTimeoutError, httpx.ReadTimeout),
-    (aiohttp.ClientConnectorError, httpx.ConnectError),
-    (aiohttp.ServerDisconnectedError, httpx.RemoteProtocolError),
-    (aiohttp.ClientPayloadError, httpx.RemoteProtocolError),
-    (aiohttp.TooManyRedirects, httpx.TooManyRedirects),
-    (aiohttp.ClientResponseError, httpx.RemoteProtocolError),  # a status line or header not HTTP
-    (aiohttp.InvalidURL, httpx.UnsupportedProtocol),
-    (aiohttp.NonHttpUrlClientError, httpx.UnsupportedProtocol),
-    (aiohttp.ClientConnectionError, httpx.ReadError),
-    (aiohttp.ClientError, httpx.TransportError),
+# aiohttp's faults by the name of the httpx exception httpcore raises for the same fault; checked in
+# order, so a subclass comes before its base.
+FAULT_KINDS: tuple[tuple[type[BaseException], str], ...] = (
+    (aiohttp.ConnectionTimeoutError, "ConnectTimeout"),
+    (aiohttp.ServerTimeoutError, "ReadTimeout"),
+    (aiohttp.ClientConnectorError, "ConnectError"),
+    (aiohttp.ServerDisconnectedError, "RemoteProtocolError"),
+    (aiohttp.ClientPayloadError, "RemoteProtocolError"),
+    (aiohttp.TooManyRedirects, "TooManyRedirects"),
+    (aiohttp.ClientResponseError, "RemoteProtocolError"),  # a status line or header that is not HTTP
+    (aiohttp.InvalidURL, "UnsupportedProtocol"),
+    (aiohttp.NonHttpUrlClientError, "UnsupportedProtocol"),
+    (aiohttp.ClientConnectionError, "ReadError"),
+    (aiohttp.ClientError, "TransportError"),
+)
+TIMEOUT_KINDS = frozenset(
+    {"ConnectTimeout", "ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutException"}
 )
 
 
-def httpx_error(exc: BaseException, request: httpx.Request) -> httpx.HTTPError | None:
-    """The httpx exception httpcore raises for the fault aiohttp raised `exc` for; None when `exc`
-    is no network fault (a bug, a cancellation), which the caller re-raises as it is."""
-    for aiohttp_type, httpx_type in _AS_HTTPX:
-        if isinstance(exc, aiohttp_type):
-            message = str(exc) or type(exc).__name__
-            if httpx_type is httpx.TooManyRedirects:
-                return httpx.TooManyRedirects(message, request=request)
-            return httpx_type(message, request=request)  # type: ignore[call-arg]
-    return None
+def fault_kind(exc: aiohttp.ClientError) -> str:
+    """The httpx name of the fault aiohttp raised `exc` for."""
+    return next(kind for aiohttp_type, kind in FAULT_KINDS if isinstance(exc, aiohttp_type))
+
+
+def fault(kind: str, detail: str, url: str | None, retryable: bool = True) -> EndpointError:
+    """A transport fault in the user's words: where a connection failed and what to check, that a
+    request timed out; connection problems are retryable."""
+    if kind in TIMEOUT_KINDS:
+        return EndpointError(kind, f"request timed out: {detail}", retryable=True)
+    if kind == "ConnectError":  # the first thing a newcomer meets: say where and what to check
+        where = f" to {url}" if url else ""
+        message = (
+            f"could not connect{where}: is the agent running, and is the endpoint's url right? ({detail})"
+        )
+        return EndpointError(kind, message, retryable=True)
+    return EndpointError(kind, detail, retryable=retryable)
+
+
+def aiohttp_fault(exc: aiohttp.ClientError, url: str) -> EndpointError:
+    kind = fault_kind(exc)
+    return fault(kind, str(exc) or kind, url, retryable=kind != "TooManyRedirects")
 
 
 # --- sessions -------------------------------------------------------------------------------------
@@ -90,6 +108,8 @@ def open_session(url: str | None, connections: int) -> aiohttp.ClientSession:
     environment's proxy for `url`, httpx's TLS trust, and cookies kept as httpx keeps them."""
     tls: Any = True
     if url and url.lower().startswith("https:"):
+        import httpx
+
         tls = httpx.create_ssl_context()  # certifi or SSL_CERT_FILE, as httpx would verify
     connector = aiohttp.TCPConnector(limit=connections, ssl=tls)
     return aiohttp.ClientSession(
@@ -117,38 +137,7 @@ def client_timeout(seconds: float | None, connect: float | None = None) -> aioht
     return aiohttp.ClientTimeout(total=None, sock_read=seconds, sock_connect=connect or seconds)
 
 
-# --- bounded bodies ----------------------------------------------------------------------------------
-
-
-class _BoundedStream(httpx.AsyncByteStream):
-    """A response body that stops with `too_large` once more than `limit` bytes came through."""
-
-    def __init__(self, stream: httpx.AsyncByteStream, limit: int):
-        self._stream = stream
-        self._limit = limit
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        received = 0
-        async for chunk in self._stream:
-            received += len(chunk)
-            if received > self._limit:
-                raise too_large(self._limit)
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
-
-
-def bound_body(response: httpx.Response, limit: int) -> None:
-    """Make reading `response` fail with `too_large` past `limit` bytes; at once when its
-    Content-Length already says so."""
-    declared = response.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise too_large(limit)
-    response.stream = _BoundedStream(response.stream, limit)  # type: ignore[arg-type]
-
-
-async def _read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
+async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
     """The whole body of an aiohttp response, or `too_large` past `limit` bytes."""
     declared = response.content_length
     if declared is not None:
@@ -163,74 +152,6 @@ async def _read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
     return bytes(body)
 
 
-# --- the httpx transport ------------------------------------------------------------------------------
-
-
-class _AiohttpBody(httpx.AsyncByteStream):
-    """An aiohttp response body as httpx reads it; closing it hands the connection back (or drops it
-    when the body was not read to its end)."""
-
-    def __init__(self, response: aiohttp.ClientResponse, request: httpx.Request):
-        self._response = response
-        self._request = request
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        try:
-            async for chunk in self._response.content.iter_any():
-                yield chunk
-        except aiohttp.ClientError as exc:
-            raise _as_httpx(exc, self._request) from exc
-
-    async def aclose(self) -> None:
-        self._response.release()
-
-
-def _as_httpx(exc: aiohttp.ClientError, request: httpx.Request) -> httpx.HTTPError:
-    mapped = httpx_error(exc, request)
-    return mapped if mapped is not None else httpx.TransportError(str(exc), request=request)
-
-
-# Headers that describe the body as it was sent; aiohttp has already decoded it.
-_ENCODED = frozenset({"content-encoding", "content-length"})
-
-
-class AiohttpTransport(httpx.AsyncBaseTransport):
-    """An httpx transport that sends through one aiohttp session (redirects are httpx's to follow)."""
-
-    def __init__(self, session: aiohttp.ClientSession):
-        self.session = session
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        timeout = request.extensions.get("timeout", {})
-        body = request.content if isinstance(request.stream, httpx.ByteStream) else await request.aread()
-        headers = [(name, value) for name, value in request.headers.multi_items() if name != "content-length"]
-        try:
-            response = await self.session.request(
-                request.method,
-                str(request.url),
-                headers=headers,
-                data=body or None,
-                allow_redirects=False,
-                timeout=client_timeout(timeout.get("read"), timeout.get("connect")),
-            )
-        except aiohttp.ClientError as exc:
-            raise _as_httpx(exc, request) from exc
-        kept = [(k, v) for k, v in response.raw_headers if k.decode("latin-1").lower() not in _ENCODED]
-        return httpx.Response(
-            status_code=response.status,
-            headers=kept,
-            stream=_AiohttpBody(response, request),
-            request=request,
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": (response.reason or "").encode()},
-        )
-
-    async def aclose(self) -> None:
-        await self.session.close()
-
-
-# --- the client a run hands each adapter -----------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class RawAnswer:
     """An answer read whole: status, final URL (`str()` of it), headers, body text."""
@@ -241,47 +162,50 @@ class RawAnswer:
     text: str
 
 
-class AiohttpClient(httpx.AsyncClient):
-    """An httpx client over its own aiohttp session (closed with the client), for one server at `url`
-    with at most `connections` connections (0: no limit). Each read may take `timeout` seconds, a
-    connect `connect` seconds (default: `timeout`, at most CONNECT_TIMEOUT_S)."""
+class EndpointClient:
+    """One endpoint's connections for a run: an aiohttp session for the server at `url`, with at
+    most `connections` connections; each read may take `timeout` seconds. Closed with `aclose` (or
+    `async with`); made inside the running event loop."""
 
-    def __init__(
-        self,
-        url: str | None,
-        connections: int,
-        timeout: float,
-        *,
-        connect: float | None = None,
-        follow_redirects: bool = True,
-    ):
+    def __init__(self, url: str | None, connections: int, timeout: float):
         self.session = open_session(url, connections)
-        super().__init__(
-            transport=AiohttpTransport(self.session),
-            timeout=httpx.Timeout(timeout, connect=connect or min(timeout, CONNECT_TIMEOUT_S)),
-            follow_redirects=follow_redirects,
-            headers={"Accept-Encoding": ACCEPT_ENCODING},
-        )
+        self.timeout = timeout
+        self._httpx: httpx.AsyncClient | None = None
         self._prepared: tuple[Any, ...] = ()
 
+    async def __aenter__(self) -> EndpointClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._httpx is not None:
+            await self._httpx.aclose()  # closes the session too
+        else:
+            await self.session.close()
+
+    def httpx_client(self) -> httpx.AsyncClient:
+        """An httpx.AsyncClient over this session (redirects followed, as a run always did)."""
+        if self._httpx is None:
+            from specengine.endpoints.httpx_bridge import httpx_client
+
+            connect = min(self.timeout, CONNECT_TIMEOUT_S)
+            self._httpx = httpx_client(self.session, self.timeout, connect, follow_redirects=True)
+        return self._httpx
+
     async def send_json(
-        self,
-        method: str,
-        url: str,
-        body: Any,
-        headers: Mapping[str, str],
-        timeout: float,
-        limit: int,
+        self, method: str, url: str, body: Any, headers: Mapping[str, str], timeout: float, limit: int
     ) -> RawAnswer:
-        """Send `body` as JSON (the bytes httpx would send) and read the answer, at most `limit`
-        bytes of it; faults raise the httpx exceptions httpx would raise."""
-        data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        """Send `body` as JSON (the bytes httpx would send) and read at most `limit` bytes of the
+        answer; a fault raises the EndpointError httpx's would have become."""
+        data = _JSON.encode(body).encode()
         sent_headers, deadline = self._prepare(url, headers, timeout)
         try:
             async with self.session.request(
                 method, url, data=data, headers=sent_headers, timeout=deadline
             ) as response:
-                content = await _read_bounded(response, limit)
+                content = await read_bounded(response, limit)
                 return RawAnswer(
                     response.status,
                     response.url,
@@ -289,7 +213,7 @@ class AiohttpClient(httpx.AsyncClient):
                     content.decode(_encoding(response.charset), "replace"),
                 )
         except aiohttp.ClientError as exc:
-            raise _as_httpx(exc, httpx.Request(method, url)) from exc
+            raise aiohttp_fault(exc, url) from None
 
     def _prepare(
         self, url: str, headers: Mapping[str, str], timeout: float
@@ -299,8 +223,11 @@ class AiohttpClient(httpx.AsyncClient):
         prepared = self._prepared
         if prepared and prepared[0] is url and prepared[1] is headers and prepared[2] == timeout:
             return prepared[3]
+        given = {name.lower() for name in headers}  # as httpx: the caller's headers win
         sent_headers = dict(headers)
-        if not any(name.lower() == "content-type" for name in headers):  # as httpx: the caller's wins
+        if "accept-encoding" not in given:
+            sent_headers["Accept-Encoding"] = ACCEPT_ENCODING
+        if "content-type" not in given:
             sent_headers["Content-Type"] = "application/json"
         built = (sent_headers, client_timeout(timeout))
         self._prepared = (url, headers, timeout, built)

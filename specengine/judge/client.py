@@ -121,13 +121,15 @@ class JudgeClient:
             import httpx
             import openai
 
-            from specengine.endpoints.transport import AiohttpClient
+            from specengine.endpoints.httpx_bridge import httpx_client
+            from specengine.endpoints.transport import open_session
 
             httpx.URL(self.base_url)  # raises httpx.InvalidURL for a base_url that is no URL
             # the transport runs use for agents; no pool limit of its own: the semaphore is the one
             # limit, so a pool wait never eats into an attempt's timeout
             timeout = self.config.timeout
-            self._http = AiohttpClient(self.base_url, 0, timeout, connect=timeout, follow_redirects=False)
+            session = open_session(self.base_url, 0)
+            self._http = httpx_client(session, timeout, timeout, follow_redirects=False)
             self._sdk = openai.AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self.base_url,

@@ -15,10 +15,9 @@ from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from specengine.demo.server import start_demo_agent
 from specengine.endpoints import adapter_class
 from specengine.endpoints.base import Adapter
-from specengine.endpoints.transport import AiohttpClient
+from specengine.endpoints.transport import EndpointClient
 from specengine.errors import EndpointError
 from specengine.grade.grader import grade_trial, trial_result
 from specengine.plan import Case, EndpointConfig, Plan
@@ -92,6 +91,8 @@ class Runner:
         endpoints = dict(self.plan.endpoints)
         demo_names = [name for name, config in endpoints.items() if config.protocol == "demo"]
         if demo_names:
+            from specengine.demo.server import start_demo_agent  # loaded only for a demo endpoint
+
             server = servers.enter_context(start_demo_agent(port=0))
             for name in demo_names:
                 endpoints[name] = replace(
@@ -102,7 +103,7 @@ class Runner:
     async def _open_clients(self, stack: AsyncExitStack, endpoints: Mapping[str, EndpointConfig]) -> None:
         for name, config in endpoints.items():
             client = await stack.enter_async_context(
-                AiohttpClient(config.url, config.max_concurrency, config.timeout)
+                EndpointClient(config.url, config.max_concurrency, config.timeout)
             )
             self._adapters[name] = adapter_class(config.protocol)(config, client)
             self._endpoint_limits[name] = asyncio.Semaphore(config.max_concurrency)
