@@ -222,7 +222,7 @@ def big(folder: Path, rows: int, repeat: int, command: str) -> None:
 def judged(folder: Path, cases: int, repeat: int) -> None:
     with mock_server(0.0) as base:
         write_suite(folder, base, cases, 50, judged=True)
-        env = {**os.environ, "OPENAI_API_KEY": "bench"}
+        env = {**os.environ, "OPENAI_API_KEY": "sk-bench-key-0123456789abcdef"}  # redacted in results
         first = specengine(folder, "run", "bench.yaml", "--output", "out.json", "-j", "50", env=env)
         print(f"\n{cases:,} judged cases: first run {first.wall:.2f} s, {posts_served(base):,} requests")
         walls, requests = [], []
