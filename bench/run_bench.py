@@ -186,7 +186,7 @@ def contest(folder: Path, cases: int, concurrency: int, latency: float, repeat: 
     print(f" (ideal {ideal:.2f} s)" if latency else "")
     for name, values in rows.items():
         unit = "" if "/" in name or "MB" in name else " s"
-        print(f"  {name:22s} {span(values, 0 if 'MB' in name else 2)}{unit}")
+        print(f"  {name:25s} {span(values, 0 if 'MB' in name else 2)}{unit}")
 
 
 def startup(folder: Path, repeat: int) -> None:
@@ -202,7 +202,7 @@ def startup(folder: Path, repeat: int) -> None:
             walls.setdefault("specengine --help", []).append(specengine(folder, "--help").wall)
     print("\nstart-up: one case against a 50 ms agent")
     for name, values in walls.items():
-        print(f"  {name:22s} {span(values)} s")
+        print(f"  {name:25s} {span(values)} s")
 
 
 def big(folder: Path, rows: int, repeat: int, command: str) -> None:
