@@ -278,3 +278,38 @@ def test_a_refused_connection_is_a_connect_error_either_way(free_port):
     assert plain.kind == fast.kind == "ConnectError"
     assert plain.retryable and fast.retryable
     assert f"could not connect to http://127.0.0.1:{free_port}/v1/chat/completions" in fast.message
+
+
+# --- the fast path's own encoding and header reading, held to httpx's ---------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from specengine.endpoints.transport import JoinedHeaders, request_bytes  # noqa: E402
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_JSON_VALUES)
+def test_a_json_body_is_the_bytes_httpx_sends(body):
+    sent = httpx.Request("POST", "http://127.0.0.1/", json=body).content
+    assert (request_bytes(body) or b"") == sent
+
+
+_HEADER_NAMES = st.sampled_from(["Retry-After", "retry-after", "X-Seen", "Set-Cookie", "Content-Type"])
+_HEADER_VALUES = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_HEADER_NAMES, _HEADER_VALUES), max_size=6))
+def test_answer_headers_read_as_httpx_reads_them(pairs):
+    raw = tuple((name.encode(), value.encode()) for name, value in pairs)
+    ours, theirs = JoinedHeaders(raw), httpx.Headers(list(raw))
+    assert dict(ours.items()) == dict(theirs.items())
+    for name, _ in pairs:
+        assert ours.get(name) == theirs.get(name)

@@ -197,13 +197,14 @@ class EndpointClient:
     async def send_json(
         self, method: str, url: str, body: Any, headers: Mapping[str, str], timeout: float, limit: int
     ) -> RawAnswer:
-        """Send `body` as JSON (the bytes httpx would send) and read at most `limit` bytes of the
-        answer; a fault raises the EndpointError httpx's would have become."""
-        data = _JSON.encode(body).encode()
-        sent_headers, deadline = self._prepare(url, headers, timeout)
+        """Send `body` as JSON (the bytes httpx would send; None sends no body, as with httpx) and read
+        at most `limit` bytes of the answer; a fault raises the EndpointError httpx's would have
+        become."""
+        data = request_bytes(body)
+        with_json, without_body, deadline = self._prepare(url, headers, timeout)
         try:
             async with self.session.request(
-                method, url, data=data, headers=sent_headers, timeout=deadline
+                method, url, data=data, headers=without_body if data is None else with_json, timeout=deadline
             ) as response:
                 content = await read_bounded(response, limit)
                 return RawAnswer(
@@ -217,21 +218,28 @@ class EndpointClient:
 
     def _prepare(
         self, url: str, headers: Mapping[str, str], timeout: float
-    ) -> tuple[dict[str, str], aiohttp.ClientTimeout]:
-        """The headers and the timeout of a request; an endpoint sends the same ones every time, so
-        they are built once."""
+    ) -> tuple[dict[str, str], dict[str, str], aiohttp.ClientTimeout]:
+        """The headers of a request with a JSON body and without one, and its timeout; an endpoint
+        sends the same ones every time, so they are built once."""
         prepared = self._prepared
         if prepared and prepared[0] is url and prepared[1] is headers and prepared[2] == timeout:
             return prepared[3]
         given = {name.lower() for name in headers}  # as httpx: the caller's headers win
-        sent_headers = dict(headers)
+        without_body = dict(headers)
         if "accept-encoding" not in given:
-            sent_headers["Accept-Encoding"] = ACCEPT_ENCODING
+            without_body["Accept-Encoding"] = ACCEPT_ENCODING
+        with_json = dict(without_body)
         if "content-type" not in given:
-            sent_headers["Content-Type"] = "application/json"
-        built = (sent_headers, client_timeout(timeout))
+            with_json["Content-Type"] = "application/json"
+        built = (with_json, without_body, client_timeout(timeout))
         self._prepared = (url, headers, timeout, built)
         return built
+
+
+def request_bytes(body: Any) -> bytes | None:
+    """`body` as the JSON bytes httpx sends for `json=body`: compact, UTF-8, no NaN; None (no body)
+    for None."""
+    return None if body is None else _JSON.encode(body).encode()
 
 
 class JoinedHeaders(Mapping[str, str]):
