@@ -20,10 +20,10 @@ from support.servers import Reply
 
 from specengine.endpoints.base import request_json
 from specengine.endpoints.openai_chat import OpenAIChatAdapter
-from specengine.endpoints.transport import EndpointClient, size_text
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.results.writer import TEXT_EXCERPT
+from specengine.transport.client import EndpointClient, size_text
 
 COMPLETION = {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}
 
@@ -285,7 +285,7 @@ def test_a_refused_connection_is_a_connect_error_either_way(free_port):
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from specengine.endpoints.transport import JoinedHeaders, request_bytes  # noqa: E402
+from specengine.transport.client import JoinedHeaders, request_bytes  # noqa: E402
 
 _JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),

@@ -22,11 +22,11 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from specengine.endpoints.transport import EndpointClient, RawAnswer, fault
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.retry import is_retryable_status, retry_after_seconds
 from specengine.transcript import ToolCall, Turn
+from specengine.transport.client import EndpointClient, RawAnswer, fault
 
 if TYPE_CHECKING:
     import httpx
@@ -108,7 +108,7 @@ async def _request_with_httpx(
 ) -> RawAnswer:
     import httpx
 
-    from specengine.endpoints.httpx_bridge import bound_body
+    from specengine.transport.httpx_bridge import bound_body
 
     headers = dict(config.headers)
     try:
@@ -134,7 +134,7 @@ async def post_events(
     import httpx
     from httpx_sse import EventSource
 
-    from specengine.endpoints.httpx_bridge import bound_body
+    from specengine.transport.httpx_bridge import bound_body
 
     config = adapter.config
     client = adapter.client

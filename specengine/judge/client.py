@@ -121,8 +121,8 @@ class JudgeClient:
             import httpx
             import openai
 
-            from specengine.endpoints.httpx_bridge import httpx_client
-            from specengine.endpoints.transport import open_session
+            from specengine.transport.client import open_session
+            from specengine.transport.httpx_bridge import httpx_client
 
             httpx.URL(self.base_url)  # raises httpx.InvalidURL for a base_url that is no URL
             # the transport runs use for agents; no pool limit of its own: the semaphore is the one

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from specengine.endpoints import adapter_class
 from specengine.endpoints.base import Adapter
-from specengine.endpoints.transport import EndpointClient
 from specengine.errors import EndpointError
 from specengine.grade.grader import grade_trial, trial_result
 from specengine.plan import Case, EndpointConfig, Plan
@@ -26,6 +25,7 @@ from specengine.results.model import CaseResult, TrialResult, case_outcome, skip
 from specengine.retry import backoff_s
 from specengine.run.breaker import DEFAULT_LIMIT, Breaker
 from specengine.transcript import Turn, TurnRecord
+from specengine.transport.client import EndpointClient
 
 if TYPE_CHECKING:
     from specengine.judge.judge import Judge

@@ -188,7 +188,7 @@ class EndpointClient:
     def httpx_client(self) -> httpx.AsyncClient:
         """An httpx.AsyncClient over this session (redirects followed, as a run always did)."""
         if self._httpx is None:
-            from specengine.endpoints.httpx_bridge import httpx_client
+            from specengine.transport.httpx_bridge import httpx_client
 
             connect = min(self.timeout, CONNECT_TIMEOUT_S)
             self._httpx = httpx_client(self.session, self.timeout, connect, follow_redirects=True)
