@@ -8,8 +8,9 @@ a `Turn`. The runner never knows which protocol it talks to. Transport faults ra
 Every adapter sends through `request_json` (one JSON answer) or `post_events` (a server-sent event
 stream, read with httpx-sse), so a status, a dropped connection or a body that is not JSON means
 the same thing, in the same words, whatever the protocol. Both read at most the endpoint's
-`max_reply_bytes`. The client is a run's EndpointClient (specengine/transport/client.py: aiohttp, with httpx over it
-for streams) or any httpx.AsyncClient; the two send the same bytes and name faults alike.
+`max_reply_bytes`. The client is a run's EndpointClient (specengine/transport/client.py: aiohttp,
+with httpx over it for streams) or any httpx.AsyncClient; the two send the same bytes and name faults
+alike.
 """
 
 from __future__ import annotations
