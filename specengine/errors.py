@@ -71,6 +71,14 @@ class ReviewError(UsageError):
     """A human review that cannot be recorded (no verdict, a check the case lacks, a skipped case)."""
 
 
+class QueryError(UsageError):
+    """A `specengine query` that SQLite refused (bad SQL, or an attempt to change something)."""
+
+
+class RerunError(UsageError):
+    """A rerun from the app that cannot start (nothing to rerun, a spec path outside the project)."""
+
+
 class TemplateError(SpecengineError):
     """A template failed to compile or render; `line` is the line inside the template (1-based)."""
 

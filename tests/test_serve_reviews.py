@@ -206,7 +206,8 @@ def test_a_case_flips_only_with_the_spec_unchanged():
 
 
 def test_a_rerun_never_names_a_file_outside_the_project(tmp_path):
-    from specengine.serve.jobs import RerunError, _safe_spec, file_stem
+    from specengine.errors import RerunError
+    from specengine.serve.jobs import _safe_spec, file_stem
 
     assert _safe_spec(tmp_path, "specs/a.yaml") == str(Path("specs/a.yaml"))
     for bad in ("../a.yaml", "/etc/passwd", "specs/../../a.yaml", ""):

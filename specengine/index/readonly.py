@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specengine.errors import UsageError
+from specengine.errors import QueryError
 
 _ALLOWED = {
     sqlite3.SQLITE_SELECT,
@@ -20,10 +20,6 @@ _ALLOWED = {
     sqlite3.SQLITE_FUNCTION,
     sqlite3.SQLITE_RECURSIVE,
 }
-
-
-class QueryError(UsageError):
-    """A query that SQLite refused (bad SQL, or an attempt to change something)."""
 
 
 @dataclass(frozen=True)

@@ -22,17 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specengine.errors import UsageError
+from specengine.errors import RerunError
 from specengine.index.database import RUNS_FOLDER
 from specengine.results.writer import log_path, utc_now
 
 SELECTIONS_FOLDER = Path(".specengine") / "selections"
 JOBS_FOLDER = Path(".specengine") / "jobs"
 _EXIT_STATES = {0: "finished", 1: "finished", 130: "interrupted"}
-
-
-class RerunError(UsageError):
-    """A rerun that cannot start (nothing to rerun, a spec path outside the project)."""
 
 
 @dataclass
