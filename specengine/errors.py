@@ -4,8 +4,9 @@ The hierarchy says how each problem ends for the user:
 
 - `UsageError`: the command line, the project or the specs are wrong; the command stops before
   anything is sent and exits 2. `SpecError` (located diagnostics), `MissingVariable` (a `${VAR}`
-  the environment lacks), `ResultsError` (a results file that cannot be used) and `ReviewError` (a
-  human review that cannot be recorded) are kinds of it.
+  the environment lacks), `ResultsError` (a results file that cannot be used), `ReviewError` (a
+  human review that cannot be recorded), `QueryError` (SQL the index refuses) and `RerunError` (a
+  rerun from the app that cannot start) are kinds of it.
 - `TemplateError`: a template that does not compile or render; the caller locates it in its file.
 - `EndpointError`: a transport fault talking to an agent (the trial errors, maybe after retries).
 - `JudgeFailure`: a judge call that cannot give a score (that check errors).
