@@ -33,6 +33,7 @@ import dataclasses
 import inspect
 import itertools
 import json
+import random
 import re
 import socket
 import threading
@@ -342,11 +343,24 @@ def sse_text(event: SSEEvent) -> str:
     return f"{head}{lines}\n"
 
 
+# Ports for servers a test starts by number: below the kernel's ephemeral range (32768–60999 on
+# Linux), from which every outgoing connection takes its local port. A port handed out by bind(0)
+# comes from that range, and one of the suite's own connections can take it before the server does.
+_PORTS = range(20000, 32000)
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago (nothing listens on it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A TCP port on 127.0.0.1 that is free now (nothing listens on it) and that no outgoing
+    connection will take meanwhile: chosen at random outside the ephemeral range."""
+    for _ in range(200):
+        port = random.choice(_PORTS)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {_PORTS.start}–{_PORTS.stop - 1} after 200 tries")
 
 
 # ---------------------------------------------------------------------------------------------------
