@@ -42,7 +42,10 @@ def test_default_profile_with_a_token(workspace):
     assert auth.host == workspace.host
     assert auth.headers() == {"Authorization": f"Bearer {PAT}"}
     assert PAT in auth.secrets
-    assert auth.url("/serving-endpoints/agent/invocations") == f"{workspace.host}/serving-endpoints/agent/invocations"
+    assert (
+        auth.url("/serving-endpoints/agent/invocations")
+        == f"{workspace.host}/serving-endpoints/agent/invocations"
+    )
     assert auth.url("https://app.example.com/api/agents/chat") == "https://app.example.com/api/agents/chat"
     assert auth.url(None, "/serving-endpoints") == f"{workspace.host}/serving-endpoints"
     assert PAT not in auth.describe()

@@ -157,8 +157,8 @@ def test_yaml_rows_and_errors(tmp_path):
         Row({"id": "a", "input": {"city": "Paris"}}, 1),
         Row({"id": "b", "expected": {"w": "no"}}, 3),
     ]
-    bad = write(tmp_path, "bad.yaml", "- id: a\n- id: b\n  inputs: {}\n")
-    assert error_of(bad).startswith("bad.yaml:2:3: unknown key 'inputs' in a row")
+    bad = write(tmp_path, "bad.yaml", "- id: a\n- id: b\n  inptu: {}\n")
+    assert error_of(bad).startswith("bad.yaml:2:3: unknown key 'inptu' in a row - did you mean 'input'?")
     not_list = write(tmp_path, "map.yaml", "id: a\n")
     assert error_of(not_list).startswith("map.yaml:1:1: a YAML dataset must be a list of rows")
 

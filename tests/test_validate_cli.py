@@ -166,11 +166,11 @@ def test_pre_commit_batch_with_project_and_dataset_files(tmp_path):
     alone = run_cli(["validate", "specs/cities.yaml"], cwd=tmp_path)
     assert (alone.exit_code, alone.stdout) == (0, "")
     # a changed dataset row is still checked through the spec that uses it
-    (tmp_path / "specs/cities.yaml").write_text("- {id: paris, inputs: {city: Paris}}\n", encoding="utf-8")
+    (tmp_path / "specs/cities.yaml").write_text("- {id: paris, inptu: {city: Paris}}\n", encoding="utf-8")
     broken = run_cli(["validate", "specs/a.yaml", "specs/cities.yaml"], cwd=tmp_path)
     assert broken.exit_code == 1
     assert broken.stdout.startswith(
-        "specs/cities.yaml:1:3: unknown key 'inputs' in a row - did you mean 'input'?"
+        "specs/cities.yaml:1:3: unknown key 'inptu' in a row - did you mean 'input'?"
     )
 
 

@@ -372,8 +372,8 @@ DATASET_SPEC = """
         ),
         (
             "rows.jsonl",
-            '{"inputs": {"city": "Paris"}}\n',
-            "specs/data/rows.jsonl:1:1: unknown key 'inputs' in a row - did you mean 'input'?;"
+            '{"inptu": {"city": "Paris"}}\n',
+            "specs/data/rows.jsonl:1:1: unknown key 'inptu' in a row - did you mean 'input'?;"
             " a row may hold only id, input, expected, metadata, labels (put template variables under input)",
         ),
         (

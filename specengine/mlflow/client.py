@@ -28,12 +28,17 @@ HTTP_DEFAULTS = {
 }
 
 
+def use_short_http_defaults() -> None:
+    """Short retries and timeouts for MLflow's HTTP client, unless the user set them."""
+    for name, value in HTTP_DEFAULTS.items():
+        os.environ.setdefault(name, value)
+
+
 class TrackingClient:
     """One experiment's run on one tracking server; every method may raise (the caller decides)."""
 
     def __init__(self, target: MlflowTarget):
-        for name, value in HTTP_DEFAULTS.items():
-            os.environ.setdefault(name, value)
+        use_short_http_defaults()
         from mlflow.tracing.client import TracingClient
         from mlflow.tracking import MlflowClient
 

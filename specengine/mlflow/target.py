@@ -51,10 +51,19 @@ def resolve_target(
     name = experiment or block.get("experiment")
     if not name:
         return None
-    env = os.environ if environ is None else environ
-    uri = block.get("tracking_uri") or env.get("MLFLOW_TRACKING_URI") or None
+    uri = tracking_uri_of(project_data, environ)
     require_client()
     return MlflowTarget(experiment=str(name), tracking_uri=uri)
+
+
+def tracking_uri_of(
+    project_data: Mapping[str, Any] | None, environ: Mapping[str, str] | None = None
+) -> str | None:
+    """The tracking server: the project's `mlflow.tracking_uri`, else MLFLOW_TRACKING_URI, else None
+    (MLflow's default)."""
+    block = (project_data or {}).get("mlflow") or {}
+    env = os.environ if environ is None else environ
+    return block.get("tracking_uri") or env.get("MLFLOW_TRACKING_URI") or None
 
 
 def with_mlflow(
@@ -73,8 +82,9 @@ def with_mlflow(
     return replace(reports, targets=(*others, ReportTarget(format_named("mlflow"), target)))
 
 
-def require_client() -> None:
-    """UsageError naming the install command when no usable MLflow client is installed.
+def require_client(purpose: str = "logging to MLflow") -> None:
+    """UsageError naming the install command when no usable MLflow client is installed; `purpose`
+    says what needs it.
 
     Reads package metadata only: importing MLflow takes about a second, which `--mlflow` pays when
     the run logs, not when it merely checks.
@@ -90,7 +100,7 @@ def require_client() -> None:
     if not found:
         raise UsageError(
             [
-                "error: logging to MLflow needs the MLflow client, which is not installed;"
+                f"error: {purpose} needs the MLflow client, which is not installed;"
                 f" install it with: {INSTALL_COMMAND}"
             ]
         )
@@ -98,7 +108,7 @@ def require_client() -> None:
         wanted = ".".join(str(part) for part in MINIMUM_VERSION)
         raise UsageError(
             [
-                f"error: logging to MLflow needs MLflow {wanted} or newer (found {', '.join(found)});"
+                f"error: {purpose} needs MLflow {wanted} or newer (found {', '.join(found)});"
                 f" upgrade with: {INSTALL_COMMAND}"
             ]
         )

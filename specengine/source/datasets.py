@@ -10,6 +10,9 @@ never a traceback or a half-built case.
 CSV columns map onto row keys: `id` and `labels` (comma-separated) belong to the row, `expected.y`
 fills `expected`, `metadata.k` fills `metadata`, and any other column `x` (or `input.x`) is `input.x`.
 CSV values stay text; the matchers compare text with the number it spells.
+
+Rows in MLflow's evaluation dataset shape (`inputs`, `expectations`) are read too, in every format,
+as source/mlflow_rows.py says; a CSV is in that shape when one of its columns is `inputs`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,13 @@ from typing import Any, TypeGuard
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError
 from specengine.source.loader import Document, as_text, kind_of, load_yaml
+from specengine.source.mlflow_rows import (
+    SHAPE_KEY,
+    is_mlflow_row,
+    mlflow_csv_columns,
+    mlflow_csv_record,
+    mlflow_row,
+)
 from specengine.suggest import suggest
 
 # The keys a row may hold (the same as `$defs/row` in schemas/spec.schema.json; a test keeps them equal).
@@ -120,7 +130,13 @@ def iter_inline_rows(document: Document, key_path: tuple[str | int, ...]) -> Ite
 
 
 def _row_problem(data: Any) -> tuple[str, dict | None]:
-    """(message, None) for a bad row, ("", normalised data) for a good one."""
+    """(message, None) for a bad row, ("", normalised data) for a good one; a row in MLflow's shape
+    (`inputs`, `expectations`) is read as specengine's first."""
+    if is_mlflow_row(data):
+        shape_problem, converted = mlflow_row(data)
+        if converted is None:
+            return shape_problem, None
+        data = converted
     if not isinstance(data, dict):
         return f"a row must be a mapping with keys {', '.join(ROW_KEYS)}, not {kind_of(data)}", None
     unknown = [key for key in data if key not in ROW_KEYS]
@@ -215,50 +231,76 @@ def _csv_columns(header: list[str], display: str, line: int) -> list[tuple[str, 
 
 
 def _csv_rows(handle, display: str) -> Iterator[Row]:
+    """Rows of a CSV file: columns mapped onto row keys, or MLflow's shape when a column is `inputs`."""
+    lines = _csv_lines(handle, display)
+    header = next(lines, None)
+    if header is None:
+        return
+    start, names = header
+    if any(name.strip() == SHAPE_KEY for name in names):
+        yield from _mlflow_csv_rows(names, start, lines, display)
+        return
+    columns = _csv_columns(names, display, start)
+    for start, values in lines:
+        _check_width(values, len(columns), display, start)
+        data: dict[str, Any] = {}
+        for (target, key), value in zip(columns, values, strict=True):
+            if key is not None:
+                inner = data.get(target)
+                if inner is None:
+                    data[target] = inner = {}
+                inner[key] = value
+            elif target == "id":
+                value = value.strip()
+                if value:
+                    problem = id_problem(value)
+                    if problem:
+                        raise SpecError(Diagnostic(display, start, 1, f"row id '{value}' {problem}"))
+                    data["id"] = value
+            else:
+                data["labels"] = [label.strip() for label in value.split(",") if label.strip()]
+        yield Row(data, start)
+
+
+def _mlflow_csv_rows(
+    names: list[str], header_line: int, lines: Iterator[tuple[int, list[str]]], display: str
+) -> Iterator[Row]:
+    """Rows of a CSV exported from an MLflow dataset: `inputs`, `expectations` and `tags` hold JSON."""
+    problem, fields = mlflow_csv_columns(names)
+    if problem:
+        raise SpecError(Diagnostic(display, header_line, 1, problem))
+    for start, values in lines:
+        _check_width(values, len(fields), display, start)
+        problem, record = mlflow_csv_record(fields, values)
+        if problem:
+            raise SpecError(Diagnostic(display, start, 1, problem))
+        yield _checked(record, display, start)
+
+
+def _csv_lines(handle, display: str) -> Iterator[tuple[int, list[str]]]:
+    """(first line number, values) of each CSV record that is not empty."""
     reader = csv.reader(handle)
     previous = 0
-    width = 0
-    columns: list[tuple[str, str | None]] | None = None
     try:
         for values in reader:
             start = previous + 1
             previous = reader.line_num
             if not values or (len(values) == 1 and not values[0].strip()):
                 continue
-            if columns is None:
-                columns = _csv_columns(values, display, start)
-                width = len(columns)
-                continue
-            if len(values) != width:
-                raise SpecError(
-                    Diagnostic(
-                        display,
-                        start,
-                        1,
-                        f"this row has {len(values)} values but the header has {width} columns",
-                    )
-                )
-            data: dict[str, Any] = {}
-            for (target, key), value in zip(columns, values, strict=True):
-                if key is not None:
-                    inner = data.get(target)
-                    if inner is None:
-                        data[target] = inner = {}
-                    inner[key] = value
-                elif target == "id":
-                    value = value.strip()
-                    if value:
-                        problem = id_problem(value)
-                        if problem:
-                            raise SpecError(Diagnostic(display, start, 1, f"row id '{value}' {problem}"))
-                        data["id"] = value
-                else:
-                    data["labels"] = [label.strip() for label in value.split(",") if label.strip()]
-            yield Row(data, start)
+            yield start, values
     except csv.Error as exc:
         raise SpecError(Diagnostic(display, previous + 1, 1, f"not valid CSV: {exc}")) from None
     except UnicodeDecodeError:
         raise SpecError(Diagnostic(display, previous + 1, 1, "the file is not UTF-8 text")) from None
+
+
+def _check_width(values: list[str], width: int, display: str, line: int) -> None:
+    if len(values) != width:
+        raise SpecError(
+            Diagnostic(
+                display, line, 1, f"this row has {len(values)} values but the header has {width} columns"
+            )
+        )
 
 
 # --- JSON Lines -----------------------------------------------------------------------------------

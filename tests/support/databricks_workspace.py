@@ -98,8 +98,13 @@ class Workspace:
 
     def _token(self, request: Request) -> Reply:
         expected = base64.b64encode(f"{CLIENT_ID}:{CLIENT_SECRET}".encode()).decode()
-        if request.headers.get("authorization") != f"Basic {expected}" or "client_credentials" not in request.text:
-            return Reply(status=401, body={"error": "invalid_client", "error_description": "Client auth failed"})
+        if (
+            request.headers.get("authorization") != f"Basic {expected}"
+            or "client_credentials" not in request.text
+        ):
+            return Reply(
+                status=401, body={"error": "invalid_client", "error_description": "Client auth failed"}
+            )
         with self._lock:
             token = f"oauth-token-{next(self._numbers)}"
             self.tokens.append(token)
