@@ -6,11 +6,12 @@ DATABRICKS_* environment variables, a profile of `~/.databrickscfg` (or DATABRIC
 a personal access token, OAuth machine-to-machine (client id and secret), and the SDK's other
 methods. Nobody copies a token into a project file.
 
-The credentials are resolved once, when a run is about to use them (`resolve_workspace`), so a
-missing SDK, an unknown profile or credentials the workspace refuses stop the run with exit 2
-before anything is sent. The headers themselves are asked of the SDK for every request
-(`WorkspaceAuth.headers`): OAuth tokens expire, and the SDK gives the cached token while it is
-valid (a few microseconds) and a fresh one when it is not.
+`DatabricksAuth` is what an endpoint or the judge holds: it signs in on first use (an endpoint when
+the run compiles its plan, the judge when its preflight checks it), so a missing SDK, an unknown
+profile or credentials the workspace refuses stop the run with exit 2 before anything is sent, and
+commands that send nothing (`plan`, `validate`) never sign in. The headers themselves are asked of
+the SDK for every request (`headers`): OAuth tokens expire, and the SDK gives the cached token while
+it is valid (a few microseconds) and a fresh one when it is not.
 
 The SDK is an optional dependency (the `mlflow` extra, shared with the MLflow client): it is
 imported here only, and only when a run uses `auth: databricks`; `--help` and `validate` never load
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from databricks.sdk.config import Config
 
 AUTH_DATABRICKS = "databricks"
-INSTALL_COMMAND = 'pip install "specengine[mlflow]"'
 SERVING_PATH = "/serving-endpoints"
 # The environment variables of the SDK that hold credentials: redacted from its messages even when
 # resolving failed before the SDK could say which ones it used.
@@ -42,6 +42,52 @@ CREDENTIAL_VARIABLES = (
     "ARM_CLIENT_SECRET",
     "GOOGLE_CREDENTIALS",
 )
+
+
+class DatabricksAuth:
+    """`auth: databricks` (with an optional `profile`) of one endpoint or of the judge.
+
+    `where` names it in messages ("endpoint 'serving'", "judge"). Every method but `describe` and
+    `secrets` signs in first when it has not yet (see resolve_workspace for the failures).
+    """
+
+    def __init__(self, profile: str | None, where: str, environ: Mapping[str, str]):
+        self.profile = profile
+        self.where = where
+        self._environ = environ
+        self._workspace: WorkspaceAuth | None = None
+
+    def workspace(self) -> WorkspaceAuth:
+        if self._workspace is None:
+            self._workspace = resolve_workspace(self.profile, self.where, self._environ)
+        return self._workspace
+
+    def headers(self) -> dict[str, str]:
+        """Fresh authentication headers for one request."""
+        return self.workspace().headers()
+
+    def token(self) -> str:
+        """The bearer token for one request."""
+        return self.workspace().token()
+
+    async def bearer_token(self) -> str:
+        """The bearer token for one request, for clients that build the header themselves (the judge's
+        openai client takes this as its `api_key` and calls it for every request)."""
+        return self.workspace().token()
+
+    def url(self, value: str | None, default_path: str = "") -> str:
+        return self.workspace().url(value, default_path)
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        """The credentials known so far (none before signing in): to redact wherever text is shown."""
+        return self._workspace.secrets if self._workspace is not None else frozenset()
+
+    def describe(self) -> str:
+        """Where the credentials come from, for messages (never the credentials themselves)."""
+        return f"the Databricks credentials of profile {self.profile}" if self.profile else (
+            "the Databricks credentials (default profile or DATABRICKS_* variables)"
+        )
 
 
 class WorkspaceAuth:
@@ -58,9 +104,8 @@ class WorkspaceAuth:
         """Fresh authentication headers (`Authorization: Bearer …`) for one request."""
         return dict(self._config.authenticate())
 
-    async def bearer_token(self) -> str:
-        """The bearer token for one request, for clients that build the header themselves (the judge's
-        openai client takes this as its `api_key`)."""
+    def token(self) -> str:
+        """The bearer token of one request's headers."""
         tokens = _bearer_tokens(self.headers())
         return tokens[0] if tokens else ""
 
@@ -70,11 +115,6 @@ class WorkspaceAuth:
         if not value:
             return self.host + default_path
         return self.host + value if value.startswith("/") else value
-
-    def describe(self) -> str:
-        """Where the credentials came from, for messages: never the credentials themselves."""
-        source = f"profile {self.profile}" if self.profile else "the default Databricks auth"
-        return f"{self.host} ({source}, {self.auth_type or 'unknown'} auth)"
 
 
 def resolve_workspace(profile: str | None, where: str, environ: Mapping[str, str]) -> WorkspaceAuth:
@@ -86,8 +126,10 @@ def resolve_workspace(profile: str | None, where: str, environ: Mapping[str, str
     try:
         from databricks.sdk.config import Config
     except ImportError:
+        from specengine.mlflow.target import INSTALL_COMMAND
+
         raise UsageError(
-            f"{where}: auth: databricks needs the Databricks SDK, which is not installed; "
+            f"error: {where}: auth: databricks needs the Databricks SDK, which is not installed; "
             f"install it with: {INSTALL_COMMAND}"
         ) from None
     logging.getLogger("databricks.sdk").setLevel(logging.ERROR)  # its warnings are ours to word
@@ -98,9 +140,9 @@ def resolve_workspace(profile: str | None, where: str, environ: Mapping[str, str
         auth = WorkspaceAuth(config, profile)
     except Exception as exc:  # the SDK raises ValueError mostly, and its HTTP client's errors
         detail = redact(" ".join(str(exc).split()), known)
-        raise UsageError(f"{where}: auth: databricks with {shown} failed: {detail}") from None
+        raise UsageError(f"error: {where}: auth: databricks with {shown} failed: {detail}") from None
     if not auth.host:
-        raise UsageError(f"{where}: auth: databricks with {shown} gives no workspace host (set host)")
+        raise UsageError(f"error: {where}: auth: databricks with {shown} gives no workspace host (set host)")
     return auth
 
 

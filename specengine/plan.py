@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 Scope = Literal["turn", "conversation"]
 
@@ -140,9 +140,28 @@ class Step:
 DEFAULT_MAX_REPLY_BYTES = 10_000_000
 
 
+class RequestAuth(Protocol):
+    """Credentials that sign every request of an endpoint or the judge (`auth: databricks`): fresh
+    headers for each one, since tokens expire (specengine.databricks_auth.DatabricksAuth)."""
+
+    def headers(self) -> dict[str, str]: ...
+
+    def token(self) -> str: ...
+
+    async def bearer_token(self) -> str: ...
+
+    def url(self, value: str | None, default_path: str = "") -> str: ...
+
+    def describe(self) -> str: ...
+
+    @property
+    def secrets(self) -> frozenset[str]: ...
+
+
 @dataclass(frozen=True)
 class EndpointConfig:
-    """A resolved endpoint: protocol, URL and options. `secrets` holds values read from ${VAR}."""
+    """A resolved endpoint: protocol, URL and options. `secrets` holds values read from ${VAR} and
+    the credentials of `auth`, which signs each request when the endpoint says `auth: databricks`."""
 
     name: str
     protocol: str
@@ -155,6 +174,7 @@ class EndpointConfig:
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES  # the most of one answer's body that is read
     options: Mapping[str, Any] = field(default_factory=dict)
     secrets: frozenset[str] = frozenset()
+    auth: RequestAuth | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -188,6 +208,9 @@ class JudgeConfig:
     """The judge model named in the project file or on the command line; None model = no judge.
 
     `secrets` holds values read from ${VAR} in the project's `judge:` block (never written anywhere).
+    `auth` replaces the key of `api_key_env` when the block says `auth: databricks`: it signs in when
+    the judge is first needed (its preflight), and `base_url` is then a path on the workspace (default
+    `/serving-endpoints`) or a whole URL.
     """
 
     model: str | None = None
@@ -198,6 +221,7 @@ class JudgeConfig:
     retries: int = 2
     samples: int = 1  # judge calls per judge check, unless the check or its named judge says otherwise
     secrets: frozenset[str] = frozenset()
+    auth: RequestAuth | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ import pytest
 from support.databricks_workspace import CLIENT_SECRET, PAT, Workspace
 from support.servers import ScriptedHTTPServer
 
-from specengine.databricks_auth import INSTALL_COMMAND, resolve_workspace
+from specengine.databricks_auth import DatabricksAuth, resolve_workspace
 from specengine.errors import UsageError
+from specengine.mlflow.target import INSTALL_COMMAND
 
 pytest.importorskip("databricks.sdk")
 
@@ -48,7 +49,6 @@ def test_default_profile_with_a_token(workspace):
     )
     assert auth.url("https://app.example.com/api/agents/chat") == "https://app.example.com/api/agents/chat"
     assert auth.url(None, "/serving-endpoints") == f"{workspace.host}/serving-endpoints"
-    assert PAT not in auth.describe()
 
 
 def test_oauth_machine_to_machine_asks_the_token_endpoint(workspace):
@@ -57,7 +57,7 @@ def test_oauth_machine_to_machine_asks_the_token_endpoint(workspace):
     assert workspace.tokens == ["oauth-token-1"]
     assert auth.headers() == {"Authorization": "Bearer oauth-token-1"}
     assert {"oauth-token-1", CLIENT_SECRET} <= auth.secrets
-    assert asyncio.run(auth.bearer_token()) == "oauth-token-1"
+    assert auth.token() == "oauth-token-1"
     assert workspace.token_requests() == 1  # a valid token is reused, not asked for again
 
 
@@ -74,7 +74,7 @@ def test_unknown_profile_is_a_usage_error(workspace):
     with pytest.raises(UsageError) as error:
         resolve_workspace("staging", "endpoint 'serving'", {})
     message = str(error.value)
-    assert message.startswith("endpoint 'serving': auth: databricks with profile 'staging' failed:")
+    assert message.startswith("error: endpoint 'serving': auth: databricks with profile 'staging' failed:")
     assert "has no staging profile" in message
 
 
@@ -107,6 +107,22 @@ def test_without_the_sdk_the_message_gives_the_install_command(monkeypatch):
     with pytest.raises(UsageError) as error:
         resolve_workspace(None, "endpoint 'serving'", {})
     assert str(error.value) == (
-        "endpoint 'serving': auth: databricks needs the Databricks SDK, which is not installed; "
+        "error: endpoint 'serving': auth: databricks needs the Databricks SDK, which is not installed; "
         f"install it with: {INSTALL_COMMAND}"
     )
+
+
+def test_the_handle_signs_in_on_first_use_only(workspace):
+    auth = DatabricksAuth("ci", "judge", {})
+    assert workspace.token_requests() == 0 and auth.secrets == frozenset()
+    assert "profile ci" in auth.describe()
+    assert asyncio.run(auth.bearer_token()) == "oauth-token-1"
+    assert auth.url("/serving-endpoints/x/invocations") == f"{workspace.host}/serving-endpoints/x/invocations"
+    assert CLIENT_SECRET in auth.secrets
+    assert workspace.token_requests() == 1
+
+
+def test_a_failed_sign_in_is_raised_at_first_use(workspace):
+    auth = DatabricksAuth("nope", "judge", {})
+    with pytest.raises(UsageError, match="judge: auth: databricks with profile 'nope' failed"):
+        auth.headers()

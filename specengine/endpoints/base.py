@@ -6,11 +6,11 @@ a `Turn`. The runner never knows which protocol it talks to. Transport faults ra
 `error` set (the reply is what was received, `succeeded` fails, other checks still run).
 
 Every adapter sends through `request_json` (one JSON answer) or `post_events` (a server-sent event
-stream, read with httpx-sse), so a status, a dropped connection or a body that is not JSON means
-the same thing, in the same words, whatever the protocol. Both read at most the endpoint's
-`max_reply_bytes`. The client is a run's EndpointClient (specengine/transport/client.py: aiohttp,
-with httpx over it for streams) or any httpx.AsyncClient; the two send the same bytes and name faults
-alike.
+stream, read with httpx-sse), each with `request_headers`, so a status, a dropped connection or a
+body that is not JSON means the same thing, in the same words, whatever the protocol. Both read at
+most the endpoint's `max_reply_bytes`. The client is a run's EndpointClient
+(specengine/transport/client.py: aiohttp, with httpx over it for streams) or any httpx.AsyncClient;
+the two send the same bytes and name faults alike.
 """
 
 from __future__ import annotations
@@ -78,6 +78,14 @@ class JsonAnswer:
     latency_s: float
 
 
+def request_headers(config: EndpointConfig) -> Mapping[str, str]:
+    """The endpoint's headers for one request, with fresh credentials when it signs its requests
+    (`auth: databricks`: OAuth tokens expire, so they are asked for each time)."""
+    if config.auth is None:
+        return config.headers
+    return {**config.headers, **config.auth.headers()}
+
+
 async def request_json(
     adapter: Adapter, body: Any, method: str = "POST", url: str | None = None
 ) -> JsonAnswer:
@@ -93,7 +101,7 @@ async def request_json(
     started = time.perf_counter()
     if isinstance(client, EndpointClient):
         answer = await client.send_json(
-            method, target, body, config.headers, config.timeout, config.max_reply_bytes
+            method, target, body, request_headers(config), config.timeout, config.max_reply_bytes
         )
     else:
         answer = await _request_with_httpx(client, method, target, config, body)
@@ -111,7 +119,7 @@ async def _request_with_httpx(
 
     from specengine.transport.httpx_bridge import bound_body
 
-    headers = dict(config.headers)
+    headers = dict(request_headers(config))
     try:
         async with client.stream(method, url, json=body, headers=headers, timeout=config.timeout) as response:
             bound_body(response, config.max_reply_bytes)
@@ -140,7 +148,7 @@ async def post_events(
     config = adapter.config
     client = adapter.client
     http = client.httpx_client() if isinstance(client, EndpointClient) else client
-    headers = {"Accept": "text/event-stream", **dict(config.headers)}
+    headers = {"Accept": "text/event-stream", **request_headers(config)}
     try:
         async with http.stream(
             "POST", url or config.url or "", json=body, headers=headers, timeout=config.timeout

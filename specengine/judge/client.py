@@ -13,12 +13,15 @@ judge slows its callers down instead of being hammered by them.
 Every failure leaves as a JudgeFailure carrying the message the user sees. Faults are told apart by
 their types (openai's exceptions and the httpx exception that caused them), never by their text.
 openai and httpx load on the first request: `validate` and `--help` never import them.
+
+The key is a text, or an async function that gives the key for each request (a Databricks judge's
+token, which expires): openai's client calls it before every request it sends.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +39,8 @@ from specengine.retry import (
 if TYPE_CHECKING:
     import httpx
     import openai
+
+ApiKey = str | Callable[[], Awaitable[str]]
 
 
 @dataclass(frozen=True)
@@ -73,7 +78,7 @@ class JudgeClient:
         self,
         config: JudgeConfig,
         base_url: str,
-        api_key: str,
+        api_key: ApiKey,
         *,
         backoff_base: float = BACKOFF_BASE_S,
         wait_cap: float = BACKOFF_CAP_S,

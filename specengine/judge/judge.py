@@ -19,6 +19,7 @@ autoevals, openai and httpx load only when a judge is asked: the run command imp
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import weakref
 from collections.abc import Mapping
@@ -29,7 +30,7 @@ from typing import Any
 from specengine.errors import JudgeFailure
 from specengine.judge.answer import NO_TOOL_CALL, answer_json, read_answer, usage_of
 from specengine.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
-from specengine.judge.client import JudgeClient
+from specengine.judge.client import ApiKey, JudgeClient
 from specengine.judge.key import judge_base_url, judge_key
 from specengine.judge.prompts import (
     JudgePrompt,
@@ -138,7 +139,6 @@ class Judge:
         wait_cap: float = BACKOFF_CAP_S,
     ):
         self.config = config
-        self.base_url = judge_base_url(config)
         self._cache = JudgeCache(cache_dir) if (use_cache and cache_dir is not None) else None
         self._environ = environ
         self._backoff_base = backoff_base
@@ -146,6 +146,11 @@ class Judge:
         self._stats = JudgeStats()
         self._client: JudgeClient | None = None
         self._key_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    @functools.cached_property
+    def base_url(self) -> str:
+        """Worked out when the judge is first asked: a Databricks judge signs in for it."""
+        return judge_base_url(self.config)
 
     @property
     def stats(self) -> JudgeStats:
@@ -265,7 +270,8 @@ class Judge:
             return self._error(f"the judge needs {self.config.api_key_env} in the environment")
         self._count(calls=1)
         try:
-            text = await self._client_with(api_key).complete(prompt.body(model))
+            key = self.config.auth.bearer_token if self.config.auth is not None else api_key
+            text = await self._client_with(key).complete(prompt.body(model))
             data = answer_json(text)
             usage = usage_of(data)
             self._count_tokens(usage)  # spent even when the answer turns out unusable
@@ -279,7 +285,7 @@ class Judge:
             usage=usage,
         )
 
-    def _client_with(self, api_key: str) -> JudgeClient:
+    def _client_with(self, api_key: ApiKey) -> JudgeClient:
         if self._client is None:
             self._client = JudgeClient(
                 self.config,

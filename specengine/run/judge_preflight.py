@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from specengine.errors import UsageError
-from specengine.judge.key import judge_base_url, judge_key
+from specengine.judge.key import judge_base_url, judge_key, key_source
 from specengine.plan import JudgeConfig
 from specengine.redact import redact
 from specengine.run.header import shown_url
@@ -69,7 +69,7 @@ def _probe(config: JudgeConfig, key: str, url: str) -> None:
     """GET the judge's model list: any answer but a refused key means it can be asked."""
     import httpx
 
-    secrets = {*config.secrets, key}
+    secrets = {*config.secrets, key, *(config.auth.secrets if config.auth is not None else ())}
     try:
         response = httpx.get(
             judge_base_url(config) + "/models",
@@ -86,7 +86,7 @@ def _probe(config: JudgeConfig, key: str, url: str) -> None:
     if response.status_code in REFUSED:
         excerpt = redact(" ".join(response.text.split())[:200], secrets)
         raise UsageError(
-            f"error: the judge at {url} refused the key in {config.api_key_env} "
+            f"error: the judge at {url} refused {key_source(config)} "
             f"(HTTP {response.status_code}{': ' + excerpt if excerpt else ''}). " + NOTHING_SENT
         )
 

@@ -120,10 +120,13 @@ async def record(
 
 
 def _secrets(plan: Plan) -> frozenset[str]:
-    """Every value that came from ${VAR}, and the judge's key: never written anywhere."""
+    """Every value that came from ${VAR}, the judge's key and the Databricks credentials in use:
+    never written anywhere."""
     found: set[str] = set(plan.judge.secrets)
     for endpoint in plan.endpoints.values():
         found |= endpoint.secrets
+    if plan.judge.auth is not None:  # signed in by the judge's preflight, when a judge check runs
+        found |= plan.judge.auth.secrets
     if plan.judge.model:
         key = os.environ.get(plan.judge.api_key_env)
         if key:

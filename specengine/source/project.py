@@ -15,7 +15,7 @@ from typing import Any
 
 from specengine.diagnostics import Diagnostic
 from specengine.errors import MissingVariable, SpecError
-from specengine.plan import DEFAULT_MAX_REPLY_BYTES, EndpointConfig, JudgeConfig
+from specengine.plan import DEFAULT_MAX_REPLY_BYTES, EndpointConfig, JudgeConfig, RequestAuth
 from specengine.source.loader import Document, display_path, load_yaml
 from specengine.suggest import suggest
 
@@ -142,22 +142,34 @@ ENDPOINT_FIELDS = (
     "timeout",
     "retries",
     "max_reply_bytes",
+    "auth",
+    "profile",
 )
 
 
 def endpoint_config(
     name: str, raw: Mapping[str, Any], project: Project, environ: Mapping[str, str]
 ) -> EndpointConfig:
-    """Build a run-ready EndpointConfig from its mapping; MissingVariable for unset ${VAR}."""
+    """Build a run-ready EndpointConfig from its mapping; MissingVariable for unset ${VAR}.
+
+    With `auth: databricks` the endpoint signs in here (UsageError when it cannot), and a `url` that
+    is a path is on the workspace; in an Unresolved environment (commands that send nothing) it
+    does not, and the url stays as written.
+    """
     resolved = resolve_variables(dict(raw), environ)
     if resolved.missing:
         raise MissingVariable(list(resolved.missing), f"endpoint '{name}'")
     data = resolved.value
     options = {key: value for key, value in data.items() if key not in ENDPOINT_FIELDS}
+    url, secrets = data.get("url"), resolved.secrets
+    auth = databricks_auth(data, f"endpoint '{name}'", environ)
+    if auth is not None and not isinstance(environ, Unresolved):
+        url = auth.url(url)
+        secrets = secrets | auth.secrets
     return EndpointConfig(
         name=name,
         protocol=str(data.get("protocol", "openai-chat")),
-        url=data.get("url"),
+        url=url,
         model=data.get("model"),
         headers={str(k): str(v) for k, v in (data.get("headers") or {}).items()},
         max_concurrency=int(data.get("max_concurrency", 8)),
@@ -165,8 +177,20 @@ def endpoint_config(
         retries=int(data.get("retries", project.default("retries", DEFAULT_RETRIES))),
         max_reply_bytes=int(data.get("max_reply_bytes", DEFAULT_MAX_REPLY_BYTES)),
         options=options,
-        secrets=resolved.secrets,
+        secrets=secrets,
+        auth=auth,
     )
+
+
+def databricks_auth(data: Mapping[str, Any], where: str, environ: Mapping[str, str]) -> RequestAuth | None:
+    """The Databricks credentials an endpoint or judge mapping asks for with `auth: databricks`
+    (not signed in yet), or None."""
+    if data.get("auth") != "databricks":
+        return None
+    from specengine.databricks_auth import DatabricksAuth
+
+    profile = data.get("profile")
+    return DatabricksAuth(str(profile) if profile else None, where, environ)
 
 
 def judge_config(
@@ -178,7 +202,8 @@ def judge_config(
     """The judge settings: project `judge:` block, overridden by --judge-model / --judge-base-url.
 
     ${VAR} in the block (a base URL naming a workspace host, say) is resolved only when a judge is
-    configured; the API key itself is read later, when a judge check runs.
+    configured; the API key itself is read later, when a judge check runs. With `auth: databricks`
+    the judge signs in when it is first needed, not here.
     """
     block = dict(project.data.get("judge") or {})
     if not (model or block.get("model")):
@@ -196,4 +221,5 @@ def judge_config(
         retries=int(data.get("retries", DEFAULT_RETRIES)),
         samples=int(data.get("samples", 1)),
         secrets=resolved.secrets,
+        auth=databricks_auth(data, "judge", environ if environ is not None else {}),
     )
