@@ -85,8 +85,10 @@ class DatabricksAuth:
 
     def describe(self) -> str:
         """Where the credentials come from, for messages (never the credentials themselves)."""
-        return f"the Databricks credentials of profile {self.profile}" if self.profile else (
-            "the Databricks credentials (default profile or DATABRICKS_* variables)"
+        return (
+            f"the Databricks credentials of profile {self.profile}"
+            if self.profile
+            else ("the Databricks credentials (default profile or DATABRICKS_* variables)")
         )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from specengine.compile.judge_specs import judge_spec
+from specengine.compile.replay import ReplayProblem, messages_at, user_turns
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError, TemplateError
 from specengine.grade.matchers import MATCHERS, default_name
@@ -28,7 +29,7 @@ from specengine.plan import (
     Step,
     Threshold,
 )
-from specengine.source.datasets import iter_rows, row_id
+from specengine.source.datasets import is_mlflow_dataset, iter_rows, records_as_rows, row_id
 from specengine.source.loader import Document, as_text, display_path
 from specengine.source.project import DEFAULT_TIMEOUT, Project, endpoint_config
 from specengine.templates import is_template, render
@@ -107,7 +108,7 @@ class _EvalTemplate:
     raw: Mapping[str, Any]
     file_data: Mapping[str, Any]
     checks_by_turn: tuple[tuple[Check, ...], ...]
-    dataset: Any  # None, a list of inline rows, or a Path
+    dataset: Any  # None, a list of inline rows, a Path, or an MlflowDataset
     dataset_display: str | None
     trials: int
     pass_rate: float
@@ -115,6 +116,7 @@ class _EvalTemplate:
     steps: tuple[_StepPlan, ...] = ()
     variables: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # the eval's own, no row
     labels: tuple[str, ...] = ()  # the file's and the eval's
+    replay: str | None = None  # `replay: input.messages`: the turns come from the row
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,8 @@ def _step_plans(
 ) -> tuple[_StepPlan, ...]:
     """Each step's template, checks and source, worked out once per eval instead of once per row."""
     eval_path: tuple[str | int, ...] = ("evals", index)
+    if "replay" in raw:  # the turns come from each row (_replay_steps)
+        return ()
     turns = raw.get("turns", [raw])
     plans = []
     for i, step in enumerate(turns):
@@ -228,11 +232,16 @@ def _turn_checks(
     return tuple(per_step)
 
 
-def _resolve_dataset(value: Any, spec: SpecInput) -> tuple[Any, str | None]:
+def _resolve_dataset(value: Any, spec: SpecInput, environ: Mapping[str, str]) -> tuple[Any, str | None]:
     if value is None or value == "none":
         return None, None
     if isinstance(value, list):
         return value, spec.display
+    if is_mlflow_dataset(value):
+        from specengine.mlflow.datasets import mlflow_dataset
+
+        dataset = mlflow_dataset(str(value), spec.project.data, environ)
+        return dataset, dataset.display
     path = (spec.file.parent / str(value)).resolve()
     return path, display_path(path, spec.project.folder)
 
@@ -264,7 +273,7 @@ def _eval_templates(
             endpoint = endpoints.named(as_text(endpoint_value), project, where)
         checks_by_turn = _turn_checks(raw, spec.document, eval_path, named_judges(project.data))
         dataset_value = raw["dataset"] if "dataset" in raw else data.get("dataset")
-        dataset, dataset_display = _resolve_dataset(dataset_value, spec)
+        dataset, dataset_display = _resolve_dataset(dataset_value, spec, options.environ)
         timeout = options.timeout or raw.get("timeout") or data.get("timeout") or project.default("timeout")
         yield _EvalTemplate(
             spec=spec,
@@ -292,6 +301,7 @@ def _eval_templates(
                 "metadata": _merge_top(data.get("metadata"), raw.get("metadata")),
             },
             labels=_unique(data.get("labels"), raw.get("labels")),
+            replay=as_text(raw["replay"]) if "replay" in raw else None,
         )
 
 
@@ -310,7 +320,11 @@ def _rows(template: _EvalTemplate) -> Iterator[_Row | None]:
         for i, row in enumerate(template.dataset):
             yield _Row(row, template.spec.document.line((*dataset_path, i)))
         return
-    for row in iter_rows(template.dataset, template.dataset_display or str(template.dataset)):
+    if isinstance(template.dataset, Path):
+        rows = iter_rows(template.dataset, template.dataset_display or str(template.dataset))
+    else:  # an MlflowDataset: its records are numbered from 1
+        rows = records_as_rows(template.dataset.records(), template.dataset.display)
+    for row in rows:
         yield _Row(row.data, row.line)
 
 
@@ -367,7 +381,12 @@ def _cases(templates: Sequence[_EvalTemplate]) -> Iterator[Case]:
             row_data = row.data if row else {}
             variables = _row_variables(template, row_data)
             rid = row_id(row_data) if row else None
-            steps = _steps(template, variables, row) if skip is None else _steps_unrendered(template)
+            if skip is not None:
+                steps = _steps_unrendered(template)
+            elif template.replay is not None:
+                steps = _replay_steps(template, variables, row)
+            else:
+                steps = _steps(template, variables, row)
             labels = row_data.get("labels")
             yield Case(
                 id=f"{base_case_id}[{rid}]" if rid is not None else base_case_id,
@@ -390,9 +409,36 @@ def _cases(templates: Sequence[_EvalTemplate]) -> Iterator[Case]:
             index += 1
 
 
+def _replay_steps(
+    template: _EvalTemplate, variables: Mapping[str, Any], row: _Row | None
+) -> tuple[Step, ...]:
+    """One send per user message of the messages `replay:` names; the eval's checks on the last.
+
+    A row whose messages cannot be replayed is an error at the row (the data is wrong, not the spec).
+    """
+    assert template.replay is not None
+    document = template.spec.document
+    key = ("evals", template.index, "replay")
+    source = Source(document.path, document.line(key))
+    try:
+        turns = user_turns(messages_at(variables, template.replay), template.replay)
+    except ReplayProblem as exc:
+        eval_note = f"eval '{template.name}' ({template.spec.display}:{source.line})"
+        if row is None or row.line is None:
+            line, col = document.position(key)
+            raise SpecError(Diagnostic(document.path, line, col, f"replay: {exc}")) from None
+        where = template.dataset_display or template.spec.display
+        raise SpecError(Diagnostic(where, row.line, 1, f"replay: {exc}, for the {eval_note}")) from None
+    checks = template.checks_by_turn[0]
+    last = len(turns) - 1
+    return tuple(Step("send", text, checks if i == last else (), source) for i, text in enumerate(turns))
+
+
 def _steps_unrendered(template: _EvalTemplate) -> tuple[Step, ...]:
     """A skipped eval is never sent, so its templates are not rendered (they may need missing data)."""
     raw = template.raw
+    if template.replay is not None:
+        return (Step("send", f"(the user messages of {template.replay})", template.checks_by_turn[0]),)
     if "turns" not in raw:
         return (Step("send", as_text(raw["send"]), template.checks_by_turn[0]),)
     return tuple(

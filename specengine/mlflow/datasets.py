@@ -22,19 +22,15 @@ from typing import Any
 
 from specengine.errors import UsageError
 from specengine.mlflow.target import require_client, shown_uri, tracking_uri_of
+from specengine.source.datasets import MLFLOW_PREFIX
 
-PREFIX = "mlflow:"
+PREFIX = MLFLOW_PREFIX
 PAGE_SIZE = 1000
 UNSUPPORTED_CODES = frozenset({"FEATURE_DISABLED", "ENDPOINT_NOT_FOUND", "NOT_IMPLEMENTED"})
 BACKEND_HINT = (
     "MLflow keeps evaluation datasets only in a database-backed tracking server (MLflow 3.4 or newer),"
     " e.g. mlflow server --backend-store-uri sqlite:///mlflow.db"
 )
-
-
-def is_mlflow_dataset(value: Any) -> bool:
-    """True when a spec's `dataset:` value names an MLflow dataset (`mlflow:NAME`)."""
-    return isinstance(value, str) and value.strip().startswith(PREFIX)
 
 
 def dataset_name(value: str) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -43,6 +43,7 @@ MAPPING_KEYS = ("input", "expected", "metadata")
 FORBIDDEN_IN_IDS = ("::", "[", "]")
 DATASET_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".json": "json", ".yaml": "yaml", ".yml": "yaml"}
 NO_DATASET = "none"
+MLFLOW_PREFIX = "mlflow:"  # `dataset: mlflow:NAME` names an evaluation dataset stored in MLflow
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,18 @@ class Row:
 
 
 def is_dataset_path(value: Any) -> TypeGuard[str]:
-    """True when a spec's `dataset:` value names a file (not inline rows, not `none`)."""
-    return isinstance(value, str) and value.strip() != NO_DATASET and dataset_format(value) is not None
+    """True when a spec's `dataset:` value names a file (not inline rows, not `none`, not MLflow)."""
+    return (
+        isinstance(value, str)
+        and value.strip() != NO_DATASET
+        and not is_mlflow_dataset(value)
+        and dataset_format(value) is not None
+    )
+
+
+def is_mlflow_dataset(value: Any) -> bool:
+    """True when a spec's `dataset:` value names an MLflow evaluation dataset (`mlflow:NAME`)."""
+    return isinstance(value, str) and value.strip().startswith(MLFLOW_PREFIX)
 
 
 def dataset_format(name: str | Path) -> str | None:
@@ -114,6 +125,13 @@ def iter_rows(file: Path, display: str) -> Iterator[Row]:
             yield from _jsonl_rows(handle, display)
         else:
             yield from _json_rows(handle, display)
+
+
+def records_as_rows(records: Iterable[Any], display: str) -> Iterator[Row]:
+    """Rows of records read from elsewhere (an MLflow dataset), checked like file rows; the n-th
+    record's "line" is n."""
+    for number, record in enumerate(records, 1):
+        yield _checked(record, display, number)
 
 
 def iter_inline_rows(document: Document, key_path: tuple[str | int, ...]) -> Iterator[Row]:
