@@ -37,6 +37,9 @@ evals:
 """
 
 
+SERVING = {"protocol": "databricks", "auth": "databricks", "url": SERVING_PATH, "api": "chat"}
+
+
 class ServingEndpoint(DatabricksServer):
     """A ChatAgent served by the workspace at its serving endpoint's path."""
 
@@ -55,7 +58,7 @@ def serving():
 
 def setup(tmp_path: Path, workspace: Workspace, endpoint: dict | None = None, judge: dict | None = None):
     config = workspace.config_file(tmp_path, {"DEFAULT": workspace.pat(), "ci": workspace.m2m()})
-    endpoint = endpoint or {"protocol": "databricks", "auth": "databricks", "url": SERVING_PATH, "api": "chat"}
+    endpoint = endpoint or SERVING
     write_project(tmp_path, endpoints={"serving": endpoint}, judge=judge)
     write_spec(tmp_path, "specs/weather", SPEC)
     return workspace.environment(config)
@@ -202,16 +205,15 @@ def test_a_judge_on_the_workspace_with_oauth(tmp_path, serving):
         )
         write_project(
             tmp_path,
-            endpoints={
-                "serving": {"protocol": "databricks", "auth": "databricks", "url": SERVING_PATH, "api": "chat"}
-            },
+            endpoints={"serving": SERVING},
             judge={"model": "databricks-claude", "auth": "databricks", "profile": "ci"},
         )
         write_spec(tmp_path, "specs/weather", JUDGED)
         result, results = run(tmp_path, workspace.environment(config), "--no-cache")
         assert result.exit_code == 0, result.output
         [probe] = judge.probes
-        assert (probe.path, probe.headers["authorization"]) == ("/serving-endpoints/models", "Bearer oauth-token-1")
+        assert probe.path == "/serving-endpoints/models"
+        assert probe.headers["authorization"] == "Bearer oauth-token-1"
         [call] = [request for request in judge.requests if request.path != "/oidc/v1/token"]
         assert call.path == "/serving-endpoints/chat/completions"
         assert call.headers["authorization"] == "Bearer oauth-token-1"
@@ -222,7 +224,8 @@ def test_a_judge_on_the_workspace_with_oauth(tmp_path, serving):
 def test_a_judge_that_refuses_the_credentials_stops_the_run_first(tmp_path, serving):
     with JudgeServer() as judge:
         workspace = Workspace(judge)
-        judge.route("/serving-endpoints/models", lambda request: Reply(status=403, body={"error": "denied"}), "GET")
+        denied = Reply(status=403, body={"error": "denied"})
+        judge.route("/serving-endpoints/models", lambda request: denied, "GET")
         config = workspace.config_file(tmp_path, {"DEFAULT": workspace.pat()})
         write_project(
             tmp_path,
