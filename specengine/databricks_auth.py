@@ -31,8 +31,6 @@ from specengine.redact import redact
 if TYPE_CHECKING:
     from databricks.sdk.config import Config
 
-AUTH_DATABRICKS = "databricks"
-SERVING_PATH = "/serving-endpoints"
 # The environment variables of the SDK that hold credentials: redacted from its messages even when
 # resolving failed before the SDK could say which ones it used.
 CREDENTIAL_VARIABLES = (

@@ -8,6 +8,8 @@ The hierarchy says how each problem ends for the user:
   human review that cannot be recorded), `QueryError` (SQL the index refuses) and `RerunError` (a
   rerun from the app that cannot start) are kinds of it.
 - `TemplateError`: a template that does not compile or render; the caller locates it in its file.
+- `DatasetUnavailable`: a dataset stored elsewhere (`dataset: mlflow:NAME`) that cannot be read;
+  the caller locates it at the spec's `dataset:` (a SpecError, so exit 2 before anything is sent).
 - `EndpointError`: a transport fault talking to an agent (the trial errors, maybe after retries).
 - `JudgeFailure`: a judge call that cannot give a score (that check errors).
 - `WebServerError`: the app under test could not be started or reached.
@@ -87,6 +89,14 @@ class TemplateError(SpecengineError):
         super().__init__(message)
         self.message = message
         self.line = line
+
+
+class DatasetUnavailable(SpecengineError):
+    """A dataset stored elsewhere that cannot be read; `message` says why and what to do."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
 
 
 class EndpointError(SpecengineError):

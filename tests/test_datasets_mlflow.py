@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support.servers import Reply, ScriptedHTTPServer
 
-from specengine.errors import SpecError, UsageError
+from specengine.errors import DatasetUnavailable, SpecError
 from specengine.source.datasets import Row, iter_rows
 
 RECORD = {
@@ -206,11 +206,11 @@ def test_records_are_read_page_by_page_from_the_tracking_server(stored_dataset, 
 def test_an_unknown_name_says_where_it_looked(mlflow_server):
     from specengine.mlflow.datasets import MlflowDataset
 
-    with pytest.raises(UsageError) as error:
+    with pytest.raises(DatasetUnavailable) as error:
         MlflowDataset("no_such_dataset", mlflow_server.url).records()
-    assert str(error.value) == (
-        "dataset: mlflow:no_such_dataset: no evaluation dataset named 'no_such_dataset'"
-        f" in MLflow at {mlflow_server.url}"
+    assert (
+        error.value.message
+        == f"no evaluation dataset named 'no_such_dataset' in MLflow at {mlflow_server.url}"
     )
 
 
@@ -235,10 +235,10 @@ def test_a_server_that_cannot_store_evaluation_datasets(reply, monkeypatch):
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     with ScriptedHTTPServer() as server:
         server.route("/api/3.0/mlflow/datasets/search", lambda request: reply)
-        with pytest.raises(UsageError) as error:
+        with pytest.raises(DatasetUnavailable) as error:
             MlflowDataset("weather", server.base_url).records()
-    message = str(error.value)
-    assert message.startswith(f"dataset: mlflow:weather: the MLflow tracking server at {server.base_url} ")
+    message = error.value.message
+    assert message.startswith(f"the MLflow tracking server at {server.base_url} ")
     assert "cannot store evaluation datasets" in message
     assert message.endswith("e.g. mlflow server --backend-store-uri sqlite:///mlflow.db")
 
@@ -250,9 +250,58 @@ def test_an_unreachable_server_and_a_password_in_its_uri(monkeypatch):
 
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     port = free_port()
-    with pytest.raises(UsageError) as error:
+    with pytest.raises(DatasetUnavailable) as error:
         MlflowDataset("weather", f"http://user:hunter22@127.0.0.1:{port}").records()
-    assert (
-        str(error.value)
-        == f"dataset: mlflow:weather: cannot reach the MLflow tracking server at http://127.0.0.1:{port}"
+    assert error.value.message == f"cannot reach the MLflow tracking server at http://127.0.0.1:{port}"
+
+
+# --- through the CLI -------------------------------------------------------------------------------
+
+MLFLOW_SPEC = """
+dataset: mlflow:{name}
+evals:
+  - name: weather
+    send: "{{{{ input.question }}}}"
+    expect:
+      - includes: "{{{{ expected.expected_response }}}}"
+"""
+
+
+def test_a_run_over_an_mlflow_dataset(stored_dataset, mlflow_server, tmp_path, agent_server):
+    from support.cli import run_cli, write_project, write_spec
+
+    agent_server.script(
+        lambda messages: {"Weather in Paris?": "Sunny", "Weather in Oslo?": "Snowy"}.get(
+            messages[-1]["content"], "No idea"
+        )
     )
+    write_project(tmp_path, endpoints={"agent": agent_server}, mlflow={"tracking_uri": mlflow_server.url})
+    write_spec(tmp_path, "specs/weather", MLFLOW_SPEC.format(name=stored_dataset))
+    validated = run_cli(["validate", "specs"], cwd=tmp_path)
+    assert validated.exit_code == 0, validated.output
+    result = run_cli(["run", "specs", "--output", "results.json"], cwd=tmp_path)
+    assert result.exit_code == 1, result.output  # Tokyo's Cloudy is not in "No idea"
+    cases = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["cases"]
+    assert sorted((case["row"].startswith("dr-"), case["status"]) for case in cases) == [
+        (True, "failed"),
+        (True, "passed"),
+        (True, "passed"),
+    ]
+    assert sorted(user["content"] for body in agent_server.bodies for user in body["messages"]) == [
+        "Weather in Oslo?",
+        "Weather in Paris?",
+        "Weather in Tokyo?",
+    ]
+
+
+def test_a_run_over_a_missing_mlflow_dataset_stops_before_sending(mlflow_server, tmp_path, agent_server):
+    from support.cli import run_cli, write_project, write_spec
+
+    write_project(tmp_path, endpoints={"agent": agent_server}, mlflow={"tracking_uri": mlflow_server.url})
+    write_spec(tmp_path, "specs/weather", MLFLOW_SPEC.format(name="nowhere"))
+    result = run_cli(["run", "specs"], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"specs/weather.yaml:1:10: no evaluation dataset named 'nowhere' in MLflow at {mlflow_server.url}"
+    )
+    assert agent_server.bodies == []

@@ -50,7 +50,8 @@ MISTAKES = [
         """,
         [
             "s.yaml:2:5: an eval has either send (one turn) or turns (a conversation), not both",
-            "s.yaml:6:5: evals[1]: an eval needs send (one turn) or turns (a conversation)",
+            "s.yaml:6:5: evals[1]: an eval needs send (one turn), turns (a conversation) or replay"
+            " (a conversation from a dataset row)",
         ],
         id="an eval has exactly one of send or turns",
     ),

@@ -211,8 +211,7 @@ def test_a_judge_on_the_workspace_with_oauth(tmp_path, serving):
         write_spec(tmp_path, "specs/weather", JUDGED)
         result, results = run(tmp_path, workspace.environment(config), "--no-cache")
         assert result.exit_code == 0, result.output
-        [probe] = judge.probes
-        assert probe.path == "/serving-endpoints/models"
+        [probe] = [request for request in judge.probes if request.path == "/serving-endpoints/models"]
         assert probe.headers["authorization"] == "Bearer oauth-token-1"
         [call] = [request for request in judge.requests if request.path != "/oidc/v1/token"]
         assert call.path == "/serving-endpoints/chat/completions"

@@ -14,7 +14,7 @@ from typing import Any
 from specengine.compile.judge_specs import judge_spec
 from specengine.compile.replay import ReplayProblem, messages_at, user_turns
 from specengine.diagnostics import Diagnostic
-from specengine.errors import SpecError, TemplateError
+from specengine.errors import DatasetUnavailable, SpecError, TemplateError
 from specengine.grade.matchers import MATCHERS, default_name
 from specengine.judge.named import named_judges
 from specengine.plan import (
@@ -315,15 +315,20 @@ def _rows(template: _EvalTemplate) -> Iterator[_Row | None]:
     if template.dataset is None:
         yield None
         return
+    dataset_path = ("evals", template.index, "dataset") if "dataset" in template.raw else ("dataset",)
     if isinstance(template.dataset, list):
-        dataset_path = ("evals", template.index, "dataset") if "dataset" in template.raw else ("dataset",)
         for i, row in enumerate(template.dataset):
             yield _Row(row, template.spec.document.line((*dataset_path, i)))
         return
     if isinstance(template.dataset, Path):
         rows = iter_rows(template.dataset, template.dataset_display or str(template.dataset))
-    else:  # an MlflowDataset: its records are numbered from 1
-        rows = records_as_rows(template.dataset.records(), template.dataset.display)
+    else:  # an MlflowDataset: its records are numbered from 1; a failed read is located at `dataset:`
+        try:
+            records = template.dataset.records()
+        except DatasetUnavailable as exc:
+            line, col = template.spec.document.position(dataset_path)
+            raise SpecError(Diagnostic(template.spec.display, line, col, exc.message)) from None
+        rows = records_as_rows(records, template.dataset.display)
     for row in rows:
         yield _Row(row.data, row.line)
 

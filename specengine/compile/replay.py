@@ -26,6 +26,12 @@ class ReplayProblem(Exception):
     """A row's messages cannot be replayed; the message says why, the caller says where."""
 
 
+def is_replay_path(value: str) -> bool:
+    """True for `input.<key>` (one or more keys): the form the spec schema asks of `replay:`."""
+    keys = value.strip().split(".")
+    return len(keys) > 1 and keys[0] == "input" and all(key and not key.isspace() for key in keys[1:])
+
+
 def replay_path(value: str) -> tuple[str, ...]:
     """`input.messages` → ("messages",): the keys under `input` that lead to the messages."""
     return tuple(value.strip().split("."))[1:]

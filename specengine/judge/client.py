@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from specengine.errors import JudgeFailure
 from specengine.judge.answer import excerpt
+from specengine.judge.key import key_source
 from specengine.plan import JudgeConfig
 from specengine.retry import (
     BACKOFF_BASE_S,
@@ -174,7 +175,7 @@ class JudgeClient:
         """An answer not worth retrying (4xx), with where to look."""
         message = f"judge HTTP {status}" + (f": {text}" if text else "")
         if status in (401, 403):
-            return f"{message} (check the key in {self.config.api_key_env})"
+            return f"{message} (check {key_source(self.config)})"
         if status == 404:
             return f"{message} (check the judge's base_url and model {self.config.model!r})"
         return message

@@ -6,8 +6,9 @@ read a page at a time. Each record (`inputs`, `expectations`, `tags`, `dataset_r
 row as source/mlflow_rows.py reads MLflow's shape. The records are read once per command and kept,
 since the plan's cases are walked more than once (counting, then running).
 
-Everything that goes wrong is a UsageError (exit 2, before anything is sent) that says what to do:
-the MLflow client missing (the install command), the server unreachable, a server that cannot store
+A missing MLflow client is a UsageError naming the install command. Everything else that goes wrong
+is a DatasetUnavailable, which the compiler locates at the spec's `dataset:` (exit 2, before
+anything is sent), saying what to do: the server unreachable, a server that cannot store
 evaluation datasets (MLflow needs a database backend for them: a file store refuses with
 FEATURE_DISABLED, which MLflow's client reports as a 500 it gave up retrying; a server older than
 MLflow 3.4 has no such API), no dataset of that name, or two of them. Faults are told apart by
@@ -20,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from specengine.errors import UsageError
+from specengine.errors import DatasetUnavailable
 from specengine.mlflow.target import require_client, shown_uri, tracking_uri_of
 from specengine.source.datasets import MLFLOW_PREFIX
 
@@ -73,17 +74,14 @@ def _read_records(name: str, tracking_uri: str | None) -> Iterator[dict[str, Any
     try:
         found = client.search_datasets(filter_string=f"name = {_quoted(name)}", max_results=2)
         if not found:
-            raise UsageError(
-                f"dataset: {PREFIX}{name}: no evaluation dataset named '{name}' in MLflow at {where}"
-            )
+            raise DatasetUnavailable(f"no evaluation dataset named '{name}' in MLflow at {where}")
         if len(found) > 1:
-            raise UsageError(
-                f"dataset: {PREFIX}{name}: MLflow at {where} holds more than one evaluation dataset named"
-                f" '{name}'; rename one of them"
+            raise DatasetUnavailable(
+                f"MLflow at {where} holds more than one evaluation dataset named '{name}'; rename one of them"
             )
         yield from _pages(client, found[0].dataset_id)
     except MlflowException as exc:
-        raise UsageError(_failure(name, where, exc)) from None
+        raise DatasetUnavailable(_failure(name, where, exc)) from None
 
 
 def _pages(client: Any, dataset_id: str) -> Iterator[dict[str, Any]]:
@@ -121,21 +119,18 @@ def _failure(name: str, where: str, exc: Exception) -> str:
 
     code = str(getattr(exc, "error_code", ""))
     cause = exc.__cause__ or exc.__context__
-    prefix = f"dataset: {PREFIX}{name}: "
     if code in UNSUPPORTED_CODES:
-        return (
-            f"{prefix}the MLflow tracking server at {where} cannot store evaluation datasets; {BACKEND_HINT}"
-        )
+        return f"the MLflow tracking server at {where} cannot store evaluation datasets; {BACKEND_HINT}"
     if isinstance(cause, requests.exceptions.RetryError):  # MLflow gave up on a 5xx (a file store's 500)
         return (
-            f"{prefix}the MLflow tracking server at {where} kept failing on MLflow's evaluation dataset"
+            f"the MLflow tracking server at {where} kept failing on MLflow's evaluation dataset"
             f" API: it cannot store evaluation datasets, or it is failing; {BACKEND_HINT}"
         )
     if code == "RESOURCE_DOES_NOT_EXIST":
-        return f"{prefix}no evaluation dataset named '{name}' in MLflow at {where}"
+        return f"no evaluation dataset named '{name}' in MLflow at {where}"
     if isinstance(cause, requests.exceptions.ConnectionError):
-        return f"{prefix}cannot reach the MLflow tracking server at {where}"
-    return f"{prefix}reading it from MLflow at {where} failed: {' '.join(str(exc).split())[:300]}"
+        return f"cannot reach the MLflow tracking server at {where}"
+    return f"reading it from MLflow at {where} failed: {' '.join(str(exc).split())[:300]}"
 
 
 def mlflow_dataset(

@@ -22,6 +22,7 @@ from specengine.suggest import suggest
 ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 2
+DATABRICKS_AUTH = "databricks"  # `auth: databricks`: credentials from Databricks unified auth
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ def endpoint_config(
 def databricks_auth(data: Mapping[str, Any], where: str, environ: Mapping[str, str]) -> RequestAuth | None:
     """The Databricks credentials an endpoint or judge mapping asks for with `auth: databricks`
     (not signed in yet), or None."""
-    if data.get("auth") != "databricks":
+    if data.get("auth") != DATABRICKS_AUTH:
         return None
     from specengine.databricks_auth import DatabricksAuth
 

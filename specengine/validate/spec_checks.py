@@ -2,7 +2,8 @@
 
 specengine.validate.schema_messages checks the shape; this module checks the meaning: eval names
 are unique, every eval checks something and reaches an endpoint, `turns` do not start or end with
-`reset`, templates compile and use only known variables. The checks it hands on have modules of
+`reset`, `replay` without a dataset finds its messages in the eval's input, templates compile and
+use only known variables. The checks it hands on have modules of
 their own: each check against its matcher (expect_checks), endpoints (endpoint_checks), datasets
 (dataset_checks), judges against their kind or the project's named judges (judge_checks). Nothing
 stops at the first problem, and nothing a spec holds can raise a traceback.
@@ -13,8 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from specengine.compile.replay import ReplayProblem, is_replay_path, messages_at, user_turns
 from specengine.diagnostics import Diagnostic
 from specengine.grade.matchers import JUDGE_TEMPLATES, MATCHERS
+from specengine.source.datasets import NO_DATASET
 from specengine.source.loader import PROJECT_FILE, KeyPath, as_text
 from specengine.source.project import Project
 from specengine.suggest import suggest
@@ -93,6 +96,8 @@ class SpecChecks:
         if "dataset" in item:
             self._dataset(item["dataset"], (*here, "dataset"))
         self._send(item.get("send"), (*here, "send"))
+        if isinstance(item.get("replay"), str):
+            self._replay(item, here)
         turns = item.get("turns")
         has_check = "expect" in item
         if isinstance(turns, list):
@@ -120,6 +125,24 @@ class SpecChecks:
         if len(turns) > 1 and turns[-1] == RESET:
             self.report.at((*here, len(turns) - 1), "turns may not end with reset: nothing is sent after it")
         return has_check
+
+    def _replay(self, item: dict, here: KeyPath) -> None:
+        """Without a dataset, the eval's own input must hold the messages `replay:` names (a row's
+        messages are checked when the plan is compiled, row by row)."""
+        dataset = item["dataset"] if "dataset" in item else self.data.get("dataset")
+        if dataset is not None and dataset != NO_DATASET:
+            return
+        replay = item["replay"].strip()
+        if not is_replay_path(replay):  # the schema says what the form must be
+            return
+        own = item.get("input")
+        try:
+            user_turns(messages_at({"input": own if isinstance(own, dict) else {}}, replay), replay)
+        except ReplayProblem as exc:
+            self.report.at(
+                (*here, "replay"),
+                f"replay: {exc}; this eval has no dataset, so its own input must hold the messages",
+            )
 
     def _send(self, value: Any, here: KeyPath) -> None:
         if isinstance(value, str):
