@@ -305,3 +305,27 @@ def test_a_run_over_a_missing_mlflow_dataset_stops_before_sending(mlflow_server,
         f"specs/weather.yaml:1:10: no evaluation dataset named 'nowhere' in MLflow at {mlflow_server.url}"
     )
     assert agent_server.bodies == []
+
+
+def test_without_the_mlflow_client_the_message_gives_the_install_command(tmp_path, agent_server, monkeypatch):
+    from importlib import metadata
+
+    from support.cli import run_cli, write_project, write_spec
+
+    real_version = metadata.version
+
+    def version(name: str) -> str:
+        if name in ("mlflow", "mlflow-skinny"):
+            raise metadata.PackageNotFoundError(name)
+        return real_version(name)
+
+    monkeypatch.setattr(metadata, "version", version)
+    write_project(tmp_path, endpoints={"agent": agent_server})
+    write_spec(tmp_path, "specs/weather", MLFLOW_SPEC.format(name="weather_qa"))
+    result = run_cli(["run", "specs"], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "error: dataset: mlflow:weather_qa needs the MLflow client, which is not installed;"
+        ' install it with: pip install "specengine[mlflow]"'
+    )
+    assert agent_server.bodies == []

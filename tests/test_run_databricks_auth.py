@@ -237,3 +237,24 @@ def test_a_judge_that_refuses_the_credentials_stops_the_run_first(tmp_path, serv
     assert "refused the Databricks credentials (default profile or DATABRICKS_* variables)" in result.stderr
     assert PAT not in result.output
     assert serving.requests == []
+
+
+def test_ask_signs_in_and_masks_the_token(tmp_path, serving):
+    workspace = Workspace(serving)
+    env = setup(tmp_path, workspace)
+    result = run_cli(["ask", "serving", "What's the weather in Paris?"], cwd=tmp_path, env=env)
+    assert result.exit_code == 0, result.output
+    assert f"{workspace.host}{SERVING_PATH}" in result.stdout
+    assert "Sunny, 24°C" in result.stdout
+    assert PAT not in result.output
+    assert workspace.authorizations(SERVING_PATH) == [f"Bearer {PAT}"]
+
+
+def test_an_agent_that_echoes_the_token_in_an_error_never_shows_it(tmp_path, serving):
+    workspace = Workspace(serving)
+    serving.script(lambda messages: Reply(status=401, body={"error": f"token {PAT} is not allowed here"}))
+    env = setup(tmp_path, workspace)
+    result, results = run(tmp_path, env)
+    assert result.exit_code == 1, result.output
+    assert results is not None and "token *** is not allowed here" in results
+    assert PAT not in results and PAT not in result.output
