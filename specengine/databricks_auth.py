@@ -15,8 +15,10 @@ it is valid (a few microseconds) and a fresh one when it is not.
 
 The SDK is an optional dependency (the `mlflow` extra, shared with the MLflow client): it is
 imported here only, and only when a run uses `auth: databricks`; `--help` and `validate` never load
-it. Every credential the SDK holds (the token, a client secret, a password) and the first bearer
-token are secrets: redacted wherever results, reports and errors could show them.
+it. Every credential the SDK holds (the token, a client secret, a password) and the bearer token of
+the sign-in are secrets: redacted wherever results, reports and errors could show them. (An OAuth
+token the SDK renews during a run, after the hour a token lives, is not known in advance; it is
+never written by specengine, only an agent that echoed its Authorization header could show it.)
 """
 
 from __future__ import annotations
@@ -83,11 +85,9 @@ class DatabricksAuth:
 
     def describe(self) -> str:
         """Where the credentials come from, for messages (never the credentials themselves)."""
-        return (
-            f"the Databricks credentials of profile {self.profile}"
-            if self.profile
-            else ("the Databricks credentials (default profile or DATABRICKS_* variables)")
-        )
+        if self.profile:
+            return f"the Databricks credentials of profile {self.profile}"
+        return "the Databricks credentials (default profile or DATABRICKS_* variables)"
 
 
 class WorkspaceAuth:
@@ -96,7 +96,7 @@ class WorkspaceAuth:
     def __init__(self, config: Config, profile: str | None):
         self._config = config
         self.profile = profile
-        self.host = str(config.host).rstrip("/")
+        self.host = str(config.host or "").rstrip("/")
         self.auth_type = str(config.auth_type or "")
         self.secrets = frozenset(_held_secrets(config) | set(_bearer_tokens(self.headers())))
 
