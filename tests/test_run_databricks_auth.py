@@ -258,3 +258,38 @@ def test_an_agent_that_echoes_the_token_in_an_error_never_shows_it(tmp_path, ser
     assert result.exit_code == 1, result.output
     assert results is not None and "token *** is not allowed here" in results
     assert PAT not in results and PAT not in result.output
+
+
+@pytest.mark.parametrize(
+    ("project", "message"),
+    [
+        (
+            "endpoints:\n  a: {protocol: databricks, url: 'http://x/invocations', profile: ci}\n",
+            "specengine.yaml:2:58: 'profile' is only used with auth: databricks",
+        ),
+        (
+            "endpoints:\n  a: {protocol: databricks, url: /serving-endpoints/a/invocations}\n",
+            "specengine.yaml:2:34: the url /… is a path on a Databricks workspace, which needs auth:"
+            " databricks; otherwise give the whole URL (http:// or https://)",
+        ),
+        (
+            "endpoints:\n  a: {protocol: databricks, auth: token, url: 'http://x/invocations'}\n",
+            "specengine.yaml:2:35: unknown auth 'token' (use one of databricks)",
+        ),
+        (
+            "judge: {model: m, base_url: /serving-endpoints}\n",
+            "specengine.yaml:1:29: the base_url /… is a path on a Databricks workspace, which needs auth:"
+            " databricks; otherwise give the whole URL (http:// or https://)",
+        ),
+        (
+            "judge: {model: m, profile: ci}\n",
+            "specengine.yaml:1:19: 'profile' is only used with auth: databricks",
+        ),
+    ],
+)
+def test_validate_checks_auth_and_profile(tmp_path, project, message):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "specengine.yaml").write_text(project, encoding="utf-8")
+    result = run_cli(["validate", "specengine.yaml"], cwd=tmp_path)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [message]
