@@ -1,11 +1,16 @@
 """Located problems in spec files: the one shape every stage reports errors in.
 
 A spec author reads these, so each carries the file, 1-based line and column, and a plain message.
+A warning (`severity` "warning") points at something that is valid but will not do what its author
+expects; it is shown as `file:line:col: warning: message` and never fails a command.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+ERROR = "error"
+WARNING = "warning"
 
 
 @dataclass(frozen=True, order=True)
@@ -16,9 +21,21 @@ class Diagnostic:
     line: int
     col: int
     message: str
+    severity: str = ERROR
+
+    @property
+    def is_warning(self) -> bool:
+        return self.severity == WARNING
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.message}"
+        label = "warning: " if self.is_warning else ""
+        return f"{self.path}:{self.line}:{self.col}: {label}{self.message}"
 
     def as_dict(self) -> dict:
-        return {"path": self.path, "line": self.line, "col": self.col, "message": self.message}
+        return {
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+            "severity": self.severity,
+            "message": self.message,
+        }

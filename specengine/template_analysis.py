@@ -10,6 +10,9 @@ holds a template.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from specengine.errors import TemplateError
 from specengine.suggest import suggest
@@ -67,3 +70,146 @@ def line_naming(text: str, name: str) -> int:
         return 1
     lines = [node.lineno for node in tree.find_all(nodes.Name) if node.name == name and node.ctx == "load"]
     return min(lines, default=1)
+
+
+# --- lookups into a case's row variables, and rendering that proves them -------------------------
+
+# A lookup's path from its variable: ("expected", "total"), ("input", "items", 0, "name")
+LookupPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class RowLookups:
+    """What a template reads of the variables a dataset row fills (input, expected, metadata).
+
+    `plain`: the template is text and lookups only, so it renders exactly when every path exists.
+    `dynamic`: some lookup has a computed key (`input[expected.key]`), so no path can stand for it.
+    """
+
+    paths: tuple[LookupPath, ...]
+    plain: bool
+    dynamic: bool
+
+
+@functools.lru_cache(maxsize=8192)
+def row_lookups(text: str, roots: frozenset[str]) -> RowLookups:
+    """The lookups a template makes into the variables `roots`, read from Jinja2's parsed template."""
+    parts = lookup_parts(text)
+    if parts is not None:
+        paths = tuple(dict.fromkeys(path for _, path in parts if len(path) > 1 and path[0] in roots))
+        return RowLookups(paths, plain=True, dynamic=False)
+    try:
+        tree = environment().parse(text)
+    except Exception:  # a syntax error is reported by template_facts
+        return RowLookups((), plain=False, dynamic=False)
+    found: dict[LookupPath, None] = {}
+    dynamic = _collect_lookups(tree, roots, found)
+    return RowLookups(tuple(found), plain=False, dynamic=dynamic)
+
+
+def _collect_lookups(node: Any, roots: frozenset[str], found: dict[LookupPath, None]) -> bool:
+    """Add each `root.key[…]` chain under node to found (its constant part); True when a chain into a
+    root has a computed key."""
+    from jinja2 import nodes
+
+    dynamic = False
+    keys: list[str | int] = []
+    inner = node
+    computed: list[Any] = []  # the computed keys along the chain, searched for lookups of their own
+    while isinstance(inner, (nodes.Getattr, nodes.Getitem)):
+        if isinstance(inner, nodes.Getattr):
+            keys.append(inner.attr)
+        else:
+            arg = inner.arg
+            constant = isinstance(arg, nodes.Const) and type(arg.value) in (str, int)
+            if constant:
+                keys.append(arg.value)
+            else:
+                computed.append(arg)
+                keys = []  # only the part below the computed key is known
+        inner = inner.node
+    if inner is not node and isinstance(inner, nodes.Name) and inner.ctx == "load" and inner.name in roots:
+        if keys:
+            found[(inner.name, *reversed(keys))] = None
+        dynamic = bool(computed)
+        for arg in computed:
+            dynamic = _collect_lookups(arg, roots, found) or dynamic
+        return dynamic
+    for child in node.iter_child_nodes():
+        dynamic = _collect_lookups(child, roots, found) or dynamic
+    return dynamic
+
+
+def lookup_line(text: str, path: LookupPath) -> int:
+    """The template line (1-based) of the first lookup that follows `path`; 1 when none does."""
+    from jinja2 import nodes
+
+    try:
+        tree = environment().parse(text)
+    except Exception:
+        return 1
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        keys: list[Any] = []
+        inner = node
+        while isinstance(inner, (nodes.Getattr, nodes.Getitem)):
+            keys.append(inner.attr if isinstance(inner, nodes.Getattr) else getattr(inner.arg, "value", None))
+            inner = inner.node
+        if isinstance(inner, nodes.Name) and (inner.name, *reversed(keys)) == path[: len(keys) + 1]:
+            return node.lineno or 1
+    return line_naming(text, str(path[0]))
+
+
+class NotKnownYet(Exception):
+    """The template goes on to use a value known only while the case runs (the reply, the tool
+    calls): what follows cannot be proven before the run."""
+
+
+class MissingKey(Exception):
+    """A lookup found nothing: `container` (a mapping, list or value) has no `key`."""
+
+    def __init__(self, container: Any, key: Any):
+        super().__init__(key)
+        self.container = container
+        self.key = key
+
+
+@functools.cache
+def _proving_environment():
+    """The spec environment, but a failed lookup raises MissingKey with what it looked into."""
+    from jinja2 import StrictUndefined, UndefinedError
+    from jinja2.utils import missing
+
+    class RecordingUndefined(StrictUndefined):
+        __slots__ = ()
+
+        def _fail_with_undefined_error(self, *args: Any, **kwargs: Any) -> Any:
+            if self._undefined_exception is not UndefinedError:  # the sandbox's SecurityError
+                return super()._fail_with_undefined_error(*args, **kwargs)
+            if self._undefined_obj is not missing and self._undefined_name is not None:
+                raise MissingKey(self._undefined_obj, self._undefined_name)
+            raise NotKnownYet(self._undefined_hint)  # e.g. `| first` of the (empty) run-time tool calls
+
+        __str__ = __iter__ = __len__ = __bool__ = _fail_with_undefined_error  # type: ignore[assignment]
+        __eq__ = __ne__ = __hash__ = __contains__ = _fail_with_undefined_error  # type: ignore[assignment]
+
+    return environment().overlay(undefined=RecordingUndefined)
+
+
+@functools.lru_cache(maxsize=1024)
+def _proving_template(text: str):
+    return _proving_environment().from_string(text)
+
+
+def run_time_value(name: str) -> Any:
+    """A stand-in for a variable known only while the case runs: every attribute and item of it is
+    another stand-in, it prints as empty text and iterates as nothing, and anything else done with it
+    (arithmetic, calls) raises NotKnownYet."""
+    from jinja2 import ChainableUndefined
+
+    return ChainableUndefined(name=name, exc=NotKnownYet)
+
+
+def prove_render(text: str, variables: Mapping[str, Any]) -> None:
+    """Render a template to prove it: MissingKey for a failed lookup, NotKnownYet when the rest
+    depends on the run, any other exception for a template that cannot render with these values."""
+    _proving_template(text).render(variables)

@@ -92,12 +92,19 @@ def _undefined_message(exc: Exception, source: str) -> str:
     )
 
 
-def _render_failure(exc: Exception, source: str = "") -> TemplateError:
-    """Turn a Jinja2 runtime error into a TemplateError with the template's own line."""
+def error_line(exc: BaseException) -> int:
+    """The template line (1-based) a Jinja2 runtime error was raised at: Jinja2 rewrites tracebacks so
+    that template frames carry the template's own lines."""
     line = 1
     for frame in traceback.extract_tb(exc.__traceback__):
         if frame.filename == "<template>":
             line = frame.lineno or 1
+    return line
+
+
+def _render_failure(exc: Exception, source: str = "") -> TemplateError:
+    """Turn a Jinja2 runtime error into a TemplateError with the template's own line."""
+    line = error_line(exc)
     name = type(exc).__name__
     if name == "UndefinedError":
         message = _undefined_message(exc, source)

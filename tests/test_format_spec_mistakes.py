@@ -82,6 +82,9 @@ MISTAKES = [
                   {{ whatever }}
                 choices: {A: 1, B: 0}
               - includes: "{{ input.city }} {{ expected.x }} {{ metadata.y }} {{ turn }} {{ session_id }}"
+            input: {city: Paris}
+            expected: {x: 1}
+            metadata: {y: 2}
         """,
         [
             "s.yaml:3:11: send: undefined variable 'inptu' - did you mean 'input'?;"
@@ -105,6 +108,7 @@ MISTAKES = [
             expect:
               - matches: "([a-z"
               - matches: "{{ input.p }}("
+            input: {p: a}
         """,
         ["s.yaml:5:18: matches: not a valid regular expression: unterminated character set at position 1"],
         id="a matches pattern is compiled by validate unless it holds a template",

@@ -117,6 +117,7 @@ def test_json_output_is_a_list_of_located_problems(tmp_path):
             "path": "specs/a.yaml",
             "line": 2,
             "col": 5,
+            "severity": "error",
             "message": "this eval checks nothing: add expect: with at least one check"
             ' (an eval with nothing to check would always pass), or skip: "reason"',
         }

@@ -12,6 +12,7 @@ from support.cli import run_cli
 SPEC = """\
 evals:
   - name: sunny
+    input: {user: ann}
     send: hello
     expect: [succeeded]
 """

@@ -518,6 +518,7 @@ def test_template_inside_called_tool_with_args(tmp_path):
                   args: {city: "{{ input.cty }}", day: "{{ day }}"}
     """
     assert problems(tmp_path, spec) == [
+        "specs/s.yaml:7:24: city: undefined variable input.cty: input has no key 'cty'; it is empty",
         "specs/s.yaml:7:48: day: undefined variable 'day'; known here: expected, input, metadata, reply,"
         " session_id, tool_calls, turn",
     ]
@@ -592,6 +593,7 @@ def test_invalid_regular_expression(tmp_path):
             expect:
               - matches: "([0-9]+"
               - matches: "{{ expected.pattern }}("
+            expected: {pattern: "[0-9]+"}
     """
     assert one_problem(tmp_path, spec) == (
         "specs/s.yaml:5:18: matches: not a valid regular expression:"

@@ -77,7 +77,8 @@ def validate(
 ) -> None:
     """Check specs and the project file without running anything: every problem, with file:line:col.
 
-    Exit 0 when everything is valid, 1 when a file has problems, 2 on a command-line error.
+    Exit 0 when everything is valid (warnings are shown, never fail), 1 when a file has problems,
+    2 on a command-line error.
     """
     from specengine.errors import UsageError
     from specengine.validate.validator import validate_paths
@@ -93,17 +94,18 @@ def validate(
         raise typer.Exit(2) from None
 
     diagnostics = result.diagnostics
+    shown = sorted((*diagnostics, *result.warnings))
     for note in result.notes:  # nothing named on the command line is skipped silently
         typer.echo(_one_line(_safe(note)), err=True)
     if output_format is OutputFormat.json:
-        typer.echo(_safe(json.dumps([d.as_dict() for d in diagnostics], ensure_ascii=False, indent=2)))
+        typer.echo(_safe(json.dumps([d.as_dict() for d in shown], ensure_ascii=False, indent=2)))
     elif output_format is OutputFormat.github:
         from specengine.report.github import diagnostic_annotation
 
-        for d in diagnostics:
-            typer.echo(_safe(diagnostic_annotation(d.path, d.line, d.col, d.message)))
+        for d in shown:
+            typer.echo(_safe(diagnostic_annotation(d.path, d.line, d.col, d.message, level=d.severity)))
     else:
-        for d in diagnostics:
+        for d in shown:
             typer.echo(_one_line(_safe(str(d))))
         files_with_problems = len({d.path for d in diagnostics})
         if diagnostics:
@@ -112,6 +114,8 @@ def validate(
             summary = f"{_plural(len(result.checked), 'file')} valid"
         else:
             summary = "no spec files found"
+        if result.warnings:
+            summary += f", {_plural(len(result.warnings), 'warning')}"
         typer.echo(summary, err=True)
     sys.stdout.flush()
     raise typer.Exit(1 if diagnostics else 0)

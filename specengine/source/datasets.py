@@ -74,6 +74,12 @@ def dataset_format(name: str | Path) -> str | None:
     return DATASET_FORMATS.get(Path(str(name).strip()).suffix.lower())
 
 
+def uniform_rows(name: str | Path) -> bool:
+    """Whether every row of the file has the same keys and text values: a CSV file's rows all hold
+    the header's columns, as text (what a template reads of one row, it reads of every row)."""
+    return dataset_format(name) == "csv"
+
+
 def row_id(data: dict) -> str:
     """The row's id: its `id`, else the first 8 hex digits of sha256 of canonical JSON {input, expected}.
 

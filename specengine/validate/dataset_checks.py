@@ -1,37 +1,46 @@
 """The checks of a spec's datasets: the file exists and parses, it has rows, row ids are unique.
 
-A duplicate id names both lines; a dataset file is read once per run however many specs name it
-(validate caches `check_dataset_file`), and reading stops at the first row that does not parse.
+A duplicate id names both lines; reading stops at the first row that does not parse. A dataset file
+is checked once per run however many specs name it (validate caches `check_dataset_file`), in the
+same pass that proves the templates of the spec's evals against its rows (row_checks); another spec
+naming the same file reads it again for its own templates only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError
-from specengine.source.datasets import is_dataset_path, iter_rows, row_id
+from specengine.source.datasets import is_dataset_path, iter_rows, row_id, uniform_rows
 from specengine.source.loader import KeyPath, display_path
 from specengine.source.project import Project
 from specengine.validate.file_report import Report
+from specengine.validate.row_checks import EvalProver
 
 MAX_DUPLICATES_SHOWN = 50
 
-# check_dataset_file, cached by the caller
-DatasetResult = Callable[[Path, str], tuple[list[Diagnostic], int]]
+# check_dataset_file (with the provers of the spec that names the file), cached by the caller
+DatasetResult = Callable[[Path, str, Sequence[EvalProver]], tuple[list[Diagnostic], int]]
 
 
-def check_dataset_file(path: Path, display: str) -> tuple[list[Diagnostic], int]:
-    """(problems, row count): the first bad row stops reading; duplicate ids name both lines."""
+def check_dataset_file(
+    path: Path, display: str, provers: Sequence[EvalProver] = ()
+) -> tuple[list[Diagnostic], int]:
+    """(problems, row count): the first bad row stops reading; duplicate ids name both lines. Each
+    row is also handed to the provers of the evals that run over it."""
     problems: list[Diagnostic] = []
     count = 0
     first_line: dict[str, int] = {}
     duplicates = 0
+    uniform = uniform_rows(path)
     try:
         for row in iter_rows(path, display):
             count += 1
+            for prover in provers:
+                prover.check(row.data, row.line, uniform=uniform)
             rid = row_id(row.data)
             if rid in first_line:
                 duplicates += 1
@@ -50,6 +59,17 @@ def check_dataset_file(path: Path, display: str) -> tuple[list[Diagnostic], int]
     return problems, count
 
 
+def prove_dataset_file(path: Path, display: str, provers: Sequence[EvalProver]) -> None:
+    """The rows of a file already checked, for the provers of another spec that names it."""
+    uniform = uniform_rows(path)
+    try:
+        for row in iter_rows(path, display):
+            for prover in provers:
+                prover.check(row.data, row.line, uniform=uniform)
+    except SpecError:
+        return  # the bad row is reported with the file's own checks
+
+
 def _duplicate_message(data: Mapping[str, Any], rid: str, first: int) -> str:
     if data.get("id") not in (None, ""):
         return f"duplicate row id '{rid}' (first used on line {first})"
@@ -66,12 +86,19 @@ def check_dataset(
     spec_file: Path,
     project: Project | None,
     dataset_result: DatasetResult,
+    provers: Sequence[EvalProver] = (),
 ) -> None:
-    """A spec's or an eval's `dataset:`: inline rows, or a file beside the spec."""
+    """A spec's or an eval's `dataset:`: inline rows, or a file beside the spec; the provers of the
+    evals that run over it see each row (an eval without a dataset: its own values, once)."""
     if value is None or value == "none":
+        for prover in provers:
+            prover.check({}, in_dataset=False)
+            report.items.extend(prover.report(None))
         return
     if isinstance(value, list):
-        _check_inline_rows(report, value, here)
+        _check_inline_rows(report, value, here, provers)
+        for prover in provers:
+            report.items.extend(prover.report(report.document.path))
         return
     if not is_dataset_path(value):
         return  # the schema reports a wrong suffix or type
@@ -81,13 +108,15 @@ def check_dataset(
     if not path.is_file():
         report.at(here, f"dataset file not found: {display}")
         return
-    problems, count = dataset_result(path, display)
+    problems, count = dataset_result(path, display, provers)
     report.items.extend(problems)
     if not problems and count == 0:
         report.at(here, f"the dataset {display} has no rows: the evals using it would run zero times")
+    for prover in provers:
+        report.items.extend(prover.report(display))
 
 
-def _check_inline_rows(report: Report, rows: list, here: KeyPath) -> None:
+def _check_inline_rows(report: Report, rows: list, here: KeyPath, provers: Sequence[EvalProver]) -> None:
     """Inline rows need unique ids as much as a file's rows do."""
     first_line: dict[str, int] = {}
     for index, row in enumerate(rows):
@@ -95,6 +124,8 @@ def _check_inline_rows(report: Report, rows: list, here: KeyPath) -> None:
             continue
         rid = row_id(row)
         line = report.document.line((*here, index))
+        for prover in provers:
+            prover.check(row, line)
         if rid in first_line:
             report.at((*here, index), _duplicate_message(row, rid, first_line[rid]))
         else:

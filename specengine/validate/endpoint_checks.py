@@ -1,14 +1,16 @@
 """The checks of endpoint references: a named endpoint exists in the project file, `${VAR}` is well
 formed wherever it is read, an inline endpoint's templates (`endpoint_templates`). Shared by the spec
-checks and the project-file checks."""
+checks and the project-file checks. `eval_endpoint` finds the endpoint an eval talks to, and where
+it is written, for the checks that depend on it."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from specengine.source.loader import PROJECT_FILE, KeyPath
+from specengine.source.loader import PROJECT_FILE, Document, KeyPath
 from specengine.source.project import Project
 from specengine.suggest import suggest
 from specengine.validate.endpoint_templates import endpoint_template_problems
@@ -23,6 +25,42 @@ def default_endpoint(project: Project | None) -> Any:
         return None
     defaults = project.data.get("defaults")
     return defaults.get("endpoint") if isinstance(defaults, Mapping) else None
+
+
+@dataclass(frozen=True)
+class EndpointPlace:
+    """The endpoint an eval talks to, and where its mapping is written (a spec or the project file)."""
+
+    endpoint: Mapping[str, Any]
+    document: Document
+    key_path: KeyPath
+    name: str | None  # None for an endpoint written inline in the spec
+
+
+def eval_endpoint(
+    data: Mapping[str, Any],
+    item: Mapping[str, Any],
+    here: KeyPath,
+    document: Document,
+    project: Project | None,
+) -> EndpointPlace | None:
+    """The eval's endpoint: its own, else the file's, else the project's default; None when it has
+    none or names one the project does not define (reported elsewhere)."""
+    if "endpoint" in item:
+        value, where = item["endpoint"], (*here, "endpoint")
+    elif "endpoint" in data:
+        value, where = data["endpoint"], ("endpoint",)
+    else:
+        value, where = default_endpoint(project), ()
+    if isinstance(value, Mapping):
+        return EndpointPlace(value, document, where, None)
+    if not isinstance(value, str) or project is None or project.document is None:
+        return None
+    endpoints = project.data.get("endpoints")
+    found = endpoints.get(value) if isinstance(endpoints, Mapping) else None
+    if not isinstance(found, Mapping):
+        return None
+    return EndpointPlace(found, project.document, ("endpoints", value), value)
 
 
 def check_endpoint(

@@ -7,11 +7,12 @@ YAML node, so that the YAML 1.1 hints run last never add a second message at the
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import yaml
 
-from specengine.diagnostics import Diagnostic
+from specengine.diagnostics import WARNING, Diagnostic
 from specengine.source.loader import Document, KeyPath
 
 
@@ -29,6 +30,11 @@ class Report:
         if node is not None:
             self.flagged.add(id(node))
         self.items.append(self.document.diagnostic(key_path, message, at_key=at_key))
+
+    def warn(self, key_path: KeyPath, message: str) -> None:
+        """Something valid that will not do what the author expects: shown, never fails validate."""
+        found = self.document.diagnostic(key_path, message)
+        self.items.append(replace(found, severity=WARNING))
 
     def add(self, diagnostic: Diagnostic) -> None:
         self.items.append(diagnostic)

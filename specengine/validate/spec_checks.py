@@ -5,31 +5,44 @@ are unique, every eval checks something and reaches an endpoint, `turns` do not 
 `reset`, `replay` without a dataset finds its messages in the eval's input, templates compile and
 use only known variables. The checks it hands on have modules of
 their own: each check against its matcher (expect_checks), endpoints (endpoint_checks), datasets
-(dataset_checks), judges against their kind or the project's named judges (judge_checks). Nothing
-stops at the first problem, and nothing a spec holds can raise a traceback.
+(dataset_checks), judges against their kind or the project's named judges (judge_checks), every
+template an eval renders against every row of its dataset (row_checks), a conversation its endpoint
+cannot carry (conversation_checks). Nothing stops at the first problem, and nothing a spec holds can
+raise a traceback.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from specengine.compile.replay import ReplayProblem, is_replay_path, messages_at, user_turns
-from specengine.diagnostics import Diagnostic
 from specengine.grade.matchers import JUDGE_TEMPLATES, MATCHERS
+from specengine.judge.named import named_judges
+from specengine.judge.prompts import KINDS
 from specengine.source.datasets import NO_DATASET
 from specengine.source.loader import PROJECT_FILE, KeyPath, as_text
 from specengine.source.project import Project
 from specengine.suggest import suggest
 from specengine.template_analysis import line_naming, template_facts
-from specengine.templates import CASE_VARIABLES, CHECK_VARIABLES, TemplateSource, is_template
+from specengine.templates import CASE_VARIABLES, CHECK_VARIABLES, is_template
+from specengine.validate.conversation_checks import RESET, check_conversation
 from specengine.validate.dataset_checks import DatasetResult, check_dataset
-from specengine.validate.endpoint_checks import check_endpoint, default_endpoint
+from specengine.validate.endpoint_checks import EndpointPlace, check_endpoint, default_endpoint, eval_endpoint
+from specengine.validate.endpoint_templates import RENDERED, REQUEST_VARIABLES
 from specengine.validate.expect_checks import check_against_matcher
 from specengine.validate.file_report import Report, iter_strings
 from specengine.validate.judge_checks import check_judge_use
+from specengine.validate.row_checks import (
+    EvalProver,
+    EvalTemplates,
+    TemplateUse,
+    reads_rows,
+    template_diagnostic,
+)
 
-RESET = "reset"
+ENDPOINT_ROOTS = frozenset({"input"})  # what an endpoint's templates read of a row
 
 
 # --- one spec's semantic checks -------------------------------------------------------------------
@@ -40,6 +53,8 @@ class SpecChecks:
 
     `project_failed`: a project file exists but did not load (its problems are reported elsewhere).
     `dataset_result` checks a dataset file; validate caches it so each file is read once per run.
+    `prove_rows`: prove each eval's templates against its rows (not while the spec's shape is wrong,
+    where a misspelt `input:` would make every lookup fail).
     """
 
     def __init__(
@@ -50,6 +65,7 @@ class SpecChecks:
         report: Report,
         suggested: frozenset[tuple[KeyPath, str]],
         dataset_result: DatasetResult,
+        prove_rows: bool = True,
     ):
         self.file = file
         self.report = report
@@ -59,23 +75,31 @@ class SpecChecks:
         self.project_failed = project_failed
         self.suggested = suggested
         self.dataset_result = dataset_result
+        self.prove_rows = prove_rows
+        self.templates: EvalTemplates | None = None  # the eval being walked, while its rows are proven
+        self.by_dataset: dict[KeyPath, list[EvalProver]] = {}  # the evals each dataset is proven for
+        self.eval_datasets: list[KeyPath] = []
+        self._project: Report | None = None
 
     def run(self) -> None:
         data = self.data
         self._endpoint(data.get("endpoint"), ("endpoint",))
-        self._dataset(data.get("dataset"), ("dataset",))
         evals = data.get("evals")
-        if not isinstance(evals, list):
-            return
-        names: dict[str, int] = {}
-        for index, item in enumerate(evals):
-            if isinstance(item, dict):
-                self._eval(item, ("evals", index), names)
+        if isinstance(evals, list):
+            names: dict[str, int] = {}
+            for index, item in enumerate(evals):
+                if isinstance(item, dict):
+                    self._eval(item, ("evals", index), names)
+        # read after the evals, so each dataset is read once for its checks and its evals' templates
+        self._dataset(data.get("dataset"), ("dataset",))
+        for here in self.eval_datasets:
+            self._dataset(data["evals"][here[1]]["dataset"], here)
 
     # evals
 
     def _eval(self, item: dict, here: KeyPath, names: dict[str, int]) -> None:
         name = item.get("name")
+        text = ""
         if isinstance(name, (str, int, float)) and not isinstance(name, bool):
             text = as_text(name)
             if text in names:
@@ -94,7 +118,11 @@ class SpecChecks:
                 f" or defaults: {{endpoint: NAME}} in {PROJECT_FILE}",
             )
         if "dataset" in item:
-            self._dataset(item["dataset"], (*here, "dataset"))
+            self.eval_datasets.append((*here, "dataset"))
+        place = eval_endpoint(self.data, item, here, self.document, self.project)
+        self.templates = (
+            self._eval_templates(item, here, text) if self.prove_rows and "skip" not in item else None
+        )
         self._send(item.get("send"), (*here, "send"))
         if isinstance(item.get("replay"), str):
             self._replay(item, here)
@@ -109,6 +137,14 @@ class SpecChecks:
                 "this eval checks nothing: add expect: with at least one check"
                 ' (an eval with nothing to check would always pass), or skip: "reason"',
             )
+        if "skip" not in item:
+            check_conversation(self.report, item, here, place)
+        if self.templates is not None:
+            self._endpoint_templates(place)
+            if self.templates.uses:
+                dataset = (*here, "dataset") if "dataset" in item else ("dataset",)
+                self.by_dataset.setdefault(dataset, []).append(EvalProver(self.templates))
+            self.templates = None
 
     def _turns(self, turns: list, here: KeyPath) -> bool:
         has_check = False
@@ -166,6 +202,7 @@ class SpecChecks:
                 for key in JUDGE_TEMPLATES:
                     if isinstance(entry.get(key), str):
                         self._template(entry[key], (*here, key), CHECK_VARIABLES, key)
+                self._named_judge_templates(entry.get("judge"))
         if "value" in entry:
             self._value(entry["value"], here)
         if matcher is not None:
@@ -192,7 +229,74 @@ class SpecChecks:
             self._template(text, path, CHECK_VARIABLES, _label(path))
 
     def _template(self, text: str, here: KeyPath, allowed: frozenset[str], what: str) -> None:
-        check_template(self.report, text, here, allowed, what)
+        if check_template(self.report, text, here, allowed, what) and self.templates is not None:
+            self._add(TemplateUse(text, self.report, here, what, run_time=allowed - CASE_VARIABLES))
+
+    def _add(self, use: TemplateUse) -> None:
+        assert self.templates is not None
+        if reads_rows(use):
+            self.templates.uses.append(use)
+
+    # the templates an eval renders that are written elsewhere, and the variables its rows merge over
+
+    def _eval_templates(self, item: dict, here: KeyPath, name: str) -> EvalTemplates:
+        metadata = {**_mapping(self.data.get("metadata")), **_mapping(item.get("metadata"))}
+        base = {
+            "input": _mapping(item.get("input")),
+            "expected": _mapping(item.get("expected")),
+            "metadata": metadata,
+        }
+        place = f"{self.document.path}:{self.document.line(here)}"
+        return EvalTemplates(name, place, self.document.path, base)
+
+    def _elsewhere(
+        self,
+        text: str,
+        report: Report,
+        here: KeyPath,
+        what: str,
+        allowed: frozenset[str],
+        roots: frozenset[str],
+    ) -> None:
+        """A template this eval renders that is written outside it (an endpoint's, a named judge's),
+        proven with its rows when it is itself sound (the checks of where it is written report it if not)."""
+        names, problems = template_facts(text)
+        if not (problems or names - allowed):
+            self._add(TemplateUse(text, report, here, what, roots, allowed - roots))
+
+    def _project_report(self) -> Report:
+        """The project file's report, for placing its templates' lines (its text is in PyYAML's marks)."""
+        if self._project is None:
+            assert self.project is not None and self.project.document is not None
+            root = self.project.document.root
+            buffer = getattr(root.start_mark, "buffer", None) if root is not None else None
+            self._project = Report(self.project.document, buffer if isinstance(buffer, str) else "")
+        return self._project
+
+    def _named_judge_templates(self, judge: Any) -> None:
+        if self.templates is None or self.project is None or self.project.document is None:
+            return
+        if not isinstance(judge, str) or judge in KINDS:
+            return
+        definition = named_judges(self.project.data).get(judge)
+        if not isinstance(definition, Mapping):
+            return
+        for key in JUDGE_TEMPLATES:
+            if is_template(definition.get(key)):
+                where = ("judges", judge, key)
+                self._elsewhere(
+                    definition[key], self._project_report(), where, key, CHECK_VARIABLES, CASE_VARIABLES
+                )
+
+    def _endpoint_templates(self, place: EndpointPlace | None) -> None:
+        """An `http` endpoint's body and url render with the case's input."""
+        if place is None or self.templates is None:
+            return
+        report = self.report if place.name is None else self._project_report()
+        for key in RENDERED.get(str(place.endpoint.get("protocol")), {}):
+            for path, text in iter_strings(place.endpoint.get(key), (*place.key_path, key)):
+                if is_template(text):
+                    self._elsewhere(text, report, path, key, REQUEST_VARIABLES, ENDPOINT_ROOTS)
 
     # endpoints and datasets
 
@@ -200,30 +304,23 @@ class SpecChecks:
         check_endpoint(self.report, value, here, self.project, self.project_failed)
 
     def _dataset(self, value: Any, here: KeyPath) -> None:
-        check_dataset(self.report, value, here, self.file, self.project, self.dataset_result)
+        provers = self.by_dataset.get(here, [])
+        check_dataset(self.report, value, here, self.file, self.project, self.dataset_result, provers)
 
 
 # --- templates of any file ------------------------------------------------------------------------
 
 
-def check_template(report: Report, text: str, here: KeyPath, allowed: frozenset[str], what: str) -> None:
-    """A template at `here` compiles and reads only `allowed` names; each problem at its own line."""
+def check_template(report: Report, text: str, here: KeyPath, allowed: frozenset[str], what: str) -> bool:
+    """A template at `here` compiles and reads only `allowed` names; each problem at its own line.
+    True for a sound template (a text without one counts as none)."""
     if not is_template(text):
-        return
+        return False
     names, problems = template_facts(text)
     if not (names - allowed or problems):
-        return
-    node = report.node(here)
-    if node is None:
-        return
-    source = TemplateSource(
-        report.document.path,
-        node.start_mark.line + 1,
-        node.start_mark.column + 1,
-        block=getattr(node, "style", None) in ("|", ">"),
-    )
+        return True
     for line, message in problems:
-        _template_problem(report, source, line, f"{what}: {message}")
+        _template_problem(report, here, line, f"{what}: {message}")
     for name in sorted(names - allowed):
         hint = suggest(name, sorted(allowed))
         extra = (
@@ -233,18 +330,18 @@ def check_template(report: Report, text: str, here: KeyPath, allowed: frozenset[
         )
         known = ", ".join(sorted(allowed))
         message = f"{what}: undefined variable '{name}'{hint}; known here: {known}{extra}"
-        _template_problem(report, source, line_naming(text, name), message)
+        _template_problem(report, here, line_naming(text, name), message)
+    return False
 
 
-def _template_problem(report: Report, source: TemplateSource, template_line: int, message: str) -> None:
-    line = source.line_of(template_line)
-    if line == source.line:
-        col = source.col
-    else:
-        index = line - 1
-        text = report.lines[index] if 0 <= index < len(report.lines) else ""
-        col = len(text) - len(text.lstrip()) + 1
-    report.add(Diagnostic(report.document.path, line, col, message))
+def _template_problem(report: Report, here: KeyPath, template_line: int, message: str) -> None:
+    diagnostic = template_diagnostic(report, here, template_line, message)
+    if diagnostic is not None:
+        report.add(diagnostic)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _label(here: KeyPath) -> str:

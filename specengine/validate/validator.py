@@ -12,7 +12,7 @@ spec holds can raise a traceback.
 from __future__ import annotations
 
 import gc
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,9 +33,10 @@ from specengine.source.loader import (
 from specengine.source.plain_yaml import parse_document, read_document
 from specengine.source.project import Project, load_project
 from specengine.suggest import suggest
-from specengine.validate.dataset_checks import check_dataset_file
+from specengine.validate.dataset_checks import check_dataset_file, prove_dataset_file
 from specengine.validate.file_report import Report
 from specengine.validate.project_checks import check_project
+from specengine.validate.row_checks import EvalProver
 from specengine.validate.schema_messages import check_document
 from specengine.validate.spec_checks import SpecChecks
 from specengine.validate.yaml_hints import report_ambiguous
@@ -54,11 +55,12 @@ class SpecFile:
 
 @dataclass(frozen=True)
 class Validation:
-    """What validate found. Compile only when `diagnostics` is empty.
+    """What validate found. Compile only when `diagnostics` (the errors) is empty.
 
     `project` is the project named with --project, else the one the first spec uses. `checked`
     lists every file that was read as a spec, dataset or project file (display paths), for the
     summary. `notes` says why a file named on the command line was not checked as a spec.
+    `warnings` are valid things that will not do what their author expects; they fail nothing.
     """
 
     specs: tuple[SpecFile, ...]
@@ -66,6 +68,7 @@ class Validation:
     diagnostics: tuple[Diagnostic, ...]
     checked: tuple[str, ...] = field(default=())
     notes: tuple[str, ...] = field(default=())  # files named on the command line that are not specs
+    warnings: tuple[Diagnostic, ...] = field(default=())
 
 
 # --- public entry point ---------------------------------------------------------------------------
@@ -242,19 +245,21 @@ class _Validator:
         first = explicit_project or next((s.project for s in specs if s.project is not None), None)
         if first is None and self.projects:
             first = next((p for p in self.projects.values() if p is not None), None)
+        found = sorted(set(self.diagnostics))
         return Validation(
             specs=tuple(specs),
             project=first,
-            diagnostics=tuple(sorted(set(self.diagnostics))),
+            diagnostics=tuple(d for d in found if not d.is_warning),
             checked=tuple(self.checked),
             notes=tuple(self.notes),
+            warnings=tuple(d for d in found if d.is_warning),
         )
 
     def _check_named_dataset(self, entry: _Parsed) -> None:
         """A dataset named on the command line (pre-commit passes changed files one by one) is
         checked as a dataset: its rows, their keys and their ids."""
         self.checked.setdefault(entry.display, None)
-        problems, _count = self.dataset_result(entry.file, entry.display)
+        problems, _count = self.dataset_result(entry.file, entry.display, ())
         self.diagnostics.extend(problems)
 
     def _named_elsewhere(self, file: Path, project: Project | None, given: Path) -> bool:
@@ -304,17 +309,28 @@ class _Validator:
         report = Report(document, entry.text, checked.flagged)
         report.items.extend(checked.diagnostics)
         SpecChecks(
-            entry.file, entry.project, entry.project_failed, report, checked.suggested, self.dataset_result
+            entry.file,
+            entry.project,
+            entry.project_failed,
+            report,
+            checked.suggested,
+            self.dataset_result,
+            prove_rows=not checked.diagnostics,
         ).run()
         report_ambiguous(report, entry.ambiguous)
         return report.items
 
     # datasets (each file read once per run)
 
-    def dataset_result(self, path: Path, display: str) -> tuple[list[Diagnostic], int]:
+    def dataset_result(
+        self, path: Path, display: str, provers: Sequence[EvalProver]
+    ) -> tuple[list[Diagnostic], int]:
+        """The file's own problems (read once per run), its rows handed to the provers on the way."""
         key = path.resolve()
         if key not in self.dataset_results:
-            self.dataset_results[key] = check_dataset_file(path, display)
+            self.dataset_results[key] = check_dataset_file(path, display, provers)
+        elif provers:
+            prove_dataset_file(path, display, provers)
         return self.dataset_results[key]
 
 

@@ -1,0 +1,396 @@
+"""Every template an eval renders, proven against every row of its dataset before anything is sent.
+
+`includes: "{{ expected.amount }}"` over a dataset whose column is `expected.total` is a mistake in
+the spec, not in the agent: it must stop `validate`, `plan` and `run` (exit 2, no request), not fail
+every case after the agent was paid for. An eval's templates are its sends, its checks' arguments
+and `value`, its judges' `criteria`, `expected` and `prompt` (a named judge's too), and the `body`
+and `url` of an `http` endpoint.
+
+Each template is proven once per row, from what Jinja2's parse says it looks up (template_analysis):
+
+- a text-and-lookups template (`Total: {{ expected.total }}`) renders exactly when each path it
+  reads exists, so the row is only looked into, never rendered;
+- any other template (filters, conditions) is rendered when a path it reads is missing from the row
+  (`| default` and `is defined` may well allow that), and otherwise once per combination of the
+  types of the values it reads;
+- a template with a computed key (`input[expected.field]`) is rendered for every row.
+
+Rendering happens before the run, so the variables known only then (`reply`, `tool_calls`,
+`session_id`, `turn`; `message` and `history` in an endpoint) are stand-ins: their attributes and
+items are stand-ins too, they print as empty text and iterate as nothing, and whatever a template
+does beyond that with them is left to the run. A failed lookup names the keys that do exist, the row
+it failed for, and how many rows share the problem: one diagnostic per template and lookup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from specengine.diagnostics import Diagnostic
+from specengine.source.datasets import row_id
+from specengine.source.loader import KeyPath, kind_of
+from specengine.suggest import suggest
+from specengine.template_analysis import (
+    LookupPath,
+    MissingKey,
+    NotKnownYet,
+    lookup_line,
+    prove_render,
+    row_lookups,
+    run_time_value,
+)
+from specengine.templates import CASE_VARIABLES, TemplateSource, error_line
+from specengine.validate.file_report import Report
+
+MAX_KEYS_SHOWN = 12
+
+
+@dataclass(frozen=True)
+class TemplateUse:
+    """One template an eval renders: its text, where it is written (`report` is the file's, whose
+    lines place a block template's inner lines), its label in messages, which row variables it
+    reads (`roots`) and which variables are known only while the case runs (`run_time`)."""
+
+    text: str
+    report: Report
+    key_path: KeyPath
+    what: str
+    roots: frozenset[str] = CASE_VARIABLES
+    run_time: frozenset[str] = frozenset()
+
+
+def reads_rows(use: TemplateUse) -> bool:
+    """Whether a template reads anything a dataset row fills (else there is nothing to prove)."""
+    lookups = row_lookups(use.text, use.roots)
+    return bool(lookups.paths) or not lookups.plain
+
+
+@dataclass
+class EvalTemplates:
+    """The templates of one eval, with the variables its rows merge over.
+
+    `base` holds the eval's `input` and `expected` and the file's and eval's `metadata` merged; a
+    row's values replace them key by key. `place` (`s.yaml:3`) names the eval in messages about
+    templates written elsewhere (the project file's endpoints and named judges).
+    """
+
+    name: str
+    place: str
+    spec_path: str
+    base: Mapping[str, Mapping[str, Any]]
+    uses: list[TemplateUse] = field(default_factory=list)
+
+
+class _Gap:
+    """Where a path stops: the value at `depth - 1` (`container`) has no `key`. For the first key,
+    the container is the row's mapping over the eval's (`own` over `base`)."""
+
+    __slots__ = ("depth", "container", "key", "own", "base")
+
+    def __init__(self, depth: int, container: Any, key: Any, own: Any = None, base: Any = None):
+        self.depth = depth
+        self.container = container
+        self.key = key
+        self.own = own
+        self.base = base
+
+    def keys(self) -> list[str] | None:
+        """The keys that the container does have, or None when it is not a mapping."""
+        if self.depth == 1:
+            mine = self.own if isinstance(self.own, Mapping) else {}
+            return [str(k) for k in self.base] + [str(k) for k in mine if k not in self.base]
+        if isinstance(self.container, Mapping):
+            return [str(k) for k in self.container]
+        return None
+
+
+_PRESENT = object()  # a path that ends in an attribute Jinja2 finds (`input.items`): not a gap
+
+
+def _resolve(path: LookupPath, own: Mapping[str, Any], base: Mapping[str, Mapping[str, Any]]) -> Any:
+    """The value at path in the row's variables (the row's own over the eval's), or a _Gap."""
+    root, key = path[0], path[1]
+    mine = own.get(root)
+    if mine.__class__ is dict and key in mine:
+        value = mine[key]
+    else:
+        theirs = base[root]
+        if key in theirs:
+            value = theirs[key]
+        elif _attribute(theirs, key):
+            return _PRESENT
+        else:
+            return _Gap(1, None, key, mine, theirs)
+    return _descend(value, path) if len(path) > 2 else value
+
+
+def _descend(value: Any, path: LookupPath) -> Any:
+    """The rest of a path from the value of its first key, or a _Gap."""
+    for depth in range(2, len(path)):
+        key = path[depth]
+        if isinstance(value, dict):
+            if key in value:
+                value = value[key]
+                continue
+        elif isinstance(value, (list, tuple)) and type(key) is int and -len(value) <= key < len(value):
+            value = value[key]
+            continue
+        if _attribute(value, key):
+            return _PRESENT
+        return _Gap(depth, value, key)
+    return value
+
+
+def _attribute(value: Any, key: Any) -> bool:
+    """Jinja2 reads `a.b` as an attribute first (`input.items`, `input.city.upper`)."""
+    return isinstance(key, str) and not key.startswith("_") and hasattr(value, key)
+
+
+@dataclass
+class _Failure:
+    """The rows a template failed for: the first one's id, line and what was wrong, and the count."""
+
+    row: str | None
+    line: int | None
+    gap: _Gap | None
+    path: LookupPath | None
+    message: str
+    template_line: int
+    plain: bool  # a lookup-only template: the rows it did not fail for have the key
+    count: int = 1
+
+
+@dataclass
+class _Use:
+    """A TemplateUse as the prover runs it: the indexes of its paths among the eval's paths."""
+
+    number: int  # its place among the eval's uses, which keys its failures
+    use: TemplateUse
+    indexes: tuple[int, ...]
+    plain: bool
+    dynamic: bool
+    proven: set[tuple[type, ...]] = field(default_factory=set)
+
+
+class EvalProver:
+    """Proves one eval's templates against each row it is given (`check`), then reports (`report`)."""
+
+    def __init__(self, templates: EvalTemplates):
+        self.templates = templates
+        self.base = templates.base
+        paths: dict[LookupPath, int] = {}
+        self.uses: list[_Use] = []
+        for use in templates.uses:
+            lookups = row_lookups(use.text, use.roots)
+            indexes = tuple(paths.setdefault(path, len(paths)) for path in lookups.paths)
+            self.uses.append(_Use(len(self.uses), use, indexes, lookups.plain, lookups.dynamic))
+        self.paths = tuple(paths)
+        self.lookups = [(path[0], path[1], path if len(path) > 2 else None) for path in self.paths]
+        self.rendered = [use for use in self.uses if not use.plain]
+        self.failures: dict[tuple[int, Any], _Failure] = {}
+        self.rows = 0
+        self.settled = False  # the rows still to come cannot fail (see check's `uniform`)
+
+    def check(
+        self, own: Mapping[str, Any], line: int | None = None, in_dataset: bool = True, uniform: bool = False
+    ) -> None:
+        """Prove every template against one row (`own`: the row's data; {} for an eval without rows).
+
+        `uniform`: every row of the dataset has the same keys and text values (a CSV file's), so once
+        one row has every path and needs no rendering per row, the others prove nothing new.
+        """
+        self.rows += 1
+        if self.settled:
+            return
+        base = self.base
+        states = []
+        gaps = False
+        for root, key, path in self.lookups:  # _resolve, written out: it runs for every row
+            mine = own.get(root)
+            if mine.__class__ is dict and key in mine:
+                state = mine[key] if path is None else _descend(mine[key], path)
+            elif key in base[root]:
+                state = base[root][key] if path is None else _descend(base[root][key], path)
+            else:
+                state = _resolve((root, key), own, base)
+                gaps = gaps or state.__class__ is _Gap
+            if path is not None and state.__class__ is _Gap:
+                gaps = True
+            states.append(state)
+        if not gaps:
+            self.settled = uniform and not any(use.dynamic for use in self.rendered)
+        row = (own, line, in_dataset)
+        for use in self.uses if gaps else self.rendered:
+            if use.plain:
+                for index in use.indexes:
+                    state = states[index]
+                    if state.__class__ is _Gap:
+                        self._gap(use, self.paths[index], state, row)
+                continue
+            signature = tuple([states[index].__class__ for index in use.indexes])
+            missing = gaps and _Gap in signature
+            if not (missing or use.dynamic) and signature in use.proven:
+                continue
+            if self._render(use, own, states, row) and not (missing or use.dynamic):
+                use.proven.add(signature)
+
+    def _render(self, use: _Use, own: Mapping[str, Any], states: list[Any], row: tuple) -> bool:
+        """Render a template with the row; record its failure. True when it rendered (or could not
+        be proven further before the run)."""
+        variables: dict[str, Any] = {
+            root: {**values, **(own.get(root) or {})} for root, values in self.base.items()
+        }
+        variables.update({name: run_time_value(name) for name in use.use.run_time})
+        try:
+            prove_render(use.use.text, variables)
+        except NotKnownYet:
+            return True
+        except MissingKey as exc:
+            for index in use.indexes:
+                state = states[index]
+                if type(state) is _Gap and state.key == exc.key:
+                    self._gap(use, self.paths[index], state, row)
+                    return False
+            keys = f"; it has: {_listed(exc.container)}" if isinstance(exc.container, Mapping) else ""
+            message = f"undefined variable: {kind_of(exc.container)} has no key '{exc.key}'{keys}"
+            self._record((use.number, message), use, row, None, None, message, error_line(exc))
+            return False
+        except Exception as exc:  # a template that cannot render with this row's values
+            text = str(getattr(exc, "message", None) or exc).splitlines() or [""]
+            message = f"template error: {type(exc).__name__}: {text[0]}"
+            self._record((use.number, message), use, row, None, None, message, error_line(exc))
+            return False
+        return True
+
+    def _gap(self, use: _Use, path: LookupPath, gap: _Gap, row: tuple) -> None:
+        key = (use.number, path)
+        if key in self.failures:
+            self.failures[key].count += 1
+            return
+        self._record(key, use, row, gap, path, "", lookup_line(use.use.text, path))
+
+    def _record(
+        self,
+        key: tuple[int, Any],
+        use: _Use,
+        row: tuple,
+        gap: _Gap | None,
+        path: LookupPath | None,
+        message: str,
+        template_line: int,
+    ) -> None:
+        if key in self.failures:
+            self.failures[key].count += 1
+            return
+        own, line, in_dataset = row
+        rid = row_id(dict(own)) if in_dataset else None
+        self.failures[key] = _Failure(rid, line, gap, path, message, template_line, use.plain)
+
+    def report(self, dataset: str | None) -> list[Diagnostic]:
+        """One diagnostic per template and failed lookup, at the template's line.
+
+        `dataset` is how the dataset is shown (its file, or the spec for inline rows), None without one.
+        """
+        found = []
+        for (number, _), failure in self.failures.items():
+            use = self.uses[number].use
+            text = failure.message if failure.gap is None else _gap_message(failure.path or (), failure.gap)
+            notes = [_row_note(failure, self.rows, dataset)]
+            if use.report.document.path != self.templates.spec_path:  # the project file's template
+                notes.insert(0, f"in the eval '{self.templates.name}', {self.templates.place}")
+            note = ", ".join(part for part in notes if part)
+            note = f" ({note})" if note else ""
+            hint = ""
+            if failure.gap is not None:
+                keys = failure.gap.keys()
+                if keys is not None:
+                    hint = f"; it has: {', '.join(keys[:MAX_KEYS_SHOWN])}" if keys else "; it is empty"
+                    hint += ", …" if len(keys) > MAX_KEYS_SHOWN else ""
+                    hint += suggest(str(failure.gap.key), keys)
+            diagnostic = template_diagnostic(
+                use.report, use.key_path, failure.template_line, f"{use.what}: {text}{note}{hint}"
+            )
+            if diagnostic is not None:
+                found.append(diagnostic)
+        return found
+
+
+def prove_rows(provers: Iterable[EvalProver], own: Mapping[str, Any], line: int | None) -> None:
+    """One dataset row, for every eval that runs over it."""
+    for prover in provers:
+        prover.check(own, line)
+
+
+def _listed(container: Mapping[str, Any]) -> str:
+    keys = [str(k) for k in container]
+    return ", ".join(keys[:MAX_KEYS_SHOWN]) + (", …" if len(keys) > MAX_KEYS_SHOWN else "") or "nothing"
+
+
+def _dotted(path: Iterable[Any]) -> str:
+    """A lookup as written in a template: input.city, input["user.name"], input.items[0]."""
+    out = ""
+    for part in path:
+        if type(part) is int:
+            out += f"[{part}]"
+        elif not out:
+            out = str(part)
+        elif str(part).isidentifier():
+            out += f".{part}"
+        else:
+            out += f'["{part}"]'
+    return out
+
+
+def _gap_message(path: LookupPath, gap: _Gap) -> str:
+    shown, owner = _dotted(path[: gap.depth + 1]), _dotted(path[: gap.depth])
+    container = gap.container
+    if gap.depth == 1 or isinstance(container, Mapping):
+        return f"undefined variable {shown}: {owner} has no key '{gap.key}'"
+    if isinstance(container, (list, tuple)):
+        return f"undefined variable {shown}: {owner} is a list of {len(container)}, it has no item {gap.key}"
+    return (
+        f"undefined variable {shown}: {owner} is {kind_of(container)}, not a mapping with the key '{gap.key}'"
+    )
+
+
+def _row_note(failure: _Failure, rows: int, dataset: str | None) -> str:
+    """Which rows the template failed for: the first one by id and line, and how many there are."""
+    if dataset is None or failure.row is None:
+        return ""
+    where = f"{dataset}:{failure.line}" if failure.line is not None else dataset
+    if failure.count == rows == 1:
+        return f"for the dataset row '{failure.row}', {where}"
+    if failure.count == rows:
+        return f"for all {rows:,} rows of {dataset}, first the row '{failure.row}' at {where}"
+    more = f", and {failure.count - 1:,} more" if failure.count > 1 else ""
+    others = rows - failure.count
+    rest = f"the other {others:,} row{'s' * (others != 1)}"
+    have = ("has it" if others == 1 else "have it") if failure.plain else "render"
+    return f"for the dataset row '{failure.row}', {where}{more}; {rest} {have}"
+
+
+# --- where a template problem is shown ------------------------------------------------------------
+
+
+def template_diagnostic(report: Report, here: KeyPath, template_line: int, message: str) -> Diagnostic | None:
+    """A problem at a template's line: its first line is the value's, an inner line of a block
+    template (`|`) is its own line of the file, at that line's indentation."""
+    node = report.node(here)
+    if node is None:
+        return None
+    source = TemplateSource(
+        report.document.path,
+        node.start_mark.line + 1,
+        node.start_mark.column + 1,
+        block=getattr(node, "style", None) in ("|", ">"),
+    )
+    line = source.line_of(template_line)
+    if line == source.line:
+        col = source.col
+    else:
+        index = line - 1
+        text = report.lines[index] if 0 <= index < len(report.lines) else ""
+        col = len(text) - len(text.lstrip()) + 1
+    return Diagnostic(report.document.path, line, col, message)
