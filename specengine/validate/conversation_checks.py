@@ -51,7 +51,8 @@ def check_conversation(
     if length < 2 or request_names(place.endpoint) & CARRIERS:
         return
     name = f"endpoint '{place.name}'" if place.name else "its endpoint"
-    where = f"{place.document.path}:{place.document.line(place.key_path)}"
+    node = place.document.key_node_at(place.key_path)
+    where = f"{place.document.path}:{node.start_mark.line + 1 if node is not None else 1}"
     expression = place.endpoint.get("session_id")
     if isinstance(expression, str) and expression.strip():
         problem = (
@@ -70,4 +71,5 @@ def check_conversation(
         (*here, "turns"),
         f"this conversation has {length} turns, but {name} ({where}) {problem}: each turn reaches the"
         f" agent as a new conversation, so later turns will not know the earlier ones; {fix}",
+        at_key=True,
     )

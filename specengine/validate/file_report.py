@@ -31,9 +31,9 @@ class Report:
             self.flagged.add(id(node))
         self.items.append(self.document.diagnostic(key_path, message, at_key=at_key))
 
-    def warn(self, key_path: KeyPath, message: str) -> None:
+    def warn(self, key_path: KeyPath, message: str, *, at_key: bool = False) -> None:
         """Something valid that will not do what the author expects: shown, never fails validate."""
-        found = self.document.diagnostic(key_path, message)
+        found = self.document.diagnostic(key_path, message, at_key=at_key)
         self.items.append(replace(found, severity=WARNING))
 
     def add(self, diagnostic: Diagnostic) -> None:

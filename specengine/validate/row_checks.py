@@ -192,6 +192,7 @@ class EvalProver:
         self.failures: dict[tuple[int, Any], _Failure] = {}
         self.rows = 0
         self.settled = False  # the rows still to come cannot fail (see check's `uniform`)
+        self.failed = 0  # how many times a template failed, over all rows
 
     def check(
         self, own: Mapping[str, Any], line: int | None = None, in_dataset: bool = True, uniform: bool = False
@@ -219,8 +220,10 @@ class EvalProver:
             if path is not None and state.__class__ is _Gap:
                 gaps = True
             states.append(state)
-        if not gaps:
-            self.settled = uniform and not any(use.dynamic for use in self.rendered)
+        if not gaps and not self.rendered:
+            self.settled = uniform  # the common case: every lookup of every template exists
+            return
+        failed = self.failed
         row = (own, line, in_dataset)
         for use in self.uses if gaps else self.rendered:
             if use.plain:
@@ -235,6 +238,8 @@ class EvalProver:
                 continue
             if self._render(use, own, states, row) and not (missing or use.dynamic):
                 use.proven.add(signature)
+        if uniform and not gaps and self.failed == failed:
+            self.settled = not any(use.dynamic for use in self.rendered)
 
     def _render(self, use: _Use, own: Mapping[str, Any], states: list[Any], row: tuple) -> bool:
         """Render a template with the row; record its failure. True when it rendered (or could not
@@ -267,6 +272,7 @@ class EvalProver:
     def _gap(self, use: _Use, path: LookupPath, gap: _Gap, row: tuple) -> None:
         key = (use.number, path)
         if key in self.failures:
+            self.failed += 1
             self.failures[key].count += 1
             return
         self._record(key, use, row, gap, path, "", lookup_line(use.use.text, path))
@@ -281,6 +287,7 @@ class EvalProver:
         message: str,
         template_line: int,
     ) -> None:
+        self.failed += 1
         if key in self.failures:
             self.failures[key].count += 1
             return
@@ -366,9 +373,11 @@ def _row_note(failure: _Failure, rows: int, dataset: str | None) -> str:
         return f"for all {rows:,} rows of {dataset}, first the row '{failure.row}' at {where}"
     more = f", and {failure.count - 1:,} more" if failure.count > 1 else ""
     others = rows - failure.count
-    rest = f"the other {others:,} row{'s' * (others != 1)}"
-    have = ("has it" if others == 1 else "have it") if failure.plain else "render"
-    return f"for the dataset row '{failure.row}', {where}{more}; {rest} {have}"
+    if others == 1:
+        rest = "the other row " + ("has it" if failure.plain else "renders")
+    else:
+        rest = f"the other {others:,} rows " + ("have it" if failure.plain else "render")
+    return f"for the dataset row '{failure.row}', {where}{more}; {rest}"
 
 
 # --- where a template problem is shown ------------------------------------------------------------
