@@ -60,7 +60,11 @@ def test_merge_keys_are_not_duplicates():
     [
         ("a: 1\nb:\n  c: 1\n  c: 2\n", "x.yaml:4:3: duplicate key 'c' (first defined on line 3)"),
         ("a:\n\tb: 1\n", "x.yaml:2:1: a tab is used for indentation here: YAML needs spaces"),
-        ("a: b: c\n", "x.yaml:1:5: mapping values are not allowed here"),
+        (
+            "a: b: c\n",
+            "x.yaml:1:4: a colon and a space inside text start a new key in YAML: put the text in quotes:"
+            ' a: "b: c"',
+        ),
         (b"a: 1\nb: \xff\n", "x.yaml:2:1: the file is not UTF-8 text"),
         ("a: 1\nb: \x00\n", "x.yaml:2:1: the file holds a NUL byte: it is not a text file"),
     ],

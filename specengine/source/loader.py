@@ -18,6 +18,12 @@ import yaml
 
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError
+from specengine.source.yaml_errors import (
+    mark_diagnostic,
+    marked_error_diagnostic,
+    reader_diagnostic,
+    yaml_error_message,
+)
 
 PROJECT_FILE = "specengine.yaml"
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -244,50 +250,6 @@ def display_path(file: Path, base: Path | None = None) -> str:
     return file.as_posix()
 
 
-def _mark_diagnostic(path: str, mark: yaml.Mark | None, message: str) -> Diagnostic:
-    if mark is None:
-        return Diagnostic(path, 1, 1, message)
-    return Diagnostic(path, mark.line + 1, mark.column + 1, message)
-
-
-def _yaml_error_message(exc: yaml.YAMLError) -> str:
-    problem = getattr(exc, "problem", None) or str(exc)
-    context = getattr(exc, "context", None)
-    if "found character '\\t' that cannot start any token" in problem:
-        return "a tab is used for indentation here: YAML needs spaces"
-    if "found character '\\t'" in problem:
-        return "a tab is not allowed here: indent with spaces"
-    if problem.startswith("found duplicate") or problem.startswith("duplicate key"):
-        return problem
-    if problem == "found unexpected end of stream" and context == "while scanning a quoted scalar":
-        return "this quoted text is never closed: add the closing quote"
-    if problem.startswith("expected <block end>"):
-        if problem.endswith("'<scalar>'") and not _starts_its_line(getattr(exc, "problem_mark", None)):
-            return "more text after a value that has already ended: put the whole value in quotes"
-        return "this line is indented differently from the lines it belongs with: use as many spaces as they"
-    if context and context not in problem and not context.startswith("while constructing"):
-        return f"{problem} ({context})"
-    return problem
-
-
-def _starts_its_line(mark: yaml.Mark | None) -> bool:
-    """Whether only spaces come before the mark on its line (a misplaced line, not a misplaced word)."""
-    buffer = getattr(mark, "buffer", None)
-    if mark is None or not isinstance(buffer, str):
-        return True
-    return not buffer[buffer.rfind("\n", 0, mark.pointer) + 1 : mark.pointer].strip()
-
-
-def _reader_diagnostic(path: str, text: str, exc: yaml.reader.ReaderError) -> Diagnostic:
-    """A character YAML does not allow (control characters and the like), at its line and column."""
-    position = min(max(int(getattr(exc, "position", 0) or 0), 0), len(text))
-    line = text.count("\n", 0, position) + 1
-    col = position - (text.rfind("\n", 0, position) + 1) + 1
-    character = getattr(exc, "character", None)
-    code = f" (#x{character:04x})" if isinstance(character, int) else ""
-    return Diagnostic(path, line, col, f"a character that YAML does not allow{code}: remove it")
-
-
 def parse_yaml(text: str | bytes, path: str, *, file: Path | None = None) -> Document:
     """Parse one YAML document with positions. Raises SpecError with a located message."""
     if isinstance(text, bytes):
@@ -305,29 +267,24 @@ def parse_yaml(text: str | bytes, path: str, *, file: Path | None = None) -> Doc
     try:
         loader = SpecLoader(text)  # the reader rejects control characters right here
     except yaml.reader.ReaderError as exc:
-        raise SpecError(_reader_diagnostic(path, text, exc)) from None
+        raise SpecError(reader_diagnostic(path, text, exc)) from None
     loader.name = path
     try:
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        if exc.context == "while scanning a quoted scalar" and exc.context_mark is not None:
-            mark = exc.context_mark  # where the unclosed quote opens, not where the file ends
-        raise SpecError(_mark_diagnostic(path, mark, _yaml_error_message(exc))) from None
+        raise SpecError(marked_error_diagnostic(path, exc)) from None
     except yaml.reader.ReaderError as exc:
-        raise SpecError(_reader_diagnostic(path, text, exc)) from None
+        raise SpecError(reader_diagnostic(path, text, exc)) from None
     except yaml.YAMLError as exc:
-        raise SpecError(Diagnostic(path, 1, 1, _yaml_error_message(exc))) from None
+        raise SpecError(Diagnostic(path, 1, 1, yaml_error_message(exc))) from None
     except RecursionError:
         raise SpecError(Diagnostic(path, 1, 1, "the YAML is nested too deeply")) from None
     except (ValueError, TypeError, OverflowError) as exc:  # an explicit tag whose text does not fit it
         node = _explicitly_tagged(loader, root)
         mark = node.start_mark if node is not None else None
         tag = node.tag.rsplit(":", 1)[-1] if node is not None else "tag"
-        raise SpecError(
-            _mark_diagnostic(path, mark, f"this value cannot be read as !!{tag}: {exc}")
-        ) from None
+        raise SpecError(mark_diagnostic(path, mark, f"this value cannot be read as !!{tag}: {exc}")) from None
     finally:
         loader.dispose()
     return Document(path=path, data=data, root=root, file=file)

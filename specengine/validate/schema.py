@@ -95,3 +95,45 @@ def bare_matchers() -> tuple[str, ...]:
     from specengine.grade.matchers import BARE_MATCHERS
 
     return BARE_MATCHERS
+
+
+# JSON Schema's own keywords: what `is_json:`'s schema holds (its options, for a mis-indented check)
+JSON_SCHEMA_KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "items",
+        "enum",
+        "const",
+        "additionalProperties",
+        "minItems",
+        "maxItems",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$schema",
+        "$ref",
+        "$defs",
+        "format",
+    }
+)
+
+
+@functools.cache
+def matcher_options() -> dict[str, frozenset[str]]:
+    """The keys that belong inside each matcher that takes a mapping (called_tool_with: name, args,
+    exact; is_json: a JSON Schema's keywords), read from the spec schema."""
+    properties = load_schema("spec")["$defs"]["check"]["properties"]
+    found = {
+        name: frozenset(schema["properties"])
+        for name, schema in properties.items()
+        if name in matcher_names() and isinstance(schema, dict) and isinstance(schema.get("properties"), dict)
+    }
+    found["is_json"] = JSON_SCHEMA_KEYWORDS
+    return found

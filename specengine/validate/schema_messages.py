@@ -9,7 +9,7 @@ answers for the valid majority, jsonschema explains the rest.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,14 @@ from specengine.diagnostics import Diagnostic
 from specengine.source.loader import Document, KeyPath, kind_of
 from specengine.suggest import closest, did_you_mean, suggest
 from specengine.validate.compiled_schema import is_valid
-from specengine.validate.schema import bare_matchers, check_keys, load_schema, matcher_names, validator
+from specengine.validate.schema import (
+    bare_matchers,
+    check_keys,
+    load_schema,
+    matcher_names,
+    matcher_options,
+    validator,
+)
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -144,6 +151,7 @@ class _Mapper:
         self.suggested: set[tuple[KeyPath, str]] = set()
         self.unknown_at: set[KeyPath] = set()
         self.flagged: set[int] = set()
+        self.explained: set[KeyPath] = set()  # places whose errors one message already explains
 
     # positions
 
@@ -159,10 +167,35 @@ class _Mapper:
         line, col = node.start_mark.line + 1, node.start_mark.column + 1
         self.out.setdefault((line, col, message), Diagnostic(self.document.path, line, col, message))
 
+    def explain_misplaced_options(self, data: Any) -> None:
+        """Checks whose matcher is empty and whose matcher options sit beside it, at the same
+        indentation (`- called_tool_with:` then `name:` and `args:` under the dash, not under the
+        matcher): one message that says to indent them, instead of "must be a mapping" and "unknown
+        matcher 'args'"; the checks' other schema errors are the same mistake, and not reported."""
+        options = matcher_options()
+        for here, check in _checks(data):
+            for matcher, names in options.items():
+                if matcher not in check or check[matcher] is not None:
+                    continue
+                beside = [key for key in check if key in names and key != matcher]
+                if not beside:
+                    continue
+                listed = " and ".join([", ".join(beside[:-1]), beside[-1]] if len(beside) > 1 else beside)
+                they, them = ("it sits", "it") if len(beside) == 1 else ("they sit", "them")
+                self._at(
+                    (*here, matcher),
+                    f"{listed} must be indented under {matcher}: as written {they} beside it, so {matcher}"
+                    f" is empty; indent {them} 2 spaces more than '{matcher}:'",
+                    at_key=True,
+                )
+                self.explained.add(here)
+
     # dispatch
 
     def add(self, error: ValidationError) -> None:
         err = _Error.of(error)
+        if any(err.path[: len(path)] == path for path in self.explained):
+            return
         handler = getattr(self, f"_on_{err.keyword}", None)
         if handler is not None and handler(err, err.path) is not False:
             return
@@ -361,11 +394,30 @@ class _Mapper:
         return None
 
 
+def _checks(data: Any) -> Iterator[tuple[KeyPath, dict]]:
+    """Every check mapping of a spec, with its key path (an eval's expect and each turn's)."""
+    evals = data.get("evals") if isinstance(data, dict) else None
+    for index, item in enumerate(evals if isinstance(evals, list) else ()):
+        if not isinstance(item, dict):
+            continue
+        places: list[tuple[KeyPath, Any]] = [(("evals", index, "expect"), item.get("expect"))]
+        turns = item.get("turns")
+        for number, step in enumerate(turns if isinstance(turns, list) else ()):
+            if isinstance(step, dict):
+                places.append((("evals", index, "turns", number, "expect"), step.get("expect")))
+        for here, checks in places:
+            for position, check in enumerate(checks if isinstance(checks, list) else ()):
+                if isinstance(check, dict):
+                    yield (*here, position), check
+
+
 def check_document(document: Document, kind: str = "spec") -> SchemaReport:
     """Validate a parsed document against schemas/<kind>.schema.json; every error, located."""
     if is_valid(document.data, kind):
         return SchemaReport((), frozenset(), frozenset())
     mapper = _Mapper(document, kind)
+    if kind == "spec":
+        mapper.explain_misplaced_options(document.data)
     errors = list(validator(kind).iter_errors(document.data))
     # additionalProperties first, so a typo's "did you mean" silences the "missing key" it causes
     errors.sort(
