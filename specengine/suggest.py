@@ -61,6 +61,17 @@ def closest(word: Any, choices: Iterable[Any]) -> str | None:
     return best if best_ratio >= 0.6 else None
 
 
+def closest_few(word: str, choices: Iterable[str], count: int = 3) -> list[str]:
+    """Up to `count` choices close to word, closest first; the same word in another case is closest.
+
+    For names a person picks among many of their own (eval names), where more than one may be meant.
+    """
+    options = list(dict.fromkeys(c for c in choices if isinstance(c, str)))
+    by_case = {c.casefold(): c for c in reversed(options)}
+    close = difflib.get_close_matches(word.casefold(), list(by_case), n=count, cutoff=0.6)
+    return [by_case[c] for c in close]
+
+
 def did_you_mean(found: str | None) -> str:
     """' - did you mean 'x'?', or '' when there is nothing to suggest."""
     return f" - did you mean '{found}'?" if found else ""

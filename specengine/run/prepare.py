@@ -20,7 +20,9 @@ from specengine.diagnostics import Diagnostic
 from specengine.errors import MissingVariable, SpecError, UsageError
 from specengine.plan import Case, Plan
 from specengine.run.select import Selection
+from specengine.source.loader import as_text
 from specengine.source.project import Project, Unresolved, empty_project, judge_config
+from specengine.suggest import closest_few
 from specengine.validate.validator import Validation, validate_paths
 
 
@@ -122,13 +124,35 @@ def _problems_line(diagnostics: Sequence[Diagnostic]) -> str:
 def _named_evals(targets: Sequence[Target], specs: Sequence[SpecInput]) -> frozenset[tuple[str, str]]:
     """The (resolved spec path, eval name) pairs that `PATH::eval name` arguments select."""
     named = {(str(target.path.resolve()), target.eval_name) for target in targets if target.eval_name}
-    known = {
-        (str(spec.file.resolve()), ev.get("name")) for spec in specs for ev in spec.document.data["evals"]
-    }
-    unknown = [name for path, name in named if (path, name) not in known]
+    evals: dict[str, list[str]] = {}
+    shown: dict[str, str] = {}
+    for spec in specs:
+        path = str(spec.file.resolve())
+        evals[path] = [as_text(ev.get("name")) for ev in spec.document.data["evals"]]
+        shown[path] = spec.display
+    unknown = sorted((path, name) for path, name in named if name not in evals.get(path, ()))
     if unknown:
-        raise UsageError([f"error: no eval named '{name}' in the given file" for name in unknown])
+        raise UsageError(
+            [_no_such_eval(name, shown.get(path), evals.get(path, [])) for path, name in unknown]
+        )
     return frozenset(named)
+
+
+MAX_EVALS_LISTED = 10
+
+
+def _no_such_eval(name: str, display: str | None, names: list[str]) -> str:
+    """`PATH::name` that names no eval of the file: the closest names (another case, a typo), and the
+    file's evals when there are few."""
+    where = f" in {display}" if display else " in the given file"
+    matches = closest_few(name, names)
+    hint = f" - did you mean {' or '.join(repr(n) for n in matches)}?" if matches else ""
+    listed = ""
+    if not matches and names:
+        first = ", ".join(repr(n) for n in names[:MAX_EVALS_LISTED])
+        more = f", and {len(names) - MAX_EVALS_LISTED} more" if len(names) > MAX_EVALS_LISTED else ""
+        listed = f" (its evals: {first}{more})"
+    return f"error: no eval named '{name}'{where}{hint}{listed}"
 
 
 def _compile(specs: Sequence[SpecInput], project: Project | None, options: PrepareOptions) -> Plan:

@@ -1,5 +1,5 @@
-"""Choosing which of the plan's cases run: `PATH::eval name`, --label, -k, --limit, --shard, and the
-cases --resume skips or --rerun-failed keeps.
+"""Choosing which of the plan's cases run: `PATH::eval name`, --label, -k (any upper or lower case),
+--limit, --shard, and the cases --resume skips or --rerun-failed keeps.
 
 Selection filters the plan's case stream lazily, so it costs nothing for cases it drops.
 """
@@ -55,7 +55,7 @@ class Selection:
             return False
         if self.labels and not self.labels.intersection(case.labels):
             return False
-        return not (self.keyword and self.keyword not in case.id)
+        return not (self.keyword and self.keyword.casefold() not in case.id.casefold())
 
     def walk(self, cases: Iterable[Case], spec_files: dict[str, str]) -> Iterator[tuple[Case, bool]]:
         """The plan's cases in order, each with whether it runs here.

@@ -9,7 +9,9 @@ never a traceback or a half-built case.
 
 CSV columns map onto row keys: `id` and `labels` (comma-separated) belong to the row, `expected.y`
 fills `expected`, `metadata.k` fills `metadata`, and any other column `x` (or `input.x`) is `input.x`.
-CSV values stay text; the matchers compare text with the number it spells.
+CSV values stay text; the matchers compare text with the number it spells. Files are read as people
+save them: a UTF-8 byte order mark and Windows line ends are fine, and the delimiter (a comma, or the
+semicolon or tab Excel writes in many locales) is sniffed from the header.
 
 Rows in MLflow's evaluation dataset shape (`inputs`, `expectations`) are read too, in every format,
 as source/mlflow_rows.py says; a CSV is in that shape when one of its columns is `inputs`.
@@ -19,7 +21,9 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import itertools
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,10 +52,15 @@ MLFLOW_PREFIX = "mlflow:"  # `dataset: mlflow:NAME` names an evaluation dataset 
 
 @dataclass(frozen=True)
 class Row:
-    """One dataset row: `data` holds only id (as text), input, expected, metadata, labels."""
+    """One dataset row: `data` holds only id (as text), input, expected, metadata, labels.
+
+    `uniform`: every row of its file has the same keys, with text values (a CSV file's columns), so
+    what a template reads of this row it reads of every row.
+    """
 
     data: dict
     line: int
+    uniform: bool = False
 
 
 def is_dataset_path(value: Any) -> TypeGuard[str]:
@@ -72,12 +81,6 @@ def is_mlflow_dataset(value: Any) -> bool:
 def dataset_format(name: str | Path) -> str | None:
     """'csv', 'jsonl', 'json' or 'yaml' from the file name's suffix; None when it is none of them."""
     return DATASET_FORMATS.get(Path(str(name).strip()).suffix.lower())
-
-
-def uniform_rows(name: str | Path) -> bool:
-    """Whether every row of the file has the same keys and text values: a CSV file's rows all hold
-    the header's columns, as text (what a template reads of one row, it reads of every row)."""
-    return dataset_format(name) == "csv"
 
 
 def row_id(data: dict) -> str:
@@ -256,17 +259,18 @@ def _csv_columns(header: list[str], display: str, line: int) -> list[tuple[str, 
 
 def _csv_rows(handle, display: str) -> Iterator[Row]:
     """Rows of a CSV file: columns mapped onto row keys, or MLflow's shape when a column is `inputs`."""
-    lines = _csv_lines(handle, display)
+    head, delimiter = _csv_dialect(handle, display)
+    lines = _csv_lines(itertools.chain(head, handle), handle, display, delimiter)
     header = next(lines, None)
     if header is None:
         return
     start, names = header
     if any(name.strip() == SHAPE_KEY for name in names):
-        yield from _mlflow_csv_rows(names, start, lines, display)
+        yield from _mlflow_csv_rows(names, start, lines, display, delimiter)
         return
     columns = _csv_columns(names, display, start)
     for start, values in lines:
-        _check_width(values, len(columns), display, start)
+        _check_width(values, len(columns), display, start, delimiter)
         data: dict[str, Any] = {}
         for (target, key), value in zip(columns, values, strict=True):
             if key is not None:
@@ -283,27 +287,59 @@ def _csv_rows(handle, display: str) -> Iterator[Row]:
                     data["id"] = value
             else:
                 data["labels"] = [label.strip() for label in value.split(",") if label.strip()]
-        yield Row(data, start)
+        yield Row(data, start, uniform=True)
 
 
 def _mlflow_csv_rows(
-    names: list[str], header_line: int, lines: Iterator[tuple[int, list[str]]], display: str
+    names: list[str], header_line: int, lines: Iterator[tuple[int, list[str]]], display: str, delimiter: str
 ) -> Iterator[Row]:
     """Rows of a CSV exported from an MLflow dataset: `inputs`, `expectations` and `tags` hold JSON."""
     problem, fields = mlflow_csv_columns(names)
     if problem:
         raise SpecError(Diagnostic(display, header_line, 1, problem))
     for start, values in lines:
-        _check_width(values, len(fields), display, start)
+        _check_width(values, len(fields), display, start, delimiter)
         problem, record = mlflow_csv_record(fields, values)
         if problem:
             raise SpecError(Diagnostic(display, start, 1, problem))
         yield _checked(record, display, start)
 
 
-def _csv_lines(handle, display: str) -> Iterator[tuple[int, list[str]]]:
+CSV_DELIMITERS = ",;\t|"  # Excel saves `;` where the decimal separator is a comma, tabs as "Text"
+_DELIMITER_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "'|'"}
+_SEP_LINE = re.compile(r"^sep=(.)\s*$")  # Excel's own hint, written as the first line by some tools
+
+
+def _csv_dialect(handle, display: str) -> tuple[list[str], str]:
+    """(the lines read ahead, the delimiter): `sep=;` as the first line says it outright (the line is
+    dropped), else csv.Sniffer reads it from the header, whose column names hold no delimiters (a
+    comma when it cannot tell, e.g. a file of one column)."""
+    head: list[str] = []
+    try:
+        for text in handle:
+            head.append(text)
+            if text.strip():
+                break
+        header = head[-1] if head else ""
+        declared = _SEP_LINE.match(header.strip("\r\n"))
+        if declared:
+            head[-1] = "\n"  # keep the line count; empty lines are skipped
+            for text in handle:  # the header follows
+                head.append(text)
+                if text.strip():
+                    break
+            return head, declared.group(1)
+    except UnicodeDecodeError:
+        raise SpecError(Diagnostic(display, len(head) + 1, 1, _not_utf8(handle))) from None
+    try:
+        return head, csv.Sniffer().sniff(header, delimiters=CSV_DELIMITERS).delimiter
+    except csv.Error:
+        return head, ","
+
+
+def _csv_lines(lines: Iterable[str], handle, display: str, delimiter: str) -> Iterator[tuple[int, list[str]]]:
     """(first line number, values) of each CSV record that is not empty."""
-    reader = csv.reader(handle)
+    reader = csv.reader(lines, delimiter=delimiter)
     previous = 0
     try:
         for values in reader:
@@ -315,16 +351,33 @@ def _csv_lines(handle, display: str) -> Iterator[tuple[int, list[str]]]:
     except csv.Error as exc:
         raise SpecError(Diagnostic(display, previous + 1, 1, f"not valid CSV: {exc}")) from None
     except UnicodeDecodeError:
-        raise SpecError(Diagnostic(display, previous + 1, 1, "the file is not UTF-8 text")) from None
+        raise SpecError(Diagnostic(display, previous + 1, 1, _not_utf8(handle))) from None
 
 
-def _check_width(values: list[str], width: int, display: str, line: int) -> None:
+def _check_width(values: list[str], width: int, display: str, line: int, delimiter: str) -> None:
     if len(values) != width:
+        separated = "" if delimiter == "," else f" (values are separated by {_DELIMITER_NAMES[delimiter]}"
         raise SpecError(
             Diagnostic(
-                display, line, 1, f"this row has {len(values)} values but the header has {width} columns"
+                display,
+                line,
+                1,
+                f"this row has {len(values)} values but the header has {width} columns"
+                + (f"{separated}, as in the header)" if separated else ""),
             )
         )
+
+
+def _not_utf8(handle) -> str:
+    """Why a text file did not decode: Excel's "Unicode Text" is UTF-16, which is worth naming."""
+    try:
+        with open(handle.name, "rb") as raw:
+            start = raw.read(2)
+    except (OSError, TypeError, AttributeError):
+        start = b""
+    if start in (b"\xff\xfe", b"\xfe\xff"):
+        return 'the file is UTF-16 text (Excel\'s "Unicode Text"): save it as "CSV UTF-8" instead'
+    return "the file is not UTF-8 text"
 
 
 # --- JSON Lines -----------------------------------------------------------------------------------
@@ -344,7 +397,7 @@ def _jsonl_rows(handle, display: str) -> Iterator[Row]:
                 ) from None
             yield _checked(data, display, number)
     except UnicodeDecodeError:
-        raise SpecError(Diagnostic(display, number + 1, 1, "the file is not UTF-8 text")) from None
+        raise SpecError(Diagnostic(display, number + 1, 1, _not_utf8(handle))) from None
 
 
 # --- JSON array -----------------------------------------------------------------------------------

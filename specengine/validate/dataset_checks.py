@@ -8,15 +8,17 @@ naming the same file reads it again for its own templates only.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError
-from specengine.source.datasets import is_dataset_path, iter_rows, row_id, uniform_rows
+from specengine.source.datasets import dataset_format, is_dataset_path, iter_rows, row_id
 from specengine.source.loader import KeyPath, display_path
 from specengine.source.project import Project
+from specengine.suggest import closest, did_you_mean
 from specengine.validate.file_report import Report
 from specengine.validate.row_checks import EvalProver
 
@@ -35,12 +37,11 @@ def check_dataset_file(
     count = 0
     first_line: dict[str, int] = {}
     duplicates = 0
-    uniform = uniform_rows(path)
     try:
         for row in iter_rows(path, display):
             count += 1
             for prover in provers:
-                prover.check(row.data, row.line, uniform=uniform)
+                prover.check(row.data, row.line, uniform=row.uniform)
             rid = row_id(row.data)
             if rid in first_line:
                 duplicates += 1
@@ -61,11 +62,10 @@ def check_dataset_file(
 
 def prove_dataset_file(path: Path, display: str, provers: Sequence[EvalProver]) -> None:
     """The rows of a file already checked, for the provers of another spec that names it."""
-    uniform = uniform_rows(path)
     try:
         for row in iter_rows(path, display):
             for prover in provers:
-                prover.check(row.data, row.line, uniform=uniform)
+                prover.check(row.data, row.line, uniform=row.uniform)
     except SpecError:
         return  # the bad row is reported with the file's own checks
 
@@ -106,7 +106,9 @@ def check_dataset(
     base = project.folder if project is not None else None
     display = display_path(path, base)
     if not path.is_file():
-        report.at(here, f"dataset file not found: {display}")
+        report.at(
+            here, f"dataset file not found: {display}{_found_elsewhere(value.strip(), spec_file, project)}"
+        )
         return
     problems, count = dataset_result(path, display, provers)
     report.items.extend(problems)
@@ -114,6 +116,32 @@ def check_dataset(
         report.at(here, f"the dataset {display} has no rows: the evals using it would run zero times")
     for prover in provers:
         report.items.extend(prover.report(display))
+
+
+def _found_elsewhere(value: str, spec_file: Path, project: Project | None) -> str:
+    """ " - did you mean 'data/orders.csv'?" for a dataset file that is not where the spec says but
+    is, under that name or one close to it, beside the spec, in a data folder there, or beside
+    the project file or in its data folder: the path to write, relative to the spec's folder."""
+    folder = spec_file.parent
+    places = [folder, folder / "data"]
+    if project is not None and project.file is not None:
+        places += [project.folder, project.folder / "data"]
+    wanted = Path(value).name
+    candidates: dict[str, Path] = {}
+    for place in places:
+        try:
+            files = sorted(place.iterdir()) if place.is_dir() else []
+        except OSError:
+            continue
+        for file in files:
+            if file.is_file() and dataset_format(file.name) is not None:
+                candidates.setdefault(file.name, file)
+    name = closest(wanted, list(candidates))
+    if name is None:
+        return ""
+    written = Path(os.path.relpath(candidates[name].resolve(), folder.resolve())).as_posix()
+    relative = " (a dataset path is relative to the spec's folder)" if written.startswith("../") else ""
+    return did_you_mean(written) + relative
 
 
 def _check_inline_rows(report: Report, rows: list, here: KeyPath, provers: Sequence[EvalProver]) -> None:
