@@ -55,6 +55,13 @@ def test_k_selects_case_ids_containing_the_text(project, agent_server):
     assert agent_server.hits() == 3
 
 
+def test_k_ignores_upper_and_lower_case(project, agent_server):
+    run = run_spec(project, None, "-k", "ALPHA T", paths=["."])
+    assert run.exit_code == 0, run.cli.output
+    assert run.ids == ["spec.yaml::alpha two"]
+    assert sent(agent_server) == ["a2"]
+
+
 def test_k_and_label_combine(project, agent_server):
     run = run_spec(project, None, "-k", "alpha", "--label", "slow", paths=["."])
     assert run.ids == ["spec.yaml::alpha two"]
@@ -101,7 +108,22 @@ def test_a_selection_matching_nothing_exits_2_and_sends_nothing(project, agent_s
 @pytest.mark.parametrize(
     ("path", "message"),
     [
-        pytest.param("spec.yaml::delta", "error: no eval named 'delta' in the given file", id="unknown-eval"),
+        pytest.param(
+            "spec.yaml::delta",
+            "error: no eval named 'delta' in spec.yaml - did you mean 'beta'?",
+            id="unknown-eval",
+        ),
+        pytest.param(
+            "spec.yaml::Alpha Tow",
+            "error: no eval named 'Alpha Tow' in spec.yaml - did you mean 'alpha two' or 'alpha one'?",
+            id="another-case-and-a-typo",
+        ),
+        pytest.param(
+            "spec.yaml::refunds",
+            "error: no eval named 'refunds' in spec.yaml"
+            " (its evals: 'alpha one', 'alpha two', 'beta', 'gamma')",
+            id="nothing-close",
+        ),
         pytest.param("nowhere.yaml", "error: no such file or folder: nowhere.yaml", id="missing-path"),
     ],
 )

@@ -26,7 +26,8 @@ Labels = Annotated[
     typer.Option("--label", metavar="LABEL", help="Only cases with this label (repeatable)."),
 ]
 Keyword = Annotated[
-    str | None, typer.Option("-k", metavar="TEXT", help="Only cases whose id contains this text.")
+    str | None,
+    typer.Option("-k", metavar="TEXT", help="Only cases whose id contains this text (in any case)."),
 ]
 Limit = Annotated[int | None, typer.Option("--limit", min=1, metavar="N", help="At most N cases.")]
 

@@ -136,7 +136,11 @@ def _found_elsewhere(value: str, spec_file: Path, project: Project | None) -> st
         for file in files:
             if file.is_file() and dataset_format(file.name) is not None:
                 candidates.setdefault(file.name, file)
-    name = closest(wanted, list(candidates))
+    name = wanted if wanted in candidates else None
+    if name is None:  # a name close to it: compared without the suffixes, which all look alike
+        stems = {Path(found).stem: found for found in reversed(list(candidates))}
+        stem = closest(Path(wanted).stem, list(stems))
+        name = stems[stem] if stem is not None else None
     if name is None:
         return ""
     written = Path(os.path.relpath(candidates[name].resolve(), folder.resolve())).as_posix()
