@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from specengine.errors import TemplateError
 from specengine.suggest import suggest
@@ -121,8 +121,7 @@ def _collect_lookups(node: Any, roots: frozenset[str], found: dict[LookupPath, N
             keys.append(inner.attr)
         else:
             arg = inner.arg
-            constant = isinstance(arg, nodes.Const) and type(arg.value) in (str, int)
-            if constant:
+            if isinstance(arg, nodes.Const) and type(arg.value) in (str, int):
                 keys.append(arg.value)
             else:
                 computed.append(arg)
@@ -130,7 +129,7 @@ def _collect_lookups(node: Any, roots: frozenset[str], found: dict[LookupPath, N
         inner = inner.node
     if inner is not node and isinstance(inner, nodes.Name) and inner.ctx == "load" and inner.name in roots:
         if keys:
-            found[(inner.name, *reversed(keys))] = None
+            found[tuple([inner.name, *reversed(keys)])] = None
         dynamic = bool(computed)
         for arg in computed:
             dynamic = _collect_lookups(arg, roots, found) or dynamic
@@ -189,8 +188,8 @@ def _proving_environment():
                 raise MissingKey(self._undefined_obj, self._undefined_name)
             raise NotKnownYet(self._undefined_hint)  # e.g. `| first` of the (empty) run-time tool calls
 
-        __str__ = __iter__ = __len__ = __bool__ = _fail_with_undefined_error  # type: ignore[assignment]
-        __eq__ = __ne__ = __hash__ = __contains__ = _fail_with_undefined_error  # type: ignore[assignment]
+        __str__ = __iter__ = __len__ = __bool__ = _fail_with_undefined_error
+        __eq__ = __ne__ = __hash__ = __contains__ = _fail_with_undefined_error
 
     return environment().overlay(undefined=RecordingUndefined)
 
@@ -206,7 +205,7 @@ def run_time_value(name: str) -> Any:
     (arithmetic, calls) raises NotKnownYet."""
     from jinja2 import ChainableUndefined
 
-    return ChainableUndefined(name=name, exc=NotKnownYet)
+    return ChainableUndefined(name=name, exc=cast(Any, NotKnownYet))
 
 
 def prove_render(text: str, variables: Mapping[str, Any]) -> None:

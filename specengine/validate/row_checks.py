@@ -79,7 +79,7 @@ class EvalTemplates:
     name: str
     place: str
     spec_path: str
-    base: Mapping[str, Mapping[str, Any]]
+    base: Mapping[str, Mapping[Any, Any]]
     uses: list[TemplateUse] = field(default_factory=list)
 
 
@@ -109,9 +109,9 @@ class _Gap:
 _PRESENT = object()  # a path that ends in an attribute Jinja2 finds (`input.items`): not a gap
 
 
-def _resolve(path: LookupPath, own: Mapping[str, Any], base: Mapping[str, Mapping[str, Any]]) -> Any:
+def _resolve(path: LookupPath, own: Mapping[str, Any], base: Mapping[str, Mapping[Any, Any]]) -> Any:
     """The value at path in the row's variables (the row's own over the eval's), or a _Gap."""
-    root, key = path[0], path[1]
+    root, key = str(path[0]), path[1]
     mine = own.get(root)
     if mine.__class__ is dict and key in mine:
         value = mine[key]
@@ -187,7 +187,7 @@ class EvalProver:
             indexes = tuple(paths.setdefault(path, len(paths)) for path in lookups.paths)
             self.uses.append(_Use(len(self.uses), use, indexes, lookups.plain, lookups.dynamic))
         self.paths = tuple(paths)
-        self.lookups = [(path[0], path[1], path if len(path) > 2 else None) for path in self.paths]
+        self.lookups = [(str(path[0]), path[1], path if len(path) > 2 else None) for path in self.paths]
         self.rendered = [use for use in self.uses if not use.plain]
         self.failures: dict[tuple[int, Any], _Failure] = {}
         self.rows = 0

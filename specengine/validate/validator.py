@@ -245,14 +245,14 @@ class _Validator:
         first = explicit_project or next((s.project for s in specs if s.project is not None), None)
         if first is None and self.projects:
             first = next((p for p in self.projects.values() if p is not None), None)
-        found = sorted(set(self.diagnostics))
+        reported = sorted(set(self.diagnostics))
         return Validation(
             specs=tuple(specs),
             project=first,
-            diagnostics=tuple(d for d in found if not d.is_warning),
+            diagnostics=tuple(d for d in reported if not d.is_warning),
             checked=tuple(self.checked),
             notes=tuple(self.notes),
-            warnings=tuple(d for d in found if d.is_warning),
+            warnings=tuple(d for d in reported if d.is_warning),
         )
 
     def _check_named_dataset(self, entry: _Parsed) -> None:
