@@ -2,9 +2,9 @@
 
 Through the real CLI: `validate` warns at the eval's `turns` (naming the endpoint's file and line)
 when the endpoint's body and url send neither `{{ history }}` nor `{{ session_id }}`, and still
-exits 0; text, GitHub and JSON output mark it as a warning. An endpoint that carries the
-conversation (the history, or a session id: its own expression's or the fresh one per
-conversation), and an eval whose sends are separated by `reset`, get no warning.
+exits 0; text, GitHub and JSON output mark it as a warning; `run` shows it and runs. An endpoint
+that carries the conversation (the history, or a session id: its own expression's or the fresh one
+per conversation), and an eval whose sends are separated by `reset`, get no warning.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from support.cli import run_cli, write_spec
+from support.runs import run_spec
+from support.servers import Reply, ScriptedHTTPServer
 
 MULTI_TURN = """
 evals:
@@ -140,3 +142,14 @@ def test_warnings_beside_errors_and_in_github_and_json_output(tmp_path):
     data = json.loads(_validate(tmp_path, MULTI_TURN, "--format", "json").stdout)
     assert [(d["line"], d["col"], d["severity"]) for d in data] == [(3, 5, "warning")]
     assert data[0]["message"] == NO_CARRIER.split(": warning: ", 1)[1]
+
+
+def test_run_shows_the_warning_and_runs(tmp_path):
+    with ScriptedHTTPServer() as api:
+        api.route("/ask", lambda request: Reply(body={"answer": "ok"}))
+        _project(tmp_path, PLAIN_HTTP.replace("http://127.0.0.1:9/ask", api.url_for("/ask")))
+        spec = MULTI_TURN.replace("[{called_tool: refund}]", "[succeeded]")
+        run = run_spec(tmp_path, spec)
+        assert run.exit_code == 0, run.cli.output
+        assert NO_CARRIER in run.cli.stderr.splitlines()  # shown before the run, which goes on
+        assert len(api.requests) == 2

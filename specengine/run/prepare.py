@@ -50,6 +50,7 @@ class Prepared:
     selection: Selection
     spec_files: Mapping[str, str] = field(default_factory=dict)
     project: Project | None = None
+    warnings: tuple[Diagnostic, ...] = ()  # validate's warnings: shown, never stop the command
 
     def cases(self) -> Iterator[Case]:
         return self.selection.apply(self.plan.cases(), dict(self.spec_files))
@@ -86,7 +87,7 @@ def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
         shard=options.shard,
     )
     spec_files = {spec.display: str(spec.file.resolve()) for spec in specs}
-    return Prepared(plan, selection, spec_files, validation.project)
+    return Prepared(plan, selection, spec_files, validation.project, validation.warnings)
 
 
 def parse_targets(arguments: Iterable[str]) -> list[Target]:

@@ -74,6 +74,8 @@ def execute_run(request: RunRequest) -> int:
             )
             return EXIT_OK
         prepared, done = _prepare(request, rerun)
+        for warning in prepared.warnings:  # what validate warns of, before the run it concerns
+            errors.print(str(warning), markup=False, soft_wrap=True)
         request = replace(request, options=with_project_reports(request.options, prepared))
         census = count_cases(prepared)
         preflight_judge(prepared, census, request.options)
