@@ -174,20 +174,64 @@ class _Use:
     proven: set[tuple[type, ...]] = field(default_factory=set)
 
 
-class EvalProver:
-    """Proves one eval's templates against each row it is given (`check`), then reports (`report`)."""
+class RowValues:
+    """What a group of evals looks up in each row: the evals over one dataset whose own values
+    (`base`) are the same find each row's values once for all of them (`find`)."""
 
-    def __init__(self, templates: EvalTemplates):
+    def __init__(self, base: Mapping[str, Mapping[Any, Any]]):
+        self.base = base
+        self.paths: list[LookupPath] = []
+        self.index: dict[LookupPath, int] = {}
+        self.lookups: list[tuple[str, Any, LookupPath | None]] = []
+        self._row: object = None
+        self._found: tuple[list[Any], list[int]] = ([], [])
+
+    def add(self, path: LookupPath) -> int:
+        if path not in self.index:
+            self.index[path] = len(self.paths)
+            self.paths.append(path)
+            self.lookups.append((str(path[0]), path[1], path if len(path) > 2 else None))
+        return self.index[path]
+
+    def find(self, own: Mapping[str, Any]) -> tuple[list[Any], list[int]]:
+        """(the value of each path, or a _Gap; the indexes of the gaps) in one row; the row the
+        previous eval of the group asked about is not looked into again."""
+        if own is self._row:
+            return self._found
+        base = self.base
+        states: list[Any] = []
+        gaps = []
+        for root, key, path in self.lookups:  # _resolve, written out: it runs for every row
+            mine = own.get(root)
+            if mine.__class__ is dict and key in mine:
+                state = mine[key] if path is None else _descend(mine[key], path)
+            elif key in base[root]:
+                state = base[root][key] if path is None else _descend(base[root][key], path)
+            else:
+                state = _resolve((root, key), own, base)
+            if state.__class__ is _Gap:
+                gaps.append(len(states))
+            states.append(state)
+        self._row, self._found = own, (states, gaps)
+        return self._found
+
+
+class EvalProver:
+    """Proves one eval's templates against each row it is given (`check`), then reports (`report`).
+
+    `values` is shared with the other evals over the same dataset with the same own values.
+    """
+
+    def __init__(self, templates: EvalTemplates, values: RowValues | None = None):
         self.templates = templates
         self.base = templates.base
-        paths: dict[LookupPath, int] = {}
+        self.values = values if values is not None else RowValues(templates.base)
         self.uses: list[_Use] = []
         for use in templates.uses:
             lookups = row_lookups(use.text, use.roots)
-            indexes = tuple(paths.setdefault(path, len(paths)) for path in lookups.paths)
+            indexes = tuple(self.values.add(path) for path in lookups.paths)
             self.uses.append(_Use(len(self.uses), use, indexes, lookups.plain, lookups.dynamic))
-        self.paths = tuple(paths)
-        self.lookups = [(str(path[0]), path[1], path if len(path) > 2 else None) for path in self.paths]
+        self.reads = frozenset(index for use in self.uses for index in use.indexes)
         self.rendered = [use for use in self.uses if not use.plain]
         self.failures: dict[tuple[int, Any], _Failure] = {}
         self.rows = 0
@@ -205,32 +249,20 @@ class EvalProver:
         self.rows += 1
         if self.settled:
             return
-        base = self.base
-        states = []
-        gaps = False
-        for root, key, path in self.lookups:  # _resolve, written out: it runs for every row
-            mine = own.get(root)
-            if mine.__class__ is dict and key in mine:
-                state = mine[key] if path is None else _descend(mine[key], path)
-            elif key in base[root]:
-                state = base[root][key] if path is None else _descend(base[root][key], path)
-            else:
-                state = _resolve((root, key), own, base)
-                gaps = gaps or state.__class__ is _Gap
-            if path is not None and state.__class__ is _Gap:
-                gaps = True
-            states.append(state)
+        states, found = self.values.find(own)
+        gaps = bool(found) and not self.reads.isdisjoint(found)
         if not gaps and not self.rendered:
             self.settled = uniform  # the common case: every lookup of every template exists
             return
         failed = self.failed
         row = (own, line, in_dataset)
+        paths = self.values.paths
         for use in self.uses if gaps else self.rendered:
             if use.plain:
                 for index in use.indexes:
                     state = states[index]
                     if state.__class__ is _Gap:
-                        self._gap(use, self.paths[index], state, row)
+                        self._gap(use, paths[index], state, row)
                 continue
             signature = tuple([states[index].__class__ for index in use.indexes])
             missing = gaps and _Gap in signature
@@ -256,7 +288,7 @@ class EvalProver:
             for index in use.indexes:
                 state = states[index]
                 if type(state) is _Gap and state.key == exc.key:
-                    self._gap(use, self.paths[index], state, row)
+                    self._gap(use, self.values.paths[index], state, row)
                     return False
             keys = f"; it has: {_listed(exc.container)}" if isinstance(exc.container, Mapping) else ""
             message = f"undefined variable: {kind_of(exc.container)} has no key '{exc.key}'{keys}"

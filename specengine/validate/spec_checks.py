@@ -143,7 +143,10 @@ class SpecChecks:
             self._endpoint_templates(place)
             if self.templates.uses:
                 dataset = (*here, "dataset") if "dataset" in item else ("dataset",)
-                self.by_dataset.setdefault(dataset, []).append(EvalProver(self.templates))
+                provers = self.by_dataset.setdefault(dataset, [])
+                base = self.templates.base
+                shared = next((p.values for p in provers if p.values.base == base), None)
+                provers.append(EvalProver(self.templates, shared))
             self.templates = None
 
     def _turns(self, turns: list, here: KeyPath) -> bool:
