@@ -78,6 +78,11 @@ def line_naming(text: str, name: str) -> int:
 LookupPath = tuple[str | int, ...]
 
 
+class ItemKey(str):
+    """A key written as an item (`input['items']`), which Jinja2 looks up as an item before an
+    attribute; a key written after a dot (`input.items`) is a plain str, looked up the other way."""
+
+
 @dataclass(frozen=True)
 class RowLookups:
     """What a template reads of the variables a dataset row fills (input, expected, metadata).
@@ -122,7 +127,7 @@ def _collect_lookups(node: Any, roots: frozenset[str], found: dict[LookupPath, N
         else:
             arg = inner.arg
             if isinstance(arg, nodes.Const) and type(arg.value) in (str, int):
-                keys.append(arg.value)
+                keys.append(ItemKey(arg.value) if type(arg.value) is str else arg.value)
             else:
                 computed.append(arg)
                 keys = []  # only the part below the computed key is known

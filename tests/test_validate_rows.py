@@ -249,8 +249,8 @@ def test_a_deeper_lookup_names_what_it_found(demo_project):
         " it has: name - did you mean 'name'?",
         "spec.yaml:6:19: includes: undefined variable input.city.name: input.city is text, not a mapping"
         " with the key 'name'",
-        "spec.yaml:7:19: includes: undefined variable input.items[3]: input.items is a list of 1, it has no"
-        " item 3",
+        "spec.yaml:7:19: includes: undefined variable input['items'][3]: input['items'] is a list of 1, it"
+        " has no item 3",
     ]
 
 

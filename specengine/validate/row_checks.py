@@ -106,46 +106,50 @@ class _Gap:
         return None
 
 
-_PRESENT = object()  # a path that ends in an attribute Jinja2 finds (`input.items`): not a gap
+# The attributes of a mapping: `input.items` is the method, whatever the row holds (see _step)
+_DICT_ATTRIBUTES = frozenset(name for name in dir(dict) if not name.startswith("_"))
 
 
 def _resolve(path: LookupPath, own: Mapping[str, Any], base: Mapping[str, Mapping[Any, Any]]) -> Any:
     """The value at path in the row's variables (the row's own over the eval's), or a _Gap."""
     root, key = str(path[0]), path[1]
     mine = own.get(root)
-    if mine.__class__ is dict and key in mine:
+    if type(key) is str and key in _DICT_ATTRIBUTES:
+        value = getattr(base[root], key)
+    elif mine.__class__ is dict and key in mine:
         value = mine[key]
+    elif key in base[root]:
+        value = base[root][key]
     else:
-        theirs = base[root]
-        if key in theirs:
-            value = theirs[key]
-        elif _attribute(theirs, key):
-            return _PRESENT
-        else:
-            return _Gap(1, None, key, mine, theirs)
+        return _Gap(1, None, key, mine, base[root])
     return _descend(value, path) if len(path) > 2 else value
 
 
 def _descend(value: Any, path: LookupPath) -> Any:
     """The rest of a path from the value of its first key, or a _Gap."""
     for depth in range(2, len(path)):
-        key = path[depth]
-        if isinstance(value, dict):
-            if key in value:
-                value = value[key]
-                continue
-        elif isinstance(value, (list, tuple)) and type(key) is int and -len(value) <= key < len(value):
-            value = value[key]
-            continue
-        if _attribute(value, key):
-            return _PRESENT
-        return _Gap(depth, value, key)
+        value = _step(value, path[depth])
+        if value.__class__ is _Gap:
+            value.depth = depth
+            return value
     return value
 
 
-def _attribute(value: Any, key: Any) -> bool:
-    """Jinja2 reads `a.b` as an attribute first (`input.items`, `input.city.upper`)."""
-    return isinstance(key, str) and not key.startswith("_") and hasattr(value, key)
+def _step(value: Any, key: Any) -> Any:
+    """`value.key` (or `value['key']`) as Jinja2's sandbox reads it: after a dot an attribute first
+    (`input.items` is the method, `input.city.upper` the text's), as an item the item first; a
+    _Gap (its depth set by the caller) if neither."""
+    attribute = isinstance(key, str) and not key.startswith("_")
+    if attribute and type(key) is str and hasattr(value, key):
+        return getattr(value, key)
+    if isinstance(value, dict):
+        if key in value:
+            return value[key]
+    elif isinstance(value, (list, tuple)) and type(key) is int and -len(value) <= key < len(value):
+        return value[key]
+    if attribute and hasattr(value, key):
+        return getattr(value, key)
+    return _Gap(0, value, key)
 
 
 @dataclass
@@ -182,7 +186,7 @@ class RowValues:
         self.base = base
         self.paths: list[LookupPath] = []
         self.index: dict[LookupPath, int] = {}
-        self.lookups: list[tuple[str, Any, LookupPath | None]] = []
+        self.lookups: list[tuple[str, Any, LookupPath | None, LookupPath]] = []
         self._row: object = None
         self._found: tuple[list[Any], list[int]] = ([], [])
 
@@ -190,7 +194,10 @@ class RowValues:
         if path not in self.index:
             self.index[path] = len(self.paths)
             self.paths.append(path)
-            self.lookups.append((str(path[0]), path[1], path if len(path) > 2 else None))
+            key: str | int | None = path[1]
+            if type(key) is not str or key in _DICT_ATTRIBUTES:
+                key = None  # a mapping's attribute, an item: the general way
+            self.lookups.append((str(path[0]), key, path if len(path) > 2 else None, path))
         return self.index[path]
 
     def find(self, own: Mapping[str, Any]) -> tuple[list[Any], list[int]]:
@@ -201,14 +208,16 @@ class RowValues:
         base = self.base
         states: list[Any] = []
         gaps = []
-        for root, key, path in self.lookups:  # _resolve, written out: it runs for every row
+        for root, key, deeper, path in self.lookups:  # _resolve, written out: it runs for every row
             mine = own.get(root)
-            if mine.__class__ is dict and key in mine:
-                state = mine[key] if path is None else _descend(mine[key], path)
+            if key is None:
+                state = _resolve(path, own, base)
+            elif mine.__class__ is dict and key in mine:
+                state = mine[key] if deeper is None else _descend(mine[key], deeper)
             elif key in base[root]:
-                state = base[root][key] if path is None else _descend(base[root][key], path)
+                state = base[root][key] if deeper is None else _descend(base[root][key], deeper)
             else:
-                state = _resolve((root, key), own, base)
+                state = _Gap(1, None, key, mine, base[root])
             if state.__class__ is _Gap:
                 gaps.append(len(states))
             states.append(state)
@@ -375,10 +384,10 @@ def _dotted(path: Iterable[Any]) -> str:
             out += f"[{part}]"
         elif not out:
             out = str(part)
-        elif str(part).isidentifier():
+        elif type(part) is str and part.isidentifier():
             out += f".{part}"
         else:
-            out += f'["{part}"]'
+            out += f"['{part}']"
     return out
 
 
