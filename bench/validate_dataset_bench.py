@@ -7,6 +7,9 @@ default) whose `send`, text check, `called_tool_with` args and judge criteria ea
 plus the same spec over a JSONL copy of the rows, and prints the best wall time of `specengine
 validate` of each beside `python -c pass` (the floor: interpreter start).
 
+It also prints what proving text-and-lookup templates by looking their keys up (validate.row_checks)
+buys over rendering every template with Jinja2 for every row.
+
 Usage: python bench/validate_dataset_bench.py [--rows 100000] [--repeat 3]
 """
 
@@ -17,6 +20,17 @@ import tempfile
 from pathlib import Path
 
 from timing import arguments, best_rounds, command
+
+RENDER_EVERY_ROW = """
+import sys
+from specengine.template_analysis import RowLookups
+from specengine.validate import row_checks
+lookups = row_checks.row_lookups
+row_checks.row_lookups = lambda text, roots: RowLookups(lookups(text, roots).paths, False, True)
+from specengine.entry import main
+sys.argv = ["specengine", *sys.argv[1:]]
+main()
+"""
 
 PROJECT = "endpoints:\n  bench: {protocol: demo}\ndefaults: {endpoint: bench}\n"
 SPEC = """\
@@ -65,6 +79,8 @@ def main() -> None:
                 "bare": command(["-c", "pass"], folder),
                 "csv": command(["-m", "specengine", "validate", "csv.yaml"], folder),
                 "jsonl": command(["-m", "specengine", "validate", "jsonl.yaml"], folder),
+                "csv rendered": command(["-c", RENDER_EVERY_ROW, "validate", "csv.yaml"], folder),
+                "jsonl rendered": command(["-c", RENDER_EVERY_ROW, "validate", "jsonl.yaml"], folder),
             },
             args.repeat,
         )
@@ -73,6 +89,9 @@ def main() -> None:
     print(f"  specengine validate (CSV)         {best['csv']:7.3f} s")
     print(f"  specengine validate (JSONL)       {best['jsonl']:7.3f} s")
     print(f"  per 1,000 rows (CSV)              {best['csv'] / args.rows * 1000 * 1000:7.3f} ms")
+    print("every template rendered by Jinja2 for every row instead")
+    print(f"  specengine validate (CSV)         {best['csv rendered']:7.3f} s")
+    print(f"  specengine validate (JSONL)       {best['jsonl rendered']:7.3f} s")
 
 
 if __name__ == "__main__":

@@ -89,11 +89,13 @@ class RowLookups:
 
     `plain`: the template is text and lookups only, so it renders exactly when every path exists.
     `dynamic`: some lookup has a computed key (`input[expected.key]`), so no path can stand for it.
+    `whole`: it reads a variable as a whole (`{{ input | tojson }}`), beyond any path.
     """
 
     paths: tuple[LookupPath, ...]
     plain: bool
     dynamic: bool
+    whole: bool = False
 
 
 @functools.lru_cache(maxsize=8192)
@@ -102,46 +104,55 @@ def row_lookups(text: str, roots: frozenset[str]) -> RowLookups:
     parts = lookup_parts(text)
     if parts is not None:
         paths = tuple(dict.fromkeys(path for _, path in parts if len(path) > 1 and path[0] in roots))
-        return RowLookups(paths, plain=True, dynamic=False)
+        whole = any(len(path) == 1 and path[0] in roots for _, path in parts)
+        return RowLookups(paths, plain=True, dynamic=False, whole=whole)
     try:
         tree = environment().parse(text)
     except Exception:  # a syntax error is reported by template_facts
         return RowLookups((), plain=False, dynamic=False)
-    found: dict[LookupPath, None] = {}
-    dynamic = _collect_lookups(tree, roots, found)
-    return RowLookups(tuple(found), plain=False, dynamic=dynamic)
+    reading = _Reading(roots)
+    reading.visit(tree)
+    return RowLookups(tuple(reading.found), plain=False, dynamic=reading.dynamic, whole=reading.whole)
 
 
-def _collect_lookups(node: Any, roots: frozenset[str], found: dict[LookupPath, None]) -> bool:
-    """Add each `root.key[…]` chain under node to found (its constant part); True when a chain into a
-    root has a computed key."""
-    from jinja2 import nodes
+class _Reading:
+    """The `root.key[…]` chains of a parsed template (their constant part), and whether some chain
+    has a computed key or a root is read whole."""
 
-    dynamic = False
-    keys: list[str | int] = []
-    inner = node
-    computed: list[Any] = []  # the computed keys along the chain, searched for lookups of their own
-    while isinstance(inner, (nodes.Getattr, nodes.Getitem)):
-        if isinstance(inner, nodes.Getattr):
-            keys.append(inner.attr)
-        else:
-            arg = inner.arg
-            if isinstance(arg, nodes.Const) and type(arg.value) in (str, int):
-                keys.append(ItemKey(arg.value) if type(arg.value) is str else arg.value)
+    def __init__(self, roots: frozenset[str]):
+        self.roots = roots
+        self.found: dict[LookupPath, None] = {}
+        self.dynamic = False
+        self.whole = False
+
+    def visit(self, node: Any) -> None:
+        from jinja2 import nodes
+
+        keys: list[str | int] = []
+        inner = node
+        computed: list[Any] = []  # the computed keys along the chain, searched for lookups of their own
+        while isinstance(inner, (nodes.Getattr, nodes.Getitem)):
+            if isinstance(inner, nodes.Getattr):
+                keys.append(inner.attr)
             else:
-                computed.append(arg)
-                keys = []  # only the part below the computed key is known
-        inner = inner.node
-    if inner is not node and isinstance(inner, nodes.Name) and inner.ctx == "load" and inner.name in roots:
-        if keys:
-            found[tuple([inner.name, *reversed(keys)])] = None
-        dynamic = bool(computed)
-        for arg in computed:
-            dynamic = _collect_lookups(arg, roots, found) or dynamic
-        return dynamic
-    for child in node.iter_child_nodes():
-        dynamic = _collect_lookups(child, roots, found) or dynamic
-    return dynamic
+                arg = inner.arg
+                if isinstance(arg, nodes.Const) and type(arg.value) in (str, int):
+                    keys.append(ItemKey(arg.value) if type(arg.value) is str else arg.value)
+                else:
+                    computed.append(arg)
+                    keys = []  # only the part below the computed key is known
+            inner = inner.node
+        if isinstance(inner, nodes.Name) and inner.ctx == "load" and inner.name in self.roots:
+            if keys:
+                self.found[tuple([inner.name, *reversed(keys)])] = None
+            else:
+                self.whole = self.whole or not computed
+            self.dynamic = self.dynamic or bool(computed)
+            for arg in computed:
+                self.visit(arg)
+            return
+        for child in node.iter_child_nodes():
+            self.visit(child)
 
 
 def lookup_line(text: str, path: LookupPath) -> int:

@@ -72,7 +72,7 @@ REPORT = Report(parse_yaml("send: x\n", "s.yaml"), "send: x\n")
 
 def _prover(text: str, base: dict) -> EvalProver:
     use = TemplateUse(text, REPORT, ("send",), "send")
-    return EvalProver(EvalTemplates("e", "s.yaml:1", "s.yaml", base, [use]))
+    return EvalProver(EvalTemplates("e", REPORT, (), base, [use]))
 
 
 def _renders(text: str, base: dict, row: dict) -> bool:

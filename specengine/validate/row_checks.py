@@ -72,15 +72,19 @@ class EvalTemplates:
     """The templates of one eval, with the variables its rows merge over.
 
     `base` holds the eval's `input` and `expected` and the file's and eval's `metadata` merged; a
-    row's values replace them key by key. `place` (`s.yaml:3`) names the eval in messages about
-    templates written elsewhere (the project file's endpoints and named judges).
+    row's values replace them key by key. `spec` and `here` place the eval, which messages about
+    templates written elsewhere (the project file's endpoints and named judges) name.
     """
 
     name: str
-    place: str
-    spec_path: str
+    spec: Report
+    here: KeyPath
     base: Mapping[str, Mapping[Any, Any]]
     uses: list[TemplateUse] = field(default_factory=list)
+
+    @property
+    def place(self) -> str:
+        return f"{self.spec.document.path}:{self.spec.document.line(self.here)}"
 
 
 class _Gap:
@@ -175,6 +179,7 @@ class _Use:
     indexes: tuple[int, ...]
     plain: bool
     dynamic: bool
+    whole: bool  # it reads a variable whole, beyond its paths
     proven: set[tuple[type, ...]] = field(default_factory=set)
 
 
@@ -239,7 +244,9 @@ class EvalProver:
         for use in templates.uses:
             lookups = row_lookups(use.text, use.roots)
             indexes = tuple(self.values.add(path) for path in lookups.paths)
-            self.uses.append(_Use(len(self.uses), use, indexes, lookups.plain, lookups.dynamic))
+            self.uses.append(
+                _Use(len(self.uses), use, indexes, lookups.plain, lookups.dynamic, lookups.whole)
+            )
         self.reads = frozenset(index for use in self.uses for index in use.indexes)
         self.rendered = [use for use in self.uses if not use.plain]
         self.failures: dict[tuple[int, Any], _Failure] = {}
@@ -285,6 +292,9 @@ class EvalProver:
     def _render(self, use: _Use, own: Mapping[str, Any], states: list[Any], row: tuple) -> bool:
         """Render a template with the row; record its failure. True when it rendered (or could not
         be proven further before the run)."""
+        rendered = _rendered_key(use, states)
+        if rendered is not None and rendered in _RENDERED:
+            return True
         variables: dict[str, Any] = {
             root: {**values, **(own.get(root) or {})} for root, values in self.base.items()
         }
@@ -308,6 +318,10 @@ class EvalProver:
             message = f"template error: {type(exc).__name__}: {text[0]}"
             self._record((use.number, message), use, row, None, None, message, error_line(exc))
             return False
+        if rendered is not None:
+            if len(_RENDERED) > MAX_RENDERED:
+                _RENDERED.clear()
+            _RENDERED.add(rendered)
         return True
 
     def _gap(self, use: _Use, path: LookupPath, gap: _Gap, row: tuple) -> None:
@@ -346,7 +360,7 @@ class EvalProver:
             use = self.uses[number].use
             text = failure.message if failure.gap is None else _gap_message(failure.path or (), failure.gap)
             notes = [_row_note(failure, self.rows, dataset)]
-            if use.report.document.path != self.templates.spec_path:  # the project file's template
+            if use.report is not self.templates.spec:  # a template of the project file
                 notes.insert(0, f"in the eval '{self.templates.name}', {self.templates.place}")
             note = ", ".join(part for part in notes if part)
             note = f" ({note})" if note else ""
@@ -369,6 +383,29 @@ def prove_rows(provers: Iterable[EvalProver], own: Mapping[str, Any], line: int 
     """One dataset row, for every eval that runs over it."""
     for prover in provers:
         prover.check(own, line)
+
+
+# Templates that rendered, with the values their paths found (specs repeat templates, and a
+# template that reads nothing but its paths renders alike wherever they find the same values)
+_RENDERED: set[tuple[Any, ...]] = set()
+MAX_RENDERED = 50_000
+
+
+def _rendered_key(use: _Use, states: list[Any]) -> tuple[Any, ...] | None:
+    """What a template's rendering depends on (its text, the run-time names, the values its paths
+    found, or where they stop), or None when that is not all of it or a value cannot be a key."""
+    if use.dynamic or use.whole:
+        return None
+    found: list[Any] = [use.use.text, use.use.run_time]
+    for index in use.indexes:
+        state = states[index]
+        if state.__class__ is _Gap:
+            found.append((_Gap, state.depth, state.key, type(state.container)))
+        elif state is None or isinstance(state, (str, int, float)):
+            found.append((type(state), state))
+        else:
+            return None
+    return tuple(found)
 
 
 def _listed(container: Mapping[str, Any]) -> str:

@@ -249,8 +249,7 @@ class SpecChecks:
             "expected": _mapping(item.get("expected")),
             "metadata": metadata,
         }
-        place = f"{self.document.path}:{self.document.line(here)}"
-        return EvalTemplates(name, place, self.document.path, base)
+        return EvalTemplates(name, self.report, here, base)
 
     def _elsewhere(
         self,
