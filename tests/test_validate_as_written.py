@@ -120,6 +120,7 @@ def test_matcher_options_beside_the_matcher_say_to_indent_them(project):
           - send: hi
             expect:
               - called_tool_with:
+                name: refund
                 args: {amount: 5}
     """
     assert _problems(project, spec) == [
@@ -127,22 +128,19 @@ def test_matcher_options_beside_the_matcher_say_to_indent_them(project):
         " it, so called_tool_with is empty; indent them 2 spaces more than 'called_tool_with:'",
         "spec.yaml:8:9: type and required must be indented under is_json: as written they sit beside it,"
         " so is_json is empty; indent them 2 spaces more than 'is_json:'",
-        "spec.yaml:15:13: args must be indented under called_tool_with: as written it sits beside it, so"
-        " called_tool_with is empty; indent it 2 spaces more than 'called_tool_with:'",
+        "spec.yaml:15:13: name and args must be indented under called_tool_with: as written they sit beside"
+        " it, so called_tool_with is empty; indent them 2 spaces more than 'called_tool_with:'",
     ]
-    fixed = """
-    evals:
-      - name: refund
-        send: I want a refund
-        expect:
-          - called_tool_with:
-              name: refund
-              args: {amount: 5}
-          - is_json:
-              type: object
-              required: [order_id]
-    """
+    options = ("name: refund", "args: {amount: 5}", "type: object", "required: [order_id]")
+    fixed = "".join(
+        f"  {line}" if line.strip() in options else line for line in spec.splitlines(keepends=True)
+    )
     assert _problems(project, fixed) == []
+    one = "evals:\n  - name: a\n    send: hi\n    expect:\n      - is_json:\n        type: array\n"
+    assert _problems(project, one) == [
+        "spec.yaml:5:9: type must be indented under is_json: as written it sits beside it, so is_json is"
+        " empty; indent it 2 spaces more than 'is_json:'",
+    ]
 
 
 # --- datasets as people save them ------------------------------------------------------------------

@@ -90,50 +90,221 @@ def test_run_exits_2_without_a_request_to_the_agent_or_the_judge(agent_server, t
         assert judge.requests == []
 
 
-# --- every template an eval renders, at its own place ----------------------------------------------
+# --- every template an eval renders, against every row ---------------------------------------------
 
-EVERY_TEMPLATE = """
-dataset: data/rows.csv
-evals:
-  - name: every kind
-    send: "Order {{ input.ordr }}"
-    expect:
-      - includes: ["{{ expected.status }}", "{{ expected.totl }}"]
-      - called_tool_with: {name: refund, args: {amount: {$approx: "{{ expected.amout }}"}}}
-      - name: the value
-        matches: '^A-'
-        value: "{{ metadata.regoin }}"
-      - judge: factuality
-        expected: "{{ expected.answr }}"
-      - judge: custom
-        prompt: |
-          Grade the reply.
-          The customer is {{ input.custmer }}.
-        choices: {A: 1, B: 0}
-"""
+ROWS_JSONL = (
+    '{"id": "a", "input": {"city": "Paris"}, "expected": {"total": 3}}\n'
+    '{"id": "b", "input": {"town": "Oslo"}, "expected": {"total": 4}}\n'
+    '{"id": "c", "input": {"city": "Rome", "vip": "yes"}, "expected": {"total": 5}}\n'
+)
+EVERY_CSV = "id,order,customer,expected.status,expected.total,metadata.region\nr1,A-1,Ann,shipped,45,eu\n"
+ROW = "(for the dataset row 'r1', data/rows.csv:2)"
+
+PROOFS = [
+    pytest.param(
+        {"rows.csv": EVERY_CSV},
+        """
+        dataset: data/rows.csv
+        evals:
+          - name: every kind
+            send: "Order {{ input.ordr }}"
+            expect:
+              - includes: ["{{ expected.status }}", "{{ expected.totl }}"]
+              - called_tool_with: {name: refund, args: {amount: {$approx: "{{ expected.amout }}"}}}
+              - name: the value
+                matches: '^A-'
+                value: "{{ metadata.regoin }}"
+              - judge: factuality
+                expected: "{{ expected.answr }}"
+              - judge: custom
+                prompt: |
+                  Grade the reply.
+                  The customer is {{ input.custmer }}.
+                choices: {A: 1, B: 0}
+        """,
+        [
+            f"spec.yaml:4:11: send: undefined variable input.ordr: input has no key 'ordr' {ROW};"
+            " it has: order, customer - did you mean 'order'?",
+            f"spec.yaml:6:45: includes: undefined variable expected.totl: expected has no key 'totl' {ROW};"
+            " it has: status, total - did you mean 'total'?",
+            f"spec.yaml:7:67: $approx: undefined variable expected.amout: expected has no key 'amout' {ROW};"
+            " it has: status, total",
+            f"spec.yaml:10:16: value: undefined variable metadata.regoin: metadata has no key 'regoin' {ROW};"
+            " it has: region - did you mean 'region'?",
+            f"spec.yaml:12:19: expected: undefined variable expected.answr: expected has no key 'answr'"
+            f" {ROW}; it has: status, total",
+            f"spec.yaml:16:11: prompt: undefined variable input.custmer: input has no key 'custmer' {ROW};"
+            " it has: order, customer - did you mean 'customer'?",
+        ],
+        id="every kind of template, at its line",
+    ),
+    pytest.param(
+        {"rows.jsonl": ROWS_JSONL},
+        """
+        dataset: data/rows.jsonl
+        evals:
+          - name: weather
+            send: "Weather in {{ input.city }}"
+            expect: [succeeded]
+        """,
+        [
+            "spec.yaml:4:11: send: undefined variable input.city: input has no key 'city'"
+            " (for the dataset row 'b', data/rows.jsonl:2; the other 2 rows have it); it has: town",
+        ],
+        id="a row that lacks a key the others have",
+    ),
+    pytest.param(
+        {"rows.jsonl": ROWS_JSONL},
+        """
+        dataset: data/rows.jsonl
+        evals:
+          - name: weather
+            input: {city: Anywhere}
+            metadata: {team: ops}
+            send: "Weather in {{ input.city }} for {{ metadata.team }}"
+            expect: [{includes: "{{ expected.total }}"}]
+        """,
+        [],
+        id="the eval's own values fill what rows lack",
+    ),
+    pytest.param(
+        {},
+        """
+        evals:
+          - name: inline
+            dataset:
+              - {id: one, input: {city: Paris}}
+              - {id: two, input: {town: Oslo}}
+            send: "Weather in {{ input.city }}"
+            expect: [succeeded]
+          - name: alone
+            expected: {total: 3}
+            send: hi
+            expect: [{includes: "{{ expected.amount }}"}]
+          - name: skipped evals are never rendered
+            skip: not yet
+            send: "{{ input.anything }}"
+        """,
+        [
+            "spec.yaml:6:11: send: undefined variable input.city: input has no key 'city'"
+            " (for the dataset row 'two', spec.yaml:5; the other row has it); it has: town",
+            "spec.yaml:11:25: includes: undefined variable expected.amount: expected has no key 'amount';"
+            " it has: total",
+        ],
+        id="inline rows, an eval without a dataset, a skipped eval",
+    ),
+    pytest.param(
+        {},
+        """
+        evals:
+          - name: nested
+            input: {customer: {name: Ann}, city: Paris, items: [pen]}
+            send: "{{ input.customer.nme }}"
+            expect:
+              - includes: "{{ input.city.name }}"
+              - includes: "{{ input['items'][3] }}"
+        """,
+        [
+            "spec.yaml:4:11: send: undefined variable input.customer.nme: input.customer has no key 'nme';"
+            " it has: name - did you mean 'name'?",
+            "spec.yaml:6:19: includes: undefined variable input.city.name: input.city is text, not a mapping"
+            " with the key 'name'",
+            "spec.yaml:7:19: includes: undefined variable input['items'][3]: input['items'] is a list of 1,"
+            " it has no item 3",
+        ],
+        id="a deeper lookup names what it found",
+    ),
+    pytest.param(
+        {"rows.jsonl": ROWS_JSONL},
+        """
+        dataset: data/rows.jsonl
+        evals:
+          - name: tolerant
+            send: "{{ input.city | default('x') }}{% if input.town is defined %}{{ input.town }}{% endif %}"
+            expect:
+              - equals: "{{ tool_calls[0].args.city if tool_calls else input.city | default('?') }}"
+              - includes: "{{ reply | length }} {{ tool_calls | map(attribute='name') | join(',') }}"
+              - includes: "{{ (turn + 1) }} {{ session_id | upper }}"
+        """,
+        [],
+        id="templates that allow a missing key, and run-time variables",
+    ),
+    pytest.param(
+        {"rows.jsonl": ROWS_JSONL},
+        """
+        dataset: data/rows.jsonl
+        evals:
+          - name: vip discount
+            send: hi
+            expect:
+              - includes: "{% if input.vip is defined %}{{ input.discount }}{% else %}none{% endif %}"
+                value: "{{ reply }}"
+        """,
+        [
+            "spec.yaml:6:19: includes: undefined variable input.discount: input has no key 'discount'"
+            " (for the dataset row 'c', data/rows.jsonl:3; the other 2 rows render); it has: city, vip",
+        ],
+        id="a condition on row values, proven row by row",
+    ),
+    pytest.param(
+        {"orders.csv": ORDERS_CSV},
+        """
+        dataset: data/orders.csv
+        evals:
+          - name: arithmetic on text
+            send: hi
+            expect:
+              - includes: "{{ expected.total + 1 }}"
+        """,
+        [
+            'spec.yaml:6:19: includes: template error: TypeError: can only concatenate str (not "int") to str'
+            " (for all 2 rows of data/orders.csv, first the row 'r1' at data/orders.csv:2)",
+        ],
+        id="a template that cannot render with a row's values",
+    ),
+    pytest.param(
+        {"orders.csv": "id,order\n" + "".join(f"r{n},A-{n}\n" for n in range(1, 2001))},
+        """
+        dataset: data/orders.csv
+        evals:
+          - name: e
+            send: "{{ input.ordr }}"
+            expect: [succeeded]
+        """,
+        [
+            "spec.yaml:4:11: send: undefined variable input.ordr: input has no key 'ordr'"
+            " (for all 2,000 rows of data/orders.csv, first the row 'r1' at data/orders.csv:2); it has:"
+            " order - did you mean 'order'?",
+        ],
+        id="many failing rows make one line",
+    ),
+    pytest.param(
+        {"orders.csv": ORDERS_CSV},
+        """
+        dataset: data/orders.csv
+        evals:
+          - name: block
+            send: hi
+            expect:
+              - judge: closed_qa
+                criteria: |
+                  Does the reply say the total?
+                  It is {{ expected.total }} {{ expected.currency | upper }}.
+        """,
+        [
+            "spec.yaml:9:11: criteria: undefined variable expected.currency: expected has no key 'currency'"
+            " (for all 2 rows of data/orders.csv, first the row 'r1' at data/orders.csv:2); it has: total",
+        ],
+        id="a block template's own line",
+    ),
+]
 
 
-def test_every_kind_of_template_is_proven_at_its_line(demo_project):
-    _data(
-        demo_project,
-        "rows.csv",
-        "id,order,customer,expected.status,expected.total,metadata.region\nr1,A-1,Ann,shipped,45,eu\n",
-    )
-    row = "(for the dataset row 'r1', data/rows.csv:2)"
-    assert _validate(demo_project, EVERY_TEMPLATE) == [
-        f"spec.yaml:4:11: send: undefined variable input.ordr: input has no key 'ordr' {row};"
-        " it has: order, customer - did you mean 'order'?",
-        f"spec.yaml:6:45: includes: undefined variable expected.totl: expected has no key 'totl' {row};"
-        " it has: status, total - did you mean 'total'?",
-        f"spec.yaml:7:67: $approx: undefined variable expected.amout: expected has no key 'amout' {row};"
-        " it has: status, total",
-        f"spec.yaml:10:16: value: undefined variable metadata.regoin: metadata has no key 'regoin' {row};"
-        " it has: region - did you mean 'region'?",
-        f"spec.yaml:12:19: expected: undefined variable expected.answr: expected has no key 'answr' {row};"
-        " it has: status, total",
-        f"spec.yaml:16:11: prompt: undefined variable input.custmer: input has no key 'custmer' {row};"
-        " it has: order, customer - did you mean 'customer'?",
-    ]
+@pytest.mark.parametrize(("data", "spec", "problems"), PROOFS)
+def test_templates_are_proven_against_every_row(demo_project, data, spec, problems):
+    for name, text in data.items():
+        _data(demo_project, name, text)
+    assert _validate(demo_project, spec) == problems
 
 
 def test_project_file_templates_name_the_eval(tmp_path):
@@ -168,175 +339,6 @@ defaults: {endpoint: support}
         f" {note} data/orders.csv:2); it has: order",
         f"specengine.yaml:9:15: criteria: undefined variable expected.refund: expected has no key 'refund'"
         f" {note} data/orders.csv:2); it has: total",
-    ]
-
-
-# --- rows that differ ------------------------------------------------------------------------------
-
-ROWS_JSONL = (
-    '{"id": "a", "input": {"city": "Paris"}, "expected": {"total": 3}}\n'
-    '{"id": "b", "input": {"town": "Oslo"}, "expected": {"total": 4}}\n'
-    '{"id": "c", "input": {"city": "Rome", "vip": "yes"}, "expected": {"total": 5}}\n'
-)
-
-
-def test_a_row_that_lacks_a_key_the_others_have_is_named(demo_project):
-    _data(demo_project, "rows.jsonl", ROWS_JSONL)
-    spec = """
-    dataset: data/rows.jsonl
-    evals:
-      - name: weather
-        send: "Weather in {{ input.city }}"
-        expect: [succeeded]
-    """
-    assert _validate(demo_project, spec) == [
-        "spec.yaml:4:11: send: undefined variable input.city: input has no key 'city'"
-        " (for the dataset row 'b', data/rows.jsonl:2; the other 2 rows have it); it has: town",
-    ]
-
-
-def test_the_eval_s_own_values_fill_what_rows_lack(demo_project):
-    _data(demo_project, "rows.jsonl", ROWS_JSONL)
-    spec = """
-    dataset: data/rows.jsonl
-    evals:
-      - name: weather
-        input: {city: Anywhere}
-        metadata: {team: ops}
-        send: "Weather in {{ input.city }} for {{ metadata.team }}"
-        expect: [{includes: "{{ expected.total }}"}]
-    """
-    assert _validate(demo_project, spec) == []
-
-
-def test_inline_rows_and_evals_without_a_dataset(demo_project):
-    spec = """
-    evals:
-      - name: inline
-        dataset:
-          - {id: one, input: {city: Paris}}
-          - {id: two, input: {town: Oslo}}
-        send: "Weather in {{ input.city }}"
-        expect: [succeeded]
-      - name: alone
-        expected: {total: 3}
-        send: hi
-        expect: [{includes: "{{ expected.amount }}"}]
-      - name: skipped evals are never rendered
-        skip: not yet
-        send: "{{ input.anything }}"
-    """
-    assert _validate(demo_project, spec) == [
-        "spec.yaml:6:11: send: undefined variable input.city: input has no key 'city'"
-        " (for the dataset row 'two', spec.yaml:5; the other row has it); it has: town",
-        "spec.yaml:11:25: includes: undefined variable expected.amount: expected has no key 'amount';"
-        " it has: total",
-    ]
-
-
-def test_a_deeper_lookup_names_what_it_found(demo_project):
-    spec = """
-    evals:
-      - name: nested
-        input: {customer: {name: Ann}, city: Paris, items: [pen]}
-        send: "{{ input.customer.nme }}"
-        expect:
-          - includes: "{{ input.city.name }}"
-          - includes: "{{ input['items'][3] }}"
-    """
-    assert _validate(demo_project, spec) == [
-        "spec.yaml:4:11: send: undefined variable input.customer.nme: input.customer has no key 'nme';"
-        " it has: name - did you mean 'name'?",
-        "spec.yaml:6:19: includes: undefined variable input.city.name: input.city is text, not a mapping"
-        " with the key 'name'",
-        "spec.yaml:7:19: includes: undefined variable input['items'][3]: input['items'] is a list of 1, it"
-        " has no item 3",
-    ]
-
-
-# --- templates that are more than lookups ----------------------------------------------------------
-
-
-def test_templates_that_allow_a_missing_key_pass(demo_project):
-    _data(demo_project, "rows.jsonl", ROWS_JSONL)
-    spec = """
-    dataset: data/rows.jsonl
-    evals:
-      - name: tolerant
-        send: "{{ input.city | default('x') }}{% if input.town is defined %}{{ input.town }}{% endif %}"
-        expect:
-          - equals: "{{ tool_calls[0].args.city if tool_calls else input.city | default('?') }}"
-          - includes: "{{ reply | length }} {{ tool_calls | map(attribute='name') | join(',') }}"
-          - includes: "{{ (turn + 1) }} {{ session_id | upper }}"
-    """
-    assert _validate(demo_project, spec) == []
-
-
-def test_a_condition_on_row_values_is_proven_row_by_row(demo_project):
-    _data(demo_project, "rows.jsonl", ROWS_JSONL)
-    spec = """
-    dataset: data/rows.jsonl
-    evals:
-      - name: vip discount
-        send: hi
-        expect:
-          - includes: "{% if input.vip is defined %}{{ input.discount }}{% else %}none{% endif %}"
-            value: "{{ reply }}"
-    """
-    assert _validate(demo_project, spec) == [
-        "spec.yaml:6:19: includes: undefined variable input.discount: input has no key 'discount'"
-        " (for the dataset row 'c', data/rows.jsonl:3; the other 2 rows render); it has: city, vip",
-    ]
-
-
-def test_a_template_that_cannot_render_with_a_row_s_values(demo_project):
-    _data(demo_project, "orders.csv", ORDERS_CSV)
-    spec = """
-    dataset: data/orders.csv
-    evals:
-      - name: arithmetic on text
-        send: hi
-        expect:
-          - includes: "{{ expected.total + 1 }}"
-    """
-    assert _validate(demo_project, spec) == [
-        'spec.yaml:6:19: includes: template error: TypeError: can only concatenate str (not "int") to str'
-        " (for all 2 rows of data/orders.csv, first the row 'r1' at data/orders.csv:2)",
-    ]
-
-
-def test_a_block_template_is_placed_at_its_own_line(demo_project):
-    _data(demo_project, "orders.csv", ORDERS_CSV)
-    spec = """
-    dataset: data/orders.csv
-    evals:
-      - name: block
-        send: hi
-        expect:
-          - judge: closed_qa
-            criteria: |
-              Does the reply say the total?
-              It is {{ expected.total }} {{ expected.currency | upper }}.
-    """
-    found = _validate(demo_project, spec)
-    assert len(found) == 1
-    assert found[0].startswith("spec.yaml:9:11: criteria: undefined variable expected.currency:")
-
-
-def test_many_failing_rows_make_one_line(demo_project):
-    rows = "".join(f"r{n},A-{n}\n" for n in range(1, 2001))
-    _data(demo_project, "orders.csv", "id,order\n" + rows)
-    spec = """
-    dataset: data/orders.csv
-    evals:
-      - name: e
-        send: "{{ input.ordr }}"
-        expect: [succeeded]
-    """
-    assert _validate(demo_project, spec) == [
-        "spec.yaml:4:11: send: undefined variable input.ordr: input has no key 'ordr'"
-        " (for all 2,000 rows of data/orders.csv, first the row 'r1' at data/orders.csv:2); it has: order"
-        " - did you mean 'order'?",
     ]
 
 
