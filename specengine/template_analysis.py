@@ -5,6 +5,11 @@ and uses only filters and tests Jinja2 knows. The names come from Jinja2's own p
 common text-and-lookups template (`Weather in {{ input.city }}?`) from templates.lookup_parts, for
 anything else from `jinja2.meta.find_undeclared_variables`. Jinja2 is imported only for a spec that
 holds a template.
+
+For proving templates against dataset rows (validate.row_checks), `row_lookups` says which paths a
+template follows into the row variables (`expected.total`, `input['items'][0]`), and `prove_render`
+renders one with stand-ins (`run_time_value`) for what only the run knows, raising MissingKey with
+the mapping a lookup found nothing in.
 """
 
 from __future__ import annotations
