@@ -19,8 +19,8 @@ from typing import Any
 
 from specengine.compile.replay import ReplayProblem, is_replay_path, messages_at, user_turns
 from specengine.grade.matchers import JUDGE_TEMPLATES, MATCHERS
+from specengine.judge.kinds import KINDS
 from specengine.judge.named import named_judges
-from specengine.judge.prompts import KINDS
 from specengine.source.datasets import NO_DATASET
 from specengine.source.loader import PROJECT_FILE, KeyPath, as_text
 from specengine.source.project import Project
