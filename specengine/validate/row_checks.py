@@ -15,6 +15,11 @@ Each template is proven once per row, from what Jinja2's parse says it looks up 
   types of the values it reads;
 - a template with a computed key (`input[expected.field]`) is rendered for every row.
 
+The evals over one dataset with the same own values look each row's values up once (RowValues); a
+CSV file's rows all have the same keys and text values, so once one row proves an eval, the others
+do too; and a template that rendered with some values is not rendered again for the same values in
+another eval or spec. What a proof says is worded in row_messages.
+
 Rendering happens before the run, so the variables known only then (`reply`, `tool_calls`,
 `session_id`, `turn`; `message` and `history` in an endpoint) are stand-ins: their attributes and
 items are stand-ins too, they print as empty text and iterate as nothing, and whatever a template
@@ -24,14 +29,13 @@ it failed for, and how many rows share the problem: one diagnostic per template 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from specengine.diagnostics import Diagnostic
 from specengine.source.datasets import row_id
 from specengine.source.loader import KeyPath, kind_of
-from specengine.suggest import suggest
 from specengine.template_analysis import (
     LookupPath,
     MissingKey,
@@ -41,10 +45,17 @@ from specengine.template_analysis import (
     row_lookups,
     run_time_value,
 )
-from specengine.templates import CASE_VARIABLES, TemplateSource, error_line
+from specengine.templates import CASE_VARIABLES, error_line
 from specengine.validate.file_report import Report
-
-MAX_KEYS_SHOWN = 12
+from specengine.validate.row_messages import (
+    Failure,
+    Gap,
+    gap_message,
+    keys_hint,
+    listed,
+    row_note,
+    template_diagnostic,
+)
 
 
 @dataclass(frozen=True)
@@ -87,35 +98,12 @@ class EvalTemplates:
         return f"{self.spec.document.path}:{self.spec.document.line(self.here)}"
 
 
-class _Gap:
-    """Where a path stops: the value at `depth - 1` (`container`) has no `key`. For the first key,
-    the container is the row's mapping over the eval's (`own` over `base`)."""
-
-    __slots__ = ("depth", "container", "key", "own", "base")
-
-    def __init__(self, depth: int, container: Any, key: Any, own: Any = None, base: Any = None):
-        self.depth = depth
-        self.container = container
-        self.key = key
-        self.own = own
-        self.base = base
-
-    def keys(self) -> list[str] | None:
-        """The keys that the container does have, or None when it is not a mapping."""
-        if self.depth == 1:
-            mine = self.own if isinstance(self.own, Mapping) else {}
-            return [str(k) for k in self.base] + [str(k) for k in mine if k not in self.base]
-        if isinstance(self.container, Mapping):
-            return [str(k) for k in self.container]
-        return None
-
-
 # The attributes of a mapping: `input.items` is the method, whatever the row holds (see _step)
 _DICT_ATTRIBUTES = frozenset(name for name in dir(dict) if not name.startswith("_"))
 
 
 def _resolve(path: LookupPath, own: Mapping[str, Any], base: Mapping[str, Mapping[Any, Any]]) -> Any:
-    """The value at path in the row's variables (the row's own over the eval's), or a _Gap."""
+    """The value at path in the row's variables (the row's own over the eval's), or a Gap."""
     root, key = str(path[0]), path[1]
     mine = own.get(root)
     if type(key) is str and key in _DICT_ATTRIBUTES:
@@ -125,15 +113,15 @@ def _resolve(path: LookupPath, own: Mapping[str, Any], base: Mapping[str, Mappin
     elif key in base[root]:
         value = base[root][key]
     else:
-        return _Gap(1, None, key, mine, base[root])
+        return Gap(1, None, key, mine, base[root])
     return _descend(value, path) if len(path) > 2 else value
 
 
 def _descend(value: Any, path: LookupPath) -> Any:
-    """The rest of a path from the value of its first key, or a _Gap."""
+    """The rest of a path from the value of its first key, or a Gap."""
     for depth in range(2, len(path)):
         value = _step(value, path[depth])
-        if value.__class__ is _Gap:
+        if value.__class__ is Gap:
             value.depth = depth
             return value
     return value
@@ -142,7 +130,7 @@ def _descend(value: Any, path: LookupPath) -> Any:
 def _step(value: Any, key: Any) -> Any:
     """`value.key` (or `value['key']`) as Jinja2's sandbox reads it: after a dot an attribute first
     (`input.items` is the method, `input.city.upper` the text's), as an item the item first; a
-    _Gap (its depth set by the caller) if neither."""
+    Gap (its depth set by the caller) if neither."""
     attribute = isinstance(key, str) and not key.startswith("_")
     if attribute and type(key) is str and hasattr(value, key):
         return getattr(value, key)
@@ -153,21 +141,7 @@ def _step(value: Any, key: Any) -> Any:
         return value[key]
     if attribute and hasattr(value, key):
         return getattr(value, key)
-    return _Gap(0, value, key)
-
-
-@dataclass
-class _Failure:
-    """The rows a template failed for: the first one's id, line and what was wrong, and the count."""
-
-    row: str | None
-    line: int | None
-    gap: _Gap | None
-    path: LookupPath | None
-    message: str
-    template_line: int
-    plain: bool  # a lookup-only template: the rows it did not fail for have the key
-    count: int = 1
+    return Gap(0, value, key)
 
 
 @dataclass
@@ -206,7 +180,7 @@ class RowValues:
         return self.index[path]
 
     def find(self, own: Mapping[str, Any]) -> tuple[list[Any], list[int]]:
-        """(the value of each path, or a _Gap; the indexes of the gaps) in one row; the row the
+        """(the value of each path, or a Gap; the indexes of the gaps) in one row; the row the
         previous eval of the group asked about is not looked into again."""
         if own is self._row:
             return self._found
@@ -222,8 +196,8 @@ class RowValues:
             elif key in base[root]:
                 state = base[root][key] if deeper is None else _descend(base[root][key], deeper)
             else:
-                state = _Gap(1, None, key, mine, base[root])
-            if state.__class__ is _Gap:
+                state = Gap(1, None, key, mine, base[root])
+            if state.__class__ is Gap:
                 gaps.append(len(states))
             states.append(state)
         self._row, self._found = own, (states, gaps)
@@ -249,7 +223,7 @@ class EvalProver:
             )
         self.reads = frozenset(index for use in self.uses for index in use.indexes)
         self.rendered = [use for use in self.uses if not use.plain]
-        self.failures: dict[tuple[int, Any], _Failure] = {}
+        self.failures: dict[tuple[int, Any], Failure] = {}
         self.rows = 0
         self.settled = False  # the rows still to come cannot fail (see check's `uniform`)
         self.failed = 0  # how many times a template failed, over all rows
@@ -277,11 +251,11 @@ class EvalProver:
             if use.plain:
                 for index in use.indexes:
                     state = states[index]
-                    if state.__class__ is _Gap:
+                    if state.__class__ is Gap:
                         self._gap(use, paths[index], state, row)
                 continue
             signature = tuple([states[index].__class__ for index in use.indexes])
-            missing = gaps and _Gap in signature
+            missing = gaps and Gap in signature
             if not (missing or use.dynamic) and signature in use.proven:
                 continue
             if self._render(use, own, states, row) and not (missing or use.dynamic):
@@ -306,10 +280,10 @@ class EvalProver:
         except MissingKey as exc:
             for index in use.indexes:
                 state = states[index]
-                if type(state) is _Gap and state.key == exc.key:
+                if type(state) is Gap and state.key == exc.key:
                     self._gap(use, self.values.paths[index], state, row)
                     return False
-            keys = f"; it has: {_listed(exc.container)}" if isinstance(exc.container, Mapping) else ""
+            keys = f"; it has: {listed(exc.container)}" if isinstance(exc.container, Mapping) else ""
             message = f"undefined variable: {kind_of(exc.container)} has no key '{exc.key}'{keys}"
             self._record((use.number, message), use, row, None, None, message, error_line(exc))
             return False
@@ -324,7 +298,7 @@ class EvalProver:
             _RENDERED.add(rendered)
         return True
 
-    def _gap(self, use: _Use, path: LookupPath, gap: _Gap, row: tuple) -> None:
+    def _gap(self, use: _Use, path: LookupPath, gap: Gap, row: tuple) -> None:
         key = (use.number, path)
         if key in self.failures:
             self.failed += 1
@@ -337,7 +311,7 @@ class EvalProver:
         key: tuple[int, Any],
         use: _Use,
         row: tuple,
-        gap: _Gap | None,
+        gap: Gap | None,
         path: LookupPath | None,
         message: str,
         template_line: int,
@@ -348,7 +322,7 @@ class EvalProver:
             return
         own, line, in_dataset = row
         rid = row_id(dict(own)) if in_dataset else None
-        self.failures[key] = _Failure(rid, line, gap, path, message, template_line, use.plain)
+        self.failures[key] = Failure(rid, line, gap, path, message, template_line, use.plain)
 
     def report(self, dataset: str | None) -> list[Diagnostic]:
         """One diagnostic per template and failed lookup, at the template's line.
@@ -358,31 +332,19 @@ class EvalProver:
         found = []
         for (number, _), failure in self.failures.items():
             use = self.uses[number].use
-            text = failure.message if failure.gap is None else _gap_message(failure.path or (), failure.gap)
-            notes = [_row_note(failure, self.rows, dataset)]
+            text = failure.message if failure.gap is None else gap_message(failure.path or (), failure.gap)
+            notes = [row_note(failure, self.rows, dataset)]
             if use.report is not self.templates.spec:  # a template of the project file
                 notes.insert(0, f"in the eval '{self.templates.name}', {self.templates.place}")
             note = ", ".join(part for part in notes if part)
             note = f" ({note})" if note else ""
-            hint = ""
-            if failure.gap is not None:
-                keys = failure.gap.keys()
-                if keys is not None:
-                    hint = f"; it has: {', '.join(keys[:MAX_KEYS_SHOWN])}" if keys else "; it is empty"
-                    hint += ", …" if len(keys) > MAX_KEYS_SHOWN else ""
-                    hint += suggest(str(failure.gap.key), keys)
+            hint = keys_hint(failure.gap) if failure.gap is not None else ""
             diagnostic = template_diagnostic(
                 use.report, use.key_path, failure.template_line, f"{use.what}: {text}{note}{hint}"
             )
             if diagnostic is not None:
                 found.append(diagnostic)
         return found
-
-
-def prove_rows(provers: Iterable[EvalProver], own: Mapping[str, Any], line: int | None) -> None:
-    """One dataset row, for every eval that runs over it."""
-    for prover in provers:
-        prover.check(own, line)
 
 
 # Templates that rendered, with the values their paths found (specs repeat templates, and a
@@ -399,85 +361,10 @@ def _rendered_key(use: _Use, states: list[Any]) -> tuple[Any, ...] | None:
     found: list[Any] = [use.use.text, use.use.run_time]
     for index in use.indexes:
         state = states[index]
-        if state.__class__ is _Gap:
-            found.append((_Gap, state.depth, state.key, type(state.container)))
+        if state.__class__ is Gap:
+            found.append((Gap, state.depth, state.key, type(state.container)))
         elif state is None or isinstance(state, (str, int, float)):
             found.append((type(state), state))
         else:
             return None
     return tuple(found)
-
-
-def _listed(container: Mapping[str, Any]) -> str:
-    keys = [str(k) for k in container]
-    return ", ".join(keys[:MAX_KEYS_SHOWN]) + (", …" if len(keys) > MAX_KEYS_SHOWN else "") or "nothing"
-
-
-def _dotted(path: Iterable[Any]) -> str:
-    """A lookup as written in a template: input.city, input["user.name"], input.items[0]."""
-    out = ""
-    for part in path:
-        if type(part) is int:
-            out += f"[{part}]"
-        elif not out:
-            out = str(part)
-        elif type(part) is str and part.isidentifier():
-            out += f".{part}"
-        else:
-            out += f"['{part}']"
-    return out
-
-
-def _gap_message(path: LookupPath, gap: _Gap) -> str:
-    shown, owner = _dotted(path[: gap.depth + 1]), _dotted(path[: gap.depth])
-    container = gap.container
-    if gap.depth == 1 or isinstance(container, Mapping):
-        return f"undefined variable {shown}: {owner} has no key '{gap.key}'"
-    if isinstance(container, (list, tuple)):
-        return f"undefined variable {shown}: {owner} is a list of {len(container)}, it has no item {gap.key}"
-    return (
-        f"undefined variable {shown}: {owner} is {kind_of(container)}, not a mapping with the key '{gap.key}'"
-    )
-
-
-def _row_note(failure: _Failure, rows: int, dataset: str | None) -> str:
-    """Which rows the template failed for: the first one by id and line, and how many there are."""
-    if dataset is None or failure.row is None:
-        return ""
-    where = f"{dataset}:{failure.line}" if failure.line is not None else dataset
-    if failure.count == rows == 1:
-        return f"for the dataset row '{failure.row}', {where}"
-    if failure.count == rows:
-        return f"for all {rows:,} rows of {dataset}, first the row '{failure.row}' at {where}"
-    more = f", and {failure.count - 1:,} more" if failure.count > 1 else ""
-    others = rows - failure.count
-    if others == 1:
-        rest = "the other row " + ("has it" if failure.plain else "renders")
-    else:
-        rest = f"the other {others:,} rows " + ("have it" if failure.plain else "render")
-    return f"for the dataset row '{failure.row}', {where}{more}; {rest}"
-
-
-# --- where a template problem is shown ------------------------------------------------------------
-
-
-def template_diagnostic(report: Report, here: KeyPath, template_line: int, message: str) -> Diagnostic | None:
-    """A problem at a template's line: its first line is the value's, an inner line of a block
-    template (`|`) is its own line of the file, at that line's indentation."""
-    node = report.node(here)
-    if node is None:
-        return None
-    source = TemplateSource(
-        report.document.path,
-        node.start_mark.line + 1,
-        node.start_mark.column + 1,
-        block=getattr(node, "style", None) in ("|", ">"),
-    )
-    line = source.line_of(template_line)
-    if line == source.line:
-        col = source.col
-    else:
-        index = line - 1
-        text = report.lines[index] if 0 <= index < len(report.lines) else ""
-        col = len(text) - len(text.lstrip()) + 1
-    return Diagnostic(report.document.path, line, col, message)

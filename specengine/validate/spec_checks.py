@@ -39,8 +39,8 @@ from specengine.validate.row_checks import (
     EvalTemplates,
     TemplateUse,
     reads_rows,
-    template_diagnostic,
 )
+from specengine.validate.row_messages import template_diagnostic
 
 ENDPOINT_ROOTS = frozenset({"input"})  # what an endpoint's templates read of a row
 
