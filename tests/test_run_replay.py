@@ -125,7 +125,14 @@ def test_plan_shows_the_turns_of_every_row(project):
 
 def test_a_row_without_a_user_message_is_an_error_at_its_line(project, agent_server):
     write_rows(
-        project, [CONVERSATIONS[1], {"inputs": {"messages": [{"role": "assistant", "content": "Hi"}]}}]
+        project,
+        [
+            CONVERSATIONS[1],
+            {
+                "inputs": {"messages": [{"role": "assistant", "content": "Hi"}]},
+                "expectations": {"expected_response": "Hi"},  # the spec's check reads it
+            },
+        ],
     )
     run = run_spec(project, SPEC)
     assert run.exit_code == 2
@@ -137,7 +144,9 @@ def test_a_row_without_a_user_message_is_an_error_at_its_line(project, agent_ser
 
 
 def test_a_row_without_the_messages(project, agent_server):
-    write_rows(project, [{"inputs": {"question": "Weather?"}}])
+    write_rows(
+        project, [{"inputs": {"question": "Weather?"}, "expectations": {"expected_response": "Sunny"}}]
+    )
     run = run_spec(project, SPEC)
     assert run.exit_code == 2
     assert run.cli.stderr.startswith(

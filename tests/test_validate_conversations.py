@@ -106,6 +106,23 @@ def test_an_endpoint_that_carries_the_conversation_gets_no_warning(tmp_path, end
     assert result.stderr.splitlines()[-1] == "2 files valid"
 
 
+def test_a_replayed_conversation_gets_the_warning_too(tmp_path):
+    _project(tmp_path, PLAIN_HTTP)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "chats.jsonl").write_text(
+        '{"id": "c1", "input": {"messages": [{"role": "user", "content": "hi"},'
+        ' {"role": "user", "content": "refund it"}]}}\n',
+        encoding="utf-8",
+    )
+    spec = "dataset: data/chats.jsonl\nevals:\n  - name: replayed\n    replay: input.messages\n"
+    result = _validate(tmp_path, spec + "    expect: [succeeded]\n")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "spec.yaml:4:5: warning: this eval replays a conversation of several turns (replay: input.messages),"
+        + NO_CARRIER.split("this conversation has 2 turns,", 1)[1]
+    ]
+
+
 def test_sends_separated_by_reset_are_no_conversation(tmp_path):
     _project(tmp_path, PLAIN_HTTP)
     spec = MULTI_TURN.replace("      - send: Refund it", "      - reset\n      - send: Refund it")

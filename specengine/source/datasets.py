@@ -25,7 +25,7 @@ import itertools
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -60,7 +60,7 @@ class Row:
 
     data: dict
     line: int
-    uniform: bool = False
+    uniform: bool = field(default=False, compare=False)
 
 
 def is_dataset_path(value: Any) -> TypeGuard[str]:

@@ -3,9 +3,10 @@
 An `http` endpoint keeps a conversation only through what its request carries: the earlier turns
 (`{{ history }}` in the body) or a session id (`{{ session_id }}` in the body or the url: the id the
 agent answered with when the endpoint has a `session_id` expression, else a fresh one per
-conversation). A multi-turn eval against an endpoint that sends neither reaches the agent as
-unrelated single messages, so its later turns fail with "tool was not called" and the author blames
-the agent. Nothing is wrong with the spec as such, so this is a warning, and validate still passes.
+conversation). A multi-turn eval (its `turns`, or the `replay` of a row's conversation) against an
+endpoint that sends neither reaches the agent as unrelated single messages, so its later turns fail
+with "tool was not called" and the author blames the agent. Nothing is wrong with the spec as such,
+so this is a warning, and validate still passes.
 """
 
 from __future__ import annotations
@@ -43,16 +44,28 @@ def request_names(endpoint: Mapping[str, Any]) -> frozenset[str]:
 def check_conversation(
     report: Report, item: Mapping[str, Any], here: KeyPath, place: EndpointPlace | None
 ) -> None:
-    """Warn when a multi-turn eval talks to an `http` endpoint whose requests carry no conversation."""
-    turns = item.get("turns")
-    if not isinstance(turns, list) or place is None or place.endpoint.get("protocol") != "http":
+    """Warn when a multi-turn eval (`turns`, or `replay` of a row's conversation) talks to an `http`
+    endpoint whose requests carry no conversation."""
+    if place is None or place.endpoint.get("protocol") != "http":
         return
-    length = longest_conversation(turns)
-    if length < 2 or request_names(place.endpoint) & CARRIERS:
+    turns, replay = item.get("turns"), item.get("replay")
+    if isinstance(turns, list):
+        length = longest_conversation(turns)
+        if length < 2:
+            return
+        what, where = f"this conversation has {length} turns", "turns"
+    elif isinstance(replay, str):
+        what, where = (
+            f"this eval replays a conversation of several turns (replay: {replay.strip()})",
+            "replay",
+        )
+    else:
+        return
+    if request_names(place.endpoint) & CARRIERS:
         return
     name = f"endpoint '{place.name}'" if place.name else "its endpoint"
     node = place.document.key_node_at(place.key_path)
-    where = f"{place.document.path}:{node.start_mark.line + 1 if node is not None else 1}"
+    shown = f"{place.document.path}:{node.start_mark.line + 1 if node is not None else 1}"
     expression = place.endpoint.get("session_id")
     if isinstance(expression, str) and expression.strip():
         problem = (
@@ -68,8 +81,8 @@ def check_conversation(
             " the agent answers with, if it gives one)"
         )
     report.warn(
-        (*here, "turns"),
-        f"this conversation has {length} turns, but {name} ({where}) {problem}: each turn reaches the"
+        (*here, where),
+        f"{what}, but {name} ({shown}) {problem}: each turn reaches the"
         f" agent as a new conversation, so later turns will not know the earlier ones; {fix}",
         at_key=True,
     )
