@@ -10,20 +10,21 @@ import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specengine.errors import TemplateError
 from specengine.grade.match_result import MatchInput
 from specengine.grade.matchers import MATCHERS, default_name, match
-from specengine.judge.judge import NO_JUDGE, Judge, JudgeRequest, JudgeVerdict
-from specengine.judge.judge import transcript as judge_transcript
-from specengine.judge.samples import Combined, Sample, combine, method_for
 from specengine.plan import Case, Check, JudgeConfig
 from specengine.results.model import CheckResult, SkipCode, TrialResult, trial_status
 from specengine.source.loader import as_text
 from specengine.templates import render_native, value_text
 from specengine.transcript import TurnRecord, transcript
 from specengine.usage import total_usage
+
+if TYPE_CHECKING:  # the judge's modules load with the first judge check
+    from specengine.judge.judge import Judge, JudgeVerdict
+    from specengine.judge.samples import Combined, Sample
 
 
 def _variables(case: Case, record: TurnRecord) -> dict[str, Any]:
@@ -127,6 +128,8 @@ def _question(check: Check, record: TurnRecord, records: Sequence[TurnRecord]) -
     """What the judge is asked about: the last user message, or the conversation since the last reset."""
     if check.scope != "conversation":
         return record.message
+    from specengine.judge.judge import transcript as judge_transcript
+
     scoped = _scope(check, record, records)
     return judge_transcript(
         pair for r in scoped for pair in (("user", r.message), ("assistant", r.turn.reply))
@@ -154,6 +157,9 @@ async def grade_judge(
     Skipped (never passed) when no judge model is configured; `error` when any sample could not be
     scored, with every sample recorded, so a re-run asks only for the ones missing from the cache.
     """
+    from specengine.judge.judge import NO_JUDGE, JudgeRequest
+    from specengine.judge.samples import Sample, combine, method_for
+
     gate = check.gate or strict
     spec = check.judge
     if judge is None or not config.model or spec is None:

@@ -7,9 +7,12 @@ follows the files: a file that is new or changed (by time and size) is read agai
 gone drops out, and a changed review store is read again. Deleting the index loses nothing.
 
 Only the standard library's sqlite3 is used, so `specengine query`, `agreement` and the hook that
-indexes a finished run work without the web extra.
+indexes a finished run work without the web extra. The index itself is `database.RunIndex`; this
+package only says where things are, because every run loads its hook (hook.py), and a project that
+has no index must not pay for loading it.
 """
 
-from specengine.index.database import INDEX_FILE, RUNS_FOLDER, RunIndex
+from pathlib import Path
 
-__all__ = ["INDEX_FILE", "RUNS_FOLDER", "RunIndex"]
+INDEX_FILE = Path(".specengine") / "index.sqlite"
+RUNS_FOLDER = Path(".specengine") / "runs"

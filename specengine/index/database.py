@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from specengine.errors import ResultsError
+from specengine.index import INDEX_FILE, RUNS_FOLDER
 from specengine.index.extract import CaseRow, RunRows, run_rows
 from specengine.review.store import REVIEWS_FILE, ReviewStore
 
-INDEX_FILE = Path(".specengine") / "index.sqlite"
-RUNS_FOLDER = Path(".specengine") / "runs"
 SCHEMA_VERSION = 2
 REVIEWS_SOURCE = "reviews.jsonl"
 _LOCKS: dict[Path, threading.Lock] = {}

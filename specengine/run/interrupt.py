@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
+    from specengine.run.progress import CaseProgress
 
 
 async def run_until_interrupted(
-    work: Coroutine[Any, Any, Any], stop: Callable[[], None], progress: Progress
+    work: Coroutine[Any, Any, Any], stop: Callable[[], None], progress: CaseProgress
 ) -> bool:
     """Run `work` until done or until SIGINT/SIGTERM; on a signal, call `stop` and cancel `work`.
 

@@ -99,12 +99,11 @@ async def record(
     failures = FailureLog()
     judge = _make_judge(plan.judge, options.use_cache)
     progress = progress_bar(console, count, quiet=options.reports.holds_stdout)
-    task = progress.add_task("running", total=count)
 
     def on_result(result: CaseResult) -> None:
         case = writer.append(result.as_dict())
         failures.add(case)
-        progress.advance(task)
+        progress.advance()
 
     started = time.perf_counter()
     work, stop = start(on_result, judge)

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specengine.errors import ResultsError
-from specengine.report.compare import compare, render_text
 from specengine.report.console import print_report
 from specengine.report.formats import ReportRequest, write_reports
 from specengine.results.reader import load_results
@@ -23,6 +22,8 @@ from specengine.run.recording import Recording, SessionOptions
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from specengine.report.compare import Comparison
 
 
 def report_session(
@@ -71,9 +72,11 @@ def _compare_and_write(
     if not reports.targets and baseline is None:
         return False
     data = load_results(output)
-    comparison = None
+    comparison: Comparison | None = None
     failed = False
     if baseline is not None:
+        from specengine.report.compare import compare, render_text
+
         try:
             comparison = compare(load_results(baseline), data)
         except ResultsError as exc:  # read before the run, so it changed since

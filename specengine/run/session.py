@@ -18,7 +18,6 @@ from specengine.results.reader import load_results
 from specengine.results.runs import named_run
 from specengine.results.writer import log_path, read_log
 from specengine.run import event_loop
-from specengine.run.app_under_test import serve_app
 from specengine.run.breaker import DEFAULT_LIMIT
 from specengine.run.exit_codes import EXIT_OK, EXIT_USAGE
 from specengine.run.header import run_header
@@ -186,6 +185,8 @@ def app_under_test(project: Project | None, errors: Console) -> Iterator[bool]:
     if project is None or not config:
         yield True
         return
+    from specengine.run.app_under_test import serve_app  # its HTTP client only for a web_server
+
     try:
         with serve_app(config, project.folder) as app:
             if not app.reused:
