@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from specengine.errors import TemplateError
 from specengine.grade.match_result import MatchInput
 from specengine.grade.matchers import MATCHERS, default_name, match
+from specengine.judge.kinds import NO_JUDGE
 from specengine.plan import Case, Check, JudgeConfig
 from specengine.results.model import CheckResult, SkipCode, TrialResult, trial_status
 from specengine.source.loader import as_text
@@ -91,11 +92,18 @@ def _finish(
 
 
 def grade_check(
-    case: Case, check: Check, record: TurnRecord, records: Sequence[TurnRecord], strict: bool
+    case: Case,
+    check: Check,
+    record: TurnRecord,
+    records: Sequence[TurnRecord],
+    strict: bool,
+    variables: dict[str, Any] | None = None,
 ) -> CheckResult:
-    """Grade one deterministic check against its turn (or conversation)."""
+    """Grade one deterministic check against its turn (or conversation); `variables` are the
+    turn's template variables when the caller has them already (every check of a turn reads the same)."""
     gate = check.gate or strict
-    variables = _variables(case, record)
+    if variables is None:
+        variables = _variables(case, record)
     try:
         argument = render_native(check.argument, variables) if check.argument is not None else None
         text = _text(check, record, variables)
@@ -157,7 +165,7 @@ async def grade_judge(
     Skipped (never passed) when no judge model is configured; `error` when any sample could not be
     scored, with every sample recorded, so a re-run asks only for the ones missing from the cache.
     """
-    from specengine.judge.judge import NO_JUDGE, JudgeRequest
+    from specengine.judge.judge import JudgeRequest
     from specengine.judge.samples import Sample, combine, method_for
 
     gate = check.gate or strict
@@ -281,6 +289,7 @@ async def grade_trial(
             continue
         number += 1
         record = records[number - 1] if number - 1 < len(records) else None
+        variables = _variables(case, record) if record is not None and error is None else None
         for check in step.checks:
             if error is not None:
                 pending.append(
@@ -304,7 +313,7 @@ async def grade_trial(
                     asyncio.ensure_future(grade_judge(case, check, record, records, strict, judge, config))
                 )
             else:
-                pending.append(grade_check(case, check, record, records, strict))
+                pending.append(grade_check(case, check, record, records, strict, variables))
     judged = [item for item in pending if isinstance(item, asyncio.Future)]
     if judged:
         await asyncio.gather(*judged)

@@ -61,6 +61,7 @@ class MatchInput:
 Matcher = Callable[[Any, MatchInput], MatchResult]
 
 _encode_text = json.encoder.encode_basestring  # what json.dumps(text, ensure_ascii=False) writes
+_encode_value = json.JSONEncoder(ensure_ascii=False, default=str).encode  # json.dumps(v, same), built once
 
 
 def quote(value: Any, limit: int = VALUE_LIMIT) -> str:
@@ -68,7 +69,7 @@ def quote(value: Any, limit: int = VALUE_LIMIT) -> str:
     if type(value) is str:  # the common case, without json.dumps' per-call set-up
         return truncate(_encode_text(value), limit)
     try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
+        text = _encode_value(value)
     except ValueError:  # circular structures cannot come from JSON or YAML, but never raise
         text = repr(value)
     return truncate(text, limit)

@@ -32,6 +32,7 @@ from specengine.judge.answer import NO_TOOL_CALL, answer_json, read_answer, usag
 from specengine.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
 from specengine.judge.client import ApiKey, JudgeClient
 from specengine.judge.key import judge_base_url, judge_key
+from specengine.judge.kinds import NO_JUDGE
 from specengine.judge.prompts import (
     JudgePrompt,
     JudgeRequest,
@@ -55,8 +56,6 @@ __all__ = [
     "JudgeVerdict",
     "transcript",
 ]
-
-NO_JUDGE = "no judge configured (--judge-model)"
 
 
 @dataclass(frozen=True)

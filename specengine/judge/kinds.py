@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 KINDS = ("closed_qa", "factuality", "custom")
+NO_JUDGE = "no judge configured (--judge-model)"  # why a judge check was skipped: no judge model
 # The choices of autoevals' own judges and their scores (custom judges bring theirs).
 BUILTIN_CHOICES: Mapping[str, Mapping[str, float]] = {
     "closed_qa": {"Y": 1.0, "N": 0.0},

@@ -52,6 +52,7 @@ class ResultsWriter:
     secrets: frozenset[str] = frozenset()
     _offsets: list[tuple[int, int]] = field(default_factory=list)
     _log: IO[bytes] | None = None
+    _end: int = 0  # where the next line starts: kept here rather than asked of the file each time
 
     def open(self, append: bool = False) -> ResultsWriter:
         """Start the log; with `append` (resume), first cut a line a crash left half-written, so the
@@ -62,6 +63,7 @@ class ResultsWriter:
             with path.open("r+b") as log:
                 log.truncate(readable_length(path))
         self._log = path.open("ab" if append else "wb")
+        self._end = self._log.tell()
         return self
 
     def append(self, case: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -78,10 +80,11 @@ class ResultsWriter:
         if len(text) > TEXT_EXCERPT:  # only then can a single text be longer than its excerpt
             case = excerpted(case)
             text = json.dumps(case, ensure_ascii=False, default=str)
-        offset = self._log.tell()
-        self._log.write((text + "\n").encode("utf-8"))
+        line = (text + "\n").encode("utf-8")
+        self._log.write(line)
         self._log.flush()
-        self._offsets.append((int(case.get("index", len(self._offsets))), offset))
+        self._offsets.append((int(case.get("index", len(self._offsets))), self._end))
+        self._end += len(line)
         return case
 
     def adopt(self, case: Mapping[str, Any], offset: int) -> None:
@@ -102,13 +105,23 @@ class ResultsWriter:
             for key, value in self.header.items():
                 out.write(f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False, default=str)}, ")
             out.write(f'"summary": {json.dumps(summary)}, "cases": [')
-            for position, (_, offset) in enumerate(sorted(self._offsets)):
-                log.seek(offset)
-                line = log.readline().decode("utf-8").rstrip("\n")
+            for position, line in enumerate(_lines_in_order(log, self._offsets)):
                 out.write(("\n" if position == 0 else ",\n") + line)
             out.write("\n]}\n")
         os.replace(temporary, self.output)
         return summary
+
+
+def _lines_in_order(log: IO[bytes], offsets: list[tuple[int, int]]) -> Iterator[str]:
+    """The log's lines in plan order (offsets are (plan index, byte offset) pairs). Cases mostly
+    finish in plan order, so the log is read straight on and only a line out of place is sought."""
+    position = 0
+    for _, offset in sorted(offsets):
+        if offset != position:
+            log.seek(offset)
+        line = log.readline()
+        position = offset + len(line)
+        yield line.decode("utf-8").rstrip("\n")
 
 
 def excerpted(value: Any) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -110,34 +110,37 @@ class Runner:
             self._breakers[name] = Breaker(config.url, self.options.connection_failures)
 
     async def _schedule(self, cases: Iterable[Case]) -> None:
-        slots = asyncio.Semaphore(self.options.concurrency)
-        tasks: set[asyncio.Task[None]] = set()
+        """`concurrency` workers take the trials in plan order, each running one trial at a time:
+        no task or slot per trial, and a stop takes effect before the next trial starts."""
+        trials = self._trials(cases)
+        workers = [asyncio.create_task(self._work(trials)) for _ in range(self.options.concurrency)]
         try:
-            for case in cases:
-                if self._stop.is_set():
-                    break
-                if case.skip is not None:
-                    self.on_result(skipped_case(case, case.skip))
-                    continue
-                pending = _Pending(case, [None] * case.trials, case.trials)
-                for trial_index in range(case.trials):
-                    await slots.acquire()
-                    if self._stop.is_set():
-                        slots.release()
-                        break
-                    task = asyncio.create_task(self._trial_task(pending, trial_index))
-                    tasks.add(task)
-                    task.add_done_callback(tasks.discard)
-                    task.add_done_callback(lambda _: slots.release())
-            if tasks:
-                await asyncio.gather(*list(tasks))
+            await asyncio.gather(*workers)
         finally:
-            for task in list(tasks):
-                task.cancel()
-            if tasks:
-                await asyncio.gather(*list(tasks), return_exceptions=True)
+            for worker in workers:
+                worker.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
 
-    async def _trial_task(self, pending: _Pending, index: int) -> None:
+    def _trials(self, cases: Iterable[Case]) -> Iterator[tuple[_Pending, int]]:
+        """Every trial to run, in plan order; a skipped case is recorded as the stream reaches it."""
+        for case in cases:
+            if case.skip is not None:
+                self.on_result(skipped_case(case, case.skip))
+                continue
+            pending = _Pending(case, [None] * case.trials, case.trials)
+            for trial_index in range(case.trials):
+                yield pending, trial_index
+
+    async def _work(self, trials: Iterator[tuple[_Pending, int]]) -> None:
+        """One worker: the next trial of the shared stream, until it is empty or the run stops."""
+        while not self._stop.is_set():
+            taken = next(trials, None)
+            if taken is None:
+                return
+            await self._run_case_trial(*taken)
+
+    async def _run_case_trial(self, pending: _Pending, index: int) -> None:
+        """One trial of a case; the case is handed to `on_result` when its last trial ends."""
         pending.trials[index] = await self._run_trial(pending.case)
         pending.remaining -= 1
         if pending.remaining == 0:
