@@ -171,11 +171,10 @@ def aggregate_checks(trials: Sequence[TrialResult], pass_rate: float) -> list[di
     for position, template in enumerate(longest.checks):
         same = [trial.checks[position] for trial in trials if position < len(trial.checks)]
         scores = [check.score for check in same if check.score is not None]
-        statuses = [check.status for check in same]
-        ran = [status for status in statuses if status != "skipped"]
+        ran = [check.status for check in same if check.status != "skipped"]
         if not ran:
             status: Status = "skipped"
-        elif statuses.count("passed") / len(ran) >= pass_rate - 1e-9:
+        elif ran.count("passed") / len(ran) >= pass_rate - 1e-9:
             status = "passed"
         elif "failed" in ran:
             status = "failed"

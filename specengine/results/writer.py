@@ -22,6 +22,11 @@ from specengine.results.model import Tally
 RESULTS_FOLDER = Path(".specengine/runs")
 TEXT_EXCERPT = 100_000  # the most characters of any one text (a reply, a message) that results keep
 
+# json.dumps(case, ensure_ascii=False, default=str) without its check for values that contain
+# themselves: a case is plain data built from the plan and the transcript, where none can, and the
+# check costs a sixth of the encoding (the largest part of writing a case).
+_case_json = json.JSONEncoder(ensure_ascii=False, default=str, check_circular=False).encode
+
 
 def new_run_id() -> str:
     return secrets.token_hex(4)
@@ -76,10 +81,10 @@ class ResultsWriter:
         self.tally.add(case)
         if self.secrets:
             case = redact_case(case, self.secrets)
-        text = json.dumps(case, ensure_ascii=False, default=str)
+        text = _case_json(case)
         if len(text) > TEXT_EXCERPT:  # only then can a single text be longer than its excerpt
             case = excerpted(case)
-            text = json.dumps(case, ensure_ascii=False, default=str)
+            text = _case_json(case)
         line = (text + "\n").encode("utf-8")
         self._log.write(line)
         self._log.flush()
