@@ -115,11 +115,14 @@ def grade_check(
         and not MATCHERS[check.matcher].argument.keeps_numbers
     ):
         argument = as_text(argument)
-    scoped = _scope(check, record, records)
+    if check.scope == "conversation":
+        turns = tuple(r.turn for r in _scope(check, record, records))
+    else:
+        turns = (record.turn,)
     data = MatchInput(
         text=text,
         turn=record.turn,
-        turns=tuple(r.turn for r in scoped),
+        turns=turns,
         subject="the value" if check.value is not None else "the reply",
     )
     outcome = match(check.matcher, argument, data, check.options)

@@ -23,6 +23,15 @@ _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")  # plain deci
 _INTEGER = re.compile(r"[+-]?\d+")
 
 
+Detail = str | Callable[[], str] | None
+"""An `expected` or `got` text, or how to word it: results show them only for a check that did not
+pass, so a matcher may hand over the wording of a costly one (calls as JSON) instead of the text."""
+
+
+def _worded(detail: Detail) -> str | None:
+    return detail() if callable(detail) else detail
+
+
 @dataclass(frozen=True)
 class MatchResult:
     """The outcome of one matcher run.
@@ -30,17 +39,26 @@ class MatchResult:
     `reason` says why the check failed or, when it passed, what matched (shown when `not:` inverts a
     passing check). `error` marks a check that could not be evaluated at all (an invalid regular
     expression or JSON Schema after rendering): it must be reported as an error and never inverted.
+    `expected` and `got` are worded when they are read.
     """
 
     score: float
     reason: str = ""
-    expected: str | None = None
-    got: str | None = None
+    expected_detail: Detail = None
+    got_detail: Detail = None
     error: bool = False
 
     @property
     def passed(self) -> bool:
         return self.score >= 1.0
+
+    @property
+    def expected(self) -> str | None:
+        return _worded(self.expected_detail)
+
+    @property
+    def got(self) -> str | None:
+        return _worded(self.got_detail)
 
 
 @dataclass(frozen=True)
@@ -117,11 +135,11 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def failed(reason: str, expected: str | None = None, got: str | None = None) -> MatchResult:
+def failed(reason: str, expected: Detail = None, got: Detail = None) -> MatchResult:
     return MatchResult(0.0, reason, expected, got)
 
 
-def passed(reason: str, expected: str | None = None, got: str | None = None) -> MatchResult:
+def passed(reason: str, expected: Detail = None, got: Detail = None) -> MatchResult:
     return MatchResult(1.0, reason, expected, got)
 
 

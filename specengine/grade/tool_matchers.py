@@ -12,6 +12,7 @@ from typing import Any
 from specengine.grade.call_count import CallCount, call_count
 from specengine.grade.match_result import (
     VALUE_LIMIT,
+    Detail,
     MatchInput,
     MatchResult,
     broken,
@@ -42,6 +43,11 @@ def calls_text(calls: Sequence[ToolCall]) -> str:
     return ", ".join(call_text(call) for call in calls) if calls else "none"
 
 
+def calls_got(calls: Sequence[ToolCall]) -> Detail:
+    """The calls as a check's `got`, worded when read (every call's arguments as JSON)."""
+    return lambda: truncate(calls_text(calls))
+
+
 def tool_name(argument: Any) -> str:
     return value_text(argument).strip()
 
@@ -51,7 +57,7 @@ def called_tool(argument: Any, data: MatchInput, times: Any = None) -> MatchResu
     name = tool_name(argument)
     calls = calls_in_scope(data)
     hits = [call for call in calls if call.name == name]
-    got = truncate(calls_text(calls))
+    got = calls_got(calls)
     count = call_count(times) if times is not None else CallCount(1, None)
     if count is None:
         return broken(
@@ -75,7 +81,7 @@ def not_called_tool(argument: Any, data: MatchInput) -> MatchResult:
     calls = calls_in_scope(data)
     hits = [call for call in calls if call.name == name]
     expected = f"no call of {name}"
-    got = truncate(calls_text(calls))
+    got = calls_got(calls)
     if not hits:
         return passed(f"{name} was not called", expected, got)
     return failed(f"{name} was called {plural(len(hits), 'time')}: {calls_text(hits)}", expected, got)
@@ -91,9 +97,9 @@ def called_tool_with(argument: Any, data: MatchInput) -> MatchResult:
     if unusable:
         return broken("; ".join(unusable), str(wanted))
     name = wanted.name
-    expected = str(wanted) if wanted.has_args else f"{name}(...)"
+    expected: Detail = (lambda: str(wanted)) if wanted.has_args else f"{name}(...)"
     calls = calls_in_scope(data)
-    got = truncate(calls_text(calls))
+    got = calls_got(calls)
     same_tool = [call for call in calls if call.name == name]
     if not same_tool:
         made = "no tools were called" if not calls else f"calls made: {calls_text(calls)}"
