@@ -14,7 +14,8 @@ port and runs each contender as a subprocess, so interpreter start-up, imports a
 Workloads (names for --only):
 - latency:    1,000 cases, concurrency 50, 50 ms per reply; the ideal is ceil(N/C) × latency.
 - throughput: 10,000 cases, concurrency 50, 0 ms.
-- startup:    one case, 50 ms; beside `python -c pass` and the aiohttp loop.
+- startup:    one case, 50 ms; beside `python -c pass`, the aiohttp loop, and the same run with its
+              command line read by typer (as before run_argv.py).
 - plan:       `specengine plan` of 100,000 rows: wall and peak memory.
 - memory:     `specengine run` of 100,000 rows, concurrency 50, 0 ms: wall and peak memory.
 - judge:      10,000 judged cases run once, then `specengine regrade` with the judge cache warm:
@@ -22,6 +23,10 @@ Workloads (names for --only):
 
 The machine may be shared: each workload runs --repeat times and the ratios are taken within one
 repetition (the contenders run back to back), then shown as a range.
+
+specengine's bytecode is written first, as installing the package does (the aiohttp loop's aiohttp
+has its own from its install): a checkout run with PYTHONDONTWRITEBYTECODE set would otherwise
+compile every module at every start.
 """
 
 from __future__ import annotations
@@ -43,20 +48,27 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 WORKLOADS = ("latency", "throughput", "startup", "plan", "memory", "judge")
+VIA_TYPER = "import sys; from specengine.cli import main; sys.argv = ['specengine', *sys.argv[1:]]; main()"
 
 
 @dataclass(frozen=True)
 class Measure:
-    """One subprocess: wall and CPU seconds, peak RSS in MB, exit code, and what it printed on stderr.
+    """One subprocess: wall, user and system CPU seconds, peak RSS in MB, exit code, and what it
+    printed on stderr.
 
     CPU time (user + system) is steadier than wall time on a shared machine.
     """
 
     wall: float
-    cpu: float
+    user: float
+    system: float
     rss_mb: int
     code: int
     stderr: str = ""
+
+    @property
+    def cpu(self) -> float:
+        return self.user + self.system
 
 
 def free_port() -> int:
@@ -94,8 +106,8 @@ def measure(command: Sequence[str], cwd: Path | None = None, env: dict[str, str]
     stderr = process.stderr.read().decode(errors="replace")  # small: the CLI prints little there
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
-    cpu = usage.ru_utime + usage.ru_stime
-    return Measure(wall, cpu, usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status), stderr)
+    code = os.waitstatus_to_exitcode(status)
+    return Measure(wall, usage.ru_utime, usage.ru_stime, usage.ru_maxrss // 1024, code, stderr)
 
 
 def write_suite(folder: Path, base: str, rows: int, concurrency: int, judged: bool = False) -> None:
@@ -197,6 +209,8 @@ def startup(folder: Path, repeat: int) -> None:
             walls.setdefault("specengine run, 1 case", []).append(
                 specengine(folder, "run", "bench.yaml", "--output", "out.json").wall
             )
+            via_typer = [sys.executable, "-c", VIA_TYPER, "run", "bench.yaml", "--output", "out.json"]
+            walls.setdefault("typer reading it, 1 case", []).append(measure(via_typer, folder).wall)
             walls.setdefault("aiohttp loop, 1 case", []).append(raw("aiohttp", base, 1, 1).wall)
             walls.setdefault("python -c pass", []).append(measure([sys.executable, "-c", "pass"]).wall)
             walls.setdefault("specengine --help", []).append(specengine(folder, "--help").wall)
@@ -236,6 +250,16 @@ def judged(folder: Path, cases: int, repeat: int) -> None:
         print(f"  regrade, judge cache warm: wall {span(walls)} s, requests {span(requests, 0)}")
 
 
+def compile_bytecode() -> None:
+    """Write the bytecode of the specengine package the contenders import, as an install does."""
+    import compileall
+    import importlib.util
+
+    spec = importlib.util.find_spec("specengine")
+    assert spec is not None and spec.submodule_search_locations, "specengine is not installed"
+    compileall.compile_dir(spec.submodule_search_locations[0], quiet=1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -249,6 +273,7 @@ def main() -> None:
     except ImportError:
         loop = "asyncio"
     python = sys.version.split()[0]
+    compile_bytecode()
     print(f"Python {python}, {os.cpu_count()} CPUs, event loop {loop}, {options.repeat} runs each")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
