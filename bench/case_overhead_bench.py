@@ -35,7 +35,7 @@ from timing import REPO, arguments
 
 sys.path.insert(0, str(REPO))
 
-from specengine.compile import compiler  # noqa: E402
+from specengine.compile import case_stream  # noqa: E402
 from specengine.endpoints.openai_chat import parse_completion  # noqa: E402
 from specengine.grade.grader import grade_trial, trial_result  # noqa: E402
 from specengine.report.console import FailureLog  # noqa: E402
@@ -106,7 +106,7 @@ def measure(folder: Path, cases: int, repeat: int) -> dict[str, float]:
     judge = prepared.plan.judge
     writer = ResultsWriter(output=folder / "out.json", run_id="bench", started_at="now").open()
     failures = FailureLog()
-    kept = compiler.KEPT_CASES
+    kept = case_stream.KEPT_CASES
     before = lambda: count_cases(prepared)  # noqa: E731
     best: dict[str, float] = {}
     state: dict[str, Any] = {}
@@ -132,9 +132,9 @@ def measure(folder: Path, cases: int, repeat: int) -> dict[str, float]:
         step("scheduler's pass, kept cases", lambda: list(prepared.cases()))
         state["cases"] = state["scheduler's pass, kept cases"]
         assert len(state["cases"]) == cases
-        compiler.KEPT_CASES = 0  # the checking pass keeps nothing, the next compiles again
+        case_stream.KEPT_CASES = 0  # the checking pass keeps nothing, the next compiles again
         step("second pass, plan too large to keep", lambda: sum(1 for _ in prepared.cases()), before)
-        compiler.KEPT_CASES = kept
+        case_stream.KEPT_CASES = kept
         step("parse the reply", lambda: [parse_completion(json.loads(REPLY), 0.01) for _ in state["cases"]])
         state["records"] = [
             [TurnRecord(1, case.steps[0].message, turn, 0)]

@@ -1,4 +1,4 @@
-"""A plan's cases from one pass to the next (compile/compiler.py, _CaseStream).
+"""A plan's cases from one pass to the next (compile/case_stream.py).
 
 `run` and `plan` pass over every case before the first is sent or printed; a plan of at most
 KEPT_CASES cases hands that pass's cases to the next instead of reading its rows again, and a larger
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support.cli import write_project, write_spec
 
-from specengine.compile import compiler
+from specengine.compile import case_stream
 from specengine.plan import Plan
 from specengine.run.prepare import PrepareOptions, prepare
 
@@ -57,7 +57,7 @@ def test_a_small_plan_hands_its_cases_to_the_next_pass(tmp_path):
 
 
 def test_a_plan_larger_than_the_kept_cases_is_compiled_on_each_pass(tmp_path, monkeypatch):
-    monkeypatch.setattr(compiler, "KEPT_CASES", ROWS - 1)
+    monkeypatch.setattr(case_stream, "KEPT_CASES", ROWS - 1)
     plan, dataset = _plan(tmp_path)
     assert _messages(plan) == [f"Weather in Paris {i}?" for i in range(ROWS)]
     _rename_cities(dataset)

@@ -2,17 +2,17 @@
 
 Input is what `validate` accepted, so this stage trusts the shape of the data and does no network
 I/O. Dataset rows are read lazily each time the plan's cases are iterated, so memory stays flat;
-only a plan of at most KEPT_CASES cases is kept whole from one pass to the next (_CaseStream).
+only a small plan is kept whole from one pass to the next (case_stream.py).
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specengine.compile.case_stream import CaseStream
 from specengine.compile.judge_specs import judge_spec
 from specengine.compile.replay import ReplayProblem, messages_at, user_turns
 from specengine.diagnostics import Diagnostic
@@ -456,41 +456,6 @@ def _steps_unrendered(template: _EvalTemplate) -> tuple[Step, ...]:
     )
 
 
-KEPT_CASES = 10_000
-"""The most cases one pass over the plan hands to the next instead of compiling them again: about 15 MB
-of typical cases. `run` and `plan` check every case before the first is sent or printed, so a plan of
-this size or less is compiled once; a larger one is compiled on each pass, in flat memory."""
-
-
-class _CaseStream:
-    """The plan's cases, one pass at a time. A pass that compiles every case of a plan of at most
-    KEPT_CASES keeps them, and the next pass hands them out (letting go of each as it goes)
-    instead of reading the rows and rendering them again; any later pass compiles anew."""
-
-    def __init__(self, templates: Sequence[_EvalTemplate]):
-        self.templates = templates
-        self._kept: deque[Case] | None = None
-
-    def __call__(self) -> Iterator[Case]:
-        kept, self._kept = self._kept, None
-        return self._handed_out(kept) if kept is not None else self._compiled()
-
-    def _compiled(self) -> Iterator[Case]:
-        kept: list[Case] | None = []
-        for case in _cases(self.templates):
-            if kept is not None:
-                kept.append(case)
-                if len(kept) > KEPT_CASES:
-                    kept = None
-            yield case
-        self._kept = deque(kept) if kept is not None else None
-
-    @staticmethod
-    def _handed_out(kept: deque[Case]) -> Iterator[Case]:
-        while kept:
-            yield kept.popleft()
-
-
 def compile_plan(
     specs: Sequence[SpecInput], judge: JudgeConfig, options: CompileOptions | None = None
 ) -> Plan:
@@ -501,6 +466,6 @@ def compile_plan(
     return Plan(
         endpoints=dict(endpoints.configs),
         judge=judge,
-        case_factory=_CaseStream(templates),
+        case_factory=CaseStream(lambda: _cases(templates)),
         specs=tuple(spec.display for spec in specs),
     )
