@@ -3,8 +3,9 @@
     python bench/fake_openai.py PORT LATENCY_S
 
 Every POST gets the same small chat completion after LATENCY_S seconds; a POST whose body offers
-the judge's `select_choice` tool gets a judge verdict instead. `GET /count` answers how many POSTs
-were served. It is deliberately tiny so that the benchmark measures the engine, not the server.
+the judge's `select_choice` tool gets a judge verdict instead; any other request (the judge
+preflight's `GET /models`) gets the completion too. `GET /count` answers how many POSTs were
+served. It is deliberately tiny so that the benchmark measures the engine, not the server.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class Server:
                     count = str(self.posts).encode()
                     writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(count), count))
                     continue
-                self.posts += 1
+                self.posts += head.startswith(b"POST")  # not the judge preflight's GET /models
                 if self.latency:
                     await asyncio.sleep(self.latency)
                 writer.write(JUDGE if b"select_choice" in body else AGENT)
