@@ -120,14 +120,14 @@ def trial_status(error: Mapping[str, str] | None, checks: Sequence[CheckResult])
     """
     if error:
         return "error"
-    gates = [check for check in checks if check.gate]
-    if any(check.status == "failed" for check in gates):
+    gate_statuses = [check.status for check in checks if check.gate]
+    if "failed" in gate_statuses:
         return "failed"
-    if any(check.status == "error" for check in gates):
+    if "error" in gate_statuses:
         return "error"
-    if gates and all(check.status == "skipped" for check in gates):
+    if gate_statuses and gate_statuses.count("skipped") == len(gate_statuses):
         return "skipped"
-    if not gates and checks and all(check.status == "skipped" for check in checks):
+    if not gate_statuses and checks and all(check.status == "skipped" for check in checks):
         return "skipped"
     return "passed"
 
@@ -143,15 +143,15 @@ class CaseOutcome:
 
 def case_outcome(trials: Sequence[TrialResult], pass_rate: float) -> CaseOutcome:
     """Combine trials: passed when passed / N >= pass_rate; error when every non-passing trial errored."""
-    n = len(trials)
-    passed = sum(1 for trial in trials if trial.status == "passed")
-    skipped = sum(1 for trial in trials if trial.status == "skipped")
-    ran = n - skipped
+    statuses = [trial.status for trial in trials]
+    n = len(statuses)
+    passed = statuses.count("passed")
+    ran = n - statuses.count("skipped")
     if n == 0 or ran == 0:
         status: Status = "skipped"
     elif passed / ran >= pass_rate - 1e-9:
         status = "passed"
-    elif all(trial.status == "error" for trial in trials if trial.status not in ("passed", "skipped")):
+    elif all(other == "error" for other in statuses if other not in ("passed", "skipped")):
         status = "error"
     else:
         status = "failed"
