@@ -452,8 +452,10 @@ def test_plain_yaml_agrees_on_generated_spec_like_yaml():
         ways[agree(spec_like_yaml(tree))] += 1
 
     check()
-    # the generator must mostly make documents that parse and that plain_yaml converts itself
-    assert ways["by hand"] >= 0.5 * sum(ways.values()), ways
+    # the generator must make many documents that parse and that plain_yaml converts itself: over 40
+    # seeds between 53% and 73% of them (a bound at 50% failed one seed in sixty), so 40% holds any seed
+    # while a generator gone wrong (mostly errors) still fails
+    assert ways["by hand"] >= 0.4 * sum(ways.values()), ways
     assert ways["constructors"] and ways["error"], ways
 
 
