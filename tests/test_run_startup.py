@@ -8,11 +8,9 @@ tests run the real command in a child process against a real agent and list the 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from support.cli import REPO_ROOT, write_project, write_spec
+from support.cli import loaded_modules, write_project, write_spec
 
 NOT_FOR_A_PLAIN_RUN = (
     "typer",  # the command line is read without it
@@ -27,23 +25,8 @@ NOT_FOR_A_PLAIN_RUN = (
 
 
 def _run_listing_modules(folder: Path, *args: str) -> tuple[int, set[str]]:
-    code = (
-        "import sys, atexit\n"
-        "atexit.register(lambda: print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
-        f"sys.argv = ['specengine', *{list(args)!r}]\n"
-        "from specengine.entry import main\n"
-        "main()\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=folder,
-        env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    line = next(line for line in done.stderr.splitlines() if line.startswith("MODULES "))
-    return done.returncode, set(line.split()[1:])
+    code = f"sys.argv = ['specengine', *{list(args)!r}]\nfrom specengine.entry import main\nmain()\n"
+    return loaded_modules(code, folder)
 
 
 def test_a_plain_run_loads_only_what_it_uses(agent_server, tmp_path):

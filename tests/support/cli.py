@@ -5,6 +5,8 @@
   command are re-raised, so a crash shows its traceback instead of a bare exit code.
 - `run_cli_subprocess(args, cwd=None, env=None, input=None, timeout=120) -> CliResult`:
   `python -m specengine ...` in a real process (for signals, exit codes, import-time behaviour).
+- `loaded_modules(code, cwd, timeout=120) -> (exit code, module names)`: Python code run in a child
+  process with the checkout on its path; the modules it had loaded when it ended (start-up tests).
 - `write_project(folder, endpoints=None, judge=None, defaults=None, **more) -> Path` and
   `write_spec(folder, name, yaml_text) -> Path`: files for end-to-end tests.
 """
@@ -132,3 +134,23 @@ def write_spec(folder: str | os.PathLike[str], name: str, yaml_text: str) -> Pat
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(yaml_text).lstrip("\n"), encoding="utf-8")
     return path
+
+
+def loaded_modules(code: str, cwd: Path, timeout: float = 120) -> tuple[int, set[str]]:
+    """Run `code` in a child process and list the modules it had loaded when it ended.
+
+    The listing is printed at exit (atexit), so code that ends in SystemExit still reports it.
+    """
+    listing = "import atexit, sys\n" + (
+        "atexit.register(lambda: print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", listing + code],
+        cwd=cwd,
+        env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    line = next(line for line in done.stderr.splitlines() if line.startswith("MODULES "))
+    return done.returncode, set(line.split()[1:])
