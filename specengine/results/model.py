@@ -166,35 +166,45 @@ def aggregate_checks(trials: Sequence[TrialResult], pass_rate: float) -> list[di
     """
     if not trials:
         return []
+    if len(trials) == 1:  # most cases: each check is its own aggregate
+        return [_aggregate_row(check, (check,), pass_rate) for check in trials[0].checks]
     longest = max(trials, key=lambda trial: len(trial.checks))
-    rows: list[dict[str, Any]] = []
-    for position, template in enumerate(longest.checks):
-        same = [trial.checks[position] for trial in trials if position < len(trial.checks)]
-        scores = [check.score for check in same if check.score is not None]
-        ran = [check.status for check in same if check.status != "skipped"]
-        if not ran:
-            status: Status = "skipped"
-        elif ran.count("passed") / len(ran) >= pass_rate - 1e-9:
-            status = "passed"
-        elif "failed" in ran:
-            status = "failed"
-        else:
-            status = "error"
-        row: dict[str, Any] = {
-            "name": template.name,
-            "matcher": template.matcher,
-            "line": template.line,
-            "turn": template.turn,
-            "gate": template.gate,
-            "status": status,
-            "score": round(sum(scores) / len(scores), 4) if scores else None,
-        }
-        if template.judge is not None and len(scores) > 1:  # a judge's drift across trials
-            row["spread"] = round(max(scores) - min(scores), 4)
-        if any(check.uncertain for check in same):
+    return [
+        _aggregate_row(
+            template, [trial.checks[position] for trial in trials if position < len(trial.checks)], pass_rate
+        )
+        for position, template in enumerate(longest.checks)
+    ]
+
+
+def _aggregate_row(template: CheckResult, same: Sequence[CheckResult], pass_rate: float) -> dict[str, Any]:
+    """One check across the trials that have it (`same`), named after `template`."""
+    scores = [check.score for check in same if check.score is not None]
+    ran = [check.status for check in same if check.status != "skipped"]
+    if not ran:
+        status: Status = "skipped"
+    elif ran.count("passed") / len(ran) >= pass_rate - 1e-9:
+        status = "passed"
+    elif "failed" in ran:
+        status = "failed"
+    else:
+        status = "error"
+    row: dict[str, Any] = {
+        "name": template.name,
+        "matcher": template.matcher,
+        "line": template.line,
+        "turn": template.turn,
+        "gate": template.gate,
+        "status": status,
+        "score": round(sum(scores) / len(scores), 4) if scores else None,
+    }
+    if template.judge is not None and len(scores) > 1:  # a judge's drift across trials
+        row["spread"] = round(max(scores) - min(scores), 4)
+    for check in same:
+        if check.uncertain:
             row["uncertain"] = True
-        rows.append(row)
-    return rows
+            break
+    return row
 
 
 @dataclass(frozen=True)
