@@ -98,9 +98,11 @@ def grade_check(
     records: Sequence[TurnRecord],
     strict: bool,
     variables: dict[str, Any] | None = None,
+    reply_input: MatchInput | None = None,
 ) -> CheckResult:
-    """Grade one deterministic check against its turn (or conversation); `variables` are the
-    turn's template variables when the caller has them already (every check of a turn reads the same)."""
+    """Grade one deterministic check against its turn (or conversation). `variables` are the turn's
+    template variables and `reply_input` what a check of its reply sees, when the caller has them
+    already (every check of a turn reads the same)."""
     gate = check.gate or strict
     if variables is None:
         variables = _variables(case, record)
@@ -115,16 +117,10 @@ def grade_check(
         and not MATCHERS[check.matcher].argument.keeps_numbers
     ):
         argument = as_text(argument)
-    if check.scope == "conversation":
-        turns = tuple(r.turn for r in _scope(check, record, records))
+    if reply_input is not None and check.value is None and check.scope != "conversation":
+        data = reply_input
     else:
-        turns = (record.turn,)
-    data = MatchInput(
-        text=text,
-        turn=record.turn,
-        turns=turns,
-        subject="the value" if check.value is not None else "the reply",
-    )
+        data = _match_input(check, record, records, text)
     outcome = match(check.matcher, argument, data, check.options)
     name = check.name if check.named else default_name(check.matcher, argument, check.options)
     if outcome.error:  # could not be evaluated: never inverted by `not:`, never a pass
@@ -133,6 +129,16 @@ def grade_check(
     if result.status != "passed":  # expected/got only where someone will read them
         result = replace(result, expected=outcome.expected, got=outcome.got)
     return result
+
+
+def _match_input(check: Check, record: TurnRecord, records: Sequence[TurnRecord], text: str) -> MatchInput:
+    """What the check's matcher sees: `text` (the reply or the rendered value) and the turns in scope."""
+    if check.scope == "conversation":
+        turns = tuple(r.turn for r in _scope(check, record, records))
+    else:
+        turns = (record.turn,)
+    subject = "the value" if check.value is not None else "the reply"
+    return MatchInput(text=text, turn=record.turn, turns=turns, subject=subject)
 
 
 def _question(check: Check, record: TurnRecord, records: Sequence[TurnRecord]) -> str:
@@ -293,6 +299,7 @@ async def grade_trial(
         number += 1
         record = records[number - 1] if number - 1 < len(records) else None
         variables = _variables(case, record) if record is not None and error is None else None
+        reply_input = MatchInput(record.turn.reply, record.turn, (record.turn,)) if record else None
         for check in step.checks:
             if error is not None:
                 pending.append(
@@ -316,7 +323,7 @@ async def grade_trial(
                     asyncio.ensure_future(grade_judge(case, check, record, records, strict, judge, config))
                 )
             else:
-                pending.append(grade_check(case, check, record, records, strict, variables))
+                pending.append(grade_check(case, check, record, records, strict, variables, reply_input))
     judged = [item for item in pending if isinstance(item, asyncio.Future)]
     if judged:
         await asyncio.gather(*judged)
