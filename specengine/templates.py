@@ -219,13 +219,13 @@ def render_native(source: Any, variables: dict[str, Any]) -> Any:
         return [render_native(item, variables) for item in source]
     if not is_template(source):
         return source
+    path = _whole_lookup(source)
+    if path is not None:
+        value = _lookup(path, variables)
+        if value is not _MISSING:
+            return _plain(value)
     whole = _WHOLE_EXPRESSION.match(source)
     if whole and "{{" not in whole.group("expr") and "{%" not in source:
-        parts = lookup_parts(source)
-        if parts is not None and len(parts) == 2:  # one lookup, only spaces around it (the match above)
-            value = _lookup(parts[0][1], variables)
-            if value is not _MISSING:
-                return _plain(value)
         expression = _compiled_expression(whole.group("expr").strip())
         try:
             value = expression(**variables)
@@ -235,6 +235,18 @@ def render_native(source: Any, variables: dict[str, Any]) -> Any:
             raise _render_failure(exc, source) from None
         return _plain(value)
     return render(source, variables)
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole_lookup(source: str) -> tuple[str, ...] | None:
+    """The path of a template that is one lookup and nothing else but spaces (`{{ input.n }}`), whose
+    value keeps its type; None for any other template. Read once per template: argument templates
+    render for every case."""
+    whole = _WHOLE_EXPRESSION.match(source)
+    if not whole or "{{" in whole.group("expr") or "{%" in source:
+        return None
+    parts = lookup_parts(source)
+    return parts[0][1] if parts is not None and len(parts) == 2 else None
 
 
 def _is_undefined(value: Any) -> bool:
