@@ -1,4 +1,5 @@
-"""What switching off Python's garbage collector during validate_paths buys `specengine validate`.
+"""What switching off Python's garbage collector during validate_paths buys `specengine validate`,
+and what freezing a plan's kept cases buys `specengine run`.
 
 validate.validator.validate_paths switches the collector off while it reads and checks the specs
 (for every caller: validate, plan and run), then freezes what it allocated before switching it back
@@ -11,7 +12,11 @@ time of N interleaved runs of `specengine validate` on 1,000 realistic specs (th
 bench/validate_bench.py), and the time the collector itself paused the run (measured with
 gc.callbacks, so far less sensitive to a busy machine than the wall time).
 
-Usage: python bench/gc_bench.py [--files 1000] [--repeat 5]
+compile.case_stream freezes the cases a pass keeps for the next (a plan of at most KEPT_CASES). The
+second table runs `specengine run` of --cases cases (bench/run_bench.py's suite, against its mock at
+0 ms per reply) with that freeze as shipped and made a no-op, and prints the same figures.
+
+Usage: python bench/gc_bench.py [--files 1000] [--cases 10000] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from run_bench import mock_server, write_suite
 from timing import arguments, best_runs, command
 from validate_bench import write_specs
 
@@ -26,6 +32,7 @@ from validate_bench import write_specs
 # and prints the seconds the collector paused the process at exit.
 DRIVER = """
 import atexit, gc, sys, time, types
+from specengine.compile import case_stream
 from specengine.validate import validator
 paused, started = [0.0], [0.0]
 def timer(phase, info):
@@ -38,6 +45,8 @@ atexit.register(lambda: print("GC-PAUSED", paused[0], file=sys.stderr))
 if sys.argv[1] == "no freeze":
     validator.gc = types.SimpleNamespace(isenabled=gc.isenabled, disable=gc.disable, enable=gc.enable,
                                          freeze=lambda: None)
+elif sys.argv[1] == "kept cases not frozen":
+    case_stream.gc = types.SimpleNamespace(freeze=lambda: None)
 elif sys.argv[1] == "on":
     validator.gc = types.SimpleNamespace(isenabled=lambda: False, disable=lambda: None)
 from specengine.entry import main
@@ -52,8 +61,14 @@ WAYS = {
 }
 
 
+RUN_WAYS = {
+    "kept cases frozen (as shipped)": "shipped",
+    "kept cases not frozen": "kept cases not frozen",
+}
+
+
 def main() -> None:
-    args = arguments(__doc__, files=1000, repeat=5)
+    args = arguments(__doc__, files=1000, cases=10_000, repeat=5)
     with tempfile.TemporaryDirectory(prefix="specengine-bench-") as tmp:
         folder = Path(tmp)
         specs = str(write_specs(folder, args.files))
@@ -61,9 +76,20 @@ def main() -> None:
             {name: command(["-c", DRIVER, way, "validate", specs], folder) for name, way in WAYS.items()},
             args.repeat,
         )
+    show(f"specengine validate of {args.files} files", runs, args.repeat)
+    with tempfile.TemporaryDirectory(prefix="specengine-bench-") as tmp, mock_server(0.0) as base:
+        folder = Path(tmp)
+        write_suite(folder, base, args.cases, 50)
+        run = ["run", "bench.yaml", "--output", "out.json", "-j", "50"]
+        runs = best_runs(
+            {name: command(["-c", DRIVER, way, *run], folder) for name, way in RUN_WAYS.items()}, args.repeat
+        )
+    show(f"specengine run of {args.cases:,} cases at 0 ms", runs, args.repeat)
 
-    shipped = runs["off, then frozen (as shipped)"][0]
-    print(f"specengine validate of {args.files} files, best of {args.repeat} runs; the collector:")
+
+def show(title: str, runs: dict[str, tuple[float, str]], repeat: int) -> None:
+    shipped = next(iter(runs.values()))[0]
+    print(f"{title}, best of {repeat} runs; the collector:")
     for name, (seconds, stderr) in runs.items():
         line = next(line for line in stderr.splitlines() if line.startswith("GC-PAUSED "))
         print(
