@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
 import subprocess
+import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.cli import run_cli
+from support.cli import REPO_ROOT, run_cli
 from support.judge_server import JudgeCall, JudgeServer, choose
 from support.mlflow_server import CuttableProxy, mlflow_missing
 from support.runs import Run, run_spec, setup_project, validate_results
@@ -389,6 +393,42 @@ def test_a_server_stopped_while_traces_go_out_loses_nothing_locally(mlflow_serve
     experiment = mlflow.get_experiment_by_name("cut")
     logged = mlflow.search_traces(locations=[experiment.experiment_id], max_results=100, include_spans=False)
     assert 1 <= len(logged) <= 5  # the traces that got there before it stopped
+
+
+def test_a_run_stopped_by_ctrl_c_is_logged_killed_with_the_cases_that_finished(
+    mlflow_server, agent_server, tmp_path
+):
+    agent_server.script(lambda messages: Reply(content=f"ok {messages[-1]['content']}", delay=0.2))
+    setup_project(tmp_path, agent_server)
+    evals = "\n".join(f"  - {{name: c{n:02d}, send: 'case {n}', expect: [succeeded]}}" for n in range(20))
+    (tmp_path / "spec.yaml").write_text("evals:\n" + evals + "\n", encoding="utf-8")
+    log = tmp_path / "out" / "results.jsonl"
+    env = {**os.environ, "MLFLOW_TRACKING_URI": mlflow_server.url, "PYTHONPATH": str(REPO_ROOT)}
+    command = [sys.executable, "-m", "specengine", "run", "spec.yaml", "-j", "2", "--mlflow", "stopped"]
+    process = subprocess.Popen(
+        [*command, "--output", "out/results.json"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not log.exists() or len(log.read_bytes().splitlines()) < 3:
+            assert process.poll() is None and time.monotonic() < deadline, "no cases finished"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        output = process.communicate(timeout=60)[0].decode()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, output
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert 3 <= results["summary"]["cases"] < 20
+    run = only_run(mlflow_server, "stopped")
+    assert run.info.status == "KILLED", output
+    assert set(traces_of(mlflow_server, run)) == expected_traces(results)
 
 
 def test_a_store_that_takes_no_spans_in_a_request_gets_them_as_trace_artifacts(agent_server, tmp_path):

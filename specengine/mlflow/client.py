@@ -103,8 +103,9 @@ class TrackingClient:
         for info, trace in zip(infos, traces, strict=True):
             self._tracing._upload_trace_data(info, TraceData(spans=spans(trace)))
 
-    def close_run(self, record: RunRecord, artifacts: Sequence[Path]) -> None:
-        """Params, metrics and tags in one request, the artifacts, then the run's end status."""
+    def close_run(self, record: RunRecord, artifacts: Sequence[Path], status: str = "FINISHED") -> None:
+        """Params, metrics and tags in one request, the artifacts, then the run's end status
+        (FINISHED, or KILLED for a session stopped by Ctrl-C)."""
         from mlflow.entities import Metric, Param, RunTag
 
         timestamp = _now_ms()
@@ -116,7 +117,7 @@ class TrackingClient:
         )
         for path in artifacts:
             self._client.log_artifact(self.run_id, str(path))
-        self._client.set_terminated(self.run_id, status="FINISHED")
+        self._client.set_terminated(self.run_id, status=status)
 
     def run_url(self) -> str | None:
         """The run's page in the MLflow UI, for an http(s) tracking server."""

@@ -64,7 +64,7 @@ class MlflowLog:
         if isinstance(case_id, str) and case_id not in self._queued and self._shipper.put(case):
             self._queued.add(case_id)
 
-    def close(self, data: Mapping[str, Any], *, results: Path) -> list[str]:
+    def close(self, data: Mapping[str, Any], *, results: Path, status: str = "FINISHED") -> list[str]:
         """Send what is left of `data`, then the run's params, metrics and artifacts (the results
         file and an HTML report rendered from it).
 
@@ -85,7 +85,7 @@ class MlflowLog:
             try:
                 with tempfile.TemporaryDirectory(prefix="specengine-mlflow-") as folder:
                     artifacts = [results, _render_html(data, Path(folder) / "report.html")]
-                    self._client.close_run(run_record(data, self._git_facts), artifacts)
+                    self._client.close_run(run_record(data, self._git_facts), artifacts, status)
             except Exception as exc:  # e.g. the server stopped after the last trace
                 failure = exc
         if failure is not None or outcome.timed_out:
@@ -147,8 +147,12 @@ def log_results(
     results: Path,
     *,
     git: Callable[[], Mapping[str, str]] | None = None,
+    interrupted: bool = False,
 ) -> list[str]:
-    """Log a results file as one MLflow run: the lines to show (where it is, or one warning)."""
+    """Log a results file as one MLflow run: the lines to show (where it is, or one warning).
+
+    The run of an interrupted session ends KILLED, as MLflow marks a run stopped before its end.
+    """
     from specengine.mlflow.run_mapping import settings_of
 
     log = MlflowLog(
@@ -158,7 +162,7 @@ def log_results(
         judge_model=settings_of(data).get("judge_model"),
         git=git,
     )
-    return log.close(data, results=results)
+    return log.close(data, results=results, status="KILLED" if interrupted else "FINISHED")
 
 
 def _render_html(data: Mapping[str, Any], path: Path) -> Path:

@@ -134,6 +134,7 @@ class ReportInputs:
     spec_files: Mapping[str, str] = field(default_factory=dict)  # a case's `spec` -> its file
     environ: Mapping[str, str] = field(default_factory=dict)
     echo: Callable[[str], None] = print  # one line on the command's output
+    interrupted: bool = False  # the run was stopped (Ctrl-C): the results hold the cases that finished
 
     @cached_property
     def markdown(self) -> str:
@@ -155,6 +156,7 @@ def write_reports(
     comparison: Comparison | None = None,
     spec_files: Mapping[str, str] | None = None,
     environ: Mapping[str, str] | None = None,
+    interrupted: bool = False,
 ) -> list[Path]:
     """Write every requested report, in the order of FORMATS; return the files written.
 
@@ -170,6 +172,7 @@ def write_reports(
         spec_files=spec_files or {},
         environ=environ or {},
         echo=_print_to_stderr if request.holds_stdout else print,
+        interrupted=interrupted,
     )
     written = []
     for report_format in FORMATS:

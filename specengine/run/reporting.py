@@ -52,7 +52,9 @@ def report_session(
         name=recording.name,
     )
     reports = options.reports.with_ci(os.environ)
-    failed = _compare_and_write(reports, recording.output, baseline, spec_files, console)
+    failed = _compare_and_write(
+        reports, recording.output, baseline, spec_files, console, interrupted=recording.interrupted
+    )
     if recording.interrupted:
         hint = interrupted_hint(summary["cases"], recording.output)
         console.print(f"[yellow]interrupted[/]: {hint}", highlight=False)
@@ -67,6 +69,8 @@ def _compare_and_write(
     baseline: Path | None,
     spec_files: Mapping[str, str],
     console: Console,
+    *,
+    interrupted: bool = False,
 ) -> bool:
     """Compare with the baseline and write the reports; True when something regressed or failed."""
     if not reports.targets and baseline is None:
@@ -88,7 +92,13 @@ def _compare_and_write(
             failed = comparison.regressed
     try:
         written = write_reports(
-            reports, data, output, comparison=comparison, spec_files=spec_files, environ=os.environ
+            reports,
+            data,
+            output,
+            comparison=comparison,
+            spec_files=spec_files,
+            environ=os.environ,
+            interrupted=interrupted,
         )
     except OSError as exc:
         console.print(
