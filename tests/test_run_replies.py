@@ -23,7 +23,8 @@ from specengine.endpoints.openai_chat import OpenAIChatAdapter
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.results.writer import TEXT_EXCERPT
-from specengine.transport.client import EndpointClient, size_text
+from specengine.transport.client import EndpointClient
+from specengine.transport.limits import size_text
 
 COMPLETION = {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}
 

@@ -23,15 +23,20 @@ endpoint rather than per request; an https endpoint trusts what httpx trusts (it
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
+import ssl
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
 from specengine.errors import EndpointError
+from specengine.transport.http1 import REDIRECTS, Http1Pool, Origin, Reply, request_heads, url_origin
+from specengine.transport.limits import too_large
 
 if TYPE_CHECKING:
     import httpx
@@ -39,19 +44,6 @@ if TYPE_CHECKING:
 CONNECT_TIMEOUT_S = 10.0
 ACCEPT_ENCODING = "gzip, deflate"  # what aiohttp decodes whatever optional packages are installed
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)  # httpx's json=
-
-
-def size_text(count: int) -> str:
-    """A byte count in the units people read: `10 MB`, `1.5 kB`, `512 bytes`."""
-    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
-        if count >= size:
-            return f"{count / size:.3g} {unit}"
-    return f"{count} bytes"
-
-
-def too_large(limit: int) -> EndpointError:
-    """The fault of a reply longer than the endpoint's max_reply_bytes; a retry would get the same."""
-    return EndpointError("ReplyTooLarge", f"reply larger than {size_text(limit)} (max_reply_bytes)")
 
 
 # --- faults ---------------------------------------------------------------------------------------
@@ -106,17 +98,22 @@ def aiohttp_fault(exc: aiohttp.ClientError, url: str) -> EndpointError:
 def open_session(url: str | None, connections: int) -> aiohttp.ClientSession:
     """An aiohttp session for one server: at most `connections` connections (0: no limit), the
     environment's proxy for `url`, httpx's TLS trust, and cookies kept as httpx keeps them."""
-    tls: Any = True
-    if url and url.lower().startswith("https:"):
-        import httpx
-
-        tls = httpx.create_ssl_context()  # certifi or SSL_CERT_FILE, as httpx would verify
-    connector = aiohttp.TCPConnector(limit=connections, ssl=tls)
+    connector = aiohttp.TCPConnector(limit=connections, ssl=tls_context(url) or True)
     return aiohttp.ClientSession(
         connector=connector,
         cookie_jar=aiohttp.CookieJar(unsafe=True),  # httpx keeps cookies of 127.0.0.1 too
         proxy=_environment_proxy(url),
     )
+
+
+def tls_context(url: str | None) -> ssl.SSLContext | None:
+    """What an https `url` is verified with: httpx's trust (certifi or SSL_CERT_FILE); None for
+    any other URL."""
+    if url and url.lower().startswith("https:"):
+        import httpx
+
+        return httpx.create_ssl_context()
+    return None
 
 
 def _environment_proxy(url: str | None) -> str | None:
@@ -163,14 +160,20 @@ class RawAnswer:
 
 
 class EndpointClient:
-    """One endpoint's connections for a run: an aiohttp session for the server at `url`, with at
-    most `connections` connections; each read may take `timeout` seconds. Closed with `aclose` (or
-    `async with`); made inside the running event loop."""
+    """One endpoint's connections for a run, with at most `connections` connections; each read may
+    take `timeout` seconds. Closed with `aclose` (or `async with`); made inside the running event
+    loop.
 
-    def __init__(self, url: str | None, connections: int, timeout: float):
+    JSON requests to the endpoint's own server go over an `Http1Pool` (http1.py) when they can be
+    written as given; everything else, and every request once the server has set a cookie, goes
+    through an aiohttp session. `http1=False` sends everything through aiohttp.
+    """
+
+    def __init__(self, url: str | None, connections: int, timeout: float, http1: bool = True):
         self.session = open_session(url, connections)
         self.timeout = timeout
         self._httpx: httpx.AsyncClient | None = None
+        self._http1 = http1_pool(url, connections) if http1 else None
         self._prepared: tuple[Any, ...] = ()
 
     async def __aenter__(self) -> EndpointClient:
@@ -180,6 +183,8 @@ class EndpointClient:
         await self.aclose()
 
     async def aclose(self) -> None:
+        if self._http1 is not None:
+            self._http1.close()
         if self._httpx is not None:
             await self._httpx.aclose()  # closes the session too
         else:
@@ -201,10 +206,16 @@ class EndpointClient:
         at most `limit` bytes of the answer; a fault raises the EndpointError httpx's would have
         become."""
         data = request_bytes(body)
-        with_json, without_body, deadline = self._prepare(url, headers, timeout)
+        prepared = self._prepare(method, url, headers, timeout)
+        if prepared.head and self._http1 is not None and not self._has_cookies():
+            return await self._send_http1(self._http1, prepared, url, data, timeout, limit)
+        return await self._send_aiohttp(prepared, url, data, limit)
+
+    async def _send_aiohttp(self, prepared: _Prepared, url: str, data: bytes | None, limit: int) -> RawAnswer:
+        headers = prepared.without_body if data is None else prepared.with_json
         try:
             async with self.session.request(
-                method, url, data=data, headers=without_body if data is None else with_json, timeout=deadline
+                prepared.method, url, data=data, headers=headers, timeout=prepared.timeout
             ) as response:
                 content = await read_bounded(response, limit)
                 return RawAnswer(
@@ -216,14 +227,82 @@ class EndpointClient:
         except aiohttp.ClientError as exc:
             raise aiohttp_fault(exc, url) from None
 
-    def _prepare(
-        self, url: str, headers: Mapping[str, str], timeout: float
-    ) -> tuple[dict[str, str], dict[str, str], aiohttp.ClientTimeout]:
-        """The headers of a request with a JSON body and without one, and its timeout; an endpoint
-        sends the same ones every time, so they are built once."""
+    async def _send_http1(
+        self, pool: Http1Pool, prepared: _Prepared, url: str, data: bytes | None, timeout: float, limit: int
+    ) -> RawAnswer:
+        if data is None:
+            request = prepared.head_empty
+        else:
+            request = b"%s%d\r\n\r\n%s" % (prepared.head, len(data), data)
+        try:
+            reply = await pool.exchange(request, limit, timeout)
+        except EndpointError as exc:
+            if exc.kind == "ConnectError":  # the message names the URL, as aiohttp's path does
+                raise fault(exc.kind, exc.message, url) from None
+            raise
+        if reply.sets_cookie:
+            self._keep_cookies(reply, url)
+        if reply.status in REDIRECTS:
+            location = reply.header(b"location")
+            if location is not None:
+                return await self._follow(prepared, url, data, reply.status, location, limit)
+        headers = JoinedHeaders(reply.raw_headers)
+        return RawAnswer(reply.status, url, headers, reply.body.decode(_encoding(reply.charset()), "replace"))
+
+    async def _follow(
+        self, prepared: _Prepared, url: str, data: bytes | None, status: int, location: str, limit: int
+    ) -> RawAnswer:
+        """Hand a redirect to aiohttp as its own redirect handling would go on: the method and body
+        it would send next, to the URL it would go to, without Authorization on another origin."""
+        target = urllib.parse.urljoin(url, location)
+        method = prepared.method
+        if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
+            method, data = "GET", None
+        with_json = prepared.with_json
+        if url_origin(target) != url_origin(url):
+            with_json = {name: value for name, value in with_json.items() if name.lower() != "authorization"}
+        onward = _Prepared(method, with_json, with_json, prepared.timeout)
+        return await self._send_aiohttp(onward, target, data, limit)
+
+    def _has_cookies(self) -> bool:
+        """Whether the session holds a cookie (set through the httpx bridge): then requests must
+        carry it, and aiohttp's path does."""
+        return self._httpx is not None and len(self.session.cookie_jar) > 0
+
+    def _keep_cookies(self, reply: Reply, url: str) -> None:
+        """Put the cookies `reply` sets in the session's jar, as aiohttp would have; from now on the
+        requests go through aiohttp, which sends them."""
+        from yarl import URL
+
+        values = [
+            value.decode("latin-1") for name, value in reply.raw_headers if name.lower() == b"set-cookie"
+        ]
+        jar = self.session.cookie_jar
+        if hasattr(jar, "update_cookies_from_headers"):  # aiohttp 3.12 and later: its own parser
+            jar.update_cookies_from_headers(values, URL(url))
+        else:
+            from http.cookies import CookieError, SimpleCookie
+
+            cookies: SimpleCookie = SimpleCookie()
+            for value in values:
+                with contextlib.suppress(CookieError):
+                    cookies.load(value)
+            jar.update_cookies(cookies, URL(url))
+        self._http1 = None
+
+    def _prepare(self, method: str, url: str, headers: Mapping[str, str], timeout: float) -> _Prepared:
+        """The headers of a request with a JSON body and without one, its timeout, and the head of
+        its bytes on the fast path; an endpoint sends the same ones every time, so they are built
+        once."""
         prepared = self._prepared
-        if prepared and prepared[0] is url and prepared[1] is headers and prepared[2] == timeout:
-            return prepared[3]
+        if (
+            prepared
+            and prepared[0] is url
+            and prepared[1] is headers
+            and prepared[2] == timeout
+            and prepared[3] == method
+        ):
+            return prepared[4]
         given = {name.lower() for name in headers}  # as httpx: the caller's headers win
         without_body = dict(headers)
         if "accept-encoding" not in given:
@@ -231,9 +310,43 @@ class EndpointClient:
         with_json = dict(without_body)
         if "content-type" not in given:
             with_json["Content-Type"] = "application/json"
-        built = (with_json, without_body, client_timeout(timeout))
-        self._prepared = (url, headers, timeout, built)
+        built = _Prepared(method, with_json, without_body, client_timeout(timeout))
+        if self._http1 is not None:
+            heads = request_heads(self._http1.origin, method, url, with_json, without_body)
+            if heads is not None:
+                built = replace(built, head=heads[0], head_empty=heads[1])
+        self._prepared = (url, headers, timeout, method, built)
         return built
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What `send_json` sends for one method, URL and set of headers. On the fast path `head` is
+    the request with a body up to its Content-Length value, `head_empty` the request without one;
+    empty when the request goes through aiohttp."""
+
+    method: str
+    with_json: dict[str, str]
+    without_body: dict[str, str]
+    timeout: aiohttp.ClientTimeout
+    head: bytes = b""
+    head_empty: bytes = b""
+
+
+def http1_pool(url: str | None, connections: int) -> Http1Pool | None:
+    """The fast path's pool for `url`'s server, or None when requests there need aiohttp: a proxy,
+    a scheme other than http and https."""
+    if not url or _environment_proxy(url):
+        return None
+    origin = url_origin(url)
+    if origin is None:
+        return None
+    scheme, host, port = origin
+    return Http1Pool(Origin(host, port, tls_context(url) if scheme == "https" else None), connections, _fault)
+
+
+def _fault(kind: str, detail: str) -> EndpointError:
+    return fault(kind, detail, None)
 
 
 def request_bytes(body: Any) -> bytes | None:

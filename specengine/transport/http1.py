@@ -1,0 +1,376 @@
+"""A keep-alive HTTP/1.1 connection pool for a run's hot path: one JSON request, one whole answer.
+
+Why it exists: aiohttp spends about 65 µs of CPU on each request, the same in a bare loop as in a
+run, and at 0 ms agents that is most of a case's cost; this pool spends about 15 µs on the same
+request (bench/run_bench.py prints both loops side by side). It does only what that path needs:
+write a request whose bytes are built once per endpoint, read one answer (Content-Length, chunked
+or until close; gzip and deflate decoded), keep the connection for the next request. Everything else
+stays with aiohttp, and `client.py` decides which path a request takes: event streams, proxies,
+redirects, cookies, URLs that need quoting, headers that could not be written as given.
+
+Parsing is httptools (llhttp, the parser uvicorn and aiohttp's C extension are built on), so no
+byte of HTTP is parsed here. tests/test_transport_http1.py holds this path to aiohttp's, answer by
+answer and fault by fault.
+
+Faults are EndpointErrors with the kinds and wording of `client.fault`, as aiohttp's are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import ssl
+import urllib.parse
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+import httptools
+
+from specengine.errors import EndpointError
+from specengine.transport.limits import too_large
+
+# what aiohttp answers these faults with, so that results read the same whichever path was taken
+DISCONNECTED = "Server disconnected"
+NOT_COMPLETED = "Response payload is not completed"
+READ_TIMEOUT = "Timeout on reading data from socket"
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+BODILESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})  # no Content-Length: 0 (aiohttp)
+# a request target aiohttp (yarl) sends exactly as written; `%`, `[` and `]` it would re-quote
+_PLAIN_TARGET = re.compile(r"[A-Za-z0-9\-._~:/?@!$&'()*+,;=]*")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # a header name (RFC 9110)
+_UNSAFE_VALUE = re.compile(r"[\x00\r\n]")
+USER_AGENT = "Python/{0[0]}.{0[1]} aiohttp/{1}"  # aiohttp's, filled in by `request_heads`
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answer read whole: status, headers as received, the decoded body."""
+
+    status: int
+    raw_headers: tuple[tuple[bytes, bytes], ...]
+    body: bytes
+    content_type: bytes | None
+    sets_cookie: bool
+
+    def header(self, name: bytes) -> str | None:
+        """The first value of the header `name` (lower case), if the answer has it."""
+        for key, value in self.raw_headers:
+            if key.lower() == name:
+                return value.decode("latin-1")
+        return None
+
+    def charset(self) -> str | None:
+        """The charset its Content-Type names, if any."""
+        if self.content_type is None:
+            return None
+        for parameter in self.content_type.decode("latin-1").split(";")[1:]:
+            key, _, value = parameter.partition("=")
+            if key.strip().lower() == "charset":
+                return value.strip().strip('"') or None
+        return None
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a pool connects: host and port, TLS or not."""
+
+    host: str
+    port: int
+    tls: ssl.SSLContext | None
+
+
+def url_origin(url: str) -> tuple[str, str, int] | None:
+    """`url`'s scheme, host and port, when it is an http or https URL without user info; else None."""
+    try:
+        split = urllib.parse.urlsplit(url)
+        port = split.port
+    except ValueError:
+        return None
+    scheme = split.scheme.lower()
+    if scheme not in ("http", "https") or not split.hostname or "@" in split.netloc:
+        return None
+    return scheme, split.hostname, port or (443 if scheme == "https" else 80)
+
+
+def request_heads(
+    origin: Origin, method: str, url: str, with_json: dict[str, str], without_body: dict[str, str]
+) -> tuple[bytes, bytes] | None:
+    """The bytes of a request to `url` with a JSON body (up to its Content-Length value) and without
+    a body, as aiohttp writes them; None when aiohttp must send it: another origin, a target or
+    header aiohttp would rewrite or refuse."""
+    import platform
+
+    import aiohttp
+
+    split = urllib.parse.urlsplit(url)
+    scheme = "https" if origin.tls is not None else "http"
+    if url_origin(url) != (scheme, origin.host, origin.port):
+        return None
+    target = (split.path or "/") + (f"?{split.query}" if split.query else "")
+    if not _PLAIN_TARGET.fullmatch(target) or not method.isalpha() or method.upper() == "HEAD":
+        return None
+    for headers in (with_json, without_body):
+        for name, value in headers.items():
+            if not _TOKEN.fullmatch(name) or _UNSAFE_VALUE.search(value):
+                return None
+            if name.lower() in ("content-length", "transfer-encoding", "expect", "upgrade"):
+                return None
+    given = {name.lower() for name in with_json}
+    host = f"[{origin.host}]" if ":" in origin.host else origin.host
+    default_port = 443 if origin.tls is not None else 80
+    start = [f"{method} {target} HTTP/1.1"]
+    if "host" not in given:
+        start.append(f"Host: {host}" if origin.port == default_port else f"Host: {host}:{origin.port}")
+    defaults = []
+    if "accept" not in given:
+        defaults.append("Accept: */*")
+    if "user-agent" not in given:
+        version = platform.python_version_tuple()
+        defaults.append("User-Agent: " + USER_AGENT.format(version, aiohttp.__version__))
+
+    def head(headers: dict[str, str], length: str) -> bytes:
+        lines = [*start, *(f"{name}: {value}" for name, value in headers.items()), *defaults]
+        return ("\r\n".join(lines) + "\r\n" + length).encode()
+
+    empty_length = "" if method.upper() in BODILESS_METHODS else "Content-Length: 0\r\n"
+    return head(with_json, "Content-Length: "), head(without_body, empty_length) + b"\r\n"
+
+
+Fault = Callable[[str, str], EndpointError]  # (kind, detail) → the error a request raises
+
+
+class _Connection(asyncio.Protocol):
+    """One connection: at most one request in flight; the answer is parsed as it arrives."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fault: Fault):
+        self._loop = loop
+        self._fault = fault
+        self._parser = httptools.HttpResponseParser(self)
+        self._transport: asyncio.Transport | None = None
+        self._waiter: asyncio.Future[Reply] | None = None
+        self._limit = 0
+        self._read_timeout = 0.0
+        self._last_read = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self.usable = False  # connected, no answer half read, not told to close
+        self._reset()
+
+    def _reset(self) -> None:
+        self._headers: list[tuple[bytes, bytes]] = []
+        self._body: list[bytes] = []
+        self._size = 0
+        self._headers_done = False
+        self._delimited = False  # by Content-Length or chunked, rather than by the connection's end
+        self._content_type: bytes | None = None
+        self._encoding: bytes | None = None
+        self._sets_cookie = False
+
+    # --- the request --------------------------------------------------------------------------
+
+    async def exchange(self, request: bytes, limit: int, read_timeout: float) -> Reply:
+        """Write `request` and wait for its whole answer; the connection is closed on any fault or
+        cancellation, so a half-read answer never reaches the next request."""
+        assert self._transport is not None
+        self.usable = False
+        self._limit = limit
+        self._read_timeout = read_timeout
+        self._last_read = self._loop.time()
+        self._timer = self._loop.call_at(self._last_read + read_timeout, self._check_read)
+        waiter = self._waiter = self._loop.create_future()
+        self._transport.write(request)
+        try:
+            return await waiter
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            self._waiter = None
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    def close(self) -> None:
+        self.usable = False
+        if self._transport is not None:
+            self._transport.close()
+
+    def _check_read(self) -> None:
+        """The read timer: fail when nothing arrived for `read_timeout` seconds, as aiohttp's
+        sock_read does; re-armed for the rest of the interval when data came in meanwhile."""
+        due = self._last_read + self._read_timeout
+        if self._loop.time() < due:
+            self._timer = self._loop.call_at(due, self._check_read)
+            return
+        self._timer = None
+        self._fail(self._fault("ReadTimeout", READ_TIMEOUT))
+
+    def _fail(self, error: BaseException) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(error)
+        self.close()
+
+    # --- asyncio.Protocol ---------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        self.usable = True
+
+    def data_received(self, data: bytes) -> None:
+        if self._waiter is None:  # nothing asked: an idle connection the server talks on
+            self.close()
+            return
+        self._last_read = self._loop.time()
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserCallbackError as exc:
+            self._fail(exc.__context__ if isinstance(exc.__context__, EndpointError) else exc)
+        except httptools.HttpParserError as exc:
+            self._fail(self._fault("RemoteProtocolError", f"invalid HTTP answer: {exc}"))
+
+    def eof_received(self) -> bool:
+        return False  # close the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.usable = False
+        if self._waiter is None or self._waiter.done():
+            return
+        if self._headers_done and not self._delimited and exc is None:
+            self._complete(keep=False)  # the body ran until the connection's end
+        elif exc is not None:
+            self._fail(self._fault("ReadError", str(exc) or type(exc).__name__))
+        elif self._headers_done:
+            self._fail(self._fault("RemoteProtocolError", f"{NOT_COMPLETED}: {DISCONNECTED}"))
+        else:
+            self._fail(self._fault("RemoteProtocolError", DISCONNECTED))
+
+    # --- httptools callbacks ------------------------------------------------------------------
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._headers.append((name, value))
+        lower = name.lower()
+        if lower == b"content-type":
+            self._content_type = value
+        elif lower == b"content-encoding":
+            self._encoding = value.strip().lower()
+        elif lower == b"set-cookie":
+            self._sets_cookie = True
+        elif lower == b"content-length":
+            self._delimited = True
+            if value.strip().isdigit() and int(value) > self._limit:
+                raise too_large(self._limit)
+        elif lower == b"transfer-encoding":
+            self._delimited = True
+
+    def on_headers_complete(self) -> None:
+        self._headers_done = True
+
+    def on_body(self, body: bytes) -> None:
+        self._size += len(body)
+        if self._size > self._limit:
+            raise too_large(self._limit)
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        self._complete(keep=self._parser.should_keep_alive())
+
+    def _complete(self, keep: bool) -> None:
+        status = self._parser.get_status_code()
+        if 100 <= status < 200 and status != 101:  # an interim answer: the real one follows
+            self._reset()
+            return
+        body = b"".join(self._body)
+        if self._encoding in (b"gzip", b"x-gzip", b"deflate") and body:
+            try:
+                body = _decoded(body, self._encoding, self._limit)
+            except EndpointError as exc:
+                self._fail(exc)
+                return
+        reply = Reply(status, tuple(self._headers), body, self._content_type, self._sets_cookie)
+        self._reset()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(reply)
+        if keep and status != 101 and self._transport is not None and not self._transport.is_closing():
+            self.usable = True
+        else:
+            self.close()
+
+
+def _decoded(body: bytes, encoding: bytes, limit: int) -> bytes:
+    """`body` decompressed, at most `limit` bytes of it; deflate as aiohttp reads it (zlib-wrapped,
+    or raw when the wrapper is missing)."""
+    windows = (16 + zlib.MAX_WBITS,) if encoding != b"deflate" else (zlib.MAX_WBITS, -zlib.MAX_WBITS)
+    for bits in windows:
+        decoder = zlib.decompressobj(bits)
+        try:
+            decoded = decoder.decompress(body, limit + 1)
+        except zlib.error as exc:
+            error = exc
+            continue
+        if len(decoded) > limit:
+            raise too_large(limit)
+        return decoded
+    raise EndpointError("RemoteProtocolError", f"{NOT_COMPLETED}: can not decode content-encoding: {error}")
+
+
+class Http1Pool:
+    """Keep-alive connections to one origin, at most `connections` at once (0: no limit)."""
+
+    def __init__(self, origin: Origin, connections: int, fault: Fault):
+        self.origin = origin
+        self._fault = fault
+        self._idle: list[_Connection] = []
+        self._slots = asyncio.Semaphore(connections) if connections > 0 else None
+
+    async def exchange(self, request: bytes, limit: int, timeout: float) -> Reply:
+        """Send `request` (its whole bytes) and read its answer; `timeout` bounds the connect and
+        each wait for data."""
+        if self._slots is None:
+            return await self._exchange(request, limit, timeout)
+        async with self._slots:
+            return await self._exchange(request, limit, timeout)
+
+    async def _exchange(self, request: bytes, limit: int, timeout: float) -> Reply:
+        connection = await self._connection(timeout)
+        reply = await connection.exchange(request, limit, timeout)
+        if connection.usable:
+            self._idle.append(connection)
+        return reply
+
+    async def _connection(self, timeout: float) -> _Connection:
+        idle = self._idle
+        while idle:
+            connection = idle.pop()
+            if connection.usable:
+                return connection
+        return await self._connect(timeout)
+
+    async def _connect(self, timeout: float) -> _Connection:
+        loop = asyncio.get_running_loop()
+        origin = self.origin
+        extra: dict[str, Any] = {}
+        if origin.tls is not None:
+            extra = {"ssl": origin.tls, "server_hostname": origin.host}
+        connect = loop.create_connection(
+            lambda: _Connection(loop, self._fault), origin.host, origin.port, **extra
+        )
+        try:
+            _, protocol = await asyncio.wait_for(connect, timeout)
+        except (asyncio.TimeoutError, TimeoutError):
+            raise self._fault("ConnectTimeout", f"Connection timeout to host {self._where()}") from None
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise self._fault("ConnectError", f"Cannot connect to host {self._where()} [{reason}]") from None
+        return protocol
+
+    def _where(self) -> str:
+        origin = self.origin
+        return f"{origin.host}:{origin.port} ssl:{'default' if origin.tls is None else 'True'}"
+
+    def close(self) -> None:
+        for connection in self._idle:
+            connection.close()
+        self._idle.clear()
