@@ -127,7 +127,7 @@ class JudgeClient:
             import httpx
             import openai
 
-            from specengine.transport.client import open_session
+            from specengine.transport.aiohttp_session import open_session
             from specengine.transport.httpx_bridge import httpx_client
 
             httpx.URL(self.base_url)  # raises httpx.InvalidURL for a base_url that is no URL

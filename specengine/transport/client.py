@@ -32,13 +32,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
-
 from specengine.errors import EndpointError
 from specengine.transport.http1 import REDIRECTS, Http1Pool, Origin, Reply, request_heads, url_origin
-from specengine.transport.limits import too_large
 
 if TYPE_CHECKING:
+    import aiohttp
     import httpx
 
 CONNECT_TIMEOUT_S = 10.0
@@ -48,29 +46,9 @@ _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=Fa
 
 # --- faults ---------------------------------------------------------------------------------------
 
-# aiohttp's faults by the name of the httpx exception httpcore raises for the same fault; checked in
-# order, so a subclass comes before its base.
-FAULT_KINDS: tuple[tuple[type[BaseException], str], ...] = (
-    (aiohttp.ConnectionTimeoutError, "ConnectTimeout"),
-    (aiohttp.ServerTimeoutError, "ReadTimeout"),
-    (aiohttp.ClientConnectorError, "ConnectError"),
-    (aiohttp.ServerDisconnectedError, "RemoteProtocolError"),
-    (aiohttp.ClientPayloadError, "RemoteProtocolError"),
-    (aiohttp.TooManyRedirects, "TooManyRedirects"),
-    (aiohttp.ClientResponseError, "RemoteProtocolError"),  # a status line or header that is not HTTP
-    (aiohttp.InvalidURL, "UnsupportedProtocol"),
-    (aiohttp.NonHttpUrlClientError, "UnsupportedProtocol"),
-    (aiohttp.ClientConnectionError, "ReadError"),
-    (aiohttp.ClientError, "TransportError"),
-)
 TIMEOUT_KINDS = frozenset(
     {"ConnectTimeout", "ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutException"}
 )
-
-
-def fault_kind(exc: aiohttp.ClientError) -> str:
-    """The httpx name of the fault aiohttp raised `exc` for."""
-    return next(kind for aiohttp_type, kind in FAULT_KINDS if isinstance(exc, aiohttp_type))
 
 
 def fault(kind: str, detail: str, url: str | None, retryable: bool = True) -> EndpointError:
@@ -87,23 +65,7 @@ def fault(kind: str, detail: str, url: str | None, retryable: bool = True) -> En
     return EndpointError(kind, detail, retryable=retryable)
 
 
-def aiohttp_fault(exc: aiohttp.ClientError, url: str) -> EndpointError:
-    kind = fault_kind(exc)
-    return fault(kind, str(exc) or kind, url, retryable=kind != "TooManyRedirects")
-
-
 # --- sessions -------------------------------------------------------------------------------------
-
-
-def open_session(url: str | None, connections: int) -> aiohttp.ClientSession:
-    """An aiohttp session for one server: at most `connections` connections (0: no limit), the
-    environment's proxy for `url`, httpx's TLS trust, and cookies kept as httpx keeps them."""
-    connector = aiohttp.TCPConnector(limit=connections, ssl=tls_context(url) or True)
-    return aiohttp.ClientSession(
-        connector=connector,
-        cookie_jar=aiohttp.CookieJar(unsafe=True),  # httpx keeps cookies of 127.0.0.1 too
-        proxy=_environment_proxy(url),
-    )
 
 
 def tls_context(url: str | None) -> ssl.SSLContext | None:
@@ -116,7 +78,7 @@ def tls_context(url: str | None) -> ssl.SSLContext | None:
     return None
 
 
-def _environment_proxy(url: str | None) -> str | None:
+def environment_proxy(url: str | None) -> str | None:
     """The proxy the environment names for `url`'s scheme and host, unless NO_PROXY excludes it."""
     if not url:
         return None
@@ -127,26 +89,6 @@ def _environment_proxy(url: str | None) -> str | None:
         return None
     host = rest.split("/", 1)[0].rsplit("@", 1)[-1]
     return None if urllib.request.proxy_bypass(host.split(":", 1)[0]) else proxy
-
-
-def client_timeout(seconds: float | None, connect: float | None = None) -> aiohttp.ClientTimeout:
-    """httpx's per-read timeout in aiohttp's terms: each read and the connect may take `seconds`."""
-    return aiohttp.ClientTimeout(total=None, sock_read=seconds, sock_connect=connect or seconds)
-
-
-async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
-    """The whole body of an aiohttp response, or `too_large` past `limit` bytes."""
-    declared = response.content_length
-    if declared is not None:
-        if declared > limit:
-            raise too_large(limit)
-        return await response.read()
-    body = bytearray()
-    async for chunk in response.content.iter_any():
-        body += chunk
-        if len(body) > limit:
-            raise too_large(limit)
-    return bytes(body)
 
 
 @dataclass(frozen=True)
@@ -170,8 +112,10 @@ class EndpointClient:
     """
 
     def __init__(self, url: str | None, connections: int, timeout: float, http1: bool = True):
-        self.session = open_session(url, connections)
+        self.url = url
+        self.connections = connections
         self.timeout = timeout
+        self._session: aiohttp.ClientSession | None = None
         self._httpx: httpx.AsyncClient | None = None
         self._http1 = http1_pool(url, connections) if http1 else None
         self._prepared: tuple[Any, ...] = ()
@@ -187,8 +131,17 @@ class EndpointClient:
             self._http1.close()
         if self._httpx is not None:
             await self._httpx.aclose()  # closes the session too
-        else:
-            await self.session.close()
+        elif self._session is not None:
+            await self._session.close()
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        """The endpoint's aiohttp session, opened on first use."""
+        if self._session is None:
+            from specengine.transport.aiohttp_session import open_session
+
+            self._session = open_session(self.url, self.connections)
+        return self._session
 
     def httpx_client(self) -> httpx.AsyncClient:
         """An httpx.AsyncClient over this session (redirects followed, as a run always did)."""
@@ -212,20 +165,10 @@ class EndpointClient:
         return await self._send_aiohttp(prepared, url, data, limit)
 
     async def _send_aiohttp(self, prepared: _Prepared, url: str, data: bytes | None, limit: int) -> RawAnswer:
+        from specengine.transport.aiohttp_session import send_aiohttp
+
         headers = prepared.without_body if data is None else prepared.with_json
-        try:
-            async with self.session.request(
-                prepared.method, url, data=data, headers=headers, timeout=prepared.timeout
-            ) as response:
-                content = await read_bounded(response, limit)
-                return RawAnswer(
-                    response.status,
-                    response.url,
-                    JoinedHeaders(response.raw_headers),
-                    content.decode(_encoding(response.charset), "replace"),
-                )
-        except aiohttp.ClientError as exc:
-            raise aiohttp_fault(exc, url) from None
+        return await send_aiohttp(self.session, prepared.method, url, data, headers, prepared.timeout, limit)
 
     async def _send_http1(
         self, pool: Http1Pool, prepared: _Prepared, url: str, data: bytes | None, timeout: float, limit: int
@@ -246,8 +189,8 @@ class EndpointClient:
             location = reply.header(b"location")
             if location is not None:
                 return await self._follow(prepared, url, data, reply.status, location, limit)
-        headers = JoinedHeaders(reply.raw_headers)
-        return RawAnswer(reply.status, url, headers, reply.body.decode(_encoding(reply.charset()), "replace"))
+        text = reply.body.decode(body_encoding(reply.charset()), "replace")
+        return RawAnswer(reply.status, url, JoinedHeaders(reply.raw_headers), text)
 
     async def _follow(
         self, prepared: _Prepared, url: str, data: bytes | None, status: int, location: str, limit: int
@@ -267,7 +210,7 @@ class EndpointClient:
     def _has_cookies(self) -> bool:
         """Whether the session holds a cookie (set through the httpx bridge): then requests must
         carry it, and aiohttp's path does."""
-        return self._httpx is not None and len(self.session.cookie_jar) > 0
+        return self._session is not None and len(self._session.cookie_jar) > 0
 
     def _keep_cookies(self, reply: Reply, url: str) -> None:
         """Put the cookies `reply` sets in the session's jar, as aiohttp would have; from now on the
@@ -310,7 +253,7 @@ class EndpointClient:
         with_json = dict(without_body)
         if "content-type" not in given:
             with_json["Content-Type"] = "application/json"
-        built = _Prepared(method, with_json, without_body, client_timeout(timeout))
+        built = _Prepared(method, with_json, without_body, timeout)
         if self._http1 is not None:
             heads = request_heads(self._http1.origin, method, url, with_json, without_body)
             if heads is not None:
@@ -328,7 +271,7 @@ class _Prepared:
     method: str
     with_json: dict[str, str]
     without_body: dict[str, str]
-    timeout: aiohttp.ClientTimeout
+    timeout: float
     head: bytes = b""
     head_empty: bytes = b""
 
@@ -336,7 +279,7 @@ class _Prepared:
 def http1_pool(url: str | None, connections: int) -> Http1Pool | None:
     """The fast path's pool for `url`'s server, or None when requests there need aiohttp: a proxy,
     a scheme other than http and https."""
-    if not url or _environment_proxy(url):
+    if not url or environment_proxy(url):
         return None
     origin = url_origin(url)
     if origin is None:
@@ -382,7 +325,7 @@ class JoinedHeaders(Mapping[str, str]):
         return len(self._headers())
 
 
-def _encoding(charset: str | None) -> str:
+def body_encoding(charset: str | None) -> str:
     """The body's charset when it names a known codec, else UTF-8 (as httpx decodes text)."""
     if charset:
         try:

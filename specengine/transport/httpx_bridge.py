@@ -17,7 +17,8 @@ from collections.abc import AsyncIterator
 import aiohttp
 import httpx
 
-from specengine.transport.client import ACCEPT_ENCODING, client_timeout, fault_kind
+from specengine.transport.aiohttp_session import client_timeout, fault_kind
+from specengine.transport.client import ACCEPT_ENCODING
 from specengine.transport.limits import too_large
 
 # Headers that describe the body as it was sent; aiohttp has already decoded it.
