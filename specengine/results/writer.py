@@ -17,15 +17,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from specengine.redact import redact_case
+from specengine.results.json_line import json_line
 from specengine.results.model import Tally
 
 RESULTS_FOLDER = Path(".specengine/runs")
 TEXT_EXCERPT = 100_000  # the most characters of any one text (a reply, a message) that results keep
-
-# json.dumps(case, ensure_ascii=False, default=str) without its check for values that contain
-# themselves: a case is plain data built from the plan and the transcript, where none can, and the
-# check costs a sixth of the encoding (the largest part of writing a case).
-_case_json = json.JSONEncoder(ensure_ascii=False, default=str, check_circular=False).encode
 
 
 def new_run_id() -> str:
@@ -81,11 +77,10 @@ class ResultsWriter:
         self.tally.add(case)
         if self.secrets:
             case = redact_case(case, self.secrets)
-        text = _case_json(case)
-        if len(text) > TEXT_EXCERPT:  # only then can a single text be longer than its excerpt
+        line = json_line(case)
+        if len(line) > TEXT_EXCERPT:  # only then can a single text be longer than its excerpt
             case = excerpted(case)
-            text = _case_json(case)
-        line = (text + "\n").encode("utf-8")
+            line = json_line(case)
         self._log.write(line)
         self._log.flush()
         self._offsets.append((int(case.get("index", len(self._offsets))), self._end))
