@@ -37,10 +37,11 @@ sys.path.insert(0, str(REPO))
 
 from specengine.compile import case_stream  # noqa: E402
 from specengine.endpoints.openai_chat import parse_completion  # noqa: E402
+from specengine.fast_json import json_line  # noqa: E402
 from specengine.grade.grader import grade_trial, trial_result  # noqa: E402
 from specengine.report.console import FailureLog  # noqa: E402
 from specengine.results.model import CaseResult, case_outcome  # noqa: E402
-from specengine.results.writer import ResultsWriter, _case_json  # noqa: E402
+from specengine.results.writer import ResultsWriter  # noqa: E402
 from specengine.run.prepare import PrepareOptions, count_cases, prepare  # noqa: E402
 from specengine.source.datasets import iter_rows  # noqa: E402
 from specengine.transcript import TurnRecord  # noqa: E402
@@ -144,7 +145,7 @@ def measure(folder: Path, cases: int, repeat: int) -> dict[str, float]:
         step("trial and case results", lambda: _case_results(state))
         step("results dict", lambda: [result.as_dict() for result in state["trial and case results"]])
         step("log append (JSON line, write, flush)", lambda: list(map(writer.append, state["results dict"])))
-        step("  of which the JSON line", lambda: [_case_json(case) for case in state["results dict"]])
+        step("  of which the JSON line", lambda: [json_line(case) for case in state["results dict"]])
         step("failure log", lambda: [failures.add(case) for case in state["results dict"]])
     writer.close(0.0)
     return best

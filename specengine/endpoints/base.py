@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from specengine import fast_json
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.retry import is_retryable_status, retry_after_seconds
@@ -221,7 +222,7 @@ def not_json(what: str, text: str) -> EndpointError:
 def parse_json(text: str, what: str) -> Any:
     """JSON text parsed; anything else is not_json(what, text)."""
     try:
-        return json.loads(text)
+        return fast_json.loads(text)
     except ValueError:
         raise not_json(what, text) from None
 
@@ -317,7 +318,7 @@ def parse_arguments(raw: Any) -> tuple[Any, str | None]:
     if not isinstance(raw, str):
         return raw, None
     try:
-        return json.loads(raw), None
+        return fast_json.loads(raw), None
     except json.JSONDecodeError as exc:
         return {}, f"arguments were not valid JSON ({exc.msg}): {raw[:BODY_EXCERPT]!r}"
 

@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
+from specengine.fast_json import json_line
 from specengine.redact import redact_case
-from specengine.results.json_line import json_line
 from specengine.results.model import Tally
 
 RESULTS_FOLDER = Path(".specengine/runs")
