@@ -54,12 +54,15 @@ class FailureLog:
     skipped_only_judges: bool = True  # ... and those gates were all judge checks
 
     def add(self, case: Mapping[str, Any]) -> None:
-        for check in uncertain_checks(dict(case)):
-            self.uncertain_count += 1
-            if len(self.uncertain) < self.limit:
-                self.uncertain.append((str(case["id"]), str(case.get("spec", "")), check))
+        notable = _has_notable_check(case)
+        if notable:
+            for check in uncertain_checks(dict(case)):
+                self.uncertain_count += 1
+                if len(self.uncertain) < self.limit:
+                    self.uncertain.append((str(case["id"]), str(case.get("spec", "")), check))
         if case["status"] == "passed":
-            self._note_skipped_gates(case)
+            if notable:
+                self._note_skipped_gates(case)
             return
         if case["status"] not in ("failed", "error"):
             return
@@ -85,6 +88,22 @@ class FailureLog:
         if not self.passed_with_skips:
             return ""
         return f" ({passed_with_skips(self.passed_with_skips, self.skipped_only_judges)})"
+
+
+def _has_notable_check(case: Mapping[str, Any]) -> bool:
+    """Whether some check of some trial was uncertain or skipped: only then can the case have an
+    uncertain verdict or a skipped gate to note (most cases have neither, and are passed over at
+    the cost of one look at each check)."""
+    trials = case.get("trials")
+    if not isinstance(trials, list) or not trials:
+        return True  # nothing to pass over quickly: the full look decides
+    for trial in trials:
+        checks = trial.get("checks") if isinstance(trial, dict) else None
+        if isinstance(checks, list):
+            for check in checks:
+                if not isinstance(check, dict) or check.get("uncertain") or check.get("status") == "skipped":
+                    return True
+    return False
 
 
 def _error_key(case: Mapping[str, Any]) -> tuple[str, str] | None:
