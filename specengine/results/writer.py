@@ -99,20 +99,24 @@ class ResultsWriter:
             self._log = None
         summary = {**self.tally.as_dict(duration_s), **(extra_summary or {})}
         temporary = self.output.with_name(self.output.name + ".tmp")
-        with temporary.open("w", encoding="utf-8") as out, log_path(self.output).open("rb") as log:
-            out.write("{")
-            out.write(f'"run_id": {json.dumps(self.run_id)}, "started_at": {json.dumps(self.started_at)}, ')
-            for key, value in self.header.items():
-                out.write(f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False, default=str)}, ")
-            out.write(f'"summary": {json.dumps(summary)}, "cases": [')
-            for position, line in enumerate(_lines_in_order(log, self._offsets)):
-                out.write(("\n" if position == 0 else ",\n") + line)
-            out.write("\n]}\n")
+        head = [f'"run_id": {json.dumps(self.run_id)}, "started_at": {json.dumps(self.started_at)}, ']
+        for key, value in self.header.items():
+            head.append(f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False, default=str)}, ")
+        head.append(f'"summary": {json.dumps(summary)}, "cases": [')
+        # the log's lines are UTF-8 JSON already: copied as bytes, never decoded
+        with temporary.open("wb") as out, log_path(self.output).open("rb") as log:
+            out.write(("{" + "".join(head)).encode("utf-8"))
+            separator = b"\n"
+            for line in _lines_in_order(log, self._offsets):
+                out.write(separator)
+                out.write(line)
+                separator = b",\n"
+            out.write(b"\n]}\n")
         os.replace(temporary, self.output)
         return summary
 
 
-def _lines_in_order(log: IO[bytes], offsets: list[tuple[int, int]]) -> Iterator[str]:
+def _lines_in_order(log: IO[bytes], offsets: list[tuple[int, int]]) -> Iterator[bytes]:
     """The log's lines in plan order (offsets are (plan index, byte offset) pairs). Cases mostly
     finish in plan order, so the log is read straight on and only a line out of place is sought."""
     position = 0
@@ -121,7 +125,7 @@ def _lines_in_order(log: IO[bytes], offsets: list[tuple[int, int]]) -> Iterator[
             log.seek(offset)
         line = log.readline()
         position = offset + len(line)
-        yield line.decode("utf-8").rstrip("\n")
+        yield line.rstrip(b"\n")
 
 
 def excerpted(value: Any) -> Any:
