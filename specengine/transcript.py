@@ -12,9 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from specengine.fast_init import fast_init
 from specengine.usage import TokenUsage, read_usage
 
 
+@fast_init
 @dataclass(frozen=True)
 class ToolCall:
     """A tool call the agent made; `args` parsed from the JSON string the protocol carries."""
@@ -28,6 +30,7 @@ class ToolCall:
         return {"name": self.name, "args": self.args}
 
 
+@fast_init
 @dataclass(frozen=True)
 class Turn:
     """What one user message produced: the reply text, tool calls, session and timing."""
@@ -46,6 +49,7 @@ class Turn:
         return read_usage(self.usage)
 
 
+@fast_init
 @dataclass(frozen=True)
 class TurnRecord:
     """A sent message and what came back, with the turn number and the conversation it belongs to."""

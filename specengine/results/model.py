@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
+from specengine.fast_init import fast_init
 from specengine.plan import Case
 from specengine.usage import TokenUsage, read_usage, total_usage
 
@@ -20,6 +21,7 @@ Status = Literal["passed", "failed", "skipped", "error"]
 SkipCode = Literal["no_judge", "trial_error", "turn_missing"]
 
 
+@fast_init
 @dataclass(frozen=True)
 class CheckResult:
     """One check's outcome in one trial."""
@@ -81,6 +83,7 @@ class CheckResult:
         return data
 
 
+@fast_init
 @dataclass(frozen=True)
 class TrialResult:
     """One run of a case: the transcript, the checks, and how it ended."""
@@ -132,6 +135,7 @@ def trial_status(error: Mapping[str, str] | None, checks: Sequence[CheckResult])
     return "passed"
 
 
+@fast_init
 @dataclass(frozen=True)
 class CaseOutcome:
     status: Status
@@ -207,6 +211,7 @@ def _aggregate_row(template: CheckResult, same: Sequence[CheckResult], pass_rate
     return row
 
 
+@fast_init
 @dataclass(frozen=True)
 class CaseResult:
     """A finished case, ready to be appended to the results log."""
