@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
 from support.cli import write_project
 from support.runs import run_spec, validate_results
@@ -100,3 +101,21 @@ def test_a_run_writes_the_code_beside_the_words(tmp_path):
     assert all("skip_code" not in check for check in trial["checks"] if check["status"] != "skipped")
     assert "judge checks need a judge model" in run.cli.output
     validate_results(run.results)
+
+
+@pytest.mark.parametrize("pass_rate", [0.0, 0.5, 1.0])
+def test_a_single_trials_check_row_is_the_aggregate_of_that_one_check(pass_rate: float) -> None:
+    from specengine.results import model
+
+    for status in ("passed", "failed", "error", "skipped"):
+        for score in (None, -0.0, 0, 0.123456, 1.0):
+            for uncertain in (None, False, True):
+                check = model.CheckResult(
+                    name="c", matcher="includes", line=3, turn=1, gate=True, status=status,
+                    score=score, uncertain=uncertain, judge={"model": "m"},
+                )  # fmt: skip
+                single = model._single_row(check, pass_rate)
+                general = model._aggregate_row(check, (check,), pass_rate)
+                assert single == general
+                assert [type(value) for value in single.values()] == [type(v) for v in general.values()]
+                assert str(single["score"]) == str(general["score"])  # -0.0 and 0.0 read differently

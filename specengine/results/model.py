@@ -171,7 +171,7 @@ def aggregate_checks(trials: Sequence[TrialResult], pass_rate: float) -> list[di
     if not trials:
         return []
     if len(trials) == 1:  # most cases: each check is its own aggregate
-        return [_aggregate_row(check, (check,), pass_rate) for check in trials[0].checks]
+        return [_single_row(check, pass_rate) for check in trials[0].checks]
     longest = max(trials, key=lambda trial: len(trial.checks))
     return [
         _aggregate_row(
@@ -208,6 +208,29 @@ def _aggregate_row(template: CheckResult, same: Sequence[CheckResult], pass_rate
         if check.uncertain:
             row["uncertain"] = True
             break
+    return row
+
+
+def _single_row(check: CheckResult, pass_rate: float) -> dict[str, Any]:
+    """`_aggregate_row(check, (check,), pass_rate)`, without the lists a single trial needs none of."""
+    status = check.status
+    if status != "skipped":
+        if (1.0 if status == "passed" else 0.0) >= pass_rate - 1e-9:
+            status = "passed"
+        elif status != "failed":
+            status = "error"
+    score = check.score
+    row: dict[str, Any] = {
+        "name": check.name,
+        "matcher": check.matcher,
+        "line": check.line,
+        "turn": check.turn,
+        "gate": check.gate,
+        "status": status,
+        "score": None if score is None else round((0 + score) / 1, 4),  # the mean of one score
+    }
+    if check.uncertain:
+        row["uncertain"] = True
     return row
 
 
