@@ -1,23 +1,26 @@
-"""How a run's requests reach the network: one aiohttp session per endpoint.
+"""How a run's requests reach the network: one `EndpointClient` per endpoint.
 
 httpx is the client API the project is built on (an adapter may be handed any `httpx.AsyncClient`,
 and the judge's openai SDK runs on one), but its default transport, httpcore on anyio, spends more
 CPU per request than the rest of a case together, and importing httpx costs more than a one-case
-run's request. So a run hands each adapter an `EndpointClient` instead, an aiohttp session:
+run's request. So a run hands each adapter an `EndpointClient` instead:
 
-- `send_json` posts one JSON body (the bytes httpx would send) and reads the answer straight through
-  the session; every turn that is not streamed takes this path, and httpx is never imported for it.
-- `httpx_client()` is an httpx.AsyncClient over the same session (httpx_bridge.py), made on first
-  use, for event streams (read with httpx-sse) and anything else that wants httpx.
+- `send_json` sends one JSON body (the bytes httpx would send) and reads the whole answer. Every
+  turn that is not streamed takes this path. A request to the endpoint's own server that can be
+  written as given goes over a keep-alive HTTP/1.1 pool (http1.py, a quarter of aiohttp's CPU per
+  request); anything else goes through an aiohttp session (aiohttp_session.py, loaded on first
+  use): another server, a proxy, a redirect, a server that sets cookies, a URL aiohttp would quote.
+- `httpx_client()` is an httpx.AsyncClient over the aiohttp session (httpx_bridge.py), made on
+  first use, for event streams (read with httpx-sse) and anything else that wants httpx.
 - A body is read up to a limit (an endpoint's `max_reply_bytes`); past it the read stops, the
-  connection is dropped and the turn errors with `ReplyTooLarge`.
-- A fault is named as httpx names it (`FAULT_KINDS`: ConnectError, ReadTimeout,
-  RemoteProtocolError, …) and worded by `fault`, whichever path the request took, so results and
-  retries read the same.
+  connection is dropped and the turn errors with `ReplyTooLarge`. The limit counts the bytes of the
+  decoded body.
+- A fault is named as httpx names it (ConnectError, ReadTimeout, RemoteProtocolError, …) and worded
+  by `fault`, whichever path the request took, so results and retries read the same.
 
-aiohttp decompresses what it receives, so the limit counts the bytes of the decoded body. Proxies
-come from the environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) as with httpx, looked up once per
-endpoint rather than per request; an https endpoint trusts what httpx trusts (its SSL context).
+Proxies come from the environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) as with httpx, looked up once
+per endpoint rather than per request; an https endpoint trusts what httpx trusts (its SSL context).
+Both paths send `User-Agent: specengine/VERSION` unless the endpoint's headers name another.
 """
 
 from __future__ import annotations
