@@ -246,6 +246,11 @@ class _Connection(asyncio.Protocol):
 
     # --- httptools callbacks ------------------------------------------------------------------
 
+    def on_message_begin(self) -> None:
+        waiter = self._waiter
+        if waiter is None or waiter.done():  # more than the one answer asked for: never reused
+            raise self._fault("RemoteProtocolError", "the server sent an answer nobody asked for")
+
     def on_header(self, name: bytes, value: bytes) -> None:
         self._headers.append((name, value))
         lower = name.lower()
