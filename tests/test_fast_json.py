@@ -24,9 +24,9 @@ scalars = (
 keys = st.text() | st.integers(min_value=-5, max_value=5) | st.booleans() | st.none()
 values = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.tuples(inner, inner)
-    | st.dictionaries(keys, inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(keys, inner, max_size=4)
+    ),
     max_leaves=20,
 )
 
