@@ -91,12 +91,14 @@ async def send_aiohttp(
     headers: Mapping[str, str],
     timeout: float,
     limit: int,
+    redirects: int = 10,
 ) -> RawAnswer:
-    """Send one request through `session` and read at most `limit` bytes of its answer (redirects
-    followed); a fault raises the EndpointError httpx's would have become."""
+    """Send one request through `session` and read at most `limit` bytes of its answer (the
+    `redirects`-th redirect in a row is a fault); a fault raises the EndpointError httpx's would
+    have become."""
     try:
         async with session.request(
-            method, url, data=data, headers=headers, timeout=client_timeout(timeout)
+            method, url, data=data, headers=headers, timeout=client_timeout(timeout), max_redirects=redirects
         ) as response:
             content = await read_bounded(response, limit)
             return RawAnswer(

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     import httpx
 
 CONNECT_TIMEOUT_S = 10.0
+MAX_REDIRECTS = 10  # aiohttp's: the tenth redirect in a row is a TooManyRedirects fault
 ACCEPT_ENCODING = "gzip, deflate"  # what aiohttp decodes whatever optional packages are installed
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)  # httpx's json=
 
@@ -167,48 +168,48 @@ class EndpointClient:
             return await self._send_http1(self._http1, prepared, url, data, timeout, limit)
         return await self._send_aiohttp(prepared, url, data, limit)
 
-    async def _send_aiohttp(self, prepared: _Prepared, url: str, data: bytes | None, limit: int) -> RawAnswer:
+    async def _send_aiohttp(
+        self, prepared: _Prepared, url: str, data: bytes | None, limit: int, redirects: int = MAX_REDIRECTS
+    ) -> RawAnswer:
         from specengine.transport.aiohttp_session import send_aiohttp
 
         headers = prepared.without_body if data is None else prepared.with_json
-        return await send_aiohttp(self.session, prepared.method, url, data, headers, prepared.timeout, limit)
+        return await send_aiohttp(
+            self.session, prepared.method, url, data, headers, prepared.timeout, limit, redirects
+        )
 
     async def _send_http1(
         self, pool: Http1Pool, prepared: _Prepared, url: str, data: bytes | None, timeout: float, limit: int
     ) -> RawAnswer:
-        if data is None:
-            request = prepared.head_empty
-        else:
-            request = b"%s%d\r\n\r\n%s" % (prepared.head, len(data), data)
-        try:
-            reply = await pool.exchange(request, limit, timeout)
-        except EndpointError as exc:
-            if exc.kind == "ConnectError":  # the message names the URL, as aiohttp's path does
-                raise fault(exc.kind, exc.message, url) from None
-            raise
-        if reply.sets_cookie:
-            self._keep_cookies(reply, url)
-        if reply.status in REDIRECTS:
-            location = reply.header(b"location")
-            if location is not None:
-                return await self._follow(prepared, url, data, reply.status, location, limit)
-        text = reply.body.decode(body_encoding(reply.charset()), "replace")
-        return RawAnswer(reply.status, url, JoinedHeaders(reply.raw_headers), text)
-
-    async def _follow(
-        self, prepared: _Prepared, url: str, data: bytes | None, status: int, location: str, limit: int
-    ) -> RawAnswer:
-        """Hand a redirect to aiohttp as its own redirect handling would go on: the method and body
-        it would send next, to the URL it would go to, without Authorization on another origin."""
-        target = urllib.parse.urljoin(url, location)
-        method = prepared.method
-        if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
-            method, data = "GET", None
-        with_json = prepared.with_json
-        if url_origin(target) != url_origin(url):
-            with_json = {name: value for name, value in with_json.items() if name.lower() != "authorization"}
-        onward = _Prepared(method, with_json, with_json, prepared.timeout)
-        return await self._send_aiohttp(onward, target, data, limit)
+        """Send over the pool, following redirects as aiohttp does: on the pool while they stay on
+        its server and can be written as given, through aiohttp (with the redirects left) when not."""
+        head, head_empty = prepared.head, prepared.head_empty
+        followed = 0
+        while True:
+            request = head_empty if data is None else b"%s%d\r\n\r\n%s" % (head, len(data), data)
+            try:
+                reply = await pool.exchange(request, limit, timeout)
+            except EndpointError as exc:
+                if exc.kind == "ConnectError":  # the message names the URL, as aiohttp's path does
+                    raise fault(exc.kind, exc.message, url) from None
+                raise
+            if reply.sets_cookie:
+                self._keep_cookies(reply, url)
+            location = _location(reply)
+            if not location:
+                text = reply.body.decode(body_encoding(reply.charset()), "replace")
+                return RawAnswer(reply.status, url, JoinedHeaders(reply.raw_headers), text)
+            followed += 1
+            if followed >= MAX_REDIRECTS:
+                raise fault("TooManyRedirects", f"{reply.status}, message='Too many redirects'", url, False)
+            prepared, url, data = _redirected(prepared, url, data, reply.status, location)
+            heads = None
+            if self._http1 is pool and location.startswith("/") and not location.startswith("//"):
+                onward = prepared.with_json
+                heads = request_heads(pool.origin, prepared.method, url, onward, onward)
+            if heads is None:
+                return await self._send_aiohttp(prepared, url, data, limit, MAX_REDIRECTS - followed)
+            head, head_empty = heads
 
     def _has_cookies(self) -> bool:
         """Whether the session holds a cookie (set through the httpx bridge): then requests must
@@ -234,7 +235,9 @@ class EndpointClient:
                 with contextlib.suppress(CookieError):
                     cookies.load(value)
             jar.update_cookies(cookies, URL(url))
-        self._http1 = None
+        if self._http1 is not None:
+            self._http1.close()  # idle connections now; busy ones as their answers end
+            self._http1 = None
 
     def _prepare(self, method: str, url: str, headers: Mapping[str, str], timeout: float) -> _Prepared:
         """The headers of a request with a JSON body and without one, its timeout, and the head of
@@ -249,6 +252,7 @@ class EndpointClient:
             and prepared[3] == method
         ):
             return prepared[4]
+        method = method.upper()  # as aiohttp sends it
         given = {name.lower() for name in headers}  # as httpx: the caller's headers win
         without_body = dict(headers)
         if "accept-encoding" not in given:
@@ -277,6 +281,30 @@ class _Prepared:
     timeout: float
     head: bytes = b""
     head_empty: bytes = b""
+
+
+def _location(reply: Reply) -> str | None:
+    """Where a redirect sends the request (Location, or URI as aiohttp reads it); None for any
+    other answer."""
+    if reply.status not in REDIRECTS:
+        return None
+    return reply.header(b"location") or reply.header(b"uri")
+
+
+def _redirected(
+    prepared: _Prepared, url: str, data: bytes | None, status: int, location: str
+) -> tuple[_Prepared, str, bytes | None]:
+    """What aiohttp sends after a redirect: the method and body it would send next, to the URL it
+    would go to, without Authorization on another origin."""
+    target = urllib.parse.urljoin(url, location)
+    method = prepared.method
+    if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
+        method, data = "GET", None
+    with_json = prepared.with_json
+    if url_origin(target) != url_origin(url):
+        dropped = ("authorization", "cookie", "proxy-authorization")
+        with_json = {name: value for name, value in with_json.items() if name.lower() not in dropped}
+    return _Prepared(method, with_json, with_json, prepared.timeout), target, data
 
 
 def http1_pool(url: str | None, connections: int) -> Http1Pool | None:

@@ -37,10 +37,20 @@ from specengine.transport.limits import too_large
 DISCONNECTED = "Server disconnected"
 NOT_COMPLETED = "Response payload is not completed"
 READ_TIMEOUT = "Timeout on reading data from socket"
+# aiohttp's parser limits: a header line's name and value together, and the number of headers
+MAX_FIELD_SIZE = 8190
+MAX_HEADERS = 128
+# the encodings aiohttp decodes (br and zstd only with their optional packages); others stay as sent
+DECODED = frozenset({b"gzip", b"deflate"})
+NEEDS_PACKAGE = frozenset({b"br", b"zstd"})
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 BODILESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})  # no Content-Length: 0 (aiohttp)
+POST_METHODS = frozenset({"PATCH", "POST", "PUT"})  # a Content-Type even without a body (aiohttp)
 # a request target aiohttp (yarl) sends exactly as written; `%`, `[` and `]` it would re-quote
 _PLAIN_TARGET = re.compile(r"[A-Za-z0-9\-._~:/?@!$&'()*+,;=]*")
+# a URL aiohttp (yarl) shows as written: lower-case scheme and host, no dot segment, no empty query
+_PLAIN_URL = re.compile(r"https?://[a-z0-9.\-]+(:[0-9]+)?(/[^?#]*)?(\?[^#]+)?")
+_DOT_SEGMENT = re.compile(r"/\.\.?(/|$)")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # a header name (RFC 9110)
 _UNSAFE_VALUE = re.compile(r"[\x00\r\n]")
 USER_AGENT = f"specengine/{__version__}"  # on either path: an agent's logs can tell eval traffic apart
@@ -105,12 +115,16 @@ def request_heads(
     header aiohttp would rewrite or refuse."""
     split = urllib.parse.urlsplit(url)
     scheme = "https" if origin.tls is not None else "http"
-    if url_origin(url) != (scheme, origin.host, origin.port):
+    if url_origin(url) != (scheme, origin.host, origin.port) or not _PLAIN_URL.fullmatch(url):
         return None
     target = (split.path or "/") + (f"?{split.query}" if split.query else "")
-    if not _PLAIN_TARGET.fullmatch(target) or not method.isalpha() or method.upper() == "HEAD":
+    if not _PLAIN_TARGET.fullmatch(target) or _DOT_SEGMENT.search(split.path):
+        return None
+    if not method.isalpha() or not method.isupper() or method == "HEAD":
         return None
     for headers in (with_json, without_body):
+        if len({name.lower() for name in headers}) < len(headers):
+            return None  # one name twice: which one aiohttp sends is its own business
         for name, value in headers.items():
             if not _TOKEN.fullmatch(name) or _UNSAFE_VALUE.search(value):
                 return None
@@ -132,8 +146,10 @@ def request_heads(
         lines = [*start, *(f"{name}: {value}" for name, value in headers.items()), *defaults]
         return ("\r\n".join(lines) + "\r\n" + length).encode()
 
-    empty_length = "" if method.upper() in BODILESS_METHODS else "Content-Length: 0\r\n"
-    return head(with_json, "Content-Length: "), head(without_body, empty_length) + b"\r\n"
+    empty = "" if method in BODILESS_METHODS else "Content-Length: 0\r\n"
+    if method in POST_METHODS and not any(name.lower() == "content-type" for name in without_body):
+        empty = f"Content-Type: application/octet-stream\r\n{empty}"
+    return head(with_json, "Content-Length: "), head(without_body, empty) + b"\r\n"
 
 
 Fault = Callable[[str, str], EndpointError]  # (kind, detail) → the error a request raises
@@ -146,6 +162,11 @@ class _Connection(asyncio.Protocol):
         self._loop = loop
         self._fault = fault
         self._parser = httptools.HttpResponseParser(self)
+        # what aiohttp's parser forgives outside its debug mode: obs-fold, a bare LF, spaces after a
+        # chunk size
+        self._parser.set_dangerous_leniencies(
+            lenient_headers=True, lenient_optional_cr_before_lf=True, lenient_spaces_after_chunk_size=True
+        )
         self._transport: asyncio.Transport | None = None
         self._waiter: asyncio.Future[Reply] | None = None
         self._limit = 0
@@ -252,12 +273,21 @@ class _Connection(asyncio.Protocol):
             raise self._fault("RemoteProtocolError", "the server sent an answer nobody asked for")
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self._headers_done:
+            return  # a trailer after a chunked body: aiohttp shows none of them
+        value = value.rstrip(b" \t")  # llhttp keeps the whitespace after a value; HTTP drops it
+        if len(name) + len(value) > MAX_FIELD_SIZE:
+            raise self._fault("RemoteProtocolError", f"Got more than {MAX_FIELD_SIZE} bytes when reading")
+        if b"\x00" in value:
+            raise self._fault("RemoteProtocolError", "Invalid HTTP header: a NUL byte in its value")
         self._headers.append((name, value))
+        if len(self._headers) > MAX_HEADERS:
+            raise self._fault("RemoteProtocolError", "Too many headers received")
         lower = name.lower()
         if lower == b"content-type":
             self._content_type = value
         elif lower == b"content-encoding":
-            self._encoding = value.strip().lower()
+            self._encoding = value.lower()
         elif lower == b"set-cookie":
             self._sets_cookie = True
         elif lower == b"content-length":
@@ -285,9 +315,10 @@ class _Connection(asyncio.Protocol):
             self._reset()
             return
         body = b"".join(self._body)
-        if self._encoding in (b"gzip", b"x-gzip", b"deflate") and body:
+        encoding = self._encoding
+        if encoding is not None and (encoding in DECODED or encoding in NEEDS_PACKAGE) and body:
             try:
-                body = _decoded(body, self._encoding, self._limit)
+                body = _decoded(body, encoding, self._limit, self._fault)
             except EndpointError as exc:
                 self._fail(exc)
                 return
@@ -302,9 +333,12 @@ class _Connection(asyncio.Protocol):
             self.close()
 
 
-def _decoded(body: bytes, encoding: bytes, limit: int) -> bytes:
+def _decoded(body: bytes, encoding: bytes, limit: int, fault: Fault) -> bytes:
     """`body` decompressed, at most `limit` bytes of it; deflate as aiohttp reads it (zlib-wrapped,
-    or raw when the wrapper is missing)."""
+    or raw when the wrapper is missing), br and zstd by aiohttp's own decoders when their packages
+    are installed."""
+    if encoding in NEEDS_PACKAGE:
+        return _decoded_by_aiohttp(body, encoding, limit, fault)
     windows = (16 + zlib.MAX_WBITS,) if encoding != b"deflate" else (zlib.MAX_WBITS, -zlib.MAX_WBITS)
     for bits in windows:
         decoder = zlib.decompressobj(bits)
@@ -316,7 +350,30 @@ def _decoded(body: bytes, encoding: bytes, limit: int) -> bytes:
         if len(decoded) > limit:
             raise too_large(limit)
         return decoded
-    raise EndpointError("RemoteProtocolError", f"{NOT_COMPLETED}: can not decode content-encoding: {error}")
+    raise fault("RemoteProtocolError", f"{NOT_COMPLETED}: can not decode content-encoding: {error}")
+
+
+def _decoded_by_aiohttp(body: bytes, encoding: bytes, limit: int, fault: Fault) -> bytes:
+    """A br or zstd body, which no server should send unasked (requests accept gzip and deflate),
+    decoded as aiohttp decodes it, or the fault aiohttp raises when the package is missing."""
+    from aiohttp import compression_utils
+
+    name = encoding.decode()
+    flag, decoder_name = (
+        ("HAS_BROTLI", "BrotliDecompressor") if name == "br" else ("HAS_ZSTD", "ZSTDDecompressor")
+    )
+    if not getattr(compression_utils, flag, False):  # zstd: aiohttp 3.12 and later
+        raise fault("RemoteProtocolError", f"{NOT_COMPLETED}: can not decode content-encoding: {name}")
+    decoder = getattr(compression_utils, decoder_name)()
+    try:
+        decoded = decoder.decompress_sync(body)
+    except Exception as exc:  # each decoder has errors of its own
+        raise fault(
+            "RemoteProtocolError", f"{NOT_COMPLETED}: can not decode content-encoding: {exc}"
+        ) from None
+    if len(decoded) > limit:
+        raise too_large(limit)
+    return decoded
 
 
 class Http1Pool:
@@ -326,6 +383,7 @@ class Http1Pool:
         self.origin = origin
         self._fault = fault
         self._idle: list[_Connection] = []
+        self._closed = False
         self._slots = asyncio.Semaphore(connections) if connections > 0 else None
 
     async def exchange(self, request: bytes, limit: int, timeout: float) -> Reply:
@@ -339,7 +397,9 @@ class Http1Pool:
     async def _exchange(self, request: bytes, limit: int, timeout: float) -> Reply:
         connection = await self._connection(timeout)
         reply = await connection.exchange(request, limit, timeout)
-        if connection.usable:
+        if self._closed:
+            connection.close()
+        elif connection.usable:
             self._idle.append(connection)
         return reply
 
@@ -374,6 +434,8 @@ class Http1Pool:
         return f"{origin.host}:{origin.port} ssl:{'default' if origin.tls is None else 'True'}"
 
     def close(self) -> None:
+        """Close the idle connections, and each busy one as its answer ends."""
+        self._closed = True
         for connection in self._idle:
             connection.close()
         self._idle.clear()
