@@ -37,6 +37,7 @@ from specengine.transport.limits import too_large
 DISCONNECTED = "Server disconnected"
 NOT_COMPLETED = "Response payload is not completed"
 READ_TIMEOUT = "Timeout on reading data from socket"
+READ_BYTES = 64 * 1024  # what one read of a connection takes at most
 # aiohttp's parser limits: a header line's name and value together, and the number of headers
 MAX_FIELD_SIZE = 8190
 MAX_HEADERS = 128
@@ -155,8 +156,11 @@ def request_heads(
 Fault = Callable[[str, str], EndpointError]  # (kind, detail) → the error a request raises
 
 
-class _Connection(asyncio.Protocol):
-    """One connection: at most one request in flight; the answer is parsed as it arrives."""
+class _Connection(asyncio.BufferedProtocol):
+    """One connection: at most one request in flight; the answer is parsed as it arrives.
+
+    It reads into a buffer of its own (a buffered protocol): a plain protocol is handed every read
+    as a new bytes object cut from a fresh 256 KB buffer, an allocation and a copy per answer."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, fault: Fault):
         self._loop = loop
@@ -174,6 +178,7 @@ class _Connection(asyncio.Protocol):
         self._last_read = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self.usable = False  # connected, no answer half read, not told to close
+        self._buffer = memoryview(bytearray(READ_BYTES))
         self._reset()
 
     def _reset(self) -> None:
@@ -231,19 +236,22 @@ class _Connection(asyncio.Protocol):
             waiter.set_exception(error)
         self.close()
 
-    # --- asyncio.Protocol ---------------------------------------------------------------------
+    # --- asyncio.BufferedProtocol -------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
         self.usable = True
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
         if self._waiter is None:  # nothing asked: an idle connection the server talks on
             self.close()
             return
         self._last_read = self._loop.time()
         try:
-            self._parser.feed_data(data)
+            self._parser.feed_data(self._buffer[:nbytes])  # the parser copies what it keeps
         except httptools.HttpParserCallbackError as exc:
             self._fail(exc.__context__ if isinstance(exc.__context__, EndpointError) else exc)
         except httptools.HttpParserError as exc:
