@@ -15,7 +15,6 @@ written as its value, where json would write `str()` of it (results hold plain d
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
@@ -23,9 +22,11 @@ import orjson
 # a dataclass or a datetime is written as json writes it: through `default`, which is `str`
 _OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_APPEND_NEWLINE
 # orjson reads an integer outside 64 bits as a float; json keeps it whole. A text with a run of 19
-# ASCII digits or more (in a number or not) is read by json. ASCII only: a JSON number is written in
-# ASCII digits, and `\d`, which matches every script's digits, takes twice as long to search.
-_LONG_DIGITS = re.compile(r"[0-9]{19}")
+# ASCII digits or more (in a number or not) is read by json. The run is looked for in the text's
+# UTF-8 bytes with every digit made "0" and every other byte a space, which takes a fifth of a
+# regular expression's time (no byte of a multi-byte UTF-8 character is an ASCII digit).
+_DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_RUN = b"0" * 19
 _json_text = json.JSONEncoder(ensure_ascii=False, default=str, check_circular=False).encode
 
 
@@ -40,7 +41,7 @@ def json_line(value: Any) -> bytes:
 
 def loads(text: str) -> Any:
     """json.loads(text): the same value, or the same error."""
-    if _LONG_DIGITS.search(text) is None:
+    if _LONG_RUN not in text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ZERO):
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
