@@ -452,6 +452,23 @@ def test_an_answer_reads_the_same_on_both_paths_and_the_pool_serves_the_next(act
 # --- faults of their own ---------------------------------------------------------------------------
 
 
+def test_an_answer_refused_mid_parse_is_named_by_its_own_fault_while_another_exception_is_handled():
+    """httptools chains its error for a callback's to whatever exception is being handled (a run
+    started in an `except ImportError:` block once made every refusal a bare parser error)."""
+
+    async def main(server: RawHTTPServer) -> Any:
+        async with make_client(server.url, 2, 5.0, FAST) as client:
+            return await attempt(client, f"{server.url}/big", body={"q": 1}, limit=1000)
+
+    with RawHTTPServer({"/big": reply(http_answer(200, b"x" * 5000))}) as server:
+        try:
+            raise ImportError("an optional package is missing")
+        except ImportError:
+            result = asyncio.run(main(server))
+    assert outcome(result) == ("fault", "ReplyTooLarge", False)
+    assert "reply larger than" in str(result)
+
+
 def test_a_refused_connection_is_a_connect_error_on_both_paths(free_port):
     url = f"http://127.0.0.1:{free_port}/v1"
 

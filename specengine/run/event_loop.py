@@ -21,6 +21,9 @@ def run(work: Coroutine[Any, Any, T]) -> T:
     try:
         import uvloop
     except ImportError:
+        uvloop = None
+    # run outside the except block: every exception the run raises would be chained to the ImportError
+    if uvloop is None:
         return asyncio.run(work)
     return uvloop.run(work)
 
