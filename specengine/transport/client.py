@@ -31,7 +31,7 @@ import json
 import ssl
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -156,17 +156,18 @@ class EndpointClient:
             self._httpx = httpx_client(self.session, self.timeout, connect, follow_redirects=True)
         return self._httpx
 
-    async def send_json(
+    def send_json(
         self, method: str, url: str, body: Any, headers: Mapping[str, str], timeout: float, limit: int
-    ) -> RawAnswer:
+    ) -> Coroutine[Any, Any, RawAnswer]:
         """Send `body` as JSON (the bytes httpx would send; None sends no body, as with httpx) and read
         at most `limit` bytes of the answer; a fault raises the EndpointError httpx's would have
-        become."""
+        become. Awaited as a coroutine function's call is; it hands back the path's own coroutine
+        rather than wrapping it in one more."""
         data = request_bytes(body)
         prepared = self._prepare(method, url, headers, timeout)
         if prepared.head and self._http1 is not None and not self._has_cookies():
-            return await self._send_http1(self._http1, prepared, url, data, timeout, limit)
-        return await self._send_aiohttp(prepared, url, data, limit)
+            return self._send_http1(self._http1, prepared, url, data, timeout, limit)
+        return self._send_aiohttp(prepared, url, data, limit)
 
     async def _send_aiohttp(
         self, prepared: _Prepared, url: str, data: bytes | None, limit: int, redirects: int = MAX_REDIRECTS

@@ -179,6 +179,7 @@ class _Connection(asyncio.BufferedProtocol):
         self._timer: asyncio.TimerHandle | None = None
         self.usable = False  # connected, no answer half read, not told to close
         self._buffer = memoryview(bytearray(READ_BYTES))
+        self._refusal: EndpointError | None = None  # why a callback stopped the parser
         self._reset()
 
     def _reset(self) -> None:
@@ -253,7 +254,8 @@ class _Connection(asyncio.BufferedProtocol):
         try:
             self._parser.feed_data(self._buffer[:nbytes])  # the parser copies what it keeps
         except httptools.HttpParserCallbackError as exc:
-            self._fail(exc.__context__ if isinstance(exc.__context__, EndpointError) else exc)
+            refused, self._refusal = self._refusal, None
+            self._fail(refused or exc)
         except httptools.HttpParserError as exc:
             self._fail(self._fault("RemoteProtocolError", f"invalid HTTP answer: {exc}"))
 
@@ -275,22 +277,34 @@ class _Connection(asyncio.BufferedProtocol):
 
     # --- httptools callbacks ------------------------------------------------------------------
 
+    def _refused(self, error: EndpointError) -> EndpointError:
+        """`error`, kept for `buffer_updated`: httptools hands back its own error for a callback's,
+        chained to whatever exception was being handled, not always to the callback's."""
+        self._refusal = error
+        return error
+
     def on_message_begin(self) -> None:
         waiter = self._waiter
         if waiter is None or waiter.done():  # more than the one answer asked for: never reused
-            raise self._fault("RemoteProtocolError", "the server sent an answer nobody asked for")
+            raise self._refused(
+                self._fault("RemoteProtocolError", "the server sent an answer nobody asked for")
+            )
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if self._headers_done:
             return  # a trailer after a chunked body: aiohttp shows none of them
         value = value.rstrip(b" \t")  # llhttp keeps the whitespace after a value; HTTP drops it
         if len(name) + len(value) > MAX_FIELD_SIZE:
-            raise self._fault("RemoteProtocolError", f"Got more than {MAX_FIELD_SIZE} bytes when reading")
+            raise self._refused(
+                self._fault("RemoteProtocolError", f"Got more than {MAX_FIELD_SIZE} bytes when reading")
+            )
         if b"\x00" in value:
-            raise self._fault("RemoteProtocolError", "Invalid HTTP header: a NUL byte in its value")
+            raise self._refused(
+                self._fault("RemoteProtocolError", "Invalid HTTP header: a NUL byte in its value")
+            )
         self._headers.append((name, value))
         if len(self._headers) > MAX_HEADERS:
-            raise self._fault("RemoteProtocolError", "Too many headers received")
+            raise self._refused(self._fault("RemoteProtocolError", "Too many headers received"))
         lower = name.lower()
         if lower == b"content-type":
             self._content_type = value
@@ -301,7 +315,7 @@ class _Connection(asyncio.BufferedProtocol):
         elif lower == b"content-length":
             self._delimited = True
             if value.strip().isdigit() and int(value) > self._limit:
-                raise too_large(self._limit)
+                raise self._refused(too_large(self._limit))
         elif lower == b"transfer-encoding":
             self._delimited = True
 
@@ -311,7 +325,7 @@ class _Connection(asyncio.BufferedProtocol):
     def on_body(self, body: bytes) -> None:
         self._size += len(body)
         if self._size > self._limit:
-            raise too_large(self._limit)
+            raise self._refused(too_large(self._limit))
         self._body.append(body)
 
     def on_message_complete(self) -> None:
@@ -396,28 +410,30 @@ class Http1Pool:
 
     async def exchange(self, request: bytes, limit: int, timeout: float) -> Reply:
         """Send `request` (its whole bytes) and read its answer; `timeout` bounds the connect and
-        each wait for data."""
-        if self._slots is None:
-            return await self._exchange(request, limit, timeout)
-        async with self._slots:
-            return await self._exchange(request, limit, timeout)
+        each wait for data. One coroutine in all (a slot taken, an idle connection reused): this is
+        every request's path."""
+        slots = self._slots
+        if slots is not None:
+            await slots.acquire()
+        try:
+            connection = self._idle_connection() or await self._connect(timeout)
+            reply = await connection.exchange(request, limit, timeout)
+            if self._closed:
+                connection.close()
+            elif connection.usable:
+                self._idle.append(connection)
+            return reply
+        finally:
+            if slots is not None:
+                slots.release()
 
-    async def _exchange(self, request: bytes, limit: int, timeout: float) -> Reply:
-        connection = await self._connection(timeout)
-        reply = await connection.exchange(request, limit, timeout)
-        if self._closed:
-            connection.close()
-        elif connection.usable:
-            self._idle.append(connection)
-        return reply
-
-    async def _connection(self, timeout: float) -> _Connection:
+    def _idle_connection(self) -> _Connection | None:
         idle = self._idle
         while idle:
             connection = idle.pop()
             if connection.usable:
                 return connection
-        return await self._connect(timeout)
+        return None
 
     async def _connect(self, timeout: float) -> _Connection:
         loop = asyncio.get_running_loop()
