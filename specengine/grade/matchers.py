@@ -15,6 +15,7 @@ imports this module, so it loads nothing heavy (jsonschema loads inside `is_json
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -238,8 +239,25 @@ def match(
         return broken(f"{matcher} could not run: {type(exc).__name__}: {exc}")
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def default_name(matcher: str, argument: Any, options: Mapping[str, Any] | None = None) -> str:
-    """A short name for a check without `name:`, e.g. `includes "Sunny"` or `matches /Sun+y/`."""
+    """A short name for a check without `name:`, e.g. `includes "Sunny"` or `matches /Sun+y/`.
+
+    A check whose template renders to the same text for many rows gets the same name each time:
+    names of a plain value and no options are kept (`_scalar_name`), not worded again per case."""
+    if not options and type(argument) in _SCALARS:
+        return _scalar_name(matcher, argument)
+    return _name(matcher, argument, options)
+
+
+@functools.lru_cache(maxsize=4096, typed=True)  # typed: 1, 1.0 and True print differently
+def _scalar_name(matcher: str, argument: str | int | float | bool | None) -> str:
+    return _name(matcher, argument, None)
+
+
+def _name(matcher: str, argument: Any, options: Mapping[str, Any] | None) -> str:
     entry = MATCHERS.get(matcher)
     kind = entry.argument if entry is not None else Argument.TEXT
     options = options or {}
