@@ -36,6 +36,7 @@ import json
 import math
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -166,11 +167,16 @@ def raw(client: str, base: str, cases: int, concurrency: int) -> Measure:
     return measure([sys.executable, script, client, url, str(cases), str(concurrency)])
 
 
-def span(values: Sequence[float], digits: int = 2) -> str:
+def span(values: Sequence[float], digits: int = 2, unit: str = "") -> str:
+    """The range of `values`, and their median when there are three or more: on a shared machine
+    one slow repetition stretches the range, the median shows where most of them fell."""
     low, high = min(values), max(values)
     if round(low, digits) == round(high, digits):
-        return f"{low:.{digits}f}"
-    return f"{low:.{digits}f}–{high:.{digits}f}"
+        return f"{low:.{digits}f}{unit}"
+    shown = f"{low:.{digits}f}–{high:.{digits}f}{unit}"
+    if len(values) >= 3:
+        shown += f" (median {statistics.median(values):.{digits}f}{unit})"
+    return shown
 
 
 def contest(folder: Path, cases: int, concurrency: int, latency: float, repeat: int, httpx: bool) -> None:
@@ -198,7 +204,7 @@ def contest(folder: Path, cases: int, concurrency: int, latency: float, repeat: 
     print(f" (ideal {ideal:.2f} s)" if latency else "")
     for name, values in rows.items():
         unit = "" if "/" in name or "MB" in name else " s"
-        print(f"  {name:25s} {span(values, 0 if 'MB' in name else 2)}{unit}")
+        print(f"  {name:25s} {span(values, 0 if 'MB' in name else 2, unit)}")
 
 
 def startup(folder: Path, repeat: int) -> None:
@@ -216,7 +222,7 @@ def startup(folder: Path, repeat: int) -> None:
             walls.setdefault("specengine --help", []).append(specengine(folder, "--help").wall)
     print("\nstart-up: one case against a 50 ms agent")
     for name, values in walls.items():
-        print(f"  {name:25s} {span(values)} s")
+        print(f"  {name:25s} {span(values, unit=' s')}")
 
 
 def big(folder: Path, rows: int, repeat: int, command: str) -> None:
@@ -230,7 +236,8 @@ def big(folder: Path, rows: int, repeat: int, command: str) -> None:
                 results.append(specengine(folder, "run", "bench.yaml", "--output", "out.json", "-j", "50"))
     walls = [result.wall for result in results]
     peaks = [float(result.rss_mb) for result in results]
-    print(f"\n`specengine {command}` of {rows:,} rows: wall {span(walls)} s, peak {span(peaks, 0)} MB")
+    wall, peak = span(walls, unit=" s"), span(peaks, 0, " MB")
+    print(f"\n`specengine {command}` of {rows:,} rows: wall {wall}, peak {peak}")
 
 
 def judged(folder: Path, cases: int, repeat: int) -> None:
@@ -247,7 +254,7 @@ def judged(folder: Path, cases: int, repeat: int) -> None:
             )
             walls.append(again.wall)
             requests.append(float(posts_served(base) - before))
-        print(f"  regrade, judge cache warm: wall {span(walls)} s, requests {span(requests, 0)}")
+        print(f"  regrade, judge cache warm: wall {span(walls, unit=' s')}, requests {span(requests, 0)}")
 
 
 def compile_bytecode() -> None:
