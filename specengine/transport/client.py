@@ -8,8 +8,10 @@ run's request. So a run hands each adapter an `EndpointClient` instead:
 - `send_json` sends one JSON body (the bytes httpx would send) and reads the whole answer. Every
   turn that is not streamed takes this path. A request to the endpoint's own server that can be
   written as given goes over a keep-alive HTTP/1.1 pool (http1.py, a quarter of aiohttp's CPU per
-  request); anything else goes through an aiohttp session (aiohttp_session.py, loaded on first
-  use): another server, a proxy, a redirect, a server that sets cookies, a URL aiohttp would quote.
+  request), and so does a redirect to a path on the same server; anything else goes through an
+  aiohttp session (aiohttp_session.py, loaded on first use): another server, a proxy, a server
+  that sets cookies, a URL or header aiohttp would rewrite. Redirects are counted across both
+  paths as aiohttp counts them.
 - `httpx_client()` is an httpx.AsyncClient over the aiohttp session (httpx_bridge.py), made on
   first use, for event streams (read with httpx-sse) and anything else that wants httpx.
 - A body is read up to a limit (an endpoint's `max_reply_bytes`); past it the read stops, the

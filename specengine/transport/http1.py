@@ -6,11 +6,13 @@ request (bench/run_bench.py prints both loops side by side). It does only what t
 write a request whose bytes are built once per endpoint, read one answer (Content-Length, chunked
 or until close; gzip and deflate decoded), keep the connection for the next request. Everything else
 stays with aiohttp, and `client.py` decides which path a request takes: event streams, proxies,
-redirects, cookies, URLs that need quoting, headers that could not be written as given.
+redirects to other servers, cookies, URLs that need quoting, headers that could not be written as
+given.
 
-Parsing is httptools (llhttp, the parser uvicorn and aiohttp's C extension are built on), so no
-byte of HTTP is parsed here. tests/test_transport_http1.py holds this path to aiohttp's, answer by
-answer and fault by fault.
+Parsing is httptools (llhttp, the parser uvicorn and aiohttp's C extension are built on), with the
+leniencies and limits aiohttp's parser sets, so no byte of HTTP is parsed here.
+tests/test_transport_http1.py holds this path to aiohttp's, answer by answer and fault by fault:
+the same status, final URL, headers and text, the same fault kinds, the same requests on the wire.
 
 Faults are EndpointErrors with the kinds and wording of `client.fault`, as aiohttp's are.
 """
