@@ -203,8 +203,8 @@ class _Connection(asyncio.BufferedProtocol):
         self.usable = False
         self._limit = limit
         self._read_timeout = read_timeout
-        self._last_read = self._loop.time()
-        self._timer = self._loop.call_at(self._last_read + read_timeout, self._check_read)
+        now = self._last_read = self._loop.time()
+        self._arm_read_timer(now + read_timeout)
         waiter = self._waiter = self._loop.create_future()
         self._transport.write(request)
         try:
@@ -214,23 +214,37 @@ class _Connection(asyncio.BufferedProtocol):
             raise
         finally:
             self._waiter = None
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
 
     def close(self) -> None:
         self.usable = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._transport is not None:
             self._transport.close()
 
+    def _arm_read_timer(self, due: float) -> None:
+        """The read timer is kept from one request to the next rather than made and cancelled for
+        each: while requests follow one another it fires once per read timeout, finds data came in
+        since, and re-arms itself. A timer due later than `due` is replaced."""
+        timer = self._timer
+        if timer is not None:
+            if timer.when() <= due:
+                return
+            timer.cancel()
+        self._timer = self._loop.call_at(due, self._check_read)
+
     def _check_read(self) -> None:
-        """The read timer: fail when nothing arrived for `read_timeout` seconds, as aiohttp's
-        sock_read does; re-armed for the rest of the interval when data came in meanwhile."""
+        """The read timer: fail when nothing arrived for `read_timeout` seconds while an answer is
+        awaited, as aiohttp's sock_read does; re-armed for the rest of the interval when data came
+        in meanwhile, and let lapse on an idle connection."""
+        self._timer = None
+        if self._waiter is None or self._waiter.done():
+            return
         due = self._last_read + self._read_timeout
         if self._loop.time() < due:
             self._timer = self._loop.call_at(due, self._check_read)
             return
-        self._timer = None
         self._fail(self._fault("ReadTimeout", READ_TIMEOUT))
 
     def _fail(self, error: BaseException) -> None:
