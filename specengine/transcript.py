@@ -60,6 +60,18 @@ class TurnRecord:
     conversation: int
 
 
+@fast_init
+@dataclass(frozen=True)
+class TrialRun:
+    """One trial as the scheduler ends it, before grading: its turns, the transport fault that
+    ended it (if any) and how many attempts it took. Plain data, so that it can be graded in
+    another process (run/grading_process.py)."""
+
+    records: tuple[TurnRecord, ...]
+    error: Mapping[str, str] | None
+    attempts: int
+
+
 def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
     """The results transcript: user and assistant messages, tool calls with parsed arguments, and
     the token usage of each reply whose server reported one."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -291,6 +291,38 @@ async def grade_trial(
     config: JudgeConfig,
 ) -> list[CheckResult]:
     """Every check of a trial, in spec order; judge checks run concurrently (the judge limits them)."""
+
+    def judged(check: Check, record: TurnRecord) -> asyncio.Future[CheckResult]:
+        return asyncio.ensure_future(grade_judge(case, check, record, records, strict, judge, config))
+
+    pending = _trial_checks(case, records, error, strict, judged)
+    futures = [item for item in pending if isinstance(item, asyncio.Future)]
+    if futures:
+        await asyncio.gather(*futures)
+    return [item.result() if isinstance(item, asyncio.Future) else item for item in pending]
+
+
+def grade_unjudged_trial(
+    case: Case, records: Sequence[TurnRecord], error: Mapping[str, str] | None, strict: bool
+) -> list[CheckResult]:
+    """`grade_trial` for a case without judge checks, with no event loop (the grading process); a
+    judge check, which the caller never hands it, would be an error result, never a call."""
+
+    def unjudged(check: Check, record: TurnRecord) -> CheckResult:
+        reason = "a judge check is graded by the run's own process"
+        return _result(check, record, check.gate or strict, status="error", score=None, reason=reason)
+
+    return _trial_checks(case, records, error, strict, unjudged)
+
+
+def _trial_checks(
+    case: Case,
+    records: Sequence[TurnRecord],
+    error: Mapping[str, str] | None,
+    strict: bool,
+    judged: Callable[[Check, TurnRecord], Any],
+) -> list[Any]:
+    """Each check of a trial graded, in spec order; a judge check is what `judged` makes of it."""
     pending: list[Any] = []
     number = 0
     for step in case.steps:
@@ -319,15 +351,10 @@ async def grade_trial(
                     )
                 )
             elif check.is_judge:
-                pending.append(
-                    asyncio.ensure_future(grade_judge(case, check, record, records, strict, judge, config))
-                )
+                pending.append(judged(check, record))
             else:
                 pending.append(grade_check(case, check, record, records, strict, variables, reply_input))
-    judged = [item for item in pending if isinstance(item, asyncio.Future)]
-    if judged:
-        await asyncio.gather(*judged)
-    return [item.result() if isinstance(item, asyncio.Future) else item for item in pending]
+    return pending
 
 
 def trial_result(

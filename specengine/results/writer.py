@@ -11,7 +11,7 @@ import asyncio
 import json
 import os
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -77,6 +77,18 @@ class ResultsWriter:
         The case is counted as it is, then written with secrets redacted from its outside text
         (replies, errors, reasons); returns the case as written.
         """
+        written = self._write(case)
+        self._flush_soon()
+        return written
+
+    def append_batch(self, cases: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        """`append` each case, then flush the log once: the grading process, which has no event
+        loop, writes the cases the run handed it together, as `append` does within a turn."""
+        written = [self._write(case) for case in cases]
+        self._flush()
+        return written
+
+    def _write(self, case: Mapping[str, Any]) -> Mapping[str, Any]:
         assert self._log is not None
         self.tally.add(case)
         if self.secrets:
@@ -86,7 +98,6 @@ class ResultsWriter:
             case = excerpted(case)
             line = json_line(case)
         self._log.write(line)
-        self._flush_soon()
         self._offsets.append((int(case.get("index", len(self._offsets))), self._end))
         self._end += len(line)
         return case

@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from specengine.endpoints import adapter_class
 from specengine.endpoints.base import Adapter
@@ -24,7 +24,7 @@ from specengine.redact import redact
 from specengine.results.model import CaseResult, TrialResult, case_outcome, skipped_case
 from specengine.retry import backoff_s
 from specengine.run.breaker import DEFAULT_LIMIT, Breaker
-from specengine.transcript import Turn, TurnRecord
+from specengine.transcript import TrialRun, Turn, TurnRecord
 from specengine.transport.client import EndpointClient
 
 if TYPE_CHECKING:
@@ -49,11 +49,22 @@ class _Deadline:
 
 @dataclass
 class _Pending:
-    """Trials of one case still running; mutable bookkeeping owned by the scheduler."""
+    """Trials of one case still running; mutable bookkeeping owned by the scheduler. A trial is
+    graded as it ends (a TrialResult), or kept as it ran for a `Handover` (a TrialRun)."""
 
     case: Case
-    trials: list[TrialResult | None] = field(default_factory=list)
+    trials: list[TrialResult | TrialRun | None] = field(default_factory=list)
     remaining: int = 0
+
+
+class Handover(Protocol):
+    """Where finished cases go ungraded, to be graded and recorded elsewhere (the grading process,
+    run/grading_process.py): every case in plan order of finishing, a skipped one with no runs."""
+
+    def send(self, case: Case, runs: tuple[TrialRun, ...] | None) -> None: ...
+
+    async def room(self) -> None:
+        """Return once the receiving side can take more (it may fall behind)."""
 
 
 class Runner:
@@ -65,11 +76,13 @@ class Runner:
         options: RunOptions,
         on_result: Callable[[CaseResult], None],
         judge: Judge | None = None,
+        handover: Handover | None = None,
     ):
         self.plan = plan
         self.options = options
-        self.on_result = on_result
+        self.on_result = on_result  # a finished case, graded here; unused with a handover
         self.judge = judge
+        self.handover = handover
         self._adapters: dict[str, Adapter] = {}
         self._endpoint_limits: dict[str, asyncio.Semaphore] = {}
         self._breakers: dict[str, Breaker] = {}
@@ -125,7 +138,10 @@ class Runner:
         """Every trial to run, in plan order; a skipped case is recorded as the stream reaches it."""
         for case in cases:
             if case.skip is not None:
-                self.on_result(skipped_case(case, case.skip))
+                if self.handover is not None:
+                    self.handover.send(case, None)
+                else:
+                    self.on_result(skipped_case(case, case.skip))
                 continue
             pending = _Pending(case, [None] * case.trials, case.trials)
             for trial_index in range(case.trials):
@@ -133,26 +149,38 @@ class Runner:
 
     async def _work(self, trials: Iterator[tuple[_Pending, int]]) -> None:
         """One worker: the next trial of the shared stream, until it is empty or the run stops."""
+        handover = self.handover
         while not self._stop.is_set():
+            if handover is not None:
+                await handover.room()
             taken = next(trials, None)
             if taken is None:
                 return
             await self._run_case_trial(*taken)
 
     async def _run_case_trial(self, pending: _Pending, index: int) -> None:
-        """One trial of a case; the case is handed to `on_result` when its last trial ends."""
-        pending.trials[index] = await self._run_trial(pending.case)
-        pending.remaining -= 1
-        if pending.remaining == 0:
-            trials = tuple(trial for trial in pending.trials if trial is not None)
-            self.on_result(
-                CaseResult(
-                    case=pending.case, outcome=case_outcome(trials, pending.case.pass_rate), trials=trials
-                )
+        """One trial of a case, graded as it ends; the case is handed to `on_result` (or, ungraded,
+        to the handover) when its last trial ends."""
+        case = pending.case
+        run = await self._run_trial(case)
+        if self.handover is None:
+            checks = await grade_trial(
+                case, run.records, run.error, self.options.strict, self.judge, self.plan.judge
             )
+            pending.trials[index] = trial_result(run.records, run.error, checks, run.attempts)
+        else:
+            pending.trials[index] = run
+        pending.remaining -= 1
+        if pending.remaining:
+            return
+        if self.handover is not None:
+            self.handover.send(case, tuple(run for run in pending.trials if isinstance(run, TrialRun)))
+            return
+        trials = tuple(trial for trial in pending.trials if isinstance(trial, TrialResult))
+        self.on_result(CaseResult(case=case, outcome=case_outcome(trials, case.pass_rate), trials=trials))
 
-    async def _run_trial(self, case: Case) -> TrialResult:
-        """Send every turn (retrying transport faults on a fresh conversation), then grade."""
+    async def _run_trial(self, case: Case) -> TrialRun:
+        """Send every turn, retrying transport faults on a fresh conversation."""
         adapter = self._adapters[case.endpoint]
         config = adapter.config
         breaker = self._breakers[case.endpoint]
@@ -189,8 +217,7 @@ class Runner:
                     )
                     break
                 await breaker.wait(delay)
-        checks = await grade_trial(case, records, error, self.options.strict, self.judge, self.plan.judge)
-        return trial_result(records, error, checks, attempts)
+        return TrialRun(tuple(records), error, attempts)
 
     async def _converse(
         self, case: Case, adapter: Adapter, records: list[TurnRecord], deadline: _Deadline
