@@ -18,14 +18,20 @@ READ_BUFFER_BYTES = 256 * 1024  # asyncio's selector transports read into a buff
 def run(work: Coroutine[Any, Any, T]) -> T:
     """asyncio.run(work), on uvloop when it can be imported."""
     _keep_read_buffers_on_the_heap()
-    try:
-        import uvloop
-    except ImportError:
-        uvloop = None
-    # run outside the except block: every exception the run raises would be chained to the ImportError
+    uvloop = _uvloop()
     if uvloop is None:
         return asyncio.run(work)
     return uvloop.run(work)
+
+
+def _uvloop() -> Any:
+    """uvloop's module, or None when it is not installed. Looked up apart from the run: a run
+    started inside the `except ImportError` block would have every error it raises chained to it."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop
 
 
 def _keep_read_buffers_on_the_heap() -> None:
