@@ -132,7 +132,9 @@ class GradingProcess:
             self._pipe.close()  # the rest of the buffer goes out first; then the child reads the end
         assert self._results is not None
         answer = await asyncio.get_running_loop().run_in_executor(None, _receive, self._results)
+        self._results.close()
         self._process.join()
+        self._process.close()
         if answer[0] != "done":
             raise RuntimeError(f"the grading process stopped:\n{answer[1]}")
         _, summary, failures, reasons = answer
