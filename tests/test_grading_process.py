@@ -21,9 +21,8 @@ from typing import Any
 
 import pytest
 from support.cli import write_spec
-from support.runs import run_spec, setup_project, validate_results
+from support.runs import child_env, logged_ids, run_spec, setup_project, validate_results, wait_for_lines
 from support.servers import Reply
-from test_run_resume import child_env, logged_ids, wait_for_lines
 
 from specengine.run import grading_process
 

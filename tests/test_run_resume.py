@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import collections
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
-from pathlib import Path
 
-from support.cli import REPO_ROOT, run_cli, write_spec
-from support.runs import last_user, setup_project, validate_results
+from support.cli import run_cli, write_spec
+from support.runs import child_env, last_user, logged_ids, setup_project, validate_results, wait_for_lines
 from support.servers import Reply
 
 CASES = 20
@@ -36,32 +33,6 @@ def spec_text() -> str:
             f"  - {{name: case {number:02d}, send: message {number:02d}, expect: [{{includes: echo}}]}}"
         )
     return "\n".join(lines) + "\n"
-
-
-def child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(part for part in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if part)
-    return env
-
-
-def logged_ids(log: Path) -> list[str]:
-    if not log.exists():
-        return []
-    ids = []
-    for line in log.read_text(encoding="utf-8").splitlines():
-        try:
-            ids.append(json.loads(line)["id"])
-        except ValueError:
-            break  # a line being written
-    return ids
-
-
-def wait_for_lines(log: Path, count: int, process: subprocess.Popen, limit_s: float = 30.0) -> None:
-    deadline = time.monotonic() + limit_s
-    while len(logged_ids(log)) < count:
-        assert process.poll() is None, "the run ended before it could be interrupted"
-        assert time.monotonic() < deadline, "the run did not finish cases in time"
-        time.sleep(0.02)
 
 
 def requests_per_message(server) -> collections.Counter:

@@ -7,6 +7,9 @@ spec, runs the real CLI with `--output`, and reads back the results JSON the run
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,3 +104,32 @@ def user_messages(body: Mapping[str, Any]) -> list[str]:
 
 def last_user(body: Mapping[str, Any]) -> str:
     return user_messages(body)[-1]
+
+
+def child_env() -> dict[str, str]:
+    """The environment for a `specengine` child process that imports this checkout."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(part for part in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if part)
+    return env
+
+
+def logged_ids(log: Path) -> list[str]:
+    """The ids of the cases a results log holds, in order (a line being written is left out)."""
+    if not log.exists():
+        return []
+    ids = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        try:
+            ids.append(json.loads(line)["id"])
+        except ValueError:
+            break  # a line being written
+    return ids
+
+
+def wait_for_lines(log: Path, count: int, process: subprocess.Popen, limit_s: float = 30.0) -> None:
+    """Wait until the log holds `count` cases, while `process` (the run writing it) goes on."""
+    deadline = time.monotonic() + limit_s
+    while len(logged_ids(log)) < count:
+        assert process.poll() is None, "the run ended before it could be interrupted"
+        assert time.monotonic() < deadline, "the run did not finish cases in time"
+        time.sleep(0.02)
