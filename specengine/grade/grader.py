@@ -20,7 +20,7 @@ from specengine.plan import Case, Check, JudgeConfig
 from specengine.results.model import CheckResult, SkipCode, TrialResult, trial_status
 from specengine.source.loader import as_text
 from specengine.templates import render_native, value_text
-from specengine.transcript import TurnRecord, transcript
+from specengine.transcript import TrialRun, TurnRecord, transcript
 from specengine.usage import total_usage
 
 if TYPE_CHECKING:  # the judge's modules load with the first judge check
@@ -302,17 +302,24 @@ async def grade_trial(
     return [item.result() if isinstance(item, asyncio.Future) else item for item in pending]
 
 
-def grade_unjudged_trial(
-    case: Case, records: Sequence[TurnRecord], error: Mapping[str, str] | None, strict: bool
-) -> list[CheckResult]:
-    """`grade_trial` for a case without judge checks, with no event loop (the grading process); a
+async def grade_run(
+    case: Case, run: TrialRun, strict: bool, judge: Judge | None, config: JudgeConfig
+) -> TrialResult:
+    """A trial as it ran, graded."""
+    checks = await grade_trial(case, run.records, run.error, strict, judge, config)
+    return trial_result(run.records, run.error, checks, run.attempts)
+
+
+def grade_unjudged_run(case: Case, run: TrialRun, strict: bool) -> TrialResult:
+    """`grade_run` for a case without judge checks, with no event loop (the grading process); a
     judge check, which the caller never hands it, would be an error result, never a call."""
 
     def unjudged(check: Check, record: TurnRecord) -> CheckResult:
         reason = "a judge check is graded by the run's own process"
         return _result(check, record, check.gate or strict, status="error", score=None, reason=reason)
 
-    return _trial_checks(case, records, error, strict, unjudged)
+    checks = _trial_checks(case, run.records, run.error, strict, unjudged)
+    return trial_result(run.records, run.error, checks, run.attempts)
 
 
 def _trial_checks(

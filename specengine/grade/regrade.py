@@ -11,11 +11,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from specengine.grade.grader import grade_trial, trial_result
+from specengine.grade.grader import grade_run
 from specengine.judge.judge import Judge
 from specengine.plan import Case, JudgeConfig
-from specengine.results.model import CaseResult, case_outcome, skipped_case
-from specengine.transcript import records_from_transcript
+from specengine.results.model import CaseResult, finished_case, skipped_case
+from specengine.transcript import TrialRun, records_from_transcript
 
 
 @dataclass(frozen=True)
@@ -46,13 +46,10 @@ async def regrade_cases(
         async with slots:
             trials = []
             for old_trial in old.get("trials") or ():
-                records = records_from_transcript(old_trial.get("transcript") or ())
-                error = old_trial.get("error")
-                checks = await grade_trial(case, records, error, strict, judge, judge_config)
-                trials.append(trial_result(records, error, checks, int(old_trial.get("attempts", 1))))
-            on_result(
-                CaseResult(case=case, outcome=case_outcome(trials, case.pass_rate), trials=tuple(trials))
-            )
+                records = tuple(records_from_transcript(old_trial.get("transcript") or ()))
+                run = TrialRun(records, old_trial.get("error"), int(old_trial.get("attempts", 1)))
+                trials.append(await grade_run(case, run, strict, judge, judge_config))
+            on_result(finished_case(case, trials))
 
     tasks = []
     for case in cases:

@@ -285,6 +285,12 @@ class CaseResult:
         return data
 
 
+def finished_case(case: Case, trials: Sequence[TrialResult]) -> CaseResult:
+    """A case whose trials all ended, with the outcome they make together."""
+    trials = tuple(trials)
+    return CaseResult(case=case, outcome=case_outcome(trials, case.pass_rate), trials=trials)
+
+
 def skipped_case(case: Case, reason: str) -> CaseResult:
     return CaseResult(
         case=case,

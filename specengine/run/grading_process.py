@@ -31,9 +31,9 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from specengine.grade.grader import grade_unjudged_trial, trial_result
+from specengine.grade.grader import grade_unjudged_run
 from specengine.report.console import FailureLog
-from specengine.results.model import CaseResult, SkipReason, case_outcome, skipped_case
+from specengine.results.model import CaseResult, SkipReason, finished_case, skipped_case
 from specengine.results.writer import ResultsWriter
 from specengine.transcript import TrialRun
 
@@ -227,13 +227,7 @@ def _graded(case: Case, runs: tuple[TrialRun, ...] | None, strict: bool) -> Case
     """A handed-over case as the scheduler would have finished it in the run's own process."""
     if runs is None:
         return skipped_case(case, case.skip or "")
-    trials = tuple(
-        trial_result(
-            run.records, run.error, grade_unjudged_trial(case, run.records, run.error, strict), run.attempts
-        )
-        for run in runs
-    )
-    return CaseResult(case=case, outcome=case_outcome(trials, case.pass_rate), trials=trials)
+    return finished_case(case, [grade_unjudged_run(case, run, strict) for run in runs])
 
 
 class _CaseLookup:

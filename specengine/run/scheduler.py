@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Protocol
 from specengine.endpoints import adapter_class
 from specengine.endpoints.base import Adapter
 from specengine.errors import EndpointError
-from specengine.grade.grader import grade_trial, trial_result
+from specengine.grade.grader import grade_run
 from specengine.plan import Case, EndpointConfig, Plan
 from specengine.redact import redact
-from specengine.results.model import CaseResult, TrialResult, case_outcome, skipped_case
+from specengine.results.model import CaseResult, TrialResult, finished_case, skipped_case
 from specengine.retry import backoff_s
 from specengine.run.breaker import DEFAULT_LIMIT, Breaker
 from specengine.transcript import TrialRun, Turn, TurnRecord
@@ -164,10 +164,9 @@ class Runner:
         case = pending.case
         run = await self._run_trial(case)
         if self.handover is None:
-            checks = await grade_trial(
-                case, run.records, run.error, self.options.strict, self.judge, self.plan.judge
+            pending.trials[index] = await grade_run(
+                case, run, self.options.strict, self.judge, self.plan.judge
             )
-            pending.trials[index] = trial_result(run.records, run.error, checks, run.attempts)
         else:
             pending.trials[index] = run
         pending.remaining -= 1
@@ -177,7 +176,7 @@ class Runner:
             self.handover.send(case, tuple(run for run in pending.trials if isinstance(run, TrialRun)))
             return
         trials = tuple(trial for trial in pending.trials if isinstance(trial, TrialResult))
-        self.on_result(CaseResult(case=case, outcome=case_outcome(trials, case.pass_rate), trials=trials))
+        self.on_result(finished_case(case, trials))
 
     async def _run_trial(self, case: Case) -> TrialRun:
         """Send every turn, retrying transport faults on a fresh conversation."""
