@@ -29,6 +29,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from specengine.grade.grader import grade_unjudged_run
@@ -55,26 +56,24 @@ def wanted(count: int, judge_checks: int) -> bool:
     return count >= MIN_CASES and judge_checks == 0 and sys.platform.startswith("linux")
 
 
+@dataclass(frozen=True)
+class RecordingSetup:
+    """What the child records with, taken over from the run's process as it forks."""
+
+    cases: Callable[[], Iterator[Case]]  # the plan's cases, which the child reads for itself
+    writer: ResultsWriter  # made, not opened: the child opens it
+    done: Sequence[tuple[dict[str, Any], int]]  # cases the log already holds (`--resume`)
+    strict: bool
+    started: float  # time.perf_counter() when the run began (the same clock in both processes)
+    summary: Mapping[str, Any]  # what the results' summary says besides the tally (the judge's counts)
+
+
 class GradingProcess:
     """The run's side: hands cases over (it is the scheduler's `Handover`) and, at the end, waits
     for the child's summary. Made and started inside the running event loop."""
 
-    def __init__(
-        self,
-        cases: Callable[[], Iterator[Case]],
-        writer: ResultsWriter,
-        done: Sequence[tuple[dict[str, Any], int]],
-        strict: bool,
-        started: float,
-        summary: Mapping[str, Any],
-        on_handed: Callable[[], None],
-    ):
-        self._cases = cases
-        self._writer = writer
-        self._done = done
-        self._strict = strict
-        self._started = started
-        self._summary = summary  # what the results' summary says besides the tally (the judge's counts)
+    def __init__(self, setup: RecordingSetup, on_handed: Callable[[], None]):
+        self._setup = setup
         self._on_handed = on_handed
         self._batch: list[Handed] = []
         self._pipe: asyncio.WriteTransport | None = None
@@ -92,8 +91,7 @@ class GradingProcess:
         results, child_results = context.Pipe(duplex=False)
         self._process = context.Process(
             target=_serve,
-            args=(read_end, write_end, child_results, results, self._cases, self._writer, self._done),
-            kwargs={"strict": self._strict, "started": self._started, "summary": self._summary},
+            args=(read_end, write_end, child_results, results, self._setup),
             name="specengine-grading",
             daemon=False,
         )
@@ -173,33 +171,28 @@ def _serve(
     write_end: int,
     results: Connection,
     parents_results: Connection,
-    cases: Callable[[], Iterator[Case]],
-    writer: ResultsWriter,
-    done: Sequence[tuple[dict[str, Any], int]],
-    *,
-    strict: bool,
-    started: float,
-    summary: Mapping[str, Any],
+    setup: RecordingSetup,
 ) -> None:
     """Grade and record every case handed over until the pipe ends, then write the results file."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run's process decides when to stop
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     os.close(write_end)  # or the pipe would never end
     parents_results.close()
+    writer = setup.writer
     try:
-        writer.open(append=bool(done))
-        for adopted, offset in done:
+        writer.open(append=bool(setup.done))
+        for adopted, offset in setup.done:
             writer.adopt(adopted, offset)
         failures = FailureLog()
-        lookup = _CaseLookup(cases())
+        lookup = _CaseLookup(setup.cases())
         with os.fdopen(read_end, "rb") as pipe:
             for batch in _batches(pipe):
                 finished = [
-                    _graded(lookup.get(index, case_id), runs, strict) for index, case_id, runs in batch
+                    _graded(lookup.get(index, case_id), runs, setup.strict) for index, case_id, runs in batch
                 ]
                 for logged in writer.append_batch(result.as_dict() for result in finished):
                     failures.add(logged)
-        written = writer.close(time.perf_counter() - started, summary)
+        written = writer.close(time.perf_counter() - setup.started, setup.summary)
     except BaseException:
         _answer(results, ("error", traceback.format_exc()))
         raise

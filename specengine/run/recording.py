@@ -143,11 +143,14 @@ async def _record_elsewhere(
     name: str | None,
 ) -> Recording:
     """`record` with the grading process doing the grading and the writing: this process sends."""
-    from specengine.run.grading_process import GradingProcess
+    from specengine.run import grading_process
 
     started = time.perf_counter()
-    extra = _judge_summary_without_calls(plan.judge)
-    grading = GradingProcess(hand_over.cases, writer, done, options.strict, started, extra, progress.advance)
+    nothing_judged = _judge_counts(0, 0, 0) if plan.judge.model else {}
+    setup = grading_process.RecordingSetup(
+        hand_over.cases, writer, done, options.strict, started, nothing_judged
+    )
+    grading = grading_process.GradingProcess(setup, progress.advance)
     await grading.start()
     work, stop = hand_over.start(grading)
     try:
@@ -156,13 +159,6 @@ async def _record_elsewhere(
         summary, failures, reasons = await grading.finish()
     index_finished_run(writer.output)
     return Recording(writer.output, summary, failures, reasons, interrupted, name)
-
-
-def _judge_summary_without_calls(config: JudgeConfig) -> dict[str, Any]:
-    """What `_judge_summary` says of a run's judge that had nothing to judge."""
-    if not config.model:
-        return {}
-    return {"judge_calls": 0, "judge_cache_hits": 0, "judge_tokens": 0}
 
 
 def _secrets(plan: Plan) -> frozenset[str]:
@@ -194,8 +190,9 @@ def _judge_summary(judge: Judge | None) -> dict[str, Any]:
     if judge is None:
         return {}
     stats = judge.stats
-    return {
-        "judge_calls": stats.calls,
-        "judge_cache_hits": stats.cache_hits,
-        "judge_tokens": stats.prompt_tokens + stats.completion_tokens,
-    }
+    return _judge_counts(stats.calls, stats.cache_hits, stats.prompt_tokens + stats.completion_tokens)
+
+
+def _judge_counts(calls: int, cache_hits: int, tokens: int) -> dict[str, Any]:
+    """The judge's part of the results summary."""
+    return {"judge_calls": calls, "judge_cache_hits": cache_hits, "judge_tokens": tokens}
