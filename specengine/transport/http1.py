@@ -46,6 +46,7 @@ MAX_HEADERS = 128
 # the encodings aiohttp decodes (br and zstd only with their optional packages); others stay as sent
 DECODED = frozenset({b"gzip", b"deflate"})
 NEEDS_PACKAGE = frozenset({b"br", b"zstd"})
+DECODABLE = DECODED | NEEDS_PACKAGE
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 BODILESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})  # no Content-Length: 0 (aiohttp)
 POST_METHODS = frozenset({"PATCH", "POST", "PUT"})  # a Content-Type even without a body (aiohttp)
@@ -293,6 +294,10 @@ class _Connection(asyncio.BufferedProtocol):
 
     # --- httptools callbacks ------------------------------------------------------------------
 
+    def _malformed(self, detail: str) -> EndpointError:
+        """A RemoteProtocolError that stops the parser, kept as `_refused` keeps it."""
+        return self._refused(self._fault("RemoteProtocolError", detail))
+
     def _refused(self, error: EndpointError) -> EndpointError:
         """`error`, kept for `buffer_updated`: httptools hands back its own error for a callback's,
         chained to whatever exception was being handled, not always to the callback's."""
@@ -302,25 +307,19 @@ class _Connection(asyncio.BufferedProtocol):
     def on_message_begin(self) -> None:
         waiter = self._waiter
         if waiter is None or waiter.done():  # more than the one answer asked for: never reused
-            raise self._refused(
-                self._fault("RemoteProtocolError", "the server sent an answer nobody asked for")
-            )
+            raise self._malformed("the server sent an answer nobody asked for")
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if self._headers_done:
             return  # a trailer after a chunked body: aiohttp shows none of them
         value = value.rstrip(b" \t")  # llhttp keeps the whitespace after a value; HTTP drops it
         if len(name) + len(value) > MAX_FIELD_SIZE:
-            raise self._refused(
-                self._fault("RemoteProtocolError", f"Got more than {MAX_FIELD_SIZE} bytes when reading")
-            )
+            raise self._malformed(f"Got more than {MAX_FIELD_SIZE} bytes when reading")
         if b"\x00" in value:
-            raise self._refused(
-                self._fault("RemoteProtocolError", "Invalid HTTP header: a NUL byte in its value")
-            )
+            raise self._malformed("Invalid HTTP header: a NUL byte in its value")
         self._headers.append((name, value))
         if len(self._headers) > MAX_HEADERS:
-            raise self._refused(self._fault("RemoteProtocolError", "Too many headers received"))
+            raise self._malformed("Too many headers received")
         lower = name.lower()
         if lower == b"content-type":
             self._content_type = value
@@ -354,7 +353,7 @@ class _Connection(asyncio.BufferedProtocol):
             return
         body = b"".join(self._body)
         encoding = self._encoding
-        if encoding is not None and (encoding in DECODED or encoding in NEEDS_PACKAGE) and body:
+        if encoding in DECODABLE and body:
             try:
                 body = _decoded(body, encoding, self._limit, self._fault)
             except EndpointError as exc:
@@ -388,7 +387,12 @@ def _decoded(body: bytes, encoding: bytes, limit: int, fault: Fault) -> bytes:
         if len(decoded) > limit:
             raise too_large(limit)
         return decoded
-    raise fault("RemoteProtocolError", f"{NOT_COMPLETED}: can not decode content-encoding: {error}")
+    raise _undecodable(fault, error)
+
+
+def _undecodable(fault: Fault, why: object) -> EndpointError:
+    """The fault of a body that cannot be decoded, worded as aiohttp's."""
+    return fault("RemoteProtocolError", f"{NOT_COMPLETED}: can not decode content-encoding: {why}")
 
 
 def _decoded_by_aiohttp(body: bytes, encoding: bytes, limit: int, fault: Fault) -> bytes:
@@ -401,14 +405,12 @@ def _decoded_by_aiohttp(body: bytes, encoding: bytes, limit: int, fault: Fault) 
         ("HAS_BROTLI", "BrotliDecompressor") if name == "br" else ("HAS_ZSTD", "ZSTDDecompressor")
     )
     if not getattr(compression_utils, flag, False):  # zstd: aiohttp 3.12 and later
-        raise fault("RemoteProtocolError", f"{NOT_COMPLETED}: can not decode content-encoding: {name}")
+        raise _undecodable(fault, name)
     decoder = getattr(compression_utils, decoder_name)()
     try:
         decoded = decoder.decompress_sync(body)
     except Exception as exc:  # each decoder has errors of its own
-        raise fault(
-            "RemoteProtocolError", f"{NOT_COMPLETED}: can not decode content-encoding: {exc}"
-        ) from None
+        raise _undecodable(fault, exc) from None
     if len(decoded) > limit:
         raise too_large(limit)
     return decoded
