@@ -21,7 +21,15 @@ from typing import Any
 
 import pytest
 from support.cli import write_spec
-from support.runs import child_env, logged_ids, run_spec, setup_project, validate_results, wait_for_lines
+from support.runs import (
+    child_env,
+    ended_on_exit,
+    logged_ids,
+    run_spec,
+    setup_project,
+    validate_results,
+    wait_for_lines,
+)
 from support.servers import Reply
 
 from specengine.run import grading_process
@@ -175,16 +183,11 @@ def children(pid: int) -> list[int]:
 def test_an_interrupted_run_keeps_what_the_grading_process_wrote_and_resumes(agent_server, tmp_path):
     big_project(tmp_path, agent_server)
     log = tmp_path / "out" / "results.jsonl"
-    process = start_run(tmp_path, "-j", "4")
-    try:
+    with ended_on_exit(start_run(tmp_path, "-j", "4")) as process:
         wait_for_lines(log, 20, process)
         assert len(children(process.pid)) == 1, "no grading process beside the run"
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     assert process.returncode == 130, stdout + stderr
     assert "--resume" in stdout + stderr
     finished = logged_ids(log)
@@ -209,8 +212,7 @@ def test_the_grading_process_writes_the_results_file_when_the_run_is_killed(agen
     big_project(tmp_path, agent_server)
     log = tmp_path / "out" / "results.jsonl"
     output = tmp_path / "out" / "results.json"
-    process = start_run(tmp_path, "-j", "4")
-    try:
+    with ended_on_exit(start_run(tmp_path, "-j", "4")) as process:
         wait_for_lines(log, 20, process)
         [child] = children(process.pid)
         process.kill()  # SIGKILL: the run's process cannot hand anything over or write anything
@@ -219,10 +221,6 @@ def test_the_grading_process_writes_the_results_file_when_the_run_is_killed(agen
         while not output.exists():
             assert time.monotonic() < deadline, "the grading process wrote no results file"
             time.sleep(0.05)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     results = json.loads(output.read_text(encoding="utf-8"))
     validate_results(results)
     assert sorted(case["id"] for case in results["cases"]) == sorted(logged_ids(log))

@@ -13,7 +13,15 @@ import subprocess
 import sys
 
 from support.cli import run_cli, write_spec
-from support.runs import child_env, last_user, logged_ids, setup_project, validate_results, wait_for_lines
+from support.runs import (
+    child_env,
+    ended_on_exit,
+    last_user,
+    logged_ids,
+    setup_project,
+    validate_results,
+    wait_for_lines,
+)
 from support.servers import Reply
 
 CASES = 20
@@ -56,14 +64,10 @@ def test_interrupt_then_resume_then_rerun_failed(agent_server, tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    try:
+    with ended_on_exit(process):
         wait_for_lines(log, 3, process)
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     assert process.returncode == 130, stdout + stderr
     assert "interrupted" in stdout + stderr
     assert "--resume" in stdout + stderr

@@ -6,11 +6,12 @@ spec, runs the real CLI with `--output`, and reads back the results JSON the run
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -133,3 +134,15 @@ def wait_for_lines(log: Path, count: int, process: subprocess.Popen, limit_s: fl
         assert process.poll() is None, "the run ended before it could be interrupted"
         assert time.monotonic() < deadline, "the run did not finish cases in time"
         time.sleep(0.02)
+
+
+@contextlib.contextmanager
+def ended_on_exit(process: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """`process` (a run in a child process), killed on the way out if it is still running: a test
+    that fails while it runs leaves nothing behind."""
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
