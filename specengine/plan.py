@@ -11,8 +11,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from specengine.fast_init import fast_init
-
 Scope = Literal["turn", "conversation"]
 
 
@@ -129,7 +127,6 @@ class Check:
     judge: JudgeSpec | None = None  # set exactly when is_judge
 
 
-@fast_init
 @dataclass(frozen=True)
 class Step:
     """A turn to send (with its checks), or a `reset` that opens a new conversation."""
@@ -180,7 +177,6 @@ class EndpointConfig:
     auth: RequestAuth | None = field(default=None, compare=False, repr=False)
 
 
-@fast_init
 @dataclass(frozen=True)
 class Case:
     """One runnable case: an eval, or an eval × one dataset row, with everything rendered but checks."""

@@ -12,11 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from specengine.fast_init import fast_init
 from specengine.usage import TokenUsage, read_usage
 
 
-@fast_init
 @dataclass(frozen=True)
 class ToolCall:
     """A tool call the agent made; `args` parsed from the JSON string the protocol carries."""
@@ -30,7 +28,6 @@ class ToolCall:
         return {"name": self.name, "args": self.args}
 
 
-@fast_init
 @dataclass(frozen=True)
 class Turn:
     """What one user message produced: the reply text, tool calls, session and timing."""
@@ -49,7 +46,6 @@ class Turn:
         return read_usage(self.usage)
 
 
-@fast_init
 @dataclass(frozen=True)
 class TurnRecord:
     """A sent message and what came back, with the turn number and the conversation it belongs to."""
@@ -60,12 +56,10 @@ class TurnRecord:
     conversation: int
 
 
-@fast_init
 @dataclass(frozen=True)
 class TrialRun:
     """One trial as the scheduler ends it, before grading: its turns, the transport fault that
-    ended it (if any) and how many attempts it took. Plain data, so that it can be graded in
-    another process (run/grading_process.py)."""
+    ended it (if any) and how many attempts it took: what grading reads."""
 
     records: tuple[TurnRecord, ...]
     error: Mapping[str, str] | None

@@ -1,7 +1,7 @@
 """What a run loads before its first request, and what it skips: the start-up a one-case run pays.
 
-`specengine run` reads its command line without typer (commands/run_argv.py) and loads the judge,
-the app-under-test client, the run index and rich's progress bar only when the run uses them. These
+`specengine run` loads the judge, the app-under-test client, the run index, rich's progress bar and
+httpx only when the run uses them. These
 tests run the real command in a child process against a real agent and list the modules it loaded.
 """
 
@@ -13,8 +13,6 @@ from pathlib import Path
 from support.cli import loaded_modules, write_project, write_spec
 
 NOT_FOR_A_PLAIN_RUN = (
-    "typer",  # the command line is read without it
-    "pydantic",  # typer's validators
     "rich.progress",  # no bar off the terminal
     "specengine.judge.judge",  # no judge check
     "specengine.index.database",  # no index in this project
@@ -36,12 +34,3 @@ def test_a_plain_run_loads_only_what_it_uses(agent_server, tmp_path):
     assert code == 0
     assert json.loads((tmp_path / "out.json").read_text())["summary"]["passed"] == 1
     assert sorted(loaded & set(NOT_FOR_A_PLAIN_RUN)) == []
-
-
-def test_a_command_line_the_fast_reader_is_unsure_of_goes_to_typer(agent_server, tmp_path):
-    write_project(tmp_path, endpoints={"agent": agent_server.url})
-    write_spec(tmp_path, "a", "evals:\n  - name: hi\n    send: Hi\n    expect: [succeeded]\n")
-    code, loaded = _run_listing_modules(tmp_path, "run", "a.yaml", "--output", "out.json", "-j", "08")
-    assert code == 0  # typer reads 08 as 8
-    assert "typer" in loaded
-    assert json.loads((tmp_path / "out.json").read_text())["summary"]["passed"] == 1

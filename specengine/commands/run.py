@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -22,8 +23,14 @@ from specengine.commands.options import (
     Strict,
     report_options,
 )
-from specengine.commands.run_argv import RunFormat, run_request
 from specengine.report.formats import ReportRequest
+
+
+class RunFormat(str, Enum):
+    """--format: a typo must be an error, not a run that silently prints no annotations."""
+
+    text = "text"
+    github = "github"
 
 
 @app.command("run")
@@ -125,8 +132,10 @@ def run_command(
     or the command line is wrong (nothing ran), 130 when interrupted (finish with --resume).
     """
     from specengine.run.exit_codes import EXIT_USAGE
+    from specengine.run.prepare import PrepareOptions
+    from specengine.run.recording import SessionOptions
     from specengine.run.select import parse_shard
-    from specengine.run.session import execute_run
+    from specengine.run.session import RunRequest, execute_run
 
     try:
         shard_share = parse_shard(shard) if shard else None
@@ -134,30 +143,33 @@ def run_command(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
 
-    request = run_request(
-        paths,
-        reports=reports,
-        concurrency=concurrency,
-        label=label,
-        keyword=keyword,
-        limit=limit,
-        trials=trials,
-        timeout=timeout,
-        strict=strict,
-        config=config,
-        project=project,
-        judge_model=judge_model,
-        judge_base_url=judge_base_url,
-        no_cache=no_cache,
-        require_judge=require_judge,
-        output=output,
-        baseline=baseline,
-        output_format=output_format,
-        shard=shard_share,
+    request = RunRequest(
+        paths=tuple(paths),
+        prepare=PrepareOptions(
+            project=project,
+            config=config,
+            judge_model=judge_model,
+            judge_base_url=judge_base_url,
+            trials=trials,
+            timeout=timeout,
+            labels=tuple(label or ()),
+            keyword=keyword,
+            limit=limit,
+            shard=shard_share,
+        ),
+        options=SessionOptions(
+            reports=reports.adding("github") if output_format is RunFormat.github else reports,
+            concurrency=concurrency,
+            strict=strict,
+            output=output,
+            min_pass_rate=min_pass_rate,
+            use_cache=not no_cache,
+            require_judge=require_judge,
+        ),
         resume=resume,
         rerun_failed=rerun_failed,
-        min_pass_rate=min_pass_rate,
+        baseline=baseline,
         name=name,
-        max_connection_failures=max_connection_failures,
+        connection_failures=max_connection_failures,
     )
     raise typer.Exit(execute_run(request))

@@ -23,7 +23,6 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from specengine import fast_json
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.retry import is_retryable_status, retry_after_seconds
@@ -222,7 +221,7 @@ def not_json(what: str, text: str) -> EndpointError:
 def parse_json(text: str, what: str) -> Any:
     """JSON text parsed; anything else is not_json(what, text)."""
     try:
-        return fast_json.loads(text)
+        return json.loads(text)
     except ValueError:
         raise not_json(what, text) from None
 
@@ -318,7 +317,7 @@ def parse_arguments(raw: Any) -> tuple[Any, str | None]:
     if not isinstance(raw, str):
         return raw, None
     try:
-        return fast_json.loads(raw), None
+        return json.loads(raw), None
     except json.JSONDecodeError as exc:
         return {}, f"arguments were not valid JSON ({exc.msg}): {raw[:BODY_EXCERPT]!r}"
 

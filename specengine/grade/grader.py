@@ -310,18 +310,6 @@ async def grade_run(
     return trial_result(run.records, run.error, checks, run.attempts)
 
 
-def grade_unjudged_run(case: Case, run: TrialRun, strict: bool) -> TrialResult:
-    """`grade_run` for a case without judge checks, with no event loop (the grading process); a
-    judge check, which the caller never hands it, would be an error result, never a call."""
-
-    def unjudged(check: Check, record: TurnRecord) -> CheckResult:
-        reason = "a judge check is graded by the run's own process"
-        return _result(check, record, check.gate or strict, status="error", score=None, reason=reason)
-
-    checks = _trial_checks(case, run.records, run.error, strict, unjudged)
-    return trial_result(run.records, run.error, checks, run.attempts)
-
-
 def _trial_checks(
     case: Case,
     records: Sequence[TurnRecord],

@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from specengine.fast_init import fast_init
 from specengine.templates import value_text
 from specengine.transcript import Turn
 
@@ -33,7 +32,6 @@ def _worded(detail: Detail) -> str | None:
     return detail() if callable(detail) else detail
 
 
-@fast_init
 @dataclass(frozen=True)
 class MatchResult:
     """The outcome of one matcher run.
@@ -63,7 +61,6 @@ class MatchResult:
         return _worded(self.got_detail)
 
 
-@fast_init
 @dataclass(frozen=True)
 class MatchInput:
     """What a matcher sees: the text under test, this turn, and the turns in scope.

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from specengine.fast_init import fast_init
 from specengine.grade.arg_matchers import iter_arg_matchers, matcher_problems
 from specengine.grade.deep_contains import child_path, deep_contains, extra_arguments
 from specengine.grade.match_result import VALUE_LIMIT, quote
@@ -19,7 +18,6 @@ from specengine.templates import value_text
 from specengine.transcript import ToolCall
 
 
-@fast_init
 @dataclass(frozen=True)
 class WantedCall:
     """The tool, the arguments its call must hold (rendered), and whether others are refused."""

@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from specengine.fast_init import fast_init
 from specengine.plan import Case
 from specengine.usage import TokenUsage, read_usage, total_usage
 
@@ -21,7 +20,6 @@ Status = Literal["passed", "failed", "skipped", "error"]
 SkipCode = Literal["no_judge", "trial_error", "turn_missing"]
 
 
-@fast_init
 @dataclass(frozen=True)
 class CheckResult:
     """One check's outcome in one trial."""
@@ -83,7 +81,6 @@ class CheckResult:
         return data
 
 
-@fast_init
 @dataclass(frozen=True)
 class TrialResult:
     """One run of a case: the transcript, the checks, and how it ended."""
@@ -135,7 +132,6 @@ def trial_status(error: Mapping[str, str] | None, checks: Sequence[CheckResult])
     return "passed"
 
 
-@fast_init
 @dataclass(frozen=True)
 class CaseOutcome:
     status: Status
@@ -234,7 +230,6 @@ def _single_row(check: CheckResult, pass_rate: float) -> dict[str, Any]:
     return row
 
 
-@fast_init
 @dataclass(frozen=True)
 class CaseResult:
     """A finished case, ready to be appended to the results log."""

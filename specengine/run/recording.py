@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,24 +26,14 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from specengine.judge.judge import Judge
-    from specengine.plan import Case, JudgeConfig, Plan
+    from specengine.plan import JudgeConfig, Plan
     from specengine.results.model import CaseResult, SkipReason
     from specengine.run.prepare import Prepared, PrepareOptions
-    from specengine.run.scheduler import Handover
 
 OnResult = Callable[["CaseResult"], None]
 Work = tuple[Coroutine[Any, Any, Any], Callable[[], None]]
 """The coroutine that produces the session's cases, and the function that stops it scheduling more."""
 StartWork = Callable[[OnResult, "Judge | None"], Work]
-
-
-@dataclass(frozen=True)
-class HandOver:
-    """A run that grades and records in a second process (run/grading_process.py): how to start
-    its work handing cases over, and the plan's cases, which the second process reads for itself."""
-
-    start: Callable[[Handover], Work]
-    cases: Callable[[], Iterator[Case]]
 
 
 @dataclass(frozen=True)
@@ -92,22 +82,17 @@ async def record(
     header: Mapping[str, Any],
     done: Sequence[tuple[dict[str, Any], int]],
     console: Console,
-    hand_over: HandOver | None = None,
 ) -> Recording:
     """Run the work `start` returns, logging each finished case; write the results file at the end.
 
     `count` cases are expected (for the progress bar); `done` are cases already in the log at their
-    offsets (`--resume`), adopted as they are. With `hand_over`, the cases are graded and recorded
-    in a second process instead.
+    offsets (`--resume`), adopted as they are.
     """
     run_id = new_run_id()
     output = options.output or default_output(run_id)
     writer = ResultsWriter(
         output=output, run_id=run_id, started_at=utc_now(), header=header, secrets=_secrets(plan)
     )
-    if hand_over is not None:
-        progress = progress_bar(console, count, quiet=options.reports.holds_stdout)
-        return await _record_elsewhere(hand_over, options, plan, writer, done, progress, header.get("name"))
     writer.open(append=bool(done))
     for case, offset in done:
         writer.adopt(case, offset)
@@ -131,34 +116,6 @@ async def record(
     index_finished_run(output)  # the app's index, where one exists; never fails the run
     name = header.get("name")
     return Recording(output, summary, failures, writer.tally.gate_skip_reasons, interrupted, name)
-
-
-async def _record_elsewhere(
-    hand_over: HandOver,
-    options: SessionOptions,
-    plan: Plan,
-    writer: ResultsWriter,
-    done: Sequence[tuple[dict[str, Any], int]],
-    progress: Any,
-    name: str | None,
-) -> Recording:
-    """`record` with the grading process doing the grading and the writing: this process sends."""
-    from specengine.run import grading_process
-
-    started = time.perf_counter()
-    nothing_judged = _judge_counts(0, 0, 0) if plan.judge.model else {}
-    setup = grading_process.RecordingSetup(
-        hand_over.cases, writer, done, options.strict, started, nothing_judged
-    )
-    grading = grading_process.GradingProcess(setup, progress.advance)
-    await grading.start()
-    work, stop = hand_over.start(grading)
-    try:
-        interrupted = await run_until_interrupted(work, stop, progress)
-    finally:
-        summary, failures, reasons = await grading.finish()
-    index_finished_run(writer.output)
-    return Recording(writer.output, summary, failures, reasons, interrupted, name)
 
 
 def _secrets(plan: Plan) -> frozenset[str]:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from specengine.endpoints import adapter_class
 from specengine.endpoints.base import Adapter
@@ -49,22 +49,12 @@ class _Deadline:
 
 @dataclass
 class _Pending:
-    """Trials of one case still running; mutable bookkeeping owned by the scheduler. A trial is
-    graded as it ends (a TrialResult), or kept as it ran for a `Handover` (a TrialRun)."""
+    """Trials of one case still running, each graded as it ends; mutable bookkeeping owned by the
+    scheduler."""
 
     case: Case
-    trials: list[TrialResult | TrialRun | None] = field(default_factory=list)
+    trials: list[TrialResult | None] = field(default_factory=list)
     remaining: int = 0
-
-
-class Handover(Protocol):
-    """Where finished cases go ungraded, to be graded and recorded elsewhere (the grading process,
-    run/grading_process.py): every case in plan order of finishing, a skipped one with no runs."""
-
-    def send(self, case: Case, runs: tuple[TrialRun, ...] | None) -> None: ...
-
-    async def room(self) -> None:
-        """Return once the receiving side can take more (it may fall behind)."""
 
 
 class Runner:
@@ -76,13 +66,11 @@ class Runner:
         options: RunOptions,
         on_result: Callable[[CaseResult], None],
         judge: Judge | None = None,
-        handover: Handover | None = None,
     ):
         self.plan = plan
         self.options = options
-        self.on_result = on_result  # a finished case, graded here; unused with a handover
+        self.on_result = on_result
         self.judge = judge
-        self.handover = handover
         self._adapters: dict[str, Adapter] = {}
         self._endpoint_limits: dict[str, asyncio.Semaphore] = {}
         self._breakers: dict[str, Breaker] = {}
@@ -138,10 +126,7 @@ class Runner:
         """Every trial to run, in plan order; a skipped case is recorded as the stream reaches it."""
         for case in cases:
             if case.skip is not None:
-                if self.handover is not None:
-                    self.handover.send(case, None)
-                else:
-                    self.on_result(skipped_case(case, case.skip))
+                self.on_result(skipped_case(case, case.skip))
                 continue
             pending = _Pending(case, [None] * case.trials, case.trials)
             for trial_index in range(case.trials):
@@ -149,31 +134,20 @@ class Runner:
 
     async def _work(self, trials: Iterator[tuple[_Pending, int]]) -> None:
         """One worker: the next trial of the shared stream, until it is empty or the run stops."""
-        handover = self.handover
         while not self._stop.is_set():
-            if handover is not None:
-                await handover.room()
             taken = next(trials, None)
             if taken is None:
                 return
             await self._run_case_trial(*taken)
 
     async def _run_case_trial(self, pending: _Pending, index: int) -> None:
-        """One trial of a case, graded as it ends; the case is handed to `on_result` (or, ungraded,
-        to the handover) when its last trial ends."""
+        """One trial of a case, graded as it ends; the case is handed to `on_result` when its last
+        trial ends."""
         case = pending.case
         run = await self._run_trial(case)
-        if self.handover is None:
-            pending.trials[index] = await grade_run(
-                case, run, self.options.strict, self.judge, self.plan.judge
-            )
-        else:
-            pending.trials[index] = run
+        pending.trials[index] = await grade_run(case, run, self.options.strict, self.judge, self.plan.judge)
         pending.remaining -= 1
         if pending.remaining:
-            return
-        if self.handover is not None:
-            self.handover.send(case, tuple(run for run in pending.trials if isinstance(run, TrialRun)))
             return
         trials = tuple(trial for trial in pending.trials if isinstance(trial, TrialResult))
         self.on_result(finished_case(case, trials))

@@ -17,14 +17,13 @@ from specengine.errors import ResultsError, UsageError, WebServerError
 from specengine.results.reader import load_results
 from specengine.results.runs import named_run
 from specengine.results.writer import log_path, read_log
-from specengine.run import event_loop, grading_process
+from specengine.run import event_loop
 from specengine.run.breaker import DEFAULT_LIMIT
 from specengine.run.exit_codes import EXIT_OK, EXIT_USAGE
 from specengine.run.header import run_header
 from specengine.run.judge_preflight import preflight_judge
 from specengine.run.prepare import Census, Prepared, PrepareOptions, count_cases, prepare
 from specengine.run.recording import (
-    HandOver,
     OnResult,
     SessionOptions,
     StartWork,
@@ -40,8 +39,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from specengine.judge.judge import Judge
-    from specengine.results.model import CaseResult
-    from specengine.run.scheduler import Handover
     from specengine.source.project import Project
 
 Done = list[tuple[dict[str, Any], int]]
@@ -106,7 +103,6 @@ def execute_run(request: RunRequest) -> int:
                 },
                 done=done,
                 console=console,
-                hand_over=_hand_over(request, prepared, census),
             )
         )
     return report_session(
@@ -210,26 +206,11 @@ def _scheduler(request: RunRequest, prepared: Prepared) -> StartWork:
     return start
 
 
-def _hand_over(request: RunRequest, prepared: Prepared, census: Census) -> HandOver | None:
-    """The work of a run that grades in a second process, when it is one (grading_process.py)."""
-    if not grading_process.wanted(census.count, census.judge_checks):
-        return None
-
-    def graded_elsewhere(result: CaseResult) -> None:
-        raise AssertionError(f"{result.case.id} was graded in the run's process")
-
-    def start(handover: Handover) -> Work:
-        return _work(request, prepared, graded_elsewhere, None, handover)
-
-    return HandOver(start, prepared.cases)
-
-
 def _work(
     request: RunRequest,
     prepared: Prepared,
     on_result: OnResult,
     judge: Judge | None,
-    handover: Handover | None = None,
 ) -> Work:
     from specengine.run.scheduler import Runner, RunOptions
 
@@ -238,7 +219,7 @@ def _work(
         strict=request.options.strict,
         connection_failures=request.connection_failures,
     )
-    runner = Runner(prepared.plan, scheduling, on_result, judge, handover)
+    runner = Runner(prepared.plan, scheduling, on_result, judge)
     return runner.run(prepared.cases()), runner.stop
 
 

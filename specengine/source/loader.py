@@ -1,8 +1,9 @@
 """Reading YAML with a position for every value, and finding spec files.
 
 The loader reads YAML 1.2-core scalars on top of PyYAML's safe loader (`no` stays text, `12:30`
-stays text, dates stay text), rejects duplicate keys, and keeps the composed node tree so that every
-later stage can point at the line and column of any value. It knows nothing of what a spec means.
+stays text, dates stay text), on libyaml's parser where PyYAML has it, rejects duplicate keys, and
+keeps the composed node tree so that every later stage can point at the line and column of any
+value. It knows nothing of what a spec means.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ YAML_SUFFIXES = (".yaml", ".yml")
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 
 KeyPath = tuple[str | int, ...]
-Ambiguous = list[tuple[yaml.ScalarNode, bool]]  # plain scalars YAML 1.1 reads otherwise; is it a key
 
 
 class YamlInt(int):
@@ -178,6 +178,29 @@ SpecLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 SpecLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping_without_duplicates)
 
 
+def _libyaml_loader() -> type | None:
+    """SpecLoader on libyaml's parser (PyYAML's CSafeLoader, with SpecLoader's resolvers and
+    constructors), or None when PyYAML was built without libyaml. It parses several times faster;
+    a document it refuses is parsed again by SpecLoader, whose error messages people read."""
+    try:
+        from yaml._yaml import CParser
+    except ImportError:
+        return None
+
+    class CSpecLoader(CParser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+    CSpecLoader.yaml_implicit_resolvers = SpecLoader.yaml_implicit_resolvers
+    CSpecLoader.yaml_constructors = SpecLoader.yaml_constructors
+    return CSpecLoader
+
+
+_FAST_LOADER = _libyaml_loader()
+
+
 @dataclass(frozen=True)
 class Document:
     """A parsed YAML file: the plain data, the node tree it came from, and the name to report."""
@@ -264,6 +287,16 @@ def parse_yaml(text: str | bytes, path: str, *, file: Path | None = None) -> Doc
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
         raise SpecError(Diagnostic(path, line, 1, "the file holds a NUL byte: it is not a text file"))
+    if _FAST_LOADER is not None:
+        fast = _FAST_LOADER(text)
+        try:
+            root = fast.get_single_node()
+            data = fast.construct_document(root) if root is not None else None
+            return Document(path=path, data=data, root=root, file=file)
+        except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
+            pass  # SpecLoader below words the error
+        finally:
+            fast.dispose()
     try:
         loader = SpecLoader(text)  # the reader rejects control characters right here
     except yaml.reader.ReaderError as exc:
@@ -307,6 +340,11 @@ def _explicitly_tagged(loader: SpecLoader, root: yaml.Node | None) -> yaml.Node 
 
 def load_yaml(file: Path, path: str | None = None) -> Document:
     """Read and parse a YAML file; empty or unreadable files are located errors."""
+    return load_yaml_text(file, path)[0]
+
+
+def load_yaml_text(file: Path, path: str | None = None) -> tuple[Document, str]:
+    """`load_yaml`, with the file's text as well (for hints that quote a line)."""
     shown = path or display_path(file)
     try:
         raw = file.read_bytes()
@@ -315,7 +353,7 @@ def load_yaml(file: Path, path: str | None = None) -> Document:
     document = parse_yaml(raw, shown, file=file)
     if document.root is None:
         raise SpecError(Diagnostic(shown, 1, 1, "the file is empty"))
-    return document
+    return document, raw.decode("utf-8-sig", errors="replace")
 
 
 def ambiguous_scalars(root: yaml.Node | None) -> Iterator[tuple[KeyPath, yaml.ScalarNode, str, bool]]:
@@ -346,7 +384,7 @@ def ambiguous_scalars(root: yaml.Node | None) -> Iterator[tuple[KeyPath, yaml.Sc
 
 def _is_ambiguous(node: yaml.ScalarNode) -> bool:
     return (
-        node.style is None
+        not node.style  # plain: None from SpecLoader, '' from libyaml
         and node.tag == "tag:yaml.org,2002:str"
         and bool(AMBIGUOUS_SCALAR.match(node.value))
     )

@@ -32,7 +32,6 @@ import httptools
 
 from specengine import __version__
 from specengine.errors import EndpointError
-from specengine.fast_init import fast_init
 from specengine.transport.limits import too_large
 
 # what aiohttp answers these faults with, so that results read the same whichever path was taken
@@ -60,7 +59,6 @@ _UNSAFE_VALUE = re.compile(r"[\x00\r\n]")
 USER_AGENT = f"specengine/{__version__}"  # on either path: an agent's logs can tell eval traffic apart
 
 
-@fast_init
 @dataclass(frozen=True)
 class Reply:
     """One answer read whole: status, headers as received, the decoded body."""

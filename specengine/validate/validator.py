@@ -1,10 +1,9 @@
 """The validate stage: every spec and project file checked, every problem in every file reported.
 
 This module finds the files and runs the checks: it discovers specs and project files, loads each
-project once, reads each spec with source.plain_yaml (parse_yaml's result, faster), tells datasets
-from specs (a YAML file a spec names as its dataset, or any file under a folder named `data`), then
-runs the JSON Schema (validate.schema_messages) and the checks a schema cannot express
-(validate.spec_checks).
+project once, reads each spec with source.loader, tells datasets from specs (a YAML file a spec
+names as its dataset, or any file under a folder named `data`), then runs the JSON Schema
+(validate.schema_messages) and the checks a schema cannot express (validate.spec_checks).
 A spec author fixes everything in one pass, so nothing stops at the first problem, and nothing a
 spec holds can raise a traceback.
 """
@@ -23,14 +22,14 @@ from specengine.source.datasets import is_dataset_path
 from specengine.source.loader import (
     PROJECT_FILE,
     YAML_SUFFIXES,
-    Ambiguous,
     Document,
     discover,
     display_path,
     find_project_file,
     kind_of,
+    load_yaml_text,
+    parse_yaml,
 )
-from specengine.source.plain_yaml import parse_document, read_document
 from specengine.source.project import Project, load_project
 from specengine.suggest import suggest
 from specengine.validate.dataset_checks import check_dataset_file, prove_dataset_file
@@ -187,7 +186,7 @@ class _Validator:
                 named_data.append(entry)
                 continue
             try:
-                entry.document, entry.text, entry.ambiguous = read_document(file, display)
+                entry.document, entry.text = load_yaml_text(file, display)
             except SpecError as exc:
                 entry.problems = list(exc.diagnostics)
             parsed.append(entry)
@@ -279,7 +278,7 @@ class _Validator:
                 if b"dataset" not in raw:
                     continue
                 try:
-                    document = parse_document(raw, str(candidate), candidate)
+                    document = parse_yaml(raw, str(candidate), file=candidate)
                 except SpecError:
                     continue
                 named.update(_dataset_files(document.data, candidate))
@@ -317,7 +316,7 @@ class _Validator:
             self.dataset_result,
             prove_rows=not checked.diagnostics,
         ).run()
-        report_ambiguous(report, entry.ambiguous)
+        report_ambiguous(report)
         return report.items
 
     # datasets (each file read once per run)
@@ -346,7 +345,6 @@ class _Parsed:
     document: Document | None = None
     text: str = ""
     problems: list[Diagnostic] = field(default_factory=list)
-    ambiguous: Ambiguous | None = None  # found while parsing (None: not looked for yet)
 
 
 def _display(file: Path, resolved: Path, base: Path | None, cwd: Path) -> str:

@@ -8,7 +8,7 @@ quoting the value makes every reader agree.
 from __future__ import annotations
 
 from specengine.diagnostics import Diagnostic
-from specengine.source.loader import AMBIGUOUS_KINDS, Ambiguous, ambiguous_scalars
+from specengine.source.loader import ambiguous_scalars
 from specengine.validate.file_report import Report
 
 
@@ -41,14 +41,11 @@ def _sexagesimal(text: str) -> int | float | None:
     return int(value) if value == int(value) else value
 
 
-def report_ambiguous(report: Report, found: Ambiguous | None = None) -> None:
+def report_ambiguous(report: Report) -> None:
     """Unquoted yes/no, dates and 12:30 where text is expected; where the schema wants another
     type (soft: yes), its error has already been reported at the same place."""
-    if found is None:
-        found = [(node, is_key) for _path, node, _kind, is_key in ambiguous_scalars(report.document.root)]
-    for node, is_key in found:
+    for _path, node, kind, is_key in ambiguous_scalars(report.document.root):
         if id(node) in report.flagged:
             continue
-        kind = next((kind for pattern, kind in AMBIGUOUS_KINDS if pattern.match(node.value)), "ambiguous")
         line, col = node.start_mark.line + 1, node.start_mark.column + 1
         report.add(Diagnostic(report.document.path, line, col, _ambiguous_message(node.value, kind, is_key)))
