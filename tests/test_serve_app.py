@@ -108,14 +108,37 @@ def test_run_page_filters_live_in_the_url(world):
         assert page.status_code == 200
         return re.findall(r'name="case" value="([^"]+)"', page.text)
 
-    assert shown() == [PARIS, OSLO, MARKUP, FORMULA]
+    assert shown() == [OSLO, MARKUP, PARIS, FORMULA]  # failures first, plan order within
     assert shown(status="failed") == [OSLO, MARKUP]
-    assert shown(kind="judge") == [PARIS, OSLO]
+    assert shown(kind="judge") == [OSLO, PARIS]
     assert shown(q="GET_WEATHER") == [PARIS]  # a tool call in the transcript
     assert shown(q="rain in") == [OSLO]  # the reply
     assert shown(q="sunny", status="failed") == [OSLO]  # a reason: "Sunny" not found
     assert shown(label="smoke", status="passed") == [PARIS, FORMULA]
     assert shown(label="nope") == []
+
+
+def test_every_run_page_column_sorts_and_the_order_stays_in_the_url(world):
+    client, run = world["app"].client, world["first"]
+
+    def shown(**params: str) -> list[str]:
+        page = client.get(f"/runs/{run}", params=params)
+        assert page.status_code == 200
+        return re.findall(r'name="case" value="([^"]+)"', page.text)
+
+    assert shown(sort="case") == [FORMULA, MARKUP, OSLO, PARIS]
+    assert shown(sort="case", dir="desc") == [PARIS, OSLO, MARKUP, FORMULA]
+    assert shown(sort="status", dir="desc") == [PARIS, FORMULA, OSLO, MARKUP]  # ties keep plan order
+    assert shown(sort="why", dir="desc")[:2] == [OSLO, MARKUP]  # cases with a reason, "includes" ones
+    assert shown(sort="nonsense") == shown()
+    for column in ("status", "case", "suite", "labels", "trials", "time", "why", "review"):
+        assert sorted(shown(sort=column)) == sorted([PARIS, OSLO, MARKUP, FORMULA])
+    page = client.get(f"/runs/{run}", params={"sort": "case", "dir": "desc", "status": "failed"}).text
+    # The header links flip the direction, the filter form and the status chips keep the order.
+    assert re.search(r'aria-sort="descending"><a class="sort" data-sort="case" href="\?[^"]*dir=asc', page)
+    hidden = '<input type="hidden" name="sort" value="case"><input type="hidden" name="dir" value="desc">'
+    assert hidden in page
+    assert re.search(r'class="chip" data-status="passed" href="\?[^"]*sort=case&amp;dir=desc', page)
 
 
 def test_untrusted_replies_are_shown_as_text_and_pages_forbid_inline_script(world):

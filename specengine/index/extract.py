@@ -25,6 +25,7 @@ from specengine.report.facts import (
     summary_of,
     trials_of,
 )
+from specengine.report.facts import run_name as named
 from specengine.results.model import pass_rate
 from specengine.review.agreement import JudgeVerdict
 from specengine.review.fingerprint import transcript_fingerprint
@@ -50,6 +51,7 @@ class RunRow:
     judge_calls: int
     judge_cache_hits: int
     judge_tokens: int
+    agent_tokens: int | None
     pass_rate: float | None
     summary: str  # JSON: the summary as the results file holds it
     written_ns: int = 0  # the file's modification time
@@ -89,6 +91,8 @@ class CheckRow:
     gate: bool
     status: str
     score: float | None
+    margin: float | None  # the smallest |trial score - threshold| (a verdict that nearly went the other way)
+    uncertain: bool  # a judge's samples disagreed in some trial
 
 
 @dataclass(frozen=True)
@@ -132,12 +136,17 @@ def last_reply(case: dict[str, Any]) -> str:
     return ""
 
 
+def agent_tokens(summary: Mapping[str, Any]) -> int | None:
+    """The agent's tokens over the run (judge tokens are counted apart), None when unreported."""
+    usage = summary.get("usage")
+    total = usage.get("total_tokens") if isinstance(usage, Mapping) else None
+    return total if isinstance(total, int) and not isinstance(total, bool) else None
+
+
 def check_shape(case: dict[str, Any]) -> str:
-    """The case's checks as the spec declares them (name, matcher, line, turn, gate)."""
-    shape = [
-        [c.get("name"), c.get("matcher"), c.get("line"), c.get("turn"), c.get("gate")]
-        for c in checks_of(case)
-    ]
+    """The case's checks as the spec declares them (name, matcher, turn, gate): not their lines, so
+    an edit elsewhere in the spec that moves a check down keeps the case's history together."""
+    shape = [[c.get("name"), c.get("matcher"), c.get("turn"), c.get("gate")] for c in checks_of(case)]
     return str(zlib.crc32(json.dumps(shape, default=str).encode("utf-8")))
 
 
@@ -150,9 +159,21 @@ def decompress(document: bytes) -> dict[str, Any]:
     return data
 
 
-def run_name(file: Path, run_id: str) -> str:
-    """The file's stem when it was named on purpose (`-o nightly.json`), else the run id."""
+def run_name(results: Mapping[str, Any], file: Path, run_id: str) -> str:
+    """The name given with `run --name`, else the file's stem when it was named on purpose
+    (`-o nightly.json`), else the run id."""
+    given = named(dict(results))
+    if given is not None:
+        return given
     return file.stem if file.stem != run_id else run_id
+
+
+def run_config(results: Mapping[str, Any]) -> str | None:
+    """The run config chosen with `--config`: the file's `settings.config` (a top-level `config`
+    in files rebuilt by the app's compare)."""
+    settings = results.get("settings")
+    chosen = settings.get("config") if isinstance(settings, Mapping) else None
+    return _json_or_none(chosen if chosen is not None else results.get("config"))
 
 
 def run_rows(results: Mapping[str, Any], file: Path) -> RunRows:
@@ -170,11 +191,11 @@ def run_rows(results: Mapping[str, Any], file: Path) -> RunRows:
     run = RunRow(
         run_id=run_id,
         file=file.name,
-        name=run_name(file, run_id),
+        name=run_name(results, file, run_id),
         started_at=str(results.get("started_at") or ""),
         specs=json.dumps(list(dict.fromkeys(case_spec(c) for c in cases))),
         suites=json.dumps(list(suites)),
-        config=_json_or_none(results.get("config")),
+        config=run_config(results),
         shard=_json_or_none(results.get("shard")),
         cases=summary["cases"],
         passed=summary["passed"],
@@ -186,6 +207,7 @@ def run_rows(results: Mapping[str, Any], file: Path) -> RunRows:
         judge_calls=_int(given.get("judge_calls")),
         judge_cache_hits=_int(given.get("judge_cache_hits")),
         judge_tokens=_int(given.get("judge_tokens")),
+        agent_tokens=agent_tokens(given),
         pass_rate=pass_rate(summary),
         summary=json.dumps(given, ensure_ascii=False, default=str),
     )
@@ -218,10 +240,34 @@ def _case_row(run_id: str, position: int, case: dict[str, Any]) -> CaseRow:
     )
 
 
+def _bound(threshold: Any) -> float | None:
+    if not isinstance(threshold, Mapping):
+        return None
+    return next((as_float(v) for v in threshold.values() if as_float(v) is not None), None)
+
+
+def _doubts(case: dict[str, Any]) -> dict[tuple[Any, Any, Any], tuple[float | None, bool]]:
+    """(name, line, turn) -> (the smallest distance of a trial's score from its threshold, whether a
+    judge's samples disagreed in some trial)."""
+    found: dict[tuple[Any, Any, Any], tuple[float | None, bool]] = {}
+    for trial in trials_of(case):
+        for check in checks_of(trial):
+            key = (check.get("name"), check.get("line"), check.get("turn"))
+            margin, uncertain = found.get(key, (None, False))
+            score, bound = as_float(check.get("score")), _bound(check.get("threshold"))
+            if score is not None and bound is not None:
+                distance = abs(score - bound)
+                margin = distance if margin is None else min(margin, distance)
+            found[key] = (margin, uncertain or check.get("uncertain") is True)
+    return found
+
+
 def _check_rows(run_id: str, cases: list[dict[str, Any]]) -> Iterator[CheckRow]:
     for case in cases:
+        doubts = _doubts(case)
         for position, check in enumerate(checks_of(case)):
             line, turn = check.get("line"), check.get("turn")
+            margin, uncertain = doubts.get((check.get("name"), line, turn), (None, False))
             yield CheckRow(
                 run_id=run_id,
                 case_id=str(case["id"]),
@@ -233,6 +279,8 @@ def _check_rows(run_id: str, cases: list[dict[str, Any]]) -> Iterator[CheckRow]:
                 gate=check.get("gate", True) is not False,
                 status=str(check.get("status")),
                 score=as_float(check.get("score")),
+                margin=None if margin is None else round(margin, 6),
+                uncertain=uncertain or check.get("uncertain") is True,
             )
 
 

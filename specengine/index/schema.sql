@@ -20,6 +20,7 @@ CREATE TABLE runs (
   judge_calls INTEGER NOT NULL,
   judge_cache_hits INTEGER NOT NULL,
   judge_tokens INTEGER NOT NULL,
+  agent_tokens INTEGER,               -- the agent's tokens (summary.usage.total_tokens); NULL when unreported
   pass_rate REAL,                     -- passed / (passed + failed + errored); NULL when nothing ran
   summary TEXT NOT NULL,              -- JSON: the summary exactly as the results file holds it
   written_ns INTEGER NOT NULL         -- when the file was written (orders runs that started in the same second)
@@ -47,6 +48,7 @@ CREATE TABLE cases (
   PRIMARY KEY (run_id, case_id)
 );
 CREATE INDEX cases_by_id ON cases (case_id);
+CREATE INDEX cases_by_status ON cases (status, case_id);
 
 CREATE TABLE checks (
   run_id TEXT NOT NULL,
@@ -59,9 +61,12 @@ CREATE TABLE checks (
   gate INTEGER NOT NULL,              -- 1: a gate, 0: a soft check
   status TEXT NOT NULL,               -- over the case's trials
   score REAL,                         -- mean over the trials
+  margin REAL,                        -- the smallest distance of a trial's score from its threshold
+  uncertain INTEGER NOT NULL,         -- 1: a judge's samples disagreed in some trial
   PRIMARY KEY (run_id, case_id, position)
 );
 CREATE INDEX checks_by_matcher ON checks (matcher);
+CREATE INDEX checks_by_name ON checks (case_id, name);
 
 CREATE TABLE reviews (
   id TEXT PRIMARY KEY,

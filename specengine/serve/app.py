@@ -38,6 +38,15 @@ async def _error(request: Request, exc: Exception) -> Response:
     return HTMLResponse(body, status_code=status)
 
 
+def _favicon(request: Request) -> Response:
+    """Browsers ask for /favicon.ico on every page: the app's icon, instead of a 404 in every log."""
+    return Response(
+        (STATIC / "favicon.svg").read_bytes(),
+        media_type="image/svg+xml",
+        headers={"cache-control": "max-age=86400"},
+    )
+
+
 def _report_css(request: Request) -> Response:
     return Response(report_stylesheet(), media_type="text/css; charset=utf-8")
 
@@ -73,6 +82,7 @@ def create_app(
         Route("/api/compare", api.compare),
         Route("/api/agreement", api.agreement),
         Route("/static/report.css", _report_css),
+        Route("/favicon.ico", _favicon),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(

@@ -45,7 +45,15 @@ class Job:
     started: float = field(default_factory=time.monotonic)
 
     def done_cases(self) -> int:
-        """Cases finished so far: lines in the run's results log."""
+        """Cases finished so far: lines in the run's results log, or once the run has ended (and its
+        log may be gone), the cases its results file holds."""
+        if self.process.poll() is not None and self.output.exists():
+            try:
+                summary = json.loads(self.output.read_bytes()).get("summary") or {}
+                ran = summary.get("cases", 0) - summary.get("skipped", 0)
+                return ran if isinstance(ran, int) else 0
+            except (OSError, ValueError, AttributeError, TypeError):
+                return 0
         try:
             with log_path(self.output).open("rb") as log:
                 return sum(chunk.count(b"\n") for chunk in iter(lambda: log.read(1 << 16), b""))

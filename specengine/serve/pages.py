@@ -19,6 +19,7 @@ from specengine.errors import UsageError
 from specengine.index import queries
 from specengine.report.facts import failure_headline
 from specengine.review.verdicts import review_counts
+from specengine.serve import sorting
 from specengine.serve.charts import RatePoint, pass_rate_chart
 from specengine.serve.export import cases_csv
 from specengine.serve.jobs import file_stem
@@ -102,11 +103,13 @@ def run_page(request: Request) -> HTMLResponse:
     with state.db() as conn:
         run = state.run(conn, run_id)
         reviews = state.run_reviews(conn, run_id)
-        rows = [
+        rows: list[Any] = [
             row
             for row in queries.run_cases(conn, run_id, where)
             if _review_matches(where.reviewed, reviews.get(row["case_id"]))
         ]
+        column, descending = sorting.chosen(request.query_params)
+        rows = sorting.sort_cases(rows, reviews, column, descending)
         facets = queries.run_facets(conn, run_id)
         earlier = conn.execute(
             "SELECT run_id FROM runs WHERE (started_at, written_ns, run_id) < (?, ?, ?)"
@@ -114,6 +117,9 @@ def run_page(request: Request) -> HTMLResponse:
             (run["started_at"], run["written_ns"], run["run_id"]),
         ).fetchone()
     counts = {key: run[key] for key in ("cases", "passed", "failed", "errored", "skipped")}
+    order = {"sort": column, "dir": "desc" if descending else "asc"}
+    if order != {"sort": sorting.DEFAULT, "dir": "asc"}:
+        filters.update(order)
     number = _page_number(request)
     pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
     number = min(number, pages)
@@ -141,6 +147,8 @@ def run_page(request: Request) -> HTMLResponse:
         facets=facets,
         filters=filters,
         active=any(key in filters for key in FILTER_KEYS),
+        sort_column=column,
+        sort_descending=descending,
         statuses=queries.STATUSES,
         review_choices=REVIEW_CHOICES,
         rows=rows[(number - 1) * PAGE_SIZE : number * PAGE_SIZE],
@@ -260,7 +268,12 @@ def job_page(request: Request) -> HTMLResponse:
     job = state.jobs.get(request.path_params["job_id"])
     if job is None:
         raise HTTPException(404, "no such rerun (reruns are forgotten when the app restarts; the runs stay)")
-    return page(request, "job.html.j2", "Rerun", job=job.state(), new_run=state.job_run(job))
+    new_run = state.job_run(job)
+    counts = None
+    if new_run is not None:
+        with state.db() as conn:
+            counts = state.run(conn, new_run)
+    return page(request, "job.html.j2", "Rerun", job=job.state(), new_run=new_run, counts=counts)
 
 
 def compare_page(request: Request) -> HTMLResponse:

@@ -127,4 +127,8 @@ class AppState:
         return row[0] if row else None
 
     def agreement(self, conn: sqlite3.Connection, run_ids: Sequence[str] | None = None) -> AgreementReport:
+        """Judge agreement over the runs named (all when None); 404 for a run the index does not hold,
+        as `specengine agreement` refuses it."""
+        for run_id in run_ids or ():
+            self.run(conn, run_id)
         return measure_agreement(queries.judge_verdicts(conn, run_ids), queries.all_reviews(conn))

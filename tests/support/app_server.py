@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from support.cli import run_cli, write_project, write_spec
+from support.cli import REPO_ROOT, run_cli, write_project, write_spec
 from support.judge_server import JudgeCall, JudgeServer, choose
 from support.servers import AgentServer, Reply, free_port
 
@@ -117,6 +118,10 @@ class AppServer:
 
         from specengine.serve.app import create_app
 
+        # Reruns started from the app run `python -m specengine` with the app's environment.
+        paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if str(REPO_ROOT) not in paths:
+            os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), *paths) if p)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         app = create_app(folder, port=self.port, host_names=("127.0.0.1",), reviewer=reviewer)

@@ -55,12 +55,8 @@ document.addEventListener("DOMContentLoaded", () => {
       }
       result.textContent = "";
       if (data.run_id) {
-        result.append("New run: ");
-        const link = document.createElement("a");
-        link.id = "new-run";
-        link.href = `/runs/${encodeURIComponent(data.run_id)}`;
-        link.textContent = data.run_id;
-        result.append(link);
+        // The page as the server renders a finished rerun: its counts and a link to compare.
+        window.location.reload();
       } else if (data.message) {
         const pre = document.createElement("pre");
         pre.className = "errorbox";

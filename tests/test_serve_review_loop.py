@@ -1,0 +1,229 @@
+"""The review loop of `specengine serve` over real runs: what a reviewer reads, trusts and does next.
+
+One project for the module: a scripted agent and judge on loopback; a run named `nightly` under the
+`staging` config, a second run that turns paris from passed to failed (and oslo the other way), and
+a rerun of the second run's failed cases (a partial run). One app server over it. Tests that add
+reviews come after those that count them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+
+import pytest
+from support.app_server import JUDGE_KEY, JUDGE_KEY_ENV, REPLIES, AppServer, ServeProject, wait_for
+from support.cli import run_cli, write_project
+from support.judge_server import JudgeServer
+from support.servers import AgentServer
+from test_report_browser import CHROMIUM_ARGS, _chromium
+
+PARIS = "spec.yaml::paris"
+OSLO = "spec.yaml::oslo"
+MARKUP = "spec.yaml::markup"
+FORMULA = "spec.yaml::formula"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> Iterator[dict]:
+    folder = tmp_path_factory.mktemp("review-loop")
+    os.environ[JUDGE_KEY_ENV] = JUDGE_KEY
+    with AgentServer() as agent, JudgeServer() as judge:
+        project = ServeProject.create(folder, agent, judge)
+        write_project(
+            folder,
+            endpoints={"agent": agent},
+            judge={"model": "judge-model", "base_url": judge.judge_url, "api_key_env": JUDGE_KEY_ENV},
+            configs={"staging": {"defaults": {"endpoint": "agent", "timeout": 30}}},
+        )
+        first = project.run("--name", "nightly", "--config", "staging")
+        agent.script({**REPLIES, "weather in Paris": "Rain in Paris", "weather in Oslo": "Sunny in Oslo"})
+        second = project.run()
+        rerun = project.run("--rerun-failed", str(folder / ".specengine" / "runs" / f"{second}.json"))
+        agent.script(dict(REPLIES))
+        with AppServer(folder) as app:
+            yield {
+                "project": project,
+                "app": app,
+                "folder": folder,
+                "first": first,
+                "second": second,
+                "rerun": rerun,
+            }
+    os.environ.pop(JUDGE_KEY_ENV, None)
+
+
+def test_run_names_and_configs_reach_the_pages_the_api_and_query(world):
+    client = world["app"].client
+    runs = {run["run_id"]: run for run in client.get("/api/runs").json()["runs"]}
+    first = runs[world["first"]]
+    assert (first["name"], first["config"]) == ("nightly", "staging")
+    assert (runs[world["second"]]["name"], runs[world["second"]]["config"]) == (world["second"], None)
+    page = client.get("/").text
+    assert ">nightly</a>" in page and '<td class="mono">staging</td>' in page
+    assert '<h1 class="runname">nightly' in client.get(f"/runs/{world['first']}").text
+    compare = client.get("/compare", params={"base": world["first"], "head": world["second"]}).text
+    assert ">nightly</a>" in compare
+    answer = run_cli(
+        ["query", "select name, config from runs where run_id = ?".replace("?", f"'{world['first']}'")],
+        cwd=world["folder"],
+    )
+    assert answer.exit_code == 0, answer.output
+    assert "nightly" in answer.stdout and "staging" in answer.stdout
+
+
+def test_the_status_bar_is_drawn_without_inline_styles(world):
+    page = world["app"].client.get(f"/runs/{world['first']}").text
+    assert 'style="' not in page
+    bar = re.search(r'<svg class="statusbar".*?</svg>', page, re.S)
+    assert bar is not None
+    widths = [float(w) for w in re.findall(r'width="([\d.]+)%"', bar.group(0))]
+    starts = [float(x) for x in re.findall(r'x="([\d.]+)%"', bar.group(0))]
+    assert len(widths) == 2 and abs(sum(widths) - 100) < 0.01  # 2 passed, 2 failed
+    assert starts == [0.0, widths[0]]
+
+
+def test_favicon_answers_and_every_page_names_it(world):
+    client = world["app"].client
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    assert b"<svg" in icon.content
+    assert '<link rel="icon" href="/static/favicon.svg"' in client.get("/").text
+    assert client.get("/static/favicon.svg").status_code == 200
+
+
+def test_agreement_for_an_unknown_run_is_not_found_like_the_command(world):
+    client = world["app"].client
+    answer = client.get("/api/agreement", params={"run": "bogus"})
+    assert answer.status_code == 404 and "bogus" in answer.json()["error"]
+    assert client.get("/agreement", params={"run": "bogus"}).status_code == 404
+    assert client.get("/api/agreement", params={"run": world["first"]}).status_code == 200
+    cli = run_cli(["agreement", "bogus"], cwd=world["folder"])
+    assert cli.exit_code == 2
+
+
+def test_history_strip_links_are_named_by_run_date_and_status(world):
+    page = world["app"].client.get(f"/runs/{world['second']}/case", params={"id": PARIS}).text
+    labels = re.findall(r'<a class="cell [^"]*" href="[^"]*" title="[^"]*" aria-label="([^"]*)"', page)
+    assert len(labels) == 3  # nightly, the second run, its rerun
+    assert labels[0].startswith("run nightly, ") and labels[0].endswith(": passed")
+    assert labels[1].startswith(f"run {world['second']}, ") and ": failed" in labels[1]
+    assert labels[1].endswith(" · this run") and labels[2].startswith(f"run {world['rerun']}, ")
+    assert 'aria-current="page"' in page
+
+
+def test_compare_lists_tool_call_changes_of_a_regression(world):
+    page = world["app"].client.get("/compare", params={"base": world["first"], "head": world["second"]}).text
+    regressions = page.split('id="regressions"')[1].split("</section>")[0]
+    assert "spec.yaml::paris" in regressions
+    assert '<ul class="calls" aria-label="tool call changes">' in regressions
+    assert "turn 1: get_weather call removed" in regressions
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    executable = _chromium()
+    if executable is None:
+        pytest.skip("no Chromium binary (install the Debian package `chromium`)")
+    with sync_api.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page_at(browser, world):
+    """A page of the given width that fails the test on script errors, dialogs or outside requests."""
+    contexts, problems = [], []
+
+    def open_page(width: int, height: int = 900):
+        context = browser.new_context(viewport={"width": width, "height": height})
+        context.set_default_timeout(20_000)
+        contexts.append(context)
+        page = context.new_page()
+        url = world["app"].url
+        page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+        page.route(
+            "**/*",
+            lambda route: (
+                route.continue_()
+                if route.request.url.startswith(url + "/")
+                else (problems.append(route.request.url), route.abort())
+            ),
+        )
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+    assert problems == []
+
+
+def test_in_a_browser_the_bar_has_width_the_case_column_shows_narrow_and_compare_fits(world, page_at):
+    url = world["app"].url
+    page = page_at(1280)
+    page.goto(f"{url}/runs/{world['first']}")
+    widths = page.eval_on_selector_all(
+        "#status-bar rect", "rs => rs.map(r => r.getBoundingClientRect().width)"
+    )
+    assert len(widths) == 2 and all(w > 100 for w in widths)
+    narrow = page_at(400)
+    narrow.goto(f"{url}/runs/{world['first']}")
+    link = narrow.locator("a.caselink").first
+    assert link.is_visible()
+    box = link.bounding_box()
+    assert box is not None and box["width"] > 0 and box["x"] + box["width"] <= 400
+    link.click()
+    assert narrow.locator("h1.casetitle").is_visible()
+    page.goto(f"{url}/compare?base={world['first']}&head={world['second']}")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    # A reason as long as a judge's rationale wraps instead of widening the page.
+    page.evaluate("document.querySelector('#regressions td.reason').prepend('says rain '.repeat(120))")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    assert "get_weather call removed" in page.locator("#regressions").inner_text()
+
+
+def test_in_a_browser_the_skipped_pill_reads_at_aa_contrast(world, page_at):
+    page = page_at(1280)
+    page.goto(world["app"].url + "/")
+    page.evaluate(
+        "() => { const s = document.createElement('span'); s.className = 'pill skipped';"
+        " s.textContent = 'skipped'; document.querySelector('main').append(s); }"
+    )
+    assert page.evaluate(CONTRAST, ".pill.skipped") >= 4.5
+
+
+CONTRAST = r"""selector => {
+  const el = document.querySelector(selector);
+  const rgb = text => text.match(/[\d.]+/g).slice(0, 3).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = c => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const style = getComputedStyle(el);
+  const [a, b] = [lum(rgb(style.color)), lum(rgb(style.backgroundColor))];
+  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+}"""
+
+
+def test_a_rerun_from_the_app_shows_its_counts_and_a_link_to_compare(world):
+    client, run = world["app"].client, world["first"]
+    started = client.post(f"/api/runs/{run}/rerun", json={})
+    assert started.status_code == 202, started.text
+    job = started.json()
+    done = wait_for(
+        lambda: (lambda s: s if s.get("run_id") else None)(client.get(f"/api/jobs/{job['id']}").json())
+    )
+    assert done["state"] == "finished" and done["done"] == 2, done
+    page = client.get(f"/jobs/{job['id']}").text
+    counts = re.search(r'<p id="job-counts">([^<]*)</p>', page)
+    assert counts is not None and counts.group(1).startswith("0 passed · 2 failed · 0 errored")
+    assert f'href="/compare?base={run}&amp;head={done["run_id"]}"' in page
+    assert client.get(f"/compare?base={run}&head={done['run_id']}").status_code == 200
+    results = json.loads((world["folder"] / ".specengine" / "runs" / done["results_file"]).read_text())
+    assert results["summary"]["cases"] == 2
