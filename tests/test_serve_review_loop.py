@@ -8,6 +8,8 @@ reviews come after those that count them.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -122,6 +124,123 @@ def test_compare_lists_tool_call_changes_of_a_regression(world):
     assert "turn 1: get_weather call removed" in regressions
 
 
+def test_a_rerun_from_the_app_shows_its_counts_and_a_link_to_compare(world):
+    client, run = world["app"].client, world["first"]
+    started = client.post(f"/api/runs/{run}/rerun", json={})
+    assert started.status_code == 202, started.text
+    job = started.json()
+    done = wait_for(
+        lambda: (lambda s: s if s.get("run_id") else None)(client.get(f"/api/jobs/{job['id']}").json())
+    )
+    assert done["state"] == "finished" and done["done"] == 2, done
+    page = client.get(f"/jobs/{job['id']}").text
+    counts = re.search(r'<p id="job-counts">([^<]*)</p>', page)
+    assert counts is not None and counts.group(1).startswith("0 passed · 2 failed · 0 errored")
+    assert f'href="/compare?base={run}&amp;head={done["run_id"]}"' in page
+    assert client.get(f"/compare?base={run}&head={done['run_id']}").status_code == 200
+    results = json.loads((world["folder"] / ".specengine" / "runs" / done["results_file"]).read_text())
+    assert results["summary"]["cases"] == 2
+
+
+def test_kappa_comes_with_n_and_a_95_percent_interval_and_one_rule_for_too_few():
+    from specengine.review.agreement import Agreement
+
+    table = Agreement(None, None, None, 20, 5, 10, 15)  # n 50, observed .7, chance .5, kappa .4
+    low, high = table.interval or (0, 0)
+    # SE = sqrt(.7 * .3 / 50) / (1 - .5) = 0.1296; 0.4 ± 1.96 SE
+    assert low == pytest.approx(0.146, abs=0.001) and high == pytest.approx(0.654, abs=0.001)
+    assert table.kappa_text == "0.40 (95% CI 0.15 to 0.65, n = 50)"
+    one_disagreement = Agreement(None, None, None, 0, 1, 0, 0)
+    one_agreement = Agreement(None, None, None, 1, 0, 0, 0)
+    assert one_disagreement.kappa_text == one_agreement.kappa_text == "too few reviews: n = 1 < 10"
+    assert one_disagreement.interval is None and one_agreement.interval is None
+    assert Agreement(None, None, None, 12, 0, 0, 0).kappa_text.startswith("n/a: ")
+    assert Agreement(None, None, None, 10, 0, 0, 10).interval == (1.0, 1.0)
+    data = table.as_dict()
+    assert data["enough_reviews"] and data["kappa_interval"] == [pytest.approx(low), pytest.approx(high)]
+
+
+def _judge_check(world: dict, run: str, case_id: str) -> str:
+    case = next(c for c in world["project"].results(run)["cases"] if c["id"] == case_id)
+    return next(c["name"] for c in case["checks"] if c["matcher"] == "judge")
+
+
+def test_a_check_override_carries_the_case_the_rate_after_reviews_and_the_csv(world):
+    client, run = world["app"].client, world["first"]
+    check = _judge_check(world, run, PARIS)
+    before = client.get(f"/runs/{run}").text
+    assert 'id="human-rate"' not in before  # nothing reviewed yet
+    answer = client.post(
+        f"/api/runs/{run}/reviews",
+        json={"case": PARIS, "check": check, "verdict": "incorrect", "note": "=cmd|' /C calc'!A0"},
+    )
+    assert answer.status_code == 201, answer.text
+    page = client.get(f"/runs/{run}").text
+    assert re.search(r'<div class="sub" id="human-rate">25.0% after reviews</div>', page)  # 2 of 4 -> 1 of 4
+    assert 'data-outcome="failed">after review: failed</span>' in page
+    case_page = client.get(f"/runs/{run}/case", params={"id": PARIS}).text
+    assert 'id="after-review">after check reviews: failed</span>' in case_page
+    data = client.get(f"/api/runs/{run}").json()
+    paris = next(c for c in data["cases"] if c["id"] == PARIS)
+    assert paris["status"] == "passed" and paris["review"]["outcome"] == "failed"
+    assert data["reviews"]["check_overrides"] == 1
+    assert client.get(f"/runs/{run}", params={"reviewed": "overridden"}).text.count('class="caserow"') == 1
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/runs/{run}/export.csv").text)))
+    checked = [r for r in rows if r["check"]]
+    assert [
+        (r["id"], r["check"], r["check_status"], r["reviewed_verdict"], r["human_outcome"]) for r in checked
+    ] == [(PARIS, check, "passed", "incorrect", "failed")]
+    assert checked[0]["reviewer"] == "Test Reviewer" and checked[0]["note"] == "'=cmd|' /C calc'!A0"
+    assert {r["id"]: r["after_review"] for r in rows if not r["check"]}[PARIS] == "failed"
+    # A failed case whose other gate still fails stays failed when its judge check is turned around.
+    oslo = _judge_check(world, run, OSLO)
+    assert (
+        client.post(
+            f"/api/runs/{run}/reviews", json={"case": OSLO, "check": oslo, "verdict": "incorrect"}
+        ).status_code
+        == 201
+    )
+    oslo_review = next(c for c in client.get(f"/api/runs/{run}").json()["cases"] if c["id"] == OSLO)["review"]
+    assert oslo_review["outcome"] == "failed"
+
+
+def test_moving_a_judge_check_down_keeps_its_reviews_and_its_agreement_together(world):
+    client, project = world["app"].client, world["project"]
+    check = _judge_check(world, world["second"], PARIS)
+    assert (
+        client.post(
+            f"/api/runs/{world['second']}/reviews", json={"case": PARIS, "check": check, "verdict": "correct"}
+        ).status_code
+        == 201
+    )
+    spec = world["folder"] / "spec.yaml"
+    text = spec.read_text(encoding="utf-8")
+    spec.write_text(
+        text.replace(
+            "      - judge: closed_qa", "      # the judge reads the reply\n      - judge: closed_qa"
+        )
+    )
+    moved = project.run()  # the agent answers as in the first run: the same reply as its review
+    new_case = next(c for c in project.results(moved)["cases"] if c["id"] == PARIS)
+    old_case = next(c for c in project.results(world["first"])["cases"] if c["id"] == PARIS)
+    new_line = next(c["line"] for c in new_case["checks"] if c["name"] == check)
+    assert new_line == next(c["line"] for c in old_case["checks"] if c["name"] == check) + 1
+    review = next(c for c in client.get(f"/api/runs/{moved}").json()["cases"] if c["id"] == PARIS)["review"]
+    assert review["checks"][0]["check"] == check and review["checks"][0]["human"] == "failed"
+    assert review["outcome"] == "failed"
+    report = client.get("/api/agreement").json()
+    paris = [a for a in report["checks"] if a["check"] == check and a["reviewed"] == 2]
+    assert len(paris) == 1 and paris[0]["line"] == new_line  # one group, shown where it now is
+    assert paris[0]["kappa_text"] == "too few reviews: n = 2 < 10"
+    page = client.get("/agreement").text
+    assert 'id="kappa-rule"' in page and "too few reviews: n = 3 &lt; 10" in page
+    history = client.get("/api/cases/history", params={"id": PARIS}).json()
+    assert [r["run_id"] for r in history["runs"]][-1] == moved
+
+
+# In a browser (last: Playwright's loop stays in this thread while the module's browser lives).
+
+
 @pytest.fixture(scope="module")
 def browser():
     sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
@@ -209,21 +328,3 @@ CONTRAST = r"""selector => {
   const [a, b] = [lum(rgb(style.color)), lum(rgb(style.backgroundColor))];
   return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
 }"""
-
-
-def test_a_rerun_from_the_app_shows_its_counts_and_a_link_to_compare(world):
-    client, run = world["app"].client, world["first"]
-    started = client.post(f"/api/runs/{run}/rerun", json={})
-    assert started.status_code == 202, started.text
-    job = started.json()
-    done = wait_for(
-        lambda: (lambda s: s if s.get("run_id") else None)(client.get(f"/api/jobs/{job['id']}").json())
-    )
-    assert done["state"] == "finished" and done["done"] == 2, done
-    page = client.get(f"/jobs/{job['id']}").text
-    counts = re.search(r'<p id="job-counts">([^<]*)</p>', page)
-    assert counts is not None and counts.group(1).startswith("0 passed · 2 failed · 0 errored")
-    assert f'href="/compare?base={run}&amp;head={done["run_id"]}"' in page
-    assert client.get(f"/compare?base={run}&head={done['run_id']}").status_code == 200
-    results = json.loads((world["folder"] / ".specengine" / "runs" / done["results_file"]).read_text())
-    assert results["summary"]["cases"] == 2

@@ -297,6 +297,7 @@ def judge_verdicts_of(rows: RunRows) -> list[JudgeVerdict]:
             line=check.line,
             status=check.status,
             transcript=cases[check.case_id].transcript,
+            eval=cases[check.case_id].eval,
         )
         for check in rows.checks
         if check.matcher == "judge"

@@ -16,7 +16,7 @@ from typing import Any
 from specengine.index.extract import decompress
 from specengine.review.agreement import JudgeVerdict
 from specengine.review.store import Review
-from specengine.review.verdicts import CaseReviews, ReviewedVerdict, by_target
+from specengine.review.verdicts import CaseReviews, ReviewedVerdict, by_target, outcome_after_review
 
 STATUSES = ("passed", "failed", "error", "skipped")
 
@@ -218,8 +218,23 @@ def reviews_by_run(
             elif statuses.get(check) is not None:
                 checks[check] = ReviewedVerdict(statuses[check], history[-1], tuple(history))
         if case_verdict is not None or checks:
-            found.setdefault(run_id, {})[case_id] = CaseReviews(case_verdict, checks)
+            gates = _gates(conn, run_id, case_id) if checks and case_verdict is None else {}
+            outcome = outcome_after_review(place["status"], case_verdict, checks, gates)
+            reviewed = CaseReviews(case_verdict, checks, place["status"], outcome)
+            found.setdefault(run_id, {})[case_id] = reviewed
     return found
+
+
+def _gates(conn: sqlite3.Connection, run_id: str, case_id: str) -> dict[str, str]:
+    """A case's gate checks: name -> the engine's status."""
+    rows = conn.execute(
+        "SELECT name, status FROM checks WHERE run_id = ? AND case_id = ? AND gate = 1 ORDER BY position",
+        (run_id, case_id),
+    )
+    gates: dict[str, str] = {}
+    for name, status in rows:
+        gates.setdefault(name, status)
+    return gates
 
 
 def review_counts_by_run(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
@@ -251,7 +266,8 @@ def review_counts_by_run(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
 def judge_verdicts(conn: sqlite3.Connection, run_ids: Sequence[str] | None = None) -> list[JudgeVerdict]:
     """Every judge check's verdict on reviewed replies (only those can count towards agreement)."""
     sql = (
-        "SELECT DISTINCT k.run_id, r.started_at, k.case_id, c.spec, k.name, k.line, k.status, c.transcript"
+        "SELECT DISTINCT k.run_id, r.started_at, k.case_id, c.spec, k.name, k.line, k.status, c.transcript,"
+        " c.eval"
         " FROM reviews v CROSS JOIN cases c ON c.case_id = v.case_id AND c.transcript = v.transcript"
         " JOIN checks k ON k.run_id = c.run_id AND k.case_id = c.case_id AND k.name = v.check_name"
         " JOIN runs r ON r.run_id = k.run_id WHERE k.matcher = 'judge'"

@@ -4,6 +4,13 @@ Every judge check that people reviewed gives one pair (the judge's pass/fail, th
 pairs: the agreement rate, Cohen's kappa (agreement beyond what two raters with the same pass rates
 would reach by chance; 0 is chance, 1 is perfect), the 2×2 table, and the disagreements to read.
 
+Per judge check, verdicts are grouped by the check's identity, the spec, the eval and the check's
+name, never its line: a line added above a judge check leaves its reviews in one group. Kappa is
+given with its number of reviewed verdicts and a 95% interval (the large-sample standard error of
+Cohen 1960); under MIN_REVIEWED verdicts it is not given at all ("too few reviews"), and with enough
+verdicts but one answer throughout (chance agreement 1) it is undefined ("n/a"). One rule for
+every group, overall or per check.
+
 Each reviewed reply counts once: when several of the runs looked at hold the same reply (a run and
 its regrade), the newest run's judge verdict is the one compared, so regrading with a better judge
 shows up as better agreement. Judge checks that errored or were skipped gave no verdict and are
@@ -13,6 +20,7 @@ library for it; the tests hold it to published examples.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +29,8 @@ from specengine.review.store import Review
 from specengine.review.verdicts import by_target
 
 _VERDICTS = ("passed", "failed")
+MIN_REVIEWED = 10  # fewer reviewed verdicts than this: no kappa is given
+Z_95 = 1.959964
 
 
 @dataclass(frozen=True)
@@ -35,6 +45,7 @@ class JudgeVerdict:
     line: int | None
     status: str
     transcript: str
+    eval: str = ""
 
 
 @dataclass(frozen=True)
@@ -57,7 +68,7 @@ class Agreement:
     """Judge against people over a set of reviewed verdicts (one judge check, or all of them)."""
 
     spec: str | None
-    line: int | None
+    line: int | None  # where the check was in the newest run (shown; never part of its identity)
     check: str | None
     both_passed: int = 0
     judge_passed_human_failed: int = 0
@@ -94,6 +105,37 @@ class Agreement:
         observed = (self.both_passed + self.both_failed) / n
         return (observed - chance) / (1 - chance)
 
+    @property
+    def enough(self) -> bool:
+        """Enough reviewed verdicts for kappa to mean something (MIN_REVIEWED)."""
+        return self.reviewed >= MIN_REVIEWED
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The 95% interval of kappa (large-sample standard error), within [-1, 1]; None when kappa is
+        not given (too few reviews, or undefined)."""
+        kappa, n = self.kappa, self.reviewed
+        if kappa is None or not self.enough:
+            return None
+        judge_pass = self.both_passed + self.judge_passed_human_failed
+        human_pass = self.both_passed + self.judge_failed_human_passed
+        chance = (judge_pass * human_pass + (n - judge_pass) * (n - human_pass)) / (n * n)
+        observed = (self.both_passed + self.both_failed) / n
+        error = math.sqrt(observed * (1 - observed) / n) / (1 - chance)
+        return max(-1.0, kappa - Z_95 * error), min(1.0, kappa + Z_95 * error)
+
+    @property
+    def kappa_text(self) -> str:
+        """How kappa reads everywhere (page, command): `0.72 (95% CI 0.51–0.93, n = 24)`,
+        `too few reviews: n = 3 < 10`, or `n/a: every verdict was "passed" (n = 12)`."""
+        n = self.reviewed
+        if not self.enough:
+            return f"too few reviews: n = {n} < {MIN_REVIEWED}"
+        interval = self.interval
+        if self.kappa is None or interval is None:
+            return f"n/a: judge and people each gave one answer throughout (n = {n})"
+        return f"{self.kappa:.2f} (95% CI {interval[0]:.2f} to {interval[1]:.2f}, n = {n})"
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "spec": self.spec,
@@ -102,6 +144,9 @@ class Agreement:
             "reviewed": self.reviewed,
             "agreement": self.rate,
             "kappa": self.kappa,
+            "kappa_interval": list(self.interval) if self.interval else None,
+            "kappa_text": self.kappa_text,
+            "enough_reviews": self.enough,
             "table": {
                 "judge_passed": {
                     "human_passed": self.both_passed,
@@ -165,12 +210,15 @@ def measure_agreement(verdicts: Iterable[JudgeVerdict], reviews: Iterable[Review
         "both_failed": 0,
     }
     overall: dict[str, Any] = {**empty, "disagreements": []}
-    per_check: dict[tuple[str, int | None, str], dict[str, Any]] = {}
+    per_check: dict[tuple[str, str, str], dict[str, Any]] = {}
     for verdict, latest in reviewed_verdicts(verdicts, reviews):
         judge_passed = verdict.status == "passed"
         group = per_check.setdefault(
-            (verdict.spec, verdict.line, verdict.check), {**empty, "disagreements": []}
+            (verdict.spec, verdict.eval, verdict.check),
+            {**empty, "disagreements": [], "line": verdict.line, "newest": ""},
         )
+        if verdict.started_at >= group["newest"]:
+            group["line"], group["newest"] = verdict.line, verdict.started_at
         for table in (overall, group):
             _add(table, judge_passed, latest.human_passed)
         if judge_passed != latest.human_passed:
@@ -190,7 +238,7 @@ def measure_agreement(verdicts: Iterable[JudgeVerdict], reviews: Iterable[Review
     return AgreementReport(
         overall=_agreement(None, None, None, overall),
         per_check=tuple(
-            _agreement(spec, line, check, table) for (spec, line, check), table in per_check.items()
+            _agreement(spec, table["line"], check, table) for (spec, _, check), table in per_check.items()
         ),
     )
 

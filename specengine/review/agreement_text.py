@@ -6,10 +6,6 @@ from specengine.report.facts import format_rate, plain_text
 from specengine.review.agreement import Agreement, AgreementReport
 
 
-def _kappa(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
-
-
 def _table(a: Agreement, indent: str = "  ") -> list[str]:
     return [
         f"{indent}{'':14}{'human passed':>14}{'human failed':>14}",
@@ -26,7 +22,7 @@ def agreement_text(report: AgreementReport, *, max_items: int = 50) -> str:
         )
     lines = [
         f"judges against people: {overall.reviewed} reviewed verdict{'s' if overall.reviewed != 1 else ''},"
-        f" agreement {format_rate(overall.rate)}, Cohen's kappa {_kappa(overall.kappa)}",
+        f" agreement {format_rate(overall.rate)}, Cohen's kappa {overall.kappa_text}",
         *_table(overall),
         "",
         "per judge check:",
@@ -35,7 +31,7 @@ def agreement_text(report: AgreementReport, *, max_items: int = 50) -> str:
         where = f"{a.spec}:{a.line}" if a.line else str(a.spec)
         lines.append(
             f"  {where}  {plain_text(a.check)}: {a.reviewed} reviewed, agreement {format_rate(a.rate)},"
-            f" kappa {_kappa(a.kappa)}"
+            f" kappa {a.kappa_text}"
         )
     if overall.disagreements:
         lines += ["", f"disagreements ({len(overall.disagreements)}):"]

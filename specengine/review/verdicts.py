@@ -18,7 +18,14 @@ from specengine.review.store import Review, human_passed
 
 Target = tuple[str, "str | None", str]  # (case id, check name or None, transcript fingerprint)
 
-__all__ = ["CaseReviews", "ReviewedVerdict", "by_target", "human_passed", "reviews_for_case"]
+__all__ = [
+    "CaseReviews",
+    "ReviewedVerdict",
+    "by_target",
+    "human_passed",
+    "outcome_after_review",
+    "reviews_for_case",
+]
 
 
 @dataclass(frozen=True)
@@ -60,10 +67,22 @@ class ReviewedVerdict:
 
 @dataclass(frozen=True)
 class CaseReviews:
-    """Every review that applies to one case of one run."""
+    """Every review that applies to one case of one run.
+
+    `status` is the engine's status of the case and `outcome` the case's outcome once reviews are
+    applied (`outcome_after_review`): a case review decides it; otherwise check reviews that turn a
+    gate around carry the case with them.
+    """
 
     case: ReviewedVerdict | None = None
     checks: Mapping[str, ReviewedVerdict] = field(default_factory=dict)
+    status: str = ""
+    outcome: str = ""
+
+    @property
+    def changed(self) -> bool:
+        """The reviews give the case another outcome than the engine did."""
+        return bool(self.outcome) and self.outcome != self.status
 
     @property
     def overridden(self) -> bool:
@@ -79,7 +98,36 @@ class CaseReviews:
             "case": self.case.as_dict() if self.case else None,
             "checks": [verdict.as_dict() for verdict in self.checks.values()],
             "overridden": self.overridden,
+            "outcome": self.outcome or self.status,
         }
+
+
+def outcome_after_review(
+    status: str,
+    case: ReviewedVerdict | None,
+    checks: Mapping[str, ReviewedVerdict],
+    gates: Mapping[str, str],
+) -> str:
+    """The case's outcome once people's word is applied.
+
+    A review of the case decides it. Otherwise, for a case the engine passed or failed on its gates:
+    it fails when a reviewer says one of its gates should have failed, and passes when every gate
+    that did not pass was reviewed as one that should have passed. `gates` maps each gate check's
+    name to its engine status; soft checks never decide a case, reviewed or not. An errored case
+    (the agent could not be reached) stays errored: no check verdict says what the agent would have
+    answered.
+    """
+    if case is not None:
+        return case.human
+    if status not in ("passed", "failed") or not checks:
+        return status
+    human = {name: verdict.human for name, verdict in checks.items() if name in gates}
+    if status == "passed":
+        return "failed" if "failed" in human.values() else status
+    not_passed = [name for name, engine in gates.items() if engine != "passed"]
+    if not_passed and all(human.get(name) == "passed" for name in not_passed):
+        return "passed"
+    return status
 
 
 def by_target(reviews: Iterable[Review]) -> dict[Target, list[Review]]:
@@ -111,15 +159,22 @@ def reviews_for_case(
             if isinstance(check, Mapping)
         }
     own = grouped.get((case_id, None, fingerprint))
-    case_verdict = ReviewedVerdict(str(case.get("status")), own[-1], tuple(own)) if own else None
+    status = str(case.get("status"))
+    case_verdict = ReviewedVerdict(status, own[-1], tuple(own)) if own else None
     checks = {}
-    for name, status in check_statuses.items():
+    for name, check_status in check_statuses.items():
         found = grouped.get((case_id, name, fingerprint))
         if found:
-            checks[name] = ReviewedVerdict(status, found[-1], tuple(found))
+            checks[name] = ReviewedVerdict(check_status, found[-1], tuple(found))
     if case_verdict is None and not checks:
         return None
-    return CaseReviews(case_verdict, checks)
+    gates = {
+        str(check.get("name")): str(check.get("status"))
+        for check in case.get("checks") or ()
+        if isinstance(check, Mapping) and check.get("gate", True) is not False
+    }
+    outcome = outcome_after_review(status, case_verdict, checks, gates)
+    return CaseReviews(case_verdict, checks, status, outcome)
 
 
 def review_counts(reviewed: Iterable[CaseReviews]) -> dict[str, int]:

@@ -1,4 +1,6 @@
-"""A run's cases as CSV for a spreadsheet: id, suite, status, the reviewed verdict, reasons, reply.
+"""A run's cases as CSV for a spreadsheet: a row per case (its status, its outcome after reviews, the
+case review, reasons, reply), then a row per reviewed check of it (`check` set: the check's engine
+status and the review of it), so every override a reviewer made is in the file.
 
 Replies are untrusted, and a spreadsheet runs a cell that starts with `=`, `+`, `-` or `@` (or a tab
 or carriage return before one) as a formula: such cells get a leading apostrophe, which spreadsheets
@@ -12,10 +14,23 @@ import io
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from specengine.review.verdicts import CaseReviews
+from specengine.review.verdicts import CaseReviews, ReviewedVerdict
 from specengine.serve.views import Row
 
-COLUMNS = ("id", "suite", "status", "reviewed_verdict", "human_outcome", "review_note", "reasons", "reply")
+COLUMNS = (
+    "id",
+    "suite",
+    "status",
+    "after_review",
+    "check",
+    "check_status",
+    "reviewed_verdict",
+    "human_outcome",
+    "reviewer",
+    "note",
+    "reasons",
+    "reply",
+)
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -32,17 +47,41 @@ def cases_csv(rows: Iterable[Row], reviews: Mapping[str, CaseReviews]) -> str:
     for row in rows:
         review = reviews.get(row["case_id"])
         verdict = review.case if review is not None else None
+        after = review.outcome if review is not None and review.outcome else row["status"]
         writer.writerow(
             neutralise(value)
             for value in (
                 row["case_id"],
                 row["suite"],
                 row["status"],
-                verdict.verdict if verdict else "",
-                verdict.human if verdict else "",
-                verdict.review.note if verdict else "",
+                after,
+                "",
+                "",
+                *_review_cells(verdict),
                 row["reason"],
                 row["reply"],
             )
         )
+        for name, checked in (review.checks if review is not None else {}).items():
+            writer.writerow(
+                neutralise(value)
+                for value in (
+                    row["case_id"],
+                    row["suite"],
+                    row["status"],
+                    after,
+                    name,
+                    checked.engine,
+                    *_review_cells(checked),
+                    "",
+                    "",
+                )
+            )
     return out.getvalue()
+
+
+def _review_cells(verdict: ReviewedVerdict | None) -> tuple[str, str, str, str]:
+    """reviewed_verdict, human_outcome, reviewer, note ("" each when not reviewed)."""
+    if verdict is None:
+        return "", "", "", ""
+    return verdict.verdict, verdict.human, verdict.review.reviewer, verdict.review.note

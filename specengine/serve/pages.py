@@ -18,6 +18,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from specengine.errors import UsageError
 from specengine.index import queries
 from specengine.report.facts import failure_headline
+from specengine.review.agreement import MIN_REVIEWED
 from specengine.review.verdicts import review_counts
 from specengine.serve import sorting
 from specengine.serve.charts import RatePoint, pass_rate_chart
@@ -172,11 +173,12 @@ def _review_matches(wanted: str | None, reviews: Any) -> bool:
 
 
 def _human_rate(run: Any, reviews: dict[str, Any]) -> float | None:
-    """The pass rate with every case-level override applied."""
+    """The pass rate with every review applied: case overrides, and check overrides that turn a
+    gate around and with it the case (`review.verdicts.outcome_after_review`)."""
     passed, ran = run["passed"], run["passed"] + run["failed"] + run["errored"]
     for item in reviews.values():
-        if item.case is not None and item.case.override:
-            passed += 1 if item.case.human == "passed" else -1
+        if item.changed:
+            passed += (item.outcome == "passed") - (item.status == "passed")
     return passed / ran if ran else None
 
 
@@ -321,7 +323,7 @@ def agreement_page(request: Request) -> HTMLResponse:
     runs = request.query_params.getlist("run") or None
     with state.db() as conn:
         report = state.agreement(conn, runs)
-    return page(request, "agreement.html.j2", "Judge agreement", report=report)
+    return page(request, "agreement.html.j2", "Judge agreement", report=report, min_reviewed=MIN_REVIEWED)
 
 
 def export_csv(request: Request) -> Response:
