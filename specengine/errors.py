@@ -135,6 +135,11 @@ class JudgeFailure(SpecengineError):
         self.message = message
 
 
+class SimulatorFailure(JudgeFailure):
+    """A simulated user's next message could not be had (the simulator failed after its retries, or
+    answered something unusable): the case errors, never fails; `message` says why."""
+
+
 class WebServerError(SpecengineError):
     """The app under test could not be started or reached; the message says why, with its output."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 Scope = Literal["turn", "conversation"]
 
@@ -127,14 +127,33 @@ class Check:
     judge: JudgeSpec | None = None  # set exactly when is_judge
 
 
+DEFAULT_MAX_TURNS = 10  # a simulated user's messages at most, unless `max_turns` says otherwise
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """A `simulate:` step as a case runs it: who the simulated user is and what they want (rendered
+    for the case's row), the opening sent as written, how many messages they may send, and which
+    simulator plays them (`simulator` None: the project's `simulator:`; else a named one)."""
+
+    user: str
+    goal: str
+    first_message: str | None = None
+    max_turns: int = DEFAULT_MAX_TURNS
+    simulator: str | None = None
+
+
 @dataclass(frozen=True)
 class Step:
-    """A turn to send (with its checks), or a `reset` that opens a new conversation."""
+    """A turn to send (with its checks), a `reset` that opens a new conversation, or a `simulate`
+    step whose messages a simulated user writes as the conversation goes (its checks read the
+    simulated part's last turn; `scope: conversation` all of it)."""
 
-    kind: Literal["send", "reset"]
+    kind: Literal["send", "reset", "simulate"]
     message: str = ""
     checks: tuple[Check, ...] = ()
     source: Source | None = None
+    simulation: Simulation | None = None  # set exactly when kind is "simulate"
 
 
 DEFAULT_MAX_REPLY_BYTES = 10_000_000
@@ -197,10 +216,16 @@ class Case:
     pass_rate: float = 1.0
     timeout: float = 60.0
     skip: str | None = None
+    goal: str | None = None  # what the user wants: the rendered `simulate.goal`, for goal judges
 
     @property
     def checks(self) -> tuple[Check, ...]:
         return tuple(check for step in self.steps for check in step.checks)
+
+    @property
+    def simulations(self) -> tuple[Simulation, ...]:
+        """The case's `simulate:` steps (most cases have none)."""
+        return tuple(step.simulation for step in self.steps if step.simulation is not None)
 
 
 @dataclass(frozen=True)
@@ -223,15 +248,38 @@ class JudgeConfig:
     secrets: frozenset[str] = frozenset()
     auth: RequestAuth | None = field(default=None, compare=False, repr=False)
 
+    role: ClassVar[str] = "judge"  # how messages name the model (the simulator says "simulator")
+
+
+@dataclass(frozen=True)
+class SimulatorConfig(JudgeConfig):
+    """The model that plays simulated users (`simulator:` in the project file, `--simulator-model`,
+    or a named one under `simulators:`): configured like the judge, and called through the judge's
+    client (the same transport, key rules and retry policy). None model = no simulator. `name` is
+    the named simulator's name (None for the project's `simulator:`)."""
+
+    role: ClassVar[str] = "simulator"
+    temperature: float = 0.0
+    seed: int | None = None
+    name: str | None = None
+
 
 @dataclass(frozen=True)
 class Plan:
-    """Everything a run needs: endpoints, judge settings, and a factory that streams the cases."""
+    """Everything a run needs: endpoints, judge settings, and a factory that streams the cases.
+
+    `simulators` holds the project's simulator under the key None and each named one by its name.
+    """
 
     endpoints: Mapping[str, EndpointConfig]
     judge: JudgeConfig
     case_factory: Callable[[], Iterator[Case]] = field(repr=False, compare=False)
     specs: tuple[str, ...] = ()
+    simulators: Mapping[str | None, SimulatorConfig] = field(default_factory=dict)
+
+    def simulator_for(self, simulation: Simulation) -> SimulatorConfig:
+        """The simulator that plays a `simulate:` step (one with no model when none is named)."""
+        return self.simulators.get(simulation.simulator) or SimulatorConfig(name=simulation.simulator)
 
     def cases(self) -> Iterator[Case]:
         """Cases in plan order; datasets are re-read on each call, so memory stays flat."""

@@ -54,6 +54,56 @@ class TurnRecord:
     message: str
     turn: Turn
     conversation: int
+    step: int | None = None  # a simulated user's message: the index of the `simulate` step it belongs to
+    simulator: str | None = None  # the model that wrote it (None for a `first_message`, sent as written)
+
+    @property
+    def simulated(self) -> bool:
+        return self.step is not None
+
+
+STOP_REASONS = ("goal_reached", "gave_up", "max_turns", "agent_error", "simulator_error")
+
+
+@dataclass(frozen=True)
+class SimulationEnd:
+    """How a simulated conversation ended in one trial: the `simulate` step it ran (its index among
+    the case's steps), why it stopped (one of STOP_REASONS), how many messages the simulated user
+    sent, who they were and what they wanted, and the simulator model that played them."""
+
+    step: int
+    stop_reason: str
+    turns: int
+    user: str
+    goal: str
+    simulator: str | None
+    detail: str | None = None  # what went wrong, for agent_error and simulator_error
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "step": self.step,
+            "stop_reason": self.stop_reason,
+            "turns": self.turns,
+            "user": self.user,
+            "goal": self.goal,
+            "simulator": self.simulator,
+        }
+        if self.detail:
+            data["detail"] = self.detail
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SimulationEnd:
+        """Read back what `as_dict` stored (regrade)."""
+        return cls(
+            step=int(data.get("step") or 0),
+            stop_reason=str(data.get("stop_reason") or ""),
+            turns=int(data.get("turns") or 0),
+            user=str(data.get("user") or ""),
+            goal=str(data.get("goal") or ""),
+            simulator=data.get("simulator"),
+            detail=data.get("detail"),
+        )
 
 
 @dataclass(frozen=True)
@@ -64,6 +114,7 @@ class TrialRun:
     records: tuple[TurnRecord, ...]
     error: Mapping[str, str] | None
     attempts: int
+    simulations: tuple[SimulationEnd, ...] = ()  # how each simulated conversation of it ended
 
 
 def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
@@ -75,7 +126,13 @@ def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
         if record.conversation != conversation:
             out.append({"role": "reset", "content": None})  # the results schema requires content
             conversation = record.conversation
-        out.append({"role": "user", "content": record.message})
+        user: dict[str, Any] = {"role": "user", "content": record.message}
+        if record.step is not None:  # written by a simulated user, not by the spec
+            user["simulated"] = True
+            user["step"] = record.step
+            if record.simulator is not None:
+                user["simulator"] = record.simulator
+        out.append(user)
         assistant: dict[str, Any] = {"role": "assistant", "content": record.turn.reply}
         if record.turn.tool_calls:
             assistant["tool_calls"] = [call.as_dict() for call in record.turn.tool_calls]
@@ -98,12 +155,14 @@ def records_from_transcript(messages: Sequence[Mapping[str, Any]]) -> list[TurnR
     records: list[TurnRecord] = []
     conversation = 0
     pending_user: str | None = None
+    user: Mapping[str, Any] = {}
     for message in messages:
         role = message.get("role")
         if role == "reset":
             conversation += 1
         elif role == "user":
             pending_user = str(message.get("content") or "")
+            user = message
         elif role == "assistant" and pending_user is not None:
             calls = tuple(
                 ToolCall(name=str(call.get("name")), args=call.get("args", {}))
@@ -118,6 +177,16 @@ def records_from_transcript(messages: Sequence[Mapping[str, Any]]) -> list[TurnR
                 ttft_s=message.get("ttft_s"),
                 usage=message.get("usage"),
             )
-            records.append(TurnRecord(len(records) + 1, pending_user, turn, conversation))
+            step = user.get("step") if user.get("simulated") else None
+            records.append(
+                TurnRecord(
+                    len(records) + 1,
+                    pending_user,
+                    turn,
+                    conversation,
+                    step=int(step) if isinstance(step, int) else None,
+                    simulator=user.get("simulator"),
+                )
+            )
             pending_user = None
     return records

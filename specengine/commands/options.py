@@ -58,7 +58,24 @@ RequireJudge = Annotated[
         help="Judge checks that would be skipped (no judge model) stop the command: exit 2.",
     ),
 ]
-NoCache = Annotated[bool, typer.Option("--no-cache", help="Ask the judge again; ignore the cache.")]
+SimulatorModel = Annotated[
+    str | None,
+    typer.Option(
+        "--simulator-model",
+        metavar="MODEL",
+        help="The model that plays simulated users (simulate: evals are skipped without one).",
+    ),
+]
+RequireSimulator = Annotated[
+    bool,
+    typer.Option(
+        "--require-simulator",
+        help="Simulated evals that would be skipped (no simulator model) stop the run: exit 2.",
+    ),
+]
+NoCache = Annotated[
+    bool, typer.Option("--no-cache", help="Ask the judge and the simulator again; ignore the cache.")
+]
 MinPassRate = Annotated[
     float | None,
     typer.Option(

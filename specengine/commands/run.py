@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -20,6 +21,8 @@ from specengine.commands.options import (
     NoCache,
     ProjectFile,
     RequireJudge,
+    RequireSimulator,
+    SimulatorModel,
     Strict,
     report_options,
 )
@@ -62,6 +65,8 @@ def run_command(
     judge_base_url: JudgeBaseUrl = None,
     no_cache: NoCache = False,
     require_judge: RequireJudge = False,
+    simulator_model: SimulatorModel = None,
+    require_simulator: RequireSimulator = False,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -172,4 +177,10 @@ def run_command(
         name=name,
         connection_failures=max_connection_failures,
     )
+    if simulator_model or require_simulator:
+        request = replace(
+            request,
+            prepare=replace(request.prepare, simulator_model=simulator_model),
+            require_simulator=require_simulator,
+        )
     raise typer.Exit(execute_run(request))

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from specengine.compile.case_stream import CaseStream
+from specengine.compile.endpoints import Endpoints
 from specengine.compile.judge_specs import judge_spec
 from specengine.compile.replay import ReplayProblem, messages_at, user_turns
+from specengine.compile.simulation import SIMULATE_TEMPLATES, goal_of, simulation_of
 from specengine.diagnostics import Diagnostic
 from specengine.errors import DatasetUnavailable, SpecError, TemplateError
 from specengine.grade.matchers import MATCHERS, default_name
@@ -24,16 +26,16 @@ from specengine.plan import (
     PASS_AT_ONE,
     Case,
     Check,
-    EndpointConfig,
     JudgeConfig,
     Plan,
+    SimulatorConfig,
     Source,
     Step,
     Threshold,
 )
 from specengine.source.datasets import is_mlflow_dataset, iter_rows, records_as_rows, row_id
 from specengine.source.loader import Document, as_text, display_path
-from specengine.source.project import DEFAULT_TIMEOUT, Project, endpoint_config
+from specengine.source.project import DEFAULT_TIMEOUT, Project
 from specengine.templates import is_template, render
 
 
@@ -70,33 +72,6 @@ def _unique(*groups: Sequence[Any] | None) -> tuple[str, ...]:
     return tuple(seen)
 
 
-class _Endpoints:
-    """Collects the endpoints the plan uses, resolving ${VAR} once per endpoint."""
-
-    def __init__(self, environ: Mapping[str, str]):
-        self.environ = environ
-        self.configs: dict[str, EndpointConfig] = {}
-        self._by_identity: dict[tuple[str, str], str] = {}
-
-    def named(self, name: str, project: Project, where: Diagnostic) -> str:
-        identity = (project.display or "", name)
-        if identity in self._by_identity:
-            return self._by_identity[identity]
-        raw = project.endpoints.get(name)
-        if raw is None:
-            raise SpecError(Diagnostic(where.path, where.line, where.col, f"unknown endpoint '{name}'"))
-        key = name if name not in self.configs else f"{name} ({project.display})"
-        self.configs[key] = endpoint_config(key, raw, project, self.environ)
-        self._by_identity[identity] = key
-        return key
-
-    def inline(self, raw: Mapping[str, Any], project: Project, where: Diagnostic) -> str:
-        key = f"{where.path}:{where.line}"
-        if key not in self.configs:
-            self.configs[key] = endpoint_config(key, raw, project, self.environ)
-        return key
-
-
 @dataclass(frozen=True)
 class _EvalTemplate:
     """An eval with everything but the dataset row resolved; rows turn it into cases."""
@@ -119,18 +94,22 @@ class _EvalTemplate:
     variables: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # the eval's own, no row
     labels: tuple[str, ...] = ()  # the file's and the eval's
     replay: str | None = None  # `replay: input.messages`: the turns come from the row
+    simulates: bool = False  # a `simulate:` step is among its steps
 
 
 @dataclass(frozen=True)
 class _StepPlan:
     """A step as every row of an eval sends it: the message template (with the key path that
-    locates it) and the finished Step when the message holds no template (shared by every row)."""
+    locates it) and the finished Step when the message holds no template (shared by every row).
+    A `simulate:` step keeps its mapping (`simulate`), whose user, goal and first_message render
+    per row."""
 
     text: str
     key: tuple[str | int, ...]
     checks: tuple[Check, ...]
     source: Source
     fixed: Step | None
+    simulate: Mapping[str, Any] | None = None
 
 
 def _step_plans(
@@ -143,7 +122,17 @@ def _step_plans(
     turns = raw.get("turns", [raw])
     plans = []
     for i, step in enumerate(turns):
-        key = (*eval_path, "send") if "turns" not in raw else (*eval_path, "turns", i, "send")
+        step_path = eval_path if "turns" not in raw else (*eval_path, "turns", i)
+        if isinstance(step, Mapping) and "simulate" in step:
+            key = (*step_path, "simulate")
+            source = Source(document.path, document.line(key))
+            simulate = step["simulate"]
+            fixed = None
+            if not any(is_template(simulate.get(name)) for name in SIMULATE_TEMPLATES):
+                fixed = Step("simulate", "", checks_by_turn[i], source, simulation_of(simulate))
+            plans.append(_StepPlan("", key, checks_by_turn[i], source, fixed, simulate))
+            continue
+        key = (*step_path, "send")
         if not isinstance(step, Mapping):  # a reset
             source = Source(document.path, document.line((*eval_path, "turns", i)))
             plans.append(_StepPlan("", key, (), source, Step("reset", source=source)))
@@ -249,7 +238,7 @@ def _resolve_dataset(value: Any, spec: SpecInput, environ: Mapping[str, str]) ->
 
 
 def _eval_templates(
-    spec: SpecInput, endpoints: _Endpoints, options: CompileOptions
+    spec: SpecInput, endpoints: Endpoints, options: CompileOptions
 ) -> Iterator[_EvalTemplate]:
     data = spec.document.data
     project = spec.project
@@ -304,6 +293,8 @@ def _eval_templates(
             },
             labels=_unique(data.get("labels"), raw.get("labels")),
             replay=as_text(raw["replay"]) if "replay" in raw else None,
+            simulates="simulate" in raw
+            or any(isinstance(step, Mapping) and "simulate" in step for step in raw.get("turns") or ()),
         )
 
 
@@ -339,12 +330,23 @@ def _render_send(
     template: _EvalTemplate, plan: _StepPlan, variables: dict[str, Any], row: _Row | None
 ) -> str:
     """The rendered message; an undefined variable names the template's line and the dataset row."""
+    return _render_at(template, plan.text, plan.key, variables, row)
+
+
+def _render_at(
+    template: _EvalTemplate,
+    text: str,
+    key: tuple[str | int, ...],
+    variables: dict[str, Any],
+    row: _Row | None,
+) -> str:
+    """A template of the eval at `key`, rendered for a row; a failure is located at its line."""
     try:
-        return render(plan.text, variables)
+        return render(text, variables)
     except TemplateError as exc:
         document = template.spec.document
-        line, col = document.position(plan.key)
-        node = document.node_at(plan.key)
+        line, col = document.position(key)
+        node = document.node_at(key)
         block = getattr(node, "style", None) in ("|", ">")
         message = exc.message + _row_note(template, row)
         raise SpecError(
@@ -362,9 +364,22 @@ def _row_note(template: _EvalTemplate, row: _Row | None) -> str:
 
 def _steps(template: _EvalTemplate, variables: dict[str, Any], row: _Row | None) -> tuple[Step, ...]:
     return tuple(
-        plan.fixed or Step("send", _render_send(template, plan, variables, row), plan.checks, plan.source)
+        plan.fixed
+        or (
+            _simulate_step(template, plan, variables, row)
+            if plan.simulate is not None
+            else Step("send", _render_send(template, plan, variables, row), plan.checks, plan.source)
+        )
         for plan in template.steps
     )
+
+
+def _simulate_step(template: _EvalTemplate, plan: _StepPlan, variables: dict, row: _Row | None) -> Step:
+    """A `simulate:` step with its persona, goal and opening rendered for the row."""
+    simulation = simulation_of(
+        plan.simulate or {}, lambda name, text: _render_at(template, text, (*plan.key, name), variables, row)
+    )
+    return Step("simulate", "", plan.checks, plan.source, simulation)
 
 
 def _row_variables(template: _EvalTemplate, row_data: Mapping[str, Any]) -> dict[str, Any]:
@@ -412,6 +427,7 @@ def _cases(templates: Sequence[_EvalTemplate]) -> Iterator[Case]:
                 pass_rate=template.pass_rate,
                 timeout=template.timeout,
                 skip=skip_text,
+                goal=goal_of(steps) if template.simulates else None,
             )
             index += 1
 
@@ -446,10 +462,16 @@ def _steps_unrendered(template: _EvalTemplate) -> tuple[Step, ...]:
     raw = template.raw
     if template.replay is not None:
         return (Step("send", f"(the user messages of {template.replay})", template.checks_by_turn[0]),)
+    if "simulate" in raw:
+        return (Step("simulate", "", template.checks_by_turn[0], simulation=simulation_of(raw["simulate"])),)
     if "turns" not in raw:
         return (Step("send", as_text(raw["send"]), template.checks_by_turn[0]),)
     return tuple(
-        Step("send", as_text(step["send"]), template.checks_by_turn[i])
+        (
+            Step("simulate", "", template.checks_by_turn[i], simulation=simulation_of(step["simulate"]))
+            if "simulate" in step
+            else Step("send", as_text(step["send"]), template.checks_by_turn[i])
+        )
         if isinstance(step, Mapping)
         else Step("reset")
         for i, step in enumerate(raw["turns"])
@@ -457,15 +479,19 @@ def _steps_unrendered(template: _EvalTemplate) -> tuple[Step, ...]:
 
 
 def compile_plan(
-    specs: Sequence[SpecInput], judge: JudgeConfig, options: CompileOptions | None = None
+    specs: Sequence[SpecInput],
+    judge: JudgeConfig,
+    options: CompileOptions | None = None,
+    simulators: Mapping[str | None, SimulatorConfig] | None = None,
 ) -> Plan:
     """Build the Plan. Raises SpecError (located) or project.MissingVariable before anything runs."""
     options = options or CompileOptions()
-    endpoints = _Endpoints(options.environ)
+    endpoints = Endpoints(options.environ)
     templates = [template for spec in specs for template in _eval_templates(spec, endpoints, options)]
     return Plan(
         endpoints=dict(endpoints.configs),
         judge=judge,
         case_factory=CaseStream(lambda: _cases(templates)),
         specs=tuple(spec.display for spec in specs),
+        simulators=dict(simulators or {}),
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -16,11 +16,11 @@ from specengine.errors import TemplateError
 from specengine.grade.match_result import MatchInput
 from specengine.grade.matchers import MATCHERS, default_name, match
 from specengine.judge.kinds import NO_JUDGE
-from specengine.plan import Case, Check, JudgeConfig
+from specengine.plan import Case, Check, JudgeConfig, Step
 from specengine.results.model import CheckResult, SkipCode, TrialResult, trial_status
 from specengine.source.loader import as_text
 from specengine.templates import render_native, value_text
-from specengine.transcript import TrialRun, TurnRecord, transcript
+from specengine.transcript import SimulationEnd, TrialRun, TurnRecord, transcript
 from specengine.usage import total_usage
 
 if TYPE_CHECKING:  # the judge's modules load with the first judge check
@@ -307,7 +307,7 @@ async def grade_run(
 ) -> TrialResult:
     """A trial as it ran, graded."""
     checks = await grade_trial(case, run.records, run.error, strict, judge, config)
-    return trial_result(run.records, run.error, checks, run.attempts)
+    return trial_result(run.records, run.error, checks, run.attempts, run.simulations)
 
 
 def _trial_checks(
@@ -317,14 +317,15 @@ def _trial_checks(
     strict: bool,
     judged: Callable[[Check, TurnRecord], Any],
 ) -> list[Any]:
-    """Each check of a trial graded, in spec order; a judge check is what `judged` makes of it."""
+    """Each check of a trial graded, in spec order; a judge check is what `judged` makes of it.
+
+    A `send` step reads the next turn; a `simulate` step the turns its simulated user sent, its
+    checks applying to the last of them (`scope: conversation` widens them to all).
+    """
     pending: list[Any] = []
     number = 0
-    for step in case.steps:
-        if step.kind == "reset":
-            continue
-        number += 1
-        record = records[number - 1] if number - 1 < len(records) else None
+    for step, record in _step_records(case, records):
+        number = record.number if record is not None else number + 1
         variables = _variables(case, record) if record is not None and error is None else None
         reply_input = MatchInput(record.turn.reply, record.turn, (record.turn,)) if record else None
         for check in step.checks:
@@ -335,15 +336,13 @@ def _trial_checks(
                     )
                 )
             elif record is None:
+                missing = (
+                    "the simulated user sent no message"
+                    if step.kind == "simulate"
+                    else f"the transcript has no turn {number} (run the case again to send it)"
+                )
                 pending.append(
-                    grade_skipped(
-                        case,
-                        check,
-                        number,
-                        strict,
-                        f"not run: the transcript has no turn {number} (run the case again to send it)",
-                        "turn_missing",
-                    )
+                    grade_skipped(case, check, number, strict, f"not run: {missing}", "turn_missing")
                 )
             elif check.is_judge:
                 pending.append(judged(check, record))
@@ -352,11 +351,30 @@ def _trial_checks(
     return pending
 
 
+def _step_records(case: Case, records: Sequence[TurnRecord]) -> Iterator[tuple[Step, TurnRecord | None]]:
+    """Each step that sends, with the turn its checks read (None when the transcript has none)."""
+    cursor = 0
+    for index, step in enumerate(case.steps):
+        if step.kind == "reset":
+            continue
+        if step.kind == "simulate":
+            last = None
+            while cursor < len(records) and records[cursor].step == index:
+                last = records[cursor]
+                cursor += 1
+            yield step, last
+            continue
+        record = records[cursor] if cursor < len(records) else None
+        cursor += 1
+        yield step, record
+
+
 def trial_result(
     records: Sequence[TurnRecord],
     error: Mapping[str, str] | None,
     checks: Sequence[CheckResult],
     attempts: int = 1,
+    simulations: Sequence[SimulationEnd] = (),
 ) -> TrialResult:
     """A trial's outcome from what was sent and received and how its checks went."""
     first = next((record.turn.ttft_s for record in records if record.turn.ttft_s is not None), None)
@@ -369,4 +387,5 @@ def trial_result(
         ttft_s=first,
         attempts=attempts,
         usage=total_usage(record.turn.tokens for record in records),
+        simulations=tuple(simulations),
     )

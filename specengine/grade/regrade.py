@@ -1,7 +1,8 @@
 """Regrade: apply the current specs' checks to the transcripts stored in a results file.
 
 A spec author tunes checks and thresholds without paying for agent calls again: the replies come
-from the results file, only judges (through their cache) may be called.
+from the results file, only judges (through their cache) may be called. A simulated conversation is
+graded as stored, with how it ended: neither the simulator nor the agent is asked.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from specengine.grade.grader import grade_run
 from specengine.judge.judge import Judge
 from specengine.plan import Case, JudgeConfig
 from specengine.results.model import CaseResult, finished_case, skipped_case
-from specengine.transcript import TrialRun, records_from_transcript
+from specengine.transcript import SimulationEnd, TrialRun, records_from_transcript
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,8 @@ async def regrade_cases(
             trials = []
             for old_trial in old.get("trials") or ():
                 records = tuple(records_from_transcript(old_trial.get("transcript") or ()))
-                run = TrialRun(records, old_trial.get("error"), int(old_trial.get("attempts", 1)))
+                ends = tuple(SimulationEnd.from_dict(end) for end in old_trial.get("simulations") or ())
+                run = TrialRun(records, old_trial.get("error"), int(old_trial.get("attempts", 1)), ends)
                 trials.append(await grade_run(case, run, strict, judge, judge_config))
             on_result(finished_case(case, trials))
 

@@ -44,11 +44,21 @@ class CacheSummary:
 
 
 class JudgeCache:
-    """Verdict entries under `<cache_dir>/judge/<2 hex>/<key>.json`."""
+    """Verdict entries under `<cache_dir>/judge/<2 hex>/<key>.json`.
+
+    A subclass keeps other answers the same way in a folder of its own (`FOLDER`), checking their
+    shape with its own `valid` (simulate/simulator.py: simulated users' messages)."""
+
+    FOLDER = JUDGE_FOLDER
 
     def __init__(self, cache_dir: Path):
         self.cache_dir = Path(cache_dir)
-        self.folder = self.cache_dir / JUDGE_FOLDER
+        self.folder = self.cache_dir / self.FOLDER
+
+    @staticmethod
+    def valid(verdict: Any) -> bool:
+        """Whether a stored entry's value has the shape this cache stores."""
+        return _valid_verdict(verdict)
 
     def path_for(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
@@ -62,7 +72,7 @@ class JudgeCache:
         if not isinstance(data, dict) or data.get("format") != ENTRY_FORMAT or data.get("key") != key:
             return None
         verdict = data.get("verdict")
-        return verdict if _valid_verdict(verdict) else None
+        return verdict if self.valid(verdict) else None
 
     def put(self, key: str, verdict: Mapping[str, Any]) -> bool:
         """Store a verdict atomically; False (and nothing written) when the disk refuses."""

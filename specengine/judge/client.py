@@ -1,5 +1,8 @@
 """The judge server's client: the openai SDK on our own httpx client, with our retry policy.
 
+The simulator of simulated users (simulate/simulator.py) talks to its model through this client
+too; messages name the model by its config's `role` ("judge" or "simulator").
+
 `openai.AsyncOpenAI` builds the chat completion request (URL, key, headers) and turns HTTP statuses
 and transport faults into typed exceptions. It runs on an `httpx.AsyncClient` we own (the SDK's
 `http_client=`) with the SDK's own retries off (`max_retries=0`), because the policy in
@@ -110,9 +113,10 @@ class JudgeClient:
                     raise JudgeFailure(outcome.after(attempts))
                 wait = outcome.retry_after
                 if wait is not None and wait > self._wait_cap:
+                    role = self.config.role
                     raise JudgeFailure(
-                        f"{outcome} (the judge asked to wait {wait:g} s before retrying, more than "
-                        f"{self._wait_cap:g} s; lower judge.max_concurrency or try again later)"
+                        f"{outcome} (the {role} asked to wait {wait:g} s before retrying, more than "
+                        f"{self._wait_cap:g} s; lower {role}.max_concurrency or try again later)"
                     )
                 await asyncio.sleep(backoff_s(attempt, wait, base=self._backoff_base, cap=self._wait_cap))
         raise AssertionError("unreachable: the last attempt returns or raises")
@@ -151,31 +155,32 @@ class JudgeClient:
         import httpx
         import openai
 
-        timeout = self.config.timeout
+        timeout, role = self.config.timeout, self.config.role
         try:
             completions = self._client().chat.completions
             answer = await asyncio.wait_for(completions.with_raw_response.create(**body), timeout=timeout)
         except (asyncio.TimeoutError, openai.APITimeoutError):
-            return _Fault(f"the judge did not answer within {timeout:g} s")
+            return _Fault(f"the {role} did not answer within {timeout:g} s")
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
             if isinstance(cause, (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError)):
-                return _Fault(f"could not reach the judge: {type(cause).__name__}: {cause or 'no detail'}")
-            raise JudgeFailure(f"could not call the judge: {type(cause).__name__}: {cause}") from None
+                return _Fault(f"could not reach the {role}: {type(cause).__name__}: {cause or 'no detail'}")
+            raise JudgeFailure(f"could not call the {role}: {type(cause).__name__}: {cause}") from None
         except openai.APIStatusError as exc:
             status, text = exc.status_code, excerpt(exc.response.text)
             if not is_retryable_status(status):
                 raise JudgeFailure(self._status_message(status, text)) from None
-            return _Fault(f"judge HTTP {status}", text, status, retry_after_seconds(exc.response.headers))
+            return _Fault(f"{role} HTTP {status}", text, status, retry_after_seconds(exc.response.headers))
         except (openai.OpenAIError, httpx.InvalidURL) as exc:  # e.g. a base_url that is no URL
-            raise JudgeFailure(f"could not call the judge: {type(exc).__name__}: {exc}") from None
+            raise JudgeFailure(f"could not call the {role}: {type(exc).__name__}: {exc}") from None
         return answer.http_response.text
 
     def _status_message(self, status: int, text: str) -> str:
         """An answer not worth retrying (4xx), with where to look."""
-        message = f"judge HTTP {status}" + (f": {text}" if text else "")
+        role = self.config.role
+        message = f"{role} HTTP {status}" + (f": {text}" if text else "")
         if status in (401, 403):
             return f"{message} (check {key_source(self.config)})"
         if status == 404:
-            return f"{message} (check the judge's base_url and model {self.config.model!r})"
+            return f"{message} (check the {role}'s base_url and model {self.config.model!r})"
         return message

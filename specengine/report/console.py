@@ -138,6 +138,7 @@ def _failure_digest(case: Mapping[str, Any]) -> dict[str, Any]:
         "n_trials": case.get("n_trials"),
         "checks": shown,
         "spreads": spreads,
+        "simulation": case.get("simulation"),
     }
 
 
@@ -147,6 +148,9 @@ def failure_lines(case: Mapping[str, Any]) -> list[str]:
     spec = case["spec"]
     if case.get("n_trials", 1) and case.get("n_trials", 1) > 1:
         lines.append(f"  {case['passed_trials']} of {case['n_trials']} trials passed")
+    simulation = case.get("simulation")
+    if isinstance(simulation, Mapping):
+        lines.extend(simulation_lines(simulation))
     error = case.get("error")
     if error:
         lines.append(f"  {spec}:{case['line']}: {error.get('type')}: {_short(error.get('message'))}")
@@ -177,6 +181,21 @@ def failure_lines(case: Mapping[str, Any]) -> list[str]:
             if check.get(field_name) not in (None, ""):
                 lines.append(_labelled(label, _short(check[field_name], limit)))
     return lines
+
+
+def simulation_lines(simulation: Mapping[str, Any]) -> list[str]:
+    """A simulated conversation in two lines: who the user was and what they wanted, and how and when
+    it ended (shared by the console and the Markdown report)."""
+    turns = simulation.get("turns", 0)
+    by = f" (simulator {simulation['simulator']})" if simulation.get("simulator") else ""
+    return [
+        _labelled(
+            "user", f"{_short(simulation.get('user'), 200)} · goal: {_short(simulation.get('goal'), 200)}"
+        ),
+        _labelled(
+            "stopped", f"{simulation.get('stop_reason')} after {_count(int(turns), 'simulated turn')}{by}"
+        ),
+    ]
 
 
 def _print_uncertain(console: Any, failures: FailureLog) -> None:
@@ -273,6 +292,11 @@ def print_report(
         console.print(
             f"judge: {summary.get('judge_calls', 0)} calls, {summary.get('judge_cache_hits', 0)} cache hits, "
             f"{summary.get('judge_tokens', 0)} tokens{doubted}"
+        )
+    if summary.get("simulator_calls") is not None:
+        calls, hits = summary.get("simulator_calls", 0), summary.get("simulator_cache_hits", 0)
+        console.print(
+            f"simulator: {calls} calls, {hits} cache hits, {summary.get('simulator_tokens', 0)} tokens"
         )
     if summary.get("gates_skipped"):
         reasons = skip_reasons or {}

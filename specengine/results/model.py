@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from specengine.plan import Case
+from specengine.transcript import SimulationEnd
 from specengine.usage import TokenUsage, read_usage, total_usage
 
 Status = Literal["passed", "failed", "skipped", "error"]
@@ -93,6 +94,7 @@ class TrialResult:
     ttft_s: float | None = None
     attempts: int = 1
     usage: TokenUsage | None = None  # the tokens its turns used, where the server reported them
+    simulations: tuple[SimulationEnd, ...] = ()  # how its simulated conversations ended
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -108,6 +110,8 @@ class TrialResult:
             data["attempts"] = self.attempts
         if self.usage is not None:
             data["usage"] = self.usage.as_dict()
+        if self.simulations:
+            data["simulations"] = [end.as_dict() for end in self.simulations]
         return data
 
 
@@ -277,6 +281,11 @@ class CaseResult:
         usage = total_usage(trial.usage for trial in self.trials)
         if usage is not None:
             data["usage"] = usage.as_dict()
+        simulated = next((trial.simulations[-1] for trial in self.trials if trial.simulations), None)
+        if simulated is not None:  # the first trial's (last) simulated conversation, for reports
+            data["simulation"] = simulated.as_dict()
+        if case.goal is not None:
+            data["goal"] = case.goal
         return data
 
 

@@ -93,3 +93,32 @@ def _probe(config: JudgeConfig, key: str, url: str) -> None:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def preflight_simulators(prepared: Prepared, census: Census, flag: bool) -> None:
+    """The simulators are checked like the judge: with `--require-simulator` or `simulator.required:
+    true`, simulated cases that would be skipped (no simulator model) stop the run; a simulator that
+    needs a key and has none stops it too. UsageError: exit 2, nothing sent."""
+    if census.simulated_cases == 0:
+        return
+    block = (prepared.project.data if prepared.project is not None else {}).get("simulator")
+    required = flag or (isinstance(block, Mapping) and block.get("required") is True)
+    configs = prepared.plan.simulators
+    cases = _count(census.simulated_cases, "case")
+    for name in sorted(census.simulators, key=lambda name: name or ""):
+        config = configs.get(name)
+        if config is None or not config.model:
+            if required:
+                which = f"the simulator '{name}' has no model" if name else "no simulator model is named"
+                raise UsageError(
+                    f"error: simulator required, but {which}: {cases} with simulate: would be skipped. "
+                    "Name one with simulator.model in specengine.yaml or --simulator-model. " + NOTHING_SENT
+                )
+            continue
+        if judge_key(config, os.environ) is None:
+            url = shown_url(judge_base_url(config), config.secrets) or ""
+            raise UsageError(
+                f"error: the simulator at {url} needs a key, and {config.api_key_env} is not set "
+                f"({cases} with simulate: would error). Set {config.api_key_env}, or name the variable "
+                "that holds the key with simulator.api_key_env in specengine.yaml. " + NOTHING_SENT
+            )

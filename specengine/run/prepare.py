@@ -21,7 +21,7 @@ from specengine.errors import MissingVariable, SpecError, UsageError
 from specengine.plan import Case, Plan
 from specengine.run.select import Selection
 from specengine.source.loader import as_text
-from specengine.source.project import Project, Unresolved, empty_project, judge_config
+from specengine.source.project import Project, Unresolved, empty_project, judge_config, simulator_configs
 from specengine.suggest import closest_few
 from specengine.validate.validator import Validation, validate_paths
 
@@ -32,6 +32,7 @@ class PrepareOptions:
     config: str | None = None
     judge_model: str | None = None
     judge_base_url: str | None = None
+    simulator_model: str | None = None
     trials: int | None = None
     timeout: float | None = None
     labels: tuple[str, ...] = ()
@@ -161,6 +162,7 @@ def _compile(specs: Sequence[SpecInput], project: Project | None, options: Prepa
     environ = os.environ if options.environ is None else options.environ
     try:
         judge = judge_config(project or empty_project(), options.judge_model, options.judge_base_url, environ)
+        simulators = simulator_configs(project or empty_project(), options.simulator_model, environ)
         return compile_plan(
             specs,
             judge,
@@ -169,6 +171,7 @@ def _compile(specs: Sequence[SpecInput], project: Project | None, options: Prepa
                 timeout=options.timeout,
                 environ=environ if options.resolve_endpoints else Unresolved(),
             ),
+            simulators,
         )
     except SpecError as exc:
         raise UsageError([str(d) for d in exc.diagnostics]) from None
@@ -185,13 +188,16 @@ class Census:
     plan_hash: str
     judge_checks: int = 0
     judged_cases: int = 0
+    simulated_cases: int = 0  # cases with a `simulate:` step
+    simulators: frozenset[str | None] = frozenset()  # the simulators they name (None: the project's)
 
 
 def count_cases(prepared: Prepared) -> Census:
     """Walk the cases once: counts the selected ones, fingerprints the plan, and surfaces template
     errors before any request is sent."""
     digest = hashlib.sha256()
-    count = judge_checks = judged_cases = 0
+    count = judge_checks = judged_cases = simulated_cases = 0
+    simulators: set[str | None] = set()
     try:
         for case, runs in prepared.selection.walk(prepared.plan.cases(), dict(prepared.spec_files)):
             digest.update(case.id.encode("utf-8") + b"\n")
@@ -200,6 +206,11 @@ def count_cases(prepared: Prepared) -> Census:
                 judges = sum(1 for check in case.checks if check.is_judge)
                 judge_checks += judges
                 judged_cases += judges > 0
+                named = {simulation.simulator for simulation in case.simulations}
+                simulated_cases += bool(named)
+                simulators |= named
     except SpecError as exc:
         raise UsageError([str(d) for d in exc.diagnostics]) from None
-    return Census(count, digest.hexdigest()[:16], judge_checks, judged_cases)
+    return Census(
+        count, digest.hexdigest()[:16], judge_checks, judged_cases, simulated_cases, frozenset(simulators)
+    )

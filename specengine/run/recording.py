@@ -82,11 +82,13 @@ async def record(
     header: Mapping[str, Any],
     done: Sequence[tuple[dict[str, Any], int]],
     console: Console,
+    more_summary: Callable[[], Mapping[str, Any]] | None = None,
 ) -> Recording:
     """Run the work `start` returns, logging each finished case; write the results file at the end.
 
     `count` cases are expected (for the progress bar); `done` are cases already in the log at their
-    offsets (`--resume`), adopted as they are.
+    offsets (`--resume`), adopted as they are. `more_summary` gives what else the summary counts
+    when the work is done (the simulators' calls, cache hits and tokens).
     """
     run_id = new_run_id()
     output = options.output or default_output(run_id)
@@ -112,24 +114,27 @@ async def record(
     finally:
         if judge is not None:
             await judge.aclose()
-    summary = writer.close(time.perf_counter() - started, _judge_summary(judge))
+    more = dict(more_summary()) if more_summary is not None else {}
+    summary = writer.close(time.perf_counter() - started, {**_judge_summary(judge), **more})
     index_finished_run(output)  # the app's index, where one exists; never fails the run
     name = header.get("name")
     return Recording(output, summary, failures, writer.tally.gate_skip_reasons, interrupted, name)
 
 
 def _secrets(plan: Plan) -> frozenset[str]:
-    """Every value that came from ${VAR}, the judge's key and the Databricks credentials in use:
-    never written anywhere."""
-    found: set[str] = set(plan.judge.secrets)
+    """Every value that came from ${VAR}, the judge's and the simulators' keys and the Databricks
+    credentials in use: never written anywhere."""
+    found: set[str] = set()
     for endpoint in plan.endpoints.values():
         found |= endpoint.secrets
-    if plan.judge.auth is not None:  # signed in by the judge's preflight, when a judge check runs
-        found |= plan.judge.auth.secrets
-    if plan.judge.model:
-        key = os.environ.get(plan.judge.api_key_env)
-        if key:
-            found.add(key)
+    for model in (plan.judge, *plan.simulators.values()):
+        found |= model.secrets
+        if model.auth is not None:  # signed in by the preflight, when the model is needed
+            found |= model.auth.secrets
+        if model.model:
+            key = os.environ.get(model.api_key_env)
+            if key:
+                found.add(key)
     return frozenset(found)
 
 

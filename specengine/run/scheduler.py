@@ -17,18 +17,20 @@ from typing import TYPE_CHECKING
 
 from specengine.endpoints import adapter_class
 from specengine.endpoints.base import Adapter
-from specengine.errors import EndpointError
+from specengine.errors import EndpointError, SimulatorFailure
 from specengine.grade.grader import grade_run
 from specengine.plan import Case, EndpointConfig, Plan
 from specengine.redact import redact
 from specengine.results.model import CaseResult, TrialResult, finished_case, skipped_case
 from specengine.retry import backoff_s
 from specengine.run.breaker import DEFAULT_LIMIT, Breaker
-from specengine.transcript import TrialRun, Turn, TurnRecord
+from specengine.run.simulated import SimulatedStep, history_of, no_simulator, simulate_user
+from specengine.transcript import SimulationEnd, TrialRun, Turn, TurnRecord
 from specengine.transport.client import EndpointClient
 
 if TYPE_CHECKING:
     from specengine.judge.judge import Judge
+    from specengine.simulate.simulator import SimulatorPool
 
 
 @dataclass(frozen=True)
@@ -66,11 +68,13 @@ class Runner:
         options: RunOptions,
         on_result: Callable[[CaseResult], None],
         judge: Judge | None = None,
+        simulators: SimulatorPool | None = None,
     ):
         self.plan = plan
         self.options = options
         self.on_result = on_result
         self.judge = judge
+        self.simulators = simulators  # who plays simulated users; None: their cases are skipped
         self._adapters: dict[str, Adapter] = {}
         self._endpoint_limits: dict[str, asyncio.Semaphore] = {}
         self._breakers: dict[str, Breaker] = {}
@@ -85,6 +89,8 @@ class Runner:
             with ExitStack() as servers:
                 endpoints = self._start_builtin_agents(servers)
                 await self._open_clients(stack, endpoints)
+                if self.simulators is not None:
+                    stack.push_async_callback(self.simulators.aclose)
                 await self._schedule(cases)
 
     def _start_builtin_agents(self, servers: ExitStack) -> Mapping[str, EndpointConfig]:
@@ -128,9 +134,20 @@ class Runner:
             if case.skip is not None:
                 self.on_result(skipped_case(case, case.skip))
                 continue
+            unplayed = self._unplayed(case)
+            if unplayed is not None:
+                self.on_result(skipped_case(case, unplayed))
+                continue
             pending = _Pending(case, [None] * case.trials, case.trials)
             for trial_index in range(case.trials):
                 yield pending, trial_index
+
+    def _unplayed(self, case: Case) -> str | None:
+        """Why a case with `simulate:` steps cannot run (its simulator has no model), or None."""
+        for simulation in case.simulations:
+            if self.simulators is None or not self.simulators.has(simulation.simulator):
+                return no_simulator(simulation.simulator)
+        return None
 
     async def _work(self, trials: Iterator[tuple[_Pending, int]]) -> None:
         """One worker: the next trial of the shared stream, until it is empty or the run stops."""
@@ -160,17 +177,22 @@ class Runner:
         deadline = _Deadline(time.monotonic() + case.timeout)
         attempts = 0
         records: list[TurnRecord] = []
+        ends: list[SimulationEnd] = []
         error: dict[str, str] | None = None
         while True:
             if breaker.tripped:  # the endpoint is not there: do not try (again)
                 error = error or breaker.error()
                 break
             attempts += 1
-            records = []
+            records, ends = [], []
             try:
-                await self._converse(case, adapter, records, deadline)
+                await self._converse(case, adapter, records, deadline, ends)
                 breaker.answered()
                 error = None
+                break
+            except SimulatorFailure as exc:  # the case errors; the agent is not to blame, no retry
+                breaker.answered()
+                error = {"type": "SimulatorError", "message": redact(exc.message, config.secrets)}
                 break
             except (asyncio.TimeoutError, TimeoutError):
                 error = {"type": "TimeoutError", "message": f"case exceeded {case.timeout:g} s"}
@@ -190,27 +212,50 @@ class Runner:
                     )
                     break
                 await breaker.wait(delay)
-        return TrialRun(tuple(records), error, attempts)
+        return TrialRun(tuple(records), error, attempts, tuple(ends))
 
     async def _converse(
-        self, case: Case, adapter: Adapter, records: list[TurnRecord], deadline: _Deadline
+        self,
+        case: Case,
+        adapter: Adapter,
+        records: list[TurnRecord],
+        deadline: _Deadline,
+        ends: list[SimulationEnd],
     ) -> None:
-        """Send each turn; time spent waiting for an endpoint slot does not count against the timeout."""
+        """Send each turn; time spent waiting for an endpoint slot does not count against the timeout.
+        A `simulate:` step sends what its simulated user writes, for as long as the conversation goes."""
         limit = self._endpoint_limits[case.endpoint]
         conversation = adapter.conversation(case.variables)
-        number = 0
         conversation_index = 0
-        for step in case.steps:
-            if step.kind == "reset":
-                conversation = adapter.conversation(case.variables)
-                conversation_index += 1
-                continue
-            number += 1
+        step_index: int | None = None
+
+        async def send(message: str, simulator: str | None = None) -> Turn:
             queued = time.monotonic()
             async with limit:
                 deadline.at += time.monotonic() - queued
-                turn = await _before(deadline.at, conversation.send(step.message))
-            records.append(TurnRecord(number, step.message, turn, conversation_index))
+                turn = await _before(deadline.at, conversation.send(message))
+            number = len(records) + 1
+            records.append(TurnRecord(number, message, turn, conversation_index, step_index, simulator))
+            return turn
+
+        def paused(seconds: float) -> None:
+            deadline.at += seconds
+
+        for index, step in enumerate(case.steps):
+            if step.kind == "reset":
+                conversation = adapter.conversation(case.variables)
+                conversation_index += 1
+            elif step.simulation is not None:
+                assert self.simulators is not None  # a case without its simulator is skipped
+                step_index = index
+                simulator = self.simulators.get(step.simulation.simulator)
+                history = history_of(records, conversation_index)
+                await simulate_user(
+                    SimulatedStep(index, step.simulation), simulator, history, send, ends, paused
+                )
+                step_index = None
+            else:
+                await send(step.message)
 
 
 if sys.version_info >= (3, 11):

@@ -21,7 +21,7 @@ from specengine.run import event_loop
 from specengine.run.breaker import DEFAULT_LIMIT
 from specengine.run.exit_codes import EXIT_OK, EXIT_USAGE
 from specengine.run.header import run_header
-from specengine.run.judge_preflight import preflight_judge
+from specengine.run.judge_preflight import preflight_judge, preflight_simulators
 from specengine.run.prepare import Census, Prepared, PrepareOptions, count_cases, prepare
 from specengine.run.recording import (
     OnResult,
@@ -34,6 +34,7 @@ from specengine.run.recording import (
 )
 from specengine.run.reporting import report_session
 from specengine.run.terminal import consoles, usage_error
+from specengine.simulate.simulator import SimulatorPool
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -57,6 +58,7 @@ class RunRequest:
     baseline: Path | None = None
     name: str | None = None  # run --name: shown in every report
     connection_failures: int = DEFAULT_LIMIT  # --max-connection-failures
+    require_simulator: bool = False  # --require-simulator: simulated cases that would be skipped stop the run
 
 
 def execute_run(request: RunRequest) -> int:
@@ -78,17 +80,19 @@ def execute_run(request: RunRequest) -> int:
         request = replace(request, options=with_project_reports(request.options, prepared))
         census = count_cases(prepared)
         preflight_judge(prepared, census, request.options)
+        preflight_simulators(prepared, census, request.require_simulator)
     except UsageError as exc:
         return usage_error(errors, exc)
     if census.count == 0 and not done and request.prepare.shard is None:
         errors.print("error: the selection matched no case (check --label, -k and PATH::eval)", markup=False)
         return EXIT_USAGE
+    simulators = SimulatorPool(prepared.plan.simulators, request.options.use_cache)
     with app_under_test(prepared.project, errors) as started:
         if not started:
             return EXIT_USAGE
         recording = event_loop.run(
             record(
-                _scheduler(request, prepared),
+                _scheduler(request, prepared, simulators),
                 request.options,
                 plan=prepared.plan,
                 count=census.count,
@@ -103,6 +107,7 @@ def execute_run(request: RunRequest) -> int:
                 },
                 done=done,
                 console=console,
+                more_summary=simulators.summary,
             )
         )
     return report_session(
@@ -197,11 +202,11 @@ def app_under_test(project: Project | None, errors: Console) -> Iterator[bool]:
         yield False
 
 
-def _scheduler(request: RunRequest, prepared: Prepared) -> StartWork:
+def _scheduler(request: RunRequest, prepared: Prepared, simulators: SimulatorPool) -> StartWork:
     """The work of a run: the scheduler sending the selected cases to their endpoints."""
 
     def start(on_result: OnResult, judge: Judge | None) -> Work:
-        return _work(request, prepared, on_result, judge)
+        return _work(request, prepared, on_result, judge, simulators=simulators)
 
     return start
 
@@ -211,6 +216,7 @@ def _work(
     prepared: Prepared,
     on_result: OnResult,
     judge: Judge | None,
+    simulators: SimulatorPool | None = None,
 ) -> Work:
     from specengine.run.scheduler import Runner, RunOptions
 
@@ -219,7 +225,7 @@ def _work(
         strict=request.options.strict,
         connection_failures=request.connection_failures,
     )
-    runner = Runner(prepared.plan, scheduling, on_result, judge)
+    runner = Runner(prepared.plan, scheduling, on_result, judge, simulators)
     return runner.run(prepared.cases()), runner.stop
 
 

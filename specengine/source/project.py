@@ -15,7 +15,7 @@ from typing import Any
 
 from specengine.diagnostics import Diagnostic
 from specengine.errors import MissingVariable, SpecError
-from specengine.plan import DEFAULT_MAX_REPLY_BYTES, EndpointConfig, JudgeConfig, RequestAuth
+from specengine.plan import DEFAULT_MAX_REPLY_BYTES, EndpointConfig, JudgeConfig, RequestAuth, SimulatorConfig
 from specengine.source.loader import Document, display_path, load_yaml
 from specengine.suggest import suggest
 
@@ -223,4 +223,53 @@ def judge_config(
         samples=int(data.get("samples", 1)),
         secrets=resolved.secrets,
         auth=databricks_auth(data, "judge", environ if environ is not None else {}),
+    )
+
+
+SIMULATOR_KEY = "simulator"
+SIMULATORS_KEY = "simulators"
+
+
+def simulator_configs(
+    project: Project, model: str | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str | None, SimulatorConfig]:
+    """The simulators a run may use: the project's `simulator:` (key None, its model overridden by
+    --simulator-model) and each named one of `simulators:`, whose settings merge over `simulator:`'s
+    (so a named simulator may change only its model or temperature). One without a model is not
+    there: its `simulate:` steps are skipped. ${VAR} resolves only for a simulator with a model."""
+    block = project.data.get(SIMULATOR_KEY)
+    base = dict(block) if isinstance(block, Mapping) else {}
+    if model:
+        base["model"] = model
+    named = project.data.get(SIMULATORS_KEY)
+    configs: dict[str | None, SimulatorConfig] = {None: _simulator(base, None, environ)}
+    for name, settings in named.items() if isinstance(named, Mapping) else ():
+        merged = {**base, **(settings if isinstance(settings, Mapping) else {})}
+        configs[str(name)] = _simulator(merged, str(name), environ)
+    return configs
+
+
+def _simulator(
+    block: Mapping[str, Any], name: str | None, environ: Mapping[str, str] | None
+) -> SimulatorConfig:
+    if not block.get("model"):
+        return SimulatorConfig(name=name)
+    where = f"simulator '{name}'" if name else "simulator"
+    resolved = resolve_variables(dict(block), environ if environ is not None else {})
+    if resolved.missing and environ is not None:
+        raise MissingVariable(list(resolved.missing), where)
+    data = resolved.value
+    seed = data.get("seed")
+    return SimulatorConfig(
+        model=str(data["model"]),
+        base_url=data.get("base_url"),
+        api_key_env=str(data.get("api_key_env", "OPENAI_API_KEY")),
+        max_concurrency=int(data.get("max_concurrency", 4)),
+        timeout=float(data.get("timeout", DEFAULT_TIMEOUT)),
+        retries=int(data.get("retries", DEFAULT_RETRIES)),
+        secrets=resolved.secrets,
+        auth=databricks_auth(data, where, environ if environ is not None else {}),
+        temperature=float(data.get("temperature", 0.0)),
+        seed=int(seed) if seed is not None else None,
+        name=name,
     )

@@ -54,6 +54,8 @@ def check_conversation(
         if length < 2:
             return
         what, where = f"this conversation has {length} turns", "turns"
+    elif isinstance(item.get("simulate"), Mapping):
+        what, where = "this eval simulates a conversation (simulate:)", "simulate"
     elif isinstance(replay, str):
         what, where = (
             f"this eval replays a conversation of several turns (replay: {replay.strip()})",

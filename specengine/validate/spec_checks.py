@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from specengine.compile.replay import ReplayProblem, is_replay_path, messages_at, user_turns
+from specengine.compile.simulation import SIMULATE_TEMPLATES, named_simulators
 from specengine.grade.matchers import JUDGE_TEMPLATES, MATCHERS
 from specengine.judge.kinds import KINDS
 from specengine.judge.named import named_judges
@@ -124,6 +125,7 @@ class SpecChecks:
             self._eval_templates(item, here, text) if self.prove_rows and "skip" not in item else None
         )
         self._send(item.get("send"), (*here, "send"))
+        self._simulate(item.get("simulate"), (*here, "simulate"))
         if isinstance(item.get("replay"), str):
             self._replay(item, here)
         turns = item.get("turns")
@@ -154,6 +156,7 @@ class SpecChecks:
         for index, step in enumerate(turns):
             if isinstance(step, dict):
                 self._send(step.get("send"), (*here, index, "send"))
+                self._simulate(step.get("simulate"), (*here, index, "simulate"))
                 if "expect" in step:
                     has_check = True
                     self._expect(step.get("expect"), (*here, index, "expect"))
@@ -186,6 +189,26 @@ class SpecChecks:
     def _send(self, value: Any, here: KeyPath) -> None:
         if isinstance(value, str):
             self._template(value, here, CASE_VARIABLES, "send")
+
+    def _simulate(self, value: Any, here: KeyPath) -> None:
+        """A `simulate:` mapping: its templates read only the case's variables, and a simulator it
+        names is one of the project's `simulators:`."""
+        if not isinstance(value, dict):
+            return
+        for key in SIMULATE_TEMPLATES:
+            if isinstance(value.get(key), str):
+                self._template(value[key], (*here, key), CASE_VARIABLES, f"simulate.{key}")
+        name = value.get("simulator")
+        if not isinstance(name, str) or self.project is None or self.project_failed:
+            return
+        known = named_simulators(self.project.data)
+        if name not in known:
+            hint = suggest(name, sorted(known)) or (
+                f" (its simulators: {', '.join(sorted(known))})"
+                if known
+                else f" ({PROJECT_FILE} has no simulators:)"
+            )
+            self.report.at((*here, "simulator"), f"unknown simulator '{name}'{hint}")
 
     # checks
 

@@ -1,0 +1,180 @@
+"""The simulator: one per simulator model in a run, it writes simulated users' messages and asks its
+model as little as it can.
+
+A simulated conversation must be reproducible and cheap to rerun, so every message is cached like a
+judge verdict (judge/cache.py), keyed by the whole request (the model, its settings, the persona, the
+goal and the conversation so far) and the server: a rerun against an agent that answers the same
+replays the same conversation with no request, and an agent that answers differently gets fresh
+messages from the first reply that changed. The request goes through the judge's client
+(judge/client.py: the project's transport and retry policy), the key follows the judge's rules
+(judge/key.py). Calls, cache hits and tokens are counted apart from the judge's.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from specengine.errors import JudgeFailure, SimulatorFailure
+from specengine.judge.answer import answer_json, usage_of
+from specengine.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
+from specengine.judge.client import JudgeClient
+from specengine.judge.key import judge_base_url, judge_key
+from specengine.plan import SimulatorConfig
+from specengine.redact import redact
+from specengine.retry import BACKOFF_BASE_S, BACKOFF_CAP_S
+from specengine.simulate.contract import SimulatedMessage, read_reply, request_body, request_messages
+
+SIMULATOR_FOLDER = "simulator"
+
+
+class SimulatorCache(JudgeCache):
+    """Simulated messages under `<cache_dir>/simulator/<2 hex>/<key>.json`."""
+
+    FOLDER = SIMULATOR_FOLDER
+
+    @staticmethod
+    def valid(verdict: Any) -> bool:
+        return SimulatedMessage.stored(verdict) is not None
+
+
+@dataclass(frozen=True)
+class SimulatorStats:
+    """A simulator's work in a run: messages asked of the model, cache hits, tokens, HTTP requests."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0
+
+    def __add__(self, other: SimulatorStats) -> SimulatorStats:
+        return SimulatorStats(
+            *(getattr(self, name) + getattr(other, name) for name in self.__dataclass_fields__)
+        )
+
+
+class Simulator:
+    """Writes the next message of simulated users played by one model."""
+
+    def __init__(
+        self,
+        config: SimulatorConfig,
+        *,
+        cache_dir: Path | None = DEFAULT_CACHE_DIR,
+        use_cache: bool = True,
+        environ: Mapping[str, str] = os.environ,
+        backoff_base: float = BACKOFF_BASE_S,
+        wait_cap: float = BACKOFF_CAP_S,
+    ):
+        self.config = config
+        self._cache = SimulatorCache(cache_dir) if (use_cache and cache_dir is not None) else None
+        self._environ = environ
+        self._backoff = (backoff_base, wait_cap)
+        self._stats = SimulatorStats()
+        self._client: JudgeClient | None = None
+
+    @functools.cached_property
+    def base_url(self) -> str:
+        return judge_base_url(self.config)
+
+    @property
+    def model(self) -> str:
+        return str(self.config.model)
+
+    @property
+    def stats(self) -> SimulatorStats:
+        return replace(self._stats, requests=self._client.requests if self._client else 0)
+
+    async def next_message(
+        self, user: str, goal: str, history: Sequence[tuple[str, str]]
+    ) -> SimulatedMessage:
+        """The simulated user's next move, given the conversation so far ((role, text) pairs).
+
+        Raises SimulatorFailure when the model cannot be asked or its answer cannot be used.
+        """
+        config = self.config
+        body = request_body(
+            self.model, request_messages(user, goal, history), config.temperature, config.seed
+        )
+        key = cache_key({"kind": "simulator", "base_url": self.base_url, "request": body})
+        if self._cache is not None:
+            stored = SimulatedMessage.stored(self._cache.get(key))
+            if stored is not None:
+                self._count(cache_hits=1)
+                return stored
+        answer = await self._ask(body)
+        if self._cache is not None:
+            self._cache.put(key, answer.as_dict())
+        return answer
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
+    async def _ask(self, body: Mapping[str, Any]) -> SimulatedMessage:
+        api_key = judge_key(self.config, self._environ)  # optional for a simulator on this machine
+        if not api_key:
+            raise SimulatorFailure(f"the simulator needs {self.config.api_key_env} in the environment")
+        self._count(calls=1)
+        try:
+            if self._client is None:
+                key = self.config.auth.bearer_token if self.config.auth is not None else api_key
+                base, cap = self._backoff
+                self._client = JudgeClient(self.config, self.base_url, key, backoff_base=base, wait_cap=cap)
+            data = answer_json(await self._client.complete(body))
+            usage = usage_of(data) or {}
+            self._count(
+                prompt_tokens=usage.get("prompt_tokens", 0),
+                completion_tokens=usage.get("completion_tokens", 0),
+            )
+            return read_reply(data)
+        except JudgeFailure as exc:
+            message = exc.message.replace("the judge's answer", "the simulator's answer")
+            raise SimulatorFailure(redact(message, [api_key])) from None
+
+    def _count(self, **more: int) -> None:
+        self._stats = replace(
+            self._stats, **{name: getattr(self._stats, name) + n for name, n in more.items()}
+        )
+
+
+class SimulatorPool:
+    """The run's simulators: one per configured simulator model, made when first needed, closed
+    when the run ends; their counts together are the summary's `simulator_*` figures."""
+
+    def __init__(self, configs: Mapping[str | None, SimulatorConfig], use_cache: bool = True):
+        self.configs = {name: config for name, config in configs.items() if config.model}
+        self._use_cache = use_cache
+        self._simulators: dict[str | None, Simulator] = {}
+        self.used = False
+
+    def has(self, name: str | None) -> bool:
+        """Whether the simulator a `simulate:` step names (None: the project's) has a model."""
+        return name in self.configs
+
+    def get(self, name: str | None) -> Simulator:
+        self.used = True
+        simulator = self._simulators.get(name)
+        if simulator is None:
+            simulator = self._simulators[name] = Simulator(self.configs[name], use_cache=self._use_cache)
+        return simulator
+
+    def summary(self) -> dict[str, Any]:
+        """The simulators' part of the results summary (nothing when no case was simulated)."""
+        if not self.used:
+            return {}
+        total = sum((simulator.stats for simulator in self._simulators.values()), SimulatorStats())
+        return {
+            "simulator_calls": total.calls,
+            "simulator_cache_hits": total.cache_hits,
+            "simulator_tokens": total.prompt_tokens + total.completion_tokens,
+        }
+
+    async def aclose(self) -> None:
+        for simulator in self._simulators.values():
+            await simulator.aclose()
