@@ -68,7 +68,7 @@ def test_review_compare_rerun_and_untrusted_replies_in_a_browser(tmp_path, monke
             form.locator('input[value="incorrect"]').check()
             form.locator('input[name="note"]').fill("rain is a weather report too")
             form.locator('button[type="submit"]').click()
-            page.wait_for_selector("#case-reviews")
+            page.wait_for_selector("section.review-case .saved:has-text('saved ✓')")
             page.reload()
             assert "overridden: human says passed" in page.locator("#verdicts").inner_text()
             assert "rain is a weather report too" in page.locator("#case-reviews").inner_text()

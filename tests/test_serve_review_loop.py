@@ -328,3 +328,38 @@ CONTRAST = r"""selector => {
   const [a, b] = [lum(rgb(style.color)), lum(rgb(style.backgroundColor))];
   return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
 }"""
+
+
+def test_in_a_browser_a_reviewer_walks_the_failures_with_keys_and_saves_in_place(world, page_at):
+    url, run = world["app"].url, world["first"]
+    page = page_at(1280, 600)
+    page.goto(f"{url}/runs/{run}?status=failed")
+    page.click("a.caselink >> nth=0")
+    assert page.locator("h1.casetitle").inner_text().endswith("oslo")
+    assert page.locator("#case-position").inner_text() == "case 1 of 2 matching the filters"
+    page.keyboard.press("j")
+    page.wait_for_url("**id=spec.yaml%3A%3Amarkup*")
+    assert "status=failed" in page.url and page.locator("#next-case").count() == 0
+    page.keyboard.press("k")
+    page.wait_for_url("**id=spec.yaml%3A%3Aoslo*")
+    page.evaluate("window.__stayed = true; window.scrollTo(0, 400)")
+    scrolled = page.evaluate("window.scrollY")
+    page.keyboard.press("i")
+    saved = page.locator("section.review-case .saved")
+    saved.filter(has_text="saved ✓").wait_for()
+    assert saved.inner_text() == "saved ✓ incorrect (human says passed)"
+    assert page.evaluate("window.__stayed") is True and page.evaluate("window.scrollY") == scrolled
+    assert "incorrect" in page.locator("#case-reviews").inner_text()
+    review = next(c for c in world["app"].client.get(f"/api/runs/{run}").json()["cases"] if c["id"] == OSLO)
+    assert review["review"]["case"]["verdict"] == "incorrect"
+    assert page.locator("#keys").is_hidden()
+    page.keyboard.press("?")
+    assert page.locator("#keys").is_visible() and "next case" in page.locator("#keys").inner_text()
+    page.keyboard.press("Escape")
+    assert page.locator("#keys").is_hidden()
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.name") == "q"
+    page.keyboard.type("rain")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**q=rain*")
+    assert "status=failed" in page.url and page.locator("a.caselink").count() == 1

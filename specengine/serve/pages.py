@@ -20,17 +20,15 @@ from specengine.index import queries
 from specengine.report.facts import failure_headline
 from specengine.review.agreement import MIN_REVIEWED
 from specengine.review.verdicts import review_counts
-from specengine.serve import sorting
 from specengine.serve.charts import RatePoint, pass_rate_chart
 from specengine.serve.export import cases_csv
 from specengine.serve.jobs import file_stem
+from specengine.serve.listing import REVIEW_CHOICES, listing
 from specengine.serve.state import AppState
 from specengine.serve.templating import render
 from specengine.serve.views import case_history, status_segments, trial_views
 
 PAGE_SIZE = 100
-REVIEW_CHOICES = (("yes", "Reviewed"), ("no", "Not reviewed"), ("overridden", "Overridden by a reviewer"))
-FILTER_KEYS = ("q", "status", "suite", "label", "kind", "reviewed")
 
 
 def _state(request: Request) -> AppState:
@@ -78,10 +76,6 @@ def runs_page(request: Request) -> HTMLResponse:
     )
 
 
-def _filters(request: Request) -> dict[str, str]:
-    return {key: request.query_params[key] for key in FILTER_KEYS if request.query_params.get(key)}
-
-
 def _page_number(request: Request) -> int:
     try:
         return max(1, int(request.query_params.get("page", "1")))
@@ -92,35 +86,18 @@ def _page_number(request: Request) -> int:
 def run_page(request: Request) -> HTMLResponse:
     state = _state(request)
     run_id = request.path_params["run_id"]
-    filters = _filters(request)
-    where = queries.CaseFilter(
-        status=filters.get("status"),
-        suite=filters.get("suite"),
-        label=filters.get("label"),
-        kind=filters.get("kind"),
-        text=filters.get("q"),
-        reviewed=filters.get("reviewed"),
-    )
     with state.db() as conn:
         run = state.run(conn, run_id)
         reviews = state.run_reviews(conn, run_id)
-        rows: list[Any] = [
-            row
-            for row in queries.run_cases(conn, run_id, where)
-            if _review_matches(where.reviewed, reviews.get(row["case_id"]))
-        ]
-        column, descending = sorting.chosen(request.query_params)
-        rows = sorting.sort_cases(rows, reviews, column, descending)
+        listed = listing(conn, run_id, reviews, request.query_params)
         facets = queries.run_facets(conn, run_id)
         earlier = conn.execute(
             "SELECT run_id FROM runs WHERE (started_at, written_ns, run_id) < (?, ?, ?)"
             " ORDER BY started_at DESC, written_ns DESC, run_id DESC LIMIT 1",
             (run["started_at"], run["written_ns"], run["run_id"]),
         ).fetchone()
+    rows, filters = listed.rows, dict(listed.filters)
     counts = {key: run[key] for key in ("cases", "passed", "failed", "errored", "skipped")}
-    order = {"sort": column, "dir": "desc" if descending else "asc"}
-    if order != {"sort": sorting.DEFAULT, "dir": "asc"}:
-        filters.update(order)
     number = _page_number(request)
     pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
     number = min(number, pages)
@@ -147,9 +124,10 @@ def run_page(request: Request) -> HTMLResponse:
         human_rate=_human_rate(run, reviews) if reviews else None,
         facets=facets,
         filters=filters,
-        active=any(key in filters for key in FILTER_KEYS),
-        sort_column=column,
-        sort_descending=descending,
+        list_query=listed.filters,
+        active=listed.active,
+        sort_column=listed.column,
+        sort_descending=listed.descending,
         statuses=queries.STATUSES,
         review_choices=REVIEW_CHOICES,
         rows=rows[(number - 1) * PAGE_SIZE : number * PAGE_SIZE],
@@ -160,16 +138,6 @@ def run_page(request: Request) -> HTMLResponse:
         labels_of=lambda row: json.loads(row["labels"]),
         previous_run=earlier[0] if earlier else None,
     )
-
-
-def _review_matches(wanted: str | None, reviews: Any) -> bool:
-    if wanted == "yes":
-        return reviews is not None
-    if wanted == "no":
-        return reviews is None
-    if wanted == "overridden":
-        return reviews is not None and (reviews.overridden or reviews.check_overrides > 0)
-    return True
 
 
 def _human_rate(run: Any, reviews: dict[str, Any]) -> float | None:
@@ -191,8 +159,10 @@ def case_page(request: Request) -> HTMLResponse:
     with state.db() as conn:
         run = state.run(conn, run_id)
         case = state.case(conn, run_id, case_id)
-        reviews = state.run_reviews(conn, run_id).get(case_id)
+        run_reviews = state.run_reviews(conn, run_id)
+        listed = listing(conn, run_id, run_reviews, request.query_params)
         history = case_history(queries.case_history(conn, case_id), current=run_id)
+    position, before, after = listed.neighbours(case_id)
     checks = [c for c in case.get("checks") or () if isinstance(c, dict)]
     return page(
         request,
@@ -203,11 +173,16 @@ def case_page(request: Request) -> HTMLResponse:
         reason=failure_headline(case),
         checks=checks,
         trials=trial_views(case),
-        reviews=reviews,
+        reviews=run_reviews.get(case_id),
         history=history,
         reviewable=case.get("status") in ("passed", "failed", "error"),
         reviewable_statuses=("passed", "failed", "error"),
-        back=f"/runs/{run_id}/case?{urlencode({'id': case_id})}",
+        back=f"/runs/{run_id}/case?{urlencode({**listed.filters, 'id': case_id})}",
+        list_query=listed.filters,
+        position=position,
+        listed=len(listed.rows),
+        previous_case=before,
+        next_case=after,
     )
 
 

@@ -66,4 +66,79 @@ document.addEventListener("DOMContentLoaded", () => {
     };
     setTimeout(poll, 500);
   }
+
+  // Reviews save in place: the page stays where it is and says that it saved.
+  for (const form of document.querySelectorAll("form.reviewform[data-api]")) {
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const status = form.querySelector(".saved");
+      const fields = new FormData(form);
+      const body = {
+        case: fields.get("case"),
+        check: fields.get("check") || null,
+        verdict: fields.get("verdict"),
+        note: fields.get("note") || "",
+      };
+      status.className = "saved";
+      status.textContent = "saving…";
+      let answer;
+      try {
+        const response = await fetch(form.dataset.api, {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify(body),
+        });
+        answer = await response.json();
+        if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
+      } catch (error) {
+        status.className = "saved failed";
+        status.textContent = `not saved: ${error.message}`;
+        return;
+      }
+      const human = (answer.engine === "passed") === (answer.verdict === "correct") ? "passed" : "failed";
+      status.textContent = `saved ✓ ${answer.verdict} (human says ${human})`;
+      const log = form.parentElement.querySelector(".reviewlog");
+      if (log) {
+        const item = document.createElement("li");
+        item.textContent = `${answer.verdict} of “${answer.engine}” by ${answer.reviewer}, just now` +
+          (answer.note ? `: “${answer.note}”` : "");
+        log.prepend(item);
+      }
+    });
+  }
+
+  // Keys: j/k next/previous case, c/i mark the case correct/incorrect, / search, ? the key list.
+  const keys = document.getElementById("keys");
+  const toggleKeys = () => { keys.hidden = !keys.hidden; };
+  const showKeys = document.getElementById("show-keys");
+  if (showKeys) showKeys.addEventListener("click", toggleKeys);
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const target = event.target;
+    if (target.closest && target.closest("input, textarea, select, [contenteditable]")) {
+      if (event.key === "Escape") target.blur();
+      return;
+    }
+    const go = (id) => { const link = document.getElementById(id); if (link) window.location.href = link.href; };
+    const mark = (verdict) => {
+      const form = document.getElementById("case-review-form");
+      if (!form) return;
+      form.querySelector(`input[name="verdict"][value="${verdict}"]`).checked = true;
+      form.requestSubmit();
+    };
+    const actions = {
+      j: () => go("next-case"),
+      k: () => go("prev-case"),
+      c: () => mark("correct"),
+      i: () => mark("incorrect"),
+      "/": () => { const search = document.querySelector("input[data-search]"); if (search) search.focus(); },
+      "?": toggleKeys,
+      Escape: () => { keys.hidden = true; },
+    };
+    const action = actions[event.key];
+    if (action) {
+      event.preventDefault();
+      action();
+    }
+  });
 });
