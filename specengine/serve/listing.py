@@ -69,7 +69,7 @@ def listing(
         text=filters.get("q"),
         reviewed=filters.get("reviewed"),
     )
-    rows = [
+    rows: list[Any] = [
         row
         for row in queries.run_cases(conn, run_id, where)
         if review_matches(where.reviewed, reviews.get(row["case_id"]))
