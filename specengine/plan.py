@@ -262,6 +262,7 @@ class SimulatorConfig(JudgeConfig):
     temperature: float = 0.0
     seed: int | None = None
     name: str | None = None
+    demo: bool = False  # `demo: true`: the demo agent's simulated user, served with it for the run
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ def test_the_reference_run_passes_and_judges(examples):
     validate_results(results)
     assert results["summary"]["gates_skipped"] == 0
     assert results["summary"]["judge_calls"] == 5
-    assert summary.startswith("exit 1: 39 cases: 37 passed, 1 failed, 0 errored, 1 skipped · pass rate 97.4%")
+    assert summary.startswith("exit 1: 42 cases: 40 passed, 1 failed, 0 errored, 1 skipped · pass rate 97.6%")
 
 
 @pytest.mark.parametrize("secret", ["pass", "k", "status", "ed"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -358,3 +359,21 @@ def test_validate_locates_simulate_mistakes(tmp_path: Path, agent: AgentServer) 
     assert re.search(r"bad\.yaml:5:5: an eval has simulate \(a simulated user\) instead of send", out), out
     assert "bad.yaml:10:52: unknown simulator 'impatiant' - did you mean 'impatient'?" in out
     assert "rows.yaml:3:22: simulate.user: undefined variable input.who" in out
+
+
+def test_the_example_runs_on_the_demo_agent_and_its_simulated_user_and_replays_from_the_cache(
+    tmp_path: Path,
+) -> None:
+    from support.cli import REPO_ROOT
+
+    (tmp_path / "specs").mkdir()
+    shutil.copy(REPO_ROOT / "specengine.yaml", tmp_path / "specengine.yaml")
+    shutil.copy(REPO_ROOT / "specs" / "simulated.yaml", tmp_path / "specs" / "simulated.yaml")
+    first = run_spec(tmp_path, None, paths=["specs/simulated.yaml"])
+    assert first.exit_code == 0, first.cli.output
+    assert {case["simulation"]["stop_reason"] for case in first.cases} == {"goal_reached"}
+    assert first.summary["simulator_calls"] > 0
+    again = run_spec(tmp_path, None, paths=["specs/simulated.yaml"], output="out/again.json")
+    assert again.exit_code == 0
+    assert again.summary["simulator_calls"] == 0
+    assert again.summary["simulator_cache_hits"] == first.summary["simulator_calls"]

@@ -23,9 +23,21 @@ def case_as_dict(case: Case, endpoint: EndpointConfig) -> dict[str, Any]:
         if step.kind == "reset":
             steps.append({"reset": True})
             continue
+        said: dict[str, Any] = {"send": step.message}
+        if step.simulation is not None:  # a simulated user writes the messages as the run goes
+            simulation = step.simulation
+            said = {
+                "simulate": {
+                    "user": simulation.user,
+                    "goal": simulation.goal,
+                    "first_message": simulation.first_message,
+                    "max_turns": simulation.max_turns,
+                    "simulator": simulation.simulator,
+                }
+            }
         steps.append(
             {
-                "send": step.message,
+                **said,
                 "checks": [
                     {
                         "name": check.name,
@@ -132,7 +144,15 @@ def _case_lines(case: dict[str, Any], no_judge: bool) -> Iterator[str]:
             yield "  --- reset ---"
             continue
         turn += 1
-        yield f"  turn {turn} send: {step['send']!r}"
+        simulate = step.get("simulate")
+        if simulate is not None:
+            named = f" (simulator {simulate['simulator']})" if simulate.get("simulator") else ""
+            yield f"  turn {turn}… simulated user{named}: {simulate['user']!r}"
+            yield f"    goal: {simulate['goal']!r}, at most {simulate['max_turns']} messages"
+            if simulate.get("first_message"):
+                yield f"    first message: {simulate['first_message']!r}"
+        else:
+            yield f"  turn {turn} send: {step['send']!r}"
         for check in step["checks"]:
             soft = "" if check["gate"] else " (soft)"
             skipped = (

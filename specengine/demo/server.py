@@ -5,8 +5,10 @@ specs/` against `protocol: demo` exercises the same adapter, transport and strea
 against a real agent. It answers `POST /v1/chat/completions` (and `/chat/completions`) with a chat
 completion, or with SSE chunks when the request asks for `stream: true`; tool calls are reported in
 `message.tool_calls` beside the final text, and token usage in `usage` (in the last chunk when
-streamed). Only the standard library is used, so the server starts in milliseconds; `specengine run`
-starts one per run, `specengine demo-agent` serves one by hand.
+streamed). It also plays the simulated user of the example specs' `simulate:` evals
+(demo/simulated_user.py) at `POST /simulator/v1/chat/completions`. Only the standard library is
+used, so the server starts in milliseconds; `specengine run` starts one per run, `specengine
+demo-agent` serves one by hand.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from specengine.demo.loopback import LoopbackHTTPServer, LoopbackRequestHandler
 from specengine.demo.script import AgentReply, respond
+from specengine.demo.simulated_user import SIMULATOR_PATHS, simulated_user_completion
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 MODEL = "demo-agent"
@@ -132,7 +135,7 @@ class _Handler(LoopbackRequestHandler):
         path = self.path.split("?", 1)[0]
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length > 0 else b""
-        if path not in CHAT_PATHS:
+        if path not in CHAT_PATHS and path not in SIMULATOR_PATHS:
             self._send_error(404, f"no such path: {path} (POST to {CHAT_PATHS[0]})")
             return
         try:
@@ -143,6 +146,9 @@ class _Handler(LoopbackRequestHandler):
         messages = body.get("messages") if isinstance(body, dict) else None
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
             self._send_error(400, '"messages" must be a list of {"role": ..., "content": ...} objects')
+            return
+        if path in SIMULATOR_PATHS:  # the demo's simulated user, for simulate: evals
+            self._send_json(200, simulated_user_completion(messages))
             return
         reply = respond(messages)
         model = str(body.get("model") or MODEL)
@@ -205,6 +211,11 @@ class DemoServer:
     def url(self) -> str:
         """The full chat completions URL, as an endpoint's `url` expects it."""
         return self.base_url + CHAT_PATHS[0]
+
+    @property
+    def simulator_url(self) -> str:
+        """The base URL of the demo's simulated user, as a simulator's `base_url` expects it."""
+        return self.base_url + SIMULATOR_PATHS[0].removesuffix("/chat/completions")
 
     def close(self) -> None:
         self._httpd.shutdown()

@@ -115,7 +115,7 @@ def preflight_simulators(prepared: Prepared, census: Census, flag: bool) -> None
                     "Name one with simulator.model in specengine.yaml or --simulator-model. " + NOTHING_SENT
                 )
             continue
-        if judge_key(config, os.environ) is None:
+        if not config.demo and judge_key(config, os.environ) is None:
             url = shown_url(judge_base_url(config), config.secrets) or ""
             raise UsageError(
                 f"error: the simulator at {url} needs a key, and {config.api_key_env} is not set "

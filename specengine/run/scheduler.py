@@ -94,10 +94,12 @@ class Runner:
                 await self._schedule(cases)
 
     def _start_builtin_agents(self, servers: ExitStack) -> Mapping[str, EndpointConfig]:
-        """Point every `protocol: demo` endpoint at a demo agent served on a free loopback port."""
+        """Point every `protocol: demo` endpoint (and a `demo: true` simulator) at a demo agent served
+        on a free loopback port."""
         endpoints = dict(self.plan.endpoints)
         demo_names = [name for name, config in endpoints.items() if config.protocol == "demo"]
-        if demo_names:
+        demo_users = self.simulators is not None and self.simulators.wants_demo
+        if demo_names or demo_users:
             from specengine.demo.server import start_demo_agent  # loaded only for a demo endpoint
 
             server = servers.enter_context(start_demo_agent(port=0))
@@ -105,6 +107,8 @@ class Runner:
                 endpoints[name] = replace(
                     endpoints[name], url=server.url, model=endpoints[name].model or "demo"
                 )
+            if self.simulators is not None and demo_users:
+                self.simulators.serve_demo(server.simulator_url)
         return endpoints
 
     async def _open_clients(self, stack: AsyncExitStack, endpoints: Mapping[str, EndpointConfig]) -> None:

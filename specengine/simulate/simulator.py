@@ -101,7 +101,8 @@ class Simulator:
         body = request_body(
             self.model, request_messages(user, goal, history), config.temperature, config.seed
         )
-        key = cache_key({"kind": "simulator", "base_url": self.base_url, "request": body})
+        server = "demo" if config.demo else self.base_url  # the demo's port changes from run to run
+        key = cache_key({"kind": "simulator", "base_url": server, "request": body})
         if self._cache is not None:
             stored = SimulatedMessage.stored(self._cache.get(key))
             if stored is not None:
@@ -152,6 +153,17 @@ class SimulatorPool:
         self._use_cache = use_cache
         self._simulators: dict[str | None, Simulator] = {}
         self.used = False
+
+    @property
+    def wants_demo(self) -> bool:
+        """Whether a simulator is the demo's simulated user (served with the demo agent)."""
+        return any(config.demo for config in self.configs.values())
+
+    def serve_demo(self, base_url: str) -> None:
+        """Point the demo simulators at the demo server started for the run."""
+        for name, config in list(self.configs.items()):
+            if config.demo:
+                self.configs[name] = replace(config, base_url=base_url)
 
     def has(self, name: str | None) -> bool:
         """Whether the simulator a `simulate:` step names (None: the project's) has a model."""

@@ -227,6 +227,7 @@ def judge_config(
 
 
 SIMULATOR_KEY = "simulator"
+DEMO_SIMULATOR_MODEL = "demo-user"  # the model name of `simulator: {demo: true}`
 SIMULATORS_KEY = "simulators"
 
 
@@ -252,6 +253,9 @@ def simulator_configs(
 def _simulator(
     block: Mapping[str, Any], name: str | None, environ: Mapping[str, str] | None
 ) -> SimulatorConfig:
+    demo = block.get("demo") is True
+    if demo and not block.get("model"):
+        block = {**block, "model": DEMO_SIMULATOR_MODEL}
     if not block.get("model"):
         return SimulatorConfig(name=name)
     where = f"simulator '{name}'" if name else "simulator"
@@ -272,4 +276,5 @@ def _simulator(
         temperature=float(data.get("temperature", 0.0)),
         seed=int(seed) if seed is not None else None,
         name=name,
+        demo=demo,
     )
