@@ -35,6 +35,7 @@ from specengine.commands import (  # noqa: E402,F401
     cache,
     compare,
     demo_agent,
+    freeze,
     init,
     merge,
     plan,

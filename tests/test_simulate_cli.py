@@ -377,3 +377,51 @@ def test_the_example_runs_on_the_demo_agent_and_its_simulated_user_and_replays_f
     assert again.exit_code == 0
     assert again.summary["simulator_calls"] == 0
     assert again.summary["simulator_cache_hits"] == first.summary["simulator_calls"]
+
+
+def test_freeze_turns_the_conversation_that_found_the_bug_into_a_scripted_eval(
+    tmp_path: Path, agent: AgentServer, simulator: SimulatorServer
+) -> None:
+    project(tmp_path, agent, simulator)
+    spec = """
+dataset:
+  - {id: dana, input: {who: Dana, order: ORD-123}}
+evals:
+  - name: refund for a late order
+    simulate:
+      user: "{{ input.who }}, a customer whose order {{ input.order }} arrived late."
+      goal: get a refund for {{ input.order }} and its refund number
+    expect:
+      - called_tool_with: {name: issue_refund, args: {order_id: "{{ input.order }}"}}
+        scope: conversation
+"""
+    first = run_spec(tmp_path, spec)
+    case_id = "spec.yaml::refund for a late order[dana]"
+    assert first.case(case_id)["status"] == "failed"
+    wrong = run_cli(["freeze", "out/results.json", "spec.yaml::refund for a late order"], cwd=tmp_path)
+    assert wrong.exit_code == 2
+    assert f"did you mean '{case_id}'" in wrong.stderr
+    frozen = run_cli(["freeze", "out/results.json", case_id], cwd=tmp_path)
+    assert frozen.exit_code == 0, frozen.output
+    path = tmp_path / "frozen" / "spec-refund-for-a-late-order-dana.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# Frozen by `specengine freeze` from out/results.json (run ")
+    assert f"case {case_id}" in text and "stopped by goal_reached after 2 message(s)" in text
+    assert run_cli(["validate", str(path)], cwd=tmp_path).exit_code == 0
+    again = run_cli(["freeze", "out/results.json", case_id], cwd=tmp_path)
+    assert again.exit_code == 2 and "--force" in again.stderr
+    # the frozen eval replays the conversation with no simulator, and still finds the bug
+    project(tmp_path, agent, None)
+    simulator_hits = simulator.hits()
+    rerun = run_spec(tmp_path, None, paths=[str(path.relative_to(tmp_path))], output="out/frozen.json")
+    assert simulator.hits() == simulator_hits
+    replayed = rerun.cases[0]
+    assert (
+        replayed["id"]
+        == "frozen/spec-refund-for-a-late-order-dana.yaml::refund for a late order - frozen dana"
+    )
+    assert replayed["status"] == "failed"
+    assert [m["content"] for m in user_turns(replayed)] == [
+        m["content"] for m in user_turns(first.case(case_id))
+    ]
+    assert "simulation" not in replayed
