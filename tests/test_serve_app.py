@@ -74,14 +74,14 @@ def test_runs_api_lists_every_run_newest_first_with_the_results_summary(world):
     assert runs[1]["summary"]["failed"] == 2 and runs[1]["summary"]["judge_calls"] == 2
 
 
-def test_case_history_marks_the_flip_of_a_case_as_flaky(world):
+def test_case_history_marks_one_flip_as_a_regression_not_flakiness(world):
     answer = world["app"].client.get("/api/cases/history", params={"id": PARIS})
     data = answer.json()
     assert [(r["run_id"], r["status"], r["flipped"]) for r in data["runs"]] == [
         (world["first"], "passed", False),
         (world["second"], "failed", True),
     ]
-    assert data["flaky"] is True
+    assert data["flaky"] is False and data["trend"] == "regressed"
     assert world["app"].client.get("/api/cases/history", params={"id": "nope"}).status_code == 404
 
 

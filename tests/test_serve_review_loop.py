@@ -114,6 +114,11 @@ def test_history_strip_links_are_named_by_run_date_and_status(world):
     assert labels[1].startswith(f"run {world['second']}, ") and ": failed" in labels[1]
     assert labels[1].endswith(" · this run") and labels[2].startswith(f"run {world['rerun']}, ")
     assert 'aria-current="page"' in page
+    # One change since the last run is a regression, not flakiness; the legend says what each means.
+    assert 'id="trend" data-trend="regressed">regressed</span>' in page
+    legend = re.search(r'<p class="legend sub" id="trend-legend">(.*?)</p>', page, re.S)
+    assert legend is not None and "changed at least twice in the last 10 runs" in legend.group(1)
+    assert 'data-trend="flaky"' not in page
 
 
 def test_compare_lists_tool_call_changes_of_a_regression(world):

@@ -200,9 +200,20 @@ def test_a_case_flips_only_with_the_spec_unchanged():
     changed_spec = case_history([row("1", "passed"), row("2", "failed", shape="t")])
     assert not changed_spec.flaky
     flips = case_history([row("1", "passed"), row("2", "error"), row("3", "passed")], current="2")
-    assert flips.flaky and [e.flipped for e in flips.entries] == [False, True, True]
+    assert not flips.flaky and flips.label == "regressed"  # seen from run 2: one change
+    assert [e.flipped for e in flips.entries] == [False, True, True]
     assert (flips.previous.run_id, flips.next.run_id) == ("1", "3")
+    assert case_history([row("1", "passed"), row("2", "error"), row("3", "passed")]).flaky  # two changes
+    assert case_history([row("1", "failed"), row("2", "passed"), row("3", "passed")]).label == "fixed"
     assert case_history([row("1", "failed", passed=1, n=3)]).flaky  # split across trials
+    # Only the last 10 runs with the same checks count: two old changes have aged out.
+    old = [row("1", "passed"), row("2", "failed"), row("3", "passed")]
+    steady_since = [row(str(n), "passed") for n in range(4, 14)]
+    assert case_history(old + steady_since).label is None
+    assert case_history(old + steady_since[:8]).label == "fixed"  # the last change still in the window
+    # A changed spec starts a new history: one change under each set of checks is no flakiness.
+    assert case_history([row("1", "passed"), row("2", "failed"), row("3", "passed", shape="t"),
+                         row("4", "failed", shape="t")]).label == "regressed"  # fmt: skip
 
 
 def test_a_rerun_never_names_a_file_outside_the_project(tmp_path):

@@ -71,6 +71,7 @@ def history(request: Request) -> JSONResponse:
         {
             "case": case_id,
             "flaky": strip.flaky,
+            "trend": strip.label,
             "runs": [
                 {
                     "run_id": entry.run_id,

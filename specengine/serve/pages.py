@@ -26,7 +26,7 @@ from specengine.serve.jobs import file_stem
 from specengine.serve.listing import REVIEW_CHOICES, listing
 from specengine.serve.state import AppState
 from specengine.serve.templating import render
-from specengine.serve.views import case_history, status_segments, trial_views
+from specengine.serve.views import LEGEND, case_history, status_segments, trial_views
 
 PAGE_SIZE = 100
 
@@ -179,6 +179,7 @@ def case_page(request: Request) -> HTMLResponse:
         reviewable_statuses=("passed", "failed", "error"),
         back=f"/runs/{run_id}/case?{urlencode({**listed.filters, 'id': case_id})}",
         list_query=listed.filters,
+        legend=LEGEND,
         position=position,
         listed=len(listed.rows),
         previous_case=before,

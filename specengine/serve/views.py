@@ -53,6 +53,15 @@ def status_segments(counts: Mapping[str, Any]) -> list[Segment]:
     return segments
 
 
+FLAKY_WINDOW = 10  # runs of the same checks that flakiness looks back over
+LEGEND = (
+    ("flaky", "the trials of one run disagreed, or the outcome changed at least twice in the last"
+     f" {FLAKY_WINDOW} runs with the same checks"),
+    ("regressed", "passed, then failed once since (one change: not flaky)"),
+    ("fixed", "failed, then passed once since (one change: not flaky)"),
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class HistoryEntry:
     run_id: str
@@ -63,6 +72,7 @@ class HistoryEntry:
     n_trials: int
     flipped: bool  # passed <-> failed since the previous run of the same spec
     current: bool
+    shape: str = ""  # the fingerprint of the case's checks in that run
 
     @property
     def partial(self) -> bool:
@@ -75,18 +85,42 @@ class History:
     entries: tuple[HistoryEntry, ...]
     previous: HistoryEntry | None
     next: HistoryEntry | None
+    label: str | None = None  # "flaky", "fixed", "regressed" or None: see `trend`
 
     @property
     def flaky(self) -> bool:
-        """The outcome flips between passed and failed with the spec unchanged, or splits across trials."""
-        return any(entry.flipped or entry.partial for entry in self.entries)
+        return self.label == "flaky"
+
+
+def trend(entries: Sequence[HistoryEntry], at: int | None = None) -> str | None:
+    """What the case's recent history says, seen from the run at `at` (default: the newest).
+
+    Only runs with the same checks as that run count, the last FLAKY_WINDOW of them up to it:
+    *flaky* when the trials of one of them disagreed or the outcome (passed against failed or
+    errored) changed at least twice; *fixed* or *regressed* when it changed once; None when steady.
+    One fix or one regression is a change someone made, not flakiness.
+    """
+    if not entries:
+        return None
+    at = len(entries) - 1 if at is None else at
+    here = entries[at]
+    window = [entry for entry in entries[: at + 1] if entry.shape == here.shape][-FLAKY_WINDOW:]
+    if any(entry.partial for entry in window):
+        return "flaky"
+    outcomes = [entry.status in _GOOD for entry in window if entry.status in _GOOD | _BAD]
+    changes = [after for before, after in zip(outcomes, outcomes[1:], strict=False) if before != after]
+    if len(changes) >= 2:
+        return "flaky"
+    if len(changes) == 1:
+        return "fixed" if changes[0] else "regressed"
+    return None
 
 
 def case_history(rows: Sequence[Row], current: str | None = None) -> History:
-    """The case's runs oldest first, with flips marked, and its neighbours around `current`.
+    """The case's runs oldest first, with flips marked, its trend, and its neighbours around `current`.
 
-    "Same spec" is judged from the results alone: the case's checks (names, matchers, lines, turns)
-    are fingerprinted at indexing; a flip across a change of them is a spec change, not flakiness.
+    "Same spec" is judged from the results alone: the case's checks (names, matchers, turns) are
+    fingerprinted at indexing; a flip across a change of them is a spec change, not flakiness.
     """
     entries = []
     last_verdict: dict[str, str] = {}  # check shape -> last pass/fail
@@ -107,12 +141,13 @@ def case_history(rows: Sequence[Row], current: str | None = None) -> History:
                 n_trials=row["n_trials"],
                 flipped=flipped,
                 current=row["run_id"] == current,
+                shape=row["shape"],
             )
         )
     position = next((i for i, entry in enumerate(entries) if entry.current), None)
     previous = entries[position - 1] if position is not None and position > 0 else None
     following = entries[position + 1] if position is not None and position + 1 < len(entries) else None
-    return History(tuple(entries), previous, following)
+    return History(tuple(entries), previous, following, trend(entries, position))
 
 
 @dataclass(frozen=True)
