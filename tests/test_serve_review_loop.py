@@ -19,7 +19,7 @@ import pytest
 from support.app_server import JUDGE_KEY, JUDGE_KEY_ENV, REPLIES, AppServer, ServeProject, wait_for
 from support.cli import run_cli, write_project
 from support.judge_server import JudgeServer
-from support.servers import AgentServer
+from support.servers import AgentServer, Reply
 from test_report_browser import CHROMIUM_ARGS, _chromium
 
 PARIS = "spec.yaml::paris"
@@ -40,6 +40,12 @@ def world(tmp_path_factory) -> Iterator[dict]:
             judge={"model": "judge-model", "base_url": judge.judge_url, "api_key_env": JUDGE_KEY_ENV},
             configs={"staging": {"defaults": {"endpoint": "agent", "timeout": 30}}},
         )
+        paris = Reply(
+            content="Sunny in Paris",
+            tool_calls=[{"name": "get_weather", "args": {"city": "Paris"}}],
+            usage={"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        )
+        agent.script({**REPLIES, "weather in Paris": paris})  # the agent reports its tokens once
         first = project.run("--name", "nightly", "--config", "staging")
         agent.script({**REPLIES, "weather in Paris": "Rain in Paris", "weather in Oslo": "Sunny in Oslo"})
         second = project.run()
@@ -74,6 +80,29 @@ def test_run_names_and_configs_reach_the_pages_the_api_and_query(world):
     )
     assert answer.exit_code == 0, answer.output
     assert "nightly" in answer.stdout and "staging" in answer.stdout
+
+
+def test_the_runs_chart_joins_full_runs_and_marks_partial_runs_apart(world):
+    client = world["app"].client
+    page = client.get("/").text
+    chart = re.search(r'<svg id="pass-rate-chart".*?</svg>', page, re.S)
+    assert chart is not None
+    assert chart.group(0).count("<circle") == 2 and chart.group(0).count('<rect class="mark partial"') == 1
+    path = re.search(r'<path class="rate" d="([^"]*)"', chart.group(0))
+    assert path is not None and path.group(1).count("L") == 1  # the line joins the two full runs only
+    ticks = re.findall(r'<text class="axis tick"[^>]*>([^<]*)</text>', chart.group(0))
+    assert len(ticks) == 6 and re.fullmatch(r"[A-Z][a-z]{2} \d{1,2}", ticks[0])
+    assert re.fullmatch(r"\d{2}:\d{2}", ticks[1])
+    assert re.search(r'<tr class="runrow partial" data-run="' + world["rerun"], page)
+    assert 'id="partial-note">1 partial run' in page
+    hidden = client.get("/", params={"partial": "hide"}).text
+    assert '<rect class="mark partial"' not in hidden and 'href="?">show them</a>' in hidden
+    # Agent and judge tokens apart.
+    row = re.search(r'data-run="' + world["first"] + r'">.*?</tr>', page, re.S)
+    assert row is not None
+    assert '<td class="num agent-tokens">15</td><td class="num judge-tokens">0</td>' in row.group(0)
+    runs = {r["run_id"]: r for r in client.get("/api/runs").json()["runs"]}
+    assert (runs[world["first"]]["agent_tokens"], runs[world["first"]]["judge_tokens"]) == (15, 0)
 
 
 def test_the_status_bar_is_drawn_without_inline_styles(world):

@@ -241,6 +241,31 @@ def test_the_pass_rate_chart_has_a_dot_per_run_that_ran():
     )
     assert [d.run_id for d in chart.dots] == ["a", "c"]
     assert chart.dots[0].y < chart.dots[1].y and chart.line.startswith("M") and chart.first == "2024-01-01"
+    assert [(t.date, t.time) for t in chart.ticks] == [("Jan 1", "00:00"), ("Jan 3", "00:00")]
+
+
+def test_reruns_and_runs_of_fewer_specs_are_partial_and_off_the_line():
+    from specengine.serve.charts import RatePoint, mark_partial, pass_rate_chart
+
+    def point(run, specs, cases, rate=0.5):
+        return RatePoint(run, run, f"2024-01-0{run}T10:00:00Z", rate, frozenset(specs), cases)
+
+    marked = mark_partial(
+        [
+            point("1", {"a", "b"}, 30),
+            point("2", {"a"}, 2, rate=0.0),  # a rerun of 2 failed cases
+            point("3", {"a"}, 20),  # one spec of two
+            point("4", {"a", "b"}, 30),
+            point("5", {"a", "b", "c"}, 31),  # a spec added: full
+            point("6", {"a", "b", "c"}, 31),
+        ]
+    )
+    assert [p.full for p in marked] == [True, False, False, True, True, True]
+    chart = pass_rate_chart(marked)
+    assert chart is not None and chart.partial == 2 and chart.line.count("L") == 3
+    assert [d.full for d in chart.dots] == [True, False, False, True, True, True]
+    hidden = pass_rate_chart(marked, show_partial=False)
+    assert hidden is not None and len(hidden.dots) == 4 and hidden.partial == 2
 
 
 def test_the_new_commands_start_without_the_web_stack():

@@ -46,6 +46,8 @@ class RunSummary:
             "suites": json.loads(row["suites"]),
             "config": row["config"],
             "pass_rate": row["pass_rate"],
+            "agent_tokens": row["agent_tokens"],
+            "judge_tokens": row["judge_tokens"],
             "summary": json.loads(row["summary"]),
             "reviews": self.reviews,
         }
