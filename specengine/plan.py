@@ -194,6 +194,31 @@ class EndpointConfig:
     options: Mapping[str, Any] = field(default_factory=dict)
     secrets: frozenset[str] = frozenset()
     auth: RequestAuth | None = field(default=None, compare=False, repr=False)
+    # a matrix cell's own settings of a project endpoint: the endpoint whose max_concurrency it shares
+    pool: str | None = None
+    price: Mapping[str, float] | None = None  # `price:` per million input and output tokens
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One combination of a matrix's values: the endpoint every case of it talks to (None: each
+    case's own) and the `vars` its templates and endpoint settings read. `shown` is each var as the
+    cell's name shows it (a file's stem for a file's text)."""
+
+    name: str
+    endpoint: str | None = None
+    vars: Mapping[str, Any] = field(default_factory=dict)
+    shown: Mapping[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The cell as results files describe it: `vars` as its name shows them, `values` as
+        templates read them (so `regrade` renders its checks as the run did)."""
+        return {
+            "name": self.name,
+            "endpoint": self.endpoint,
+            "vars": dict(self.shown),
+            "values": dict(self.vars),
+        }
 
 
 @dataclass(frozen=True)
@@ -217,6 +242,7 @@ class Case:
     timeout: float = 60.0
     skip: str | None = None
     goal: str | None = None  # what the user wants: the rendered `simulate.goal`, for goal judges
+    cell: str | None = None  # the matrix cell the case runs in; its id ends with ` @ <cell>`
 
     @property
     def checks(self) -> tuple[Check, ...]:
@@ -281,6 +307,8 @@ class Plan:
     def simulator_for(self, simulation: Simulation) -> SimulatorConfig:
         """The simulator that plays a `simulate:` step (one with no model when none is named)."""
         return self.simulators.get(simulation.simulator) or SimulatorConfig(name=simulation.simulator)
+
+    cells: tuple[Cell, ...] = ()  # a matrix run's cells, in order; empty for a plain run
 
     def cases(self) -> Iterator[Case]:
         """Cases in plan order; datasets are re-read on each call, so memory stays flat."""

@@ -19,7 +19,7 @@ from typing import Any
 from specengine.errors import TemplateError
 
 # Names a template may use. Checks also see the turn's outcome.
-CASE_VARIABLES = frozenset({"input", "expected", "metadata"})
+CASE_VARIABLES = frozenset({"input", "expected", "metadata", "vars"})  # vars: a matrix cell's values
 CHECK_VARIABLES = CASE_VARIABLES | frozenset({"reply", "tool_calls", "session_id", "turn"})
 
 _WHOLE_EXPRESSION = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\}\}).)*)\}\}\s*$", re.DOTALL)

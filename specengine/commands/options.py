@@ -31,6 +31,22 @@ Keyword = Annotated[
 ]
 Limit = Annotated[int | None, typer.Option("--limit", min=1, metavar="N", help="At most N cases.")]
 
+# a matrix of endpoints and settings (run, plan)
+Matrix = Annotated[
+    bool,
+    typer.Option(
+        "--matrix",
+        help="Run every spec once per cell of the project's matrix:; AXIS=V1,V2 after it sets an axis"
+        " (--matrix endpoint=a,b --matrix vars.temperature=0,0.7).",
+    ),
+]
+Cells = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--cell", metavar="CELL", help="Only this matrix cell (its name, or its values a,b; repeatable)."
+    ),
+]
+
 # the project (run, regrade, plan)
 ProjectFile = Annotated[
     Path | None, typer.Option("--project", metavar="FILE", help="The project file to use.")

@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from specengine.cli import app
-from specengine.commands.options import Config, JudgeModel, Keyword, Labels, Limit, ProjectFile
+from specengine.commands.options import (
+    Cells,
+    Config,
+    JudgeModel,
+    Keyword,
+    Labels,
+    Limit,
+    Matrix,
+    ProjectFile,
+)
 
 if TYPE_CHECKING:
     from specengine.plan import Case, EndpointConfig
@@ -62,6 +71,7 @@ def case_as_dict(case: Case, endpoint: EndpointConfig) -> dict[str, Any]:
         "timeout": case.timeout,
         "skip": case.skip,
         "steps": steps,
+        **({"cell": case.cell} if case.cell is not None else {}),
     }
 
 
@@ -78,6 +88,8 @@ def plan_command(
     project: ProjectFile = None,
     config: Config = None,
     judge_model: JudgeModel = None,
+    matrix: Matrix = False,
+    cell: Cells = None,
 ) -> None:
     """Show what would be sent, to where, and which checks apply (no network).
 
@@ -86,7 +98,9 @@ def plan_command(
     """
     from specengine.errors import UsageError
     from specengine.run.prepare import PrepareOptions, count_cases, prepare
+    from specengine.source.matrix import split_axis_arguments
 
+    paths, axes = split_axis_arguments(paths) if matrix else (paths, [])
     try:
         prepared = prepare(
             paths,
@@ -98,6 +112,9 @@ def plan_command(
                 limit=limit,
                 judge_model=judge_model,
                 resolve_endpoints=False,
+                matrix=matrix or bool(cell),
+                axes=tuple(axes),
+                cells=tuple(cell or ()),
             ),
         )
         # a first pass renders every template with every row, so a failing row stops the command
@@ -111,19 +128,39 @@ def plan_command(
         typer.echo("error: the selection matched no case (check --label, -k and PATH::eval)", err=True)
         raise typer.Exit(2)
     endpoints = prepared.plan.endpoints
-    cases = (case_as_dict(case, endpoints[case.endpoint]) for case in prepared.cases())
+    per_cell: dict[str | None, int] = {}
+
+    def counted(case: Case) -> Case:
+        per_cell[case.cell] = per_cell.get(case.cell, 0) + 1
+        return case
+
+    cases = (case_as_dict(counted(case), endpoints[case.endpoint]) for case in prepared.cases())
     out = sys.stdout
+    cells = prepared.plan.cells
     if json_out:  # the text json.dumps({"cases": [...]}, indent=2) gives, one case at a time
         out.write('{\n  "cases": [')
         for position, case in enumerate(cases):
             text = json.dumps(case, indent=2, ensure_ascii=False).replace("\n", "\n    ")
             out.write(("\n    " if position == 0 else ",\n    ") + text)
-        out.write("\n  ]\n}\n")
+        out.write("\n  ]")
+        if cells:
+            listed = [{**one.as_dict(), "cases": per_cell.get(one.name, 0)} for one in cells]
+            text = json.dumps(listed, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+            out.write(f',\n  "cells": {text}')
+        out.write("\n}\n")
         out.flush()
         return
     no_judge = not prepared.plan.judge.model
     for case in cases:
         out.write("".join(f"{line}\n" for line in _case_lines(case, no_judge)))
+    if cells:
+        out.write(f"{len(cells)} cell{'s' * (len(cells) != 1)}:\n")
+        for one in cells:
+            settings = ", ".join(f"{name}={value}" for name, value in one.shown.items())
+            where = f"endpoint {one.endpoint}" if one.endpoint else "each spec's endpoint"
+            detail = f"{where}{'; ' + settings if settings else ''}"
+            n = per_cell.get(one.name, 0)
+            out.write(f"  {one.name}: {n} case{'s' * (n != 1)} ({detail})\n")
     out.flush()
     typer.echo(f"{count} case{'s' * (count != 1)}", err=True)
 
@@ -132,6 +169,8 @@ def _case_lines(case: dict[str, Any], no_judge: bool) -> Iterator[str]:
     """The lines `plan` prints for one case."""
     endpoint = case["endpoint"]
     yield f"{case['id']}  ({case['spec']}:{case['line']})"
+    if case.get("cell"):
+        yield f"  cell: {case['cell']}"
     target = endpoint["url"] or ("built-in demo agent" if endpoint["protocol"] == "demo" else "")
     yield f"  endpoint: {endpoint['name']} [{endpoint['protocol']}] {target}".rstrip()
     if case["trials"] > 1:

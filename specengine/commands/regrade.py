@@ -9,6 +9,7 @@ import typer
 
 from specengine.cli import app
 from specengine.commands.options import (
+    Cells,
     Config,
     JudgeBaseUrl,
     JudgeModel,
@@ -50,8 +51,12 @@ def regrade_command(
     ] = None,
     reports: ReportRequest = ReportRequest(),  # one option per report format (report_options)
     min_pass_rate: MinPassRate = None,
+    cell: Cells = None,
 ) -> None:
-    """Grade stored transcripts again with the current checks, without calling the agent."""
+    """Grade stored transcripts again with the current checks, without calling the agent.
+
+    A matrix run is regraded cell by cell as it ran; --cell regrades only those cells.
+    """
     from specengine.run.prepare import PrepareOptions
     from specengine.run.recording import SessionOptions
     from specengine.run.regrade_session import RegradeRequest, execute_regrade
@@ -65,6 +70,7 @@ def regrade_command(
             judge_model=judge_model,
             judge_base_url=judge_base_url,
             resolve_endpoints=False,
+            cells=tuple(cell or ()),
         ),
         options=SessionOptions(
             reports=reports,

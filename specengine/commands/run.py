@@ -11,12 +11,14 @@ import typer
 
 from specengine.cli import app
 from specengine.commands.options import (
+    Cells,
     Config,
     JudgeBaseUrl,
     JudgeModel,
     Keyword,
     Labels,
     Limit,
+    Matrix,
     MinPassRate,
     NoCache,
     ProjectFile,
@@ -121,6 +123,17 @@ def run_command(
             help="After N connection failures in a row, error an endpoint's other cases at once (0: never).",
         ),
     ] = 5,
+    matrix: Matrix = False,
+    cell: Cells = None,
+    budget: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--budget",
+            metavar="NAME=VALUE",
+            help="A run-level gate per cell: latency_p95_below=S, cost_below=C or pass_rate_at_least=R"
+            " (repeatable; over the project file's budgets:).",
+        ),
+    ] = None,
 ) -> None:
     """Run specs against their agents and report pass/fail per case.
 
@@ -132,6 +145,7 @@ def run_command(
       specengine run specs/                       every spec below specs/
       specengine run specs/ --html report.html    also an HTML report
       specengine run "specs/a.yaml::sunny in paris"   only that eval
+      specengine run specs/ --matrix endpoint=a,b  every spec against both endpoints
 
     Exit 0 when every case passed or was skipped, 1 when a case failed or errored, 2 when a spec
     or the command line is wrong (nothing ran), 130 when interrupted (finish with --resume).
@@ -141,6 +155,7 @@ def run_command(
     from specengine.run.recording import SessionOptions
     from specengine.run.select import parse_shard
     from specengine.run.session import RunRequest, execute_run
+    from specengine.source.matrix import split_axis_arguments
 
     try:
         shard_share = parse_shard(shard) if shard else None
@@ -148,6 +163,7 @@ def run_command(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
 
+    paths, axes = split_axis_arguments(paths) if matrix else (paths, [])
     request = RunRequest(
         paths=tuple(paths),
         prepare=PrepareOptions(
@@ -161,6 +177,9 @@ def run_command(
             keyword=keyword,
             limit=limit,
             shard=shard_share,
+            matrix=matrix or bool(cell),
+            axes=tuple(axes),
+            cells=tuple(cell or ()),
         ),
         options=SessionOptions(
             reports=reports.adding("github") if output_format is RunFormat.github else reports,
@@ -176,6 +195,7 @@ def run_command(
         baseline=baseline,
         name=name,
         connection_failures=max_connection_failures,
+        budgets=tuple(budget or ()),
     )
     if simulator_model or require_simulator:
         request = replace(

@@ -25,6 +25,7 @@ from specengine.plan import (
     JUDGE_DEFAULT,
     PASS_AT_ONE,
     Case,
+    Cell,
     Check,
     JudgeConfig,
     Plan,
@@ -46,6 +47,7 @@ class CompileOptions:
     trials: int | None = None
     timeout: float | None = None
     environ: Mapping[str, str] = field(default_factory=dict)
+    cell: Cell | None = None  # a matrix cell: its endpoint and the `vars` templates read
 
 
 @dataclass(frozen=True)
@@ -247,6 +249,8 @@ def _eval_templates(
         line, col = spec.document.position(eval_path)
         where = Diagnostic(spec.display, line, col, "")
         endpoint_value = raw.get("endpoint", data.get("endpoint", project.default("endpoint")))
+        if options.cell is not None and options.cell.endpoint is not None:
+            endpoint_value = options.cell.endpoint
         if endpoint_value is None:
             raise SpecError(
                 Diagnostic(
@@ -290,6 +294,7 @@ def _eval_templates(
                 "input": dict(raw.get("input") or {}),
                 "expected": dict(raw.get("expected") or {}),
                 "metadata": _merge_top(data.get("metadata"), raw.get("metadata")),
+                **({"vars": dict(options.cell.vars)} if options.cell is not None else {}),
             },
             labels=_unique(data.get("labels"), raw.get("labels")),
             replay=as_text(raw["replay"]) if "replay" in raw else None,
@@ -486,7 +491,7 @@ def compile_plan(
 ) -> Plan:
     """Build the Plan. Raises SpecError (located) or project.MissingVariable before anything runs."""
     options = options or CompileOptions()
-    endpoints = Endpoints(options.environ)
+    endpoints = Endpoints(options.environ, options.cell)
     templates = [template for spec in specs for template in _eval_templates(spec, endpoints, options)]
     return Plan(
         endpoints=dict(endpoints.configs),

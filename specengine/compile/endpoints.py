@@ -1,22 +1,29 @@
 """The endpoints a plan uses, each resolved once: named ones from the project file, inline ones by
-where they are written."""
+where they are written.
+
+In a matrix cell, an endpoint whose settings read `{{ vars.NAME }}` is built with the cell's values
+under a name of its own (`agent [cell]`), sharing the endpoint's max_concurrency.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError
-from specengine.plan import EndpointConfig
+from specengine.plan import Cell, EndpointConfig
+from specengine.source.matrix import substitute_vars, var_references
 from specengine.source.project import Project, endpoint_config
 
 
 class Endpoints:
     """Collects the endpoints the plan uses, resolving ${VAR} once per endpoint."""
 
-    def __init__(self, environ: Mapping[str, str]):
+    def __init__(self, environ: Mapping[str, str], cell: Cell | None = None):
         self.environ = environ
+        self.cell = cell
         self.configs: dict[str, EndpointConfig] = {}
         self._by_identity: dict[tuple[str, str], str] = {}
 
@@ -28,12 +35,20 @@ class Endpoints:
         if raw is None:
             raise SpecError(Diagnostic(where.path, where.line, where.col, f"unknown endpoint '{name}'"))
         key = name if name not in self.configs else f"{name} ({project.display})"
-        self.configs[key] = endpoint_config(key, raw, project, self.environ)
+        key = self._build(key, raw, project)
         self._by_identity[identity] = key
         return key
 
     def inline(self, raw: Mapping[str, Any], project: Project, where: Diagnostic) -> str:
         key = f"{where.path}:{where.line}"
-        if key not in self.configs:
+        return key if key in self.configs else self._build(key, raw, project)
+
+    def _build(self, key: str, raw: Mapping[str, Any], project: Project) -> str:
+        """Build the endpoint under `key` (or, read with a cell's vars, under `key [cell]`)."""
+        if self.cell is None or not var_references(raw):
             self.configs[key] = endpoint_config(key, raw, project, self.environ)
-        return key
+            return key
+        own = f"{key} [{self.cell.name}]"
+        config = endpoint_config(own, substitute_vars(raw, self.cell.vars), project, self.environ)
+        self.configs[own] = replace(config, pool=key)
+        return own

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from specengine.report.cell_table import COLUMNS, aligned, budget_lines, cell_rows, format_cost
 from specengine.report.facts import (
     UNCERTAIN,
     UNCERTAIN_WHY,
@@ -279,11 +280,13 @@ def print_report(
     rate = pass_rate(summary)
     shown_rate = f" · pass rate {format_rate(rate)}" if rate is not None else ""
     tokens = usage_text(summary)  # the agent's, as its server reported them
+    cost = summary.get("cost")
     console.print(
         f"[bold]{_count(summary['cases'], 'case')}[/]: "
         + ", ".join(parts)
         + f"{shown_rate} · {summary['duration_s']:.2f} s"
         + (f" · {tokens}" if tokens else "")
+        + (f" · cost {format_cost(cost)}" if cost is not None else "")
     )
     if summary.get("judge_calls") is not None:
         doubted = (
@@ -311,6 +314,28 @@ def print_report(
             highlight=False,
             soft_wrap=True,
         )
+    _print_cells(console, summary)
     if output:
         named = f' (run "{escape(name)}")' if name else ""
         console.print(f"results: {escape(output)}{named}", highlight=False)
+
+
+def _print_cells(console: Any, summary: Mapping[str, Any]) -> None:
+    """A matrix run's table, a row per cell, laid out as plain columns (never wrapped or cut: a CI
+    log is read wide), and the budgets that broke (those kept are counted)."""
+    from rich.markup import escape
+
+    cells = summary.get("cells")
+    if cells:
+        console.print()
+        for line in aligned([list(COLUMNS), *cell_rows(cells)]):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+    kept = 0
+    for status, text in budget_lines(summary):
+        if status == "passed":
+            kept += 1
+            continue
+        style = STATUS_STYLE["failed" if status == "failed" else "error"]
+        console.print(f"[{style}]{status.upper()}[/] {escape(text)}", highlight=False, soft_wrap=True)
+    if kept:
+        console.print(f"[green]{_count(kept, 'budget')} kept[/]", highlight=False)

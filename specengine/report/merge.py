@@ -14,6 +14,7 @@ from typing import Any
 
 from specengine.errors import MergeError
 from specengine.report.facts import as_float, cases_usage, summarize
+from specengine.results.cells import cell_summary, tally_cases
 
 
 def _parse_time(value: Any) -> datetime | None:
@@ -175,4 +176,6 @@ def _summary(items: list[tuple[str, dict]], starts: list[datetime | None]) -> di
     usage = cases_usage(cases)  # the agent's tokens, summed again over the merged cases
     if usage is not None:
         summary["usage"] = usage.as_dict()
+    header = items[0][1] if items else {}  # a matrix run's cells, endpoints' prices and budgets
+    summary.update(cell_summary(header, tally_cases(header, cases)))
     return summary

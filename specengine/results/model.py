@@ -272,6 +272,8 @@ class CaseResult:
             "trials": [trial.as_dict() for trial in self.trials],
             "checks": aggregate_checks(self.trials, case.pass_rate),
         }
+        if case.cell is not None:
+            data["cell"] = case.cell
         if case.row_line is not None:
             data["row_line"] = case.row_line
         if case.variables.get("expected"):

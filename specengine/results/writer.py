@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from specengine.fast_json import json_line
 from specengine.redact import redact_case
+from specengine.results.cells import CellTally, cell_summary, endpoint_prices
 from specengine.results.model import Tally
 
 RESULTS_FOLDER = Path(".specengine/runs")
@@ -53,10 +54,14 @@ class ResultsWriter:
     header: Mapping[str, Any] = field(default_factory=dict)
     tally: Tally = field(default_factory=Tally)
     secrets: frozenset[str] = frozenset()
+    cells: CellTally = field(default_factory=CellTally)  # per matrix cell (or for the run): rates, cost
     _offsets: list[tuple[int, int]] = field(default_factory=list)
     _log: IO[bytes] | None = None
     _end: int = 0  # where the next line starts: kept here rather than asked of the file each time
     _flush_pending: bool = False
+
+    def __post_init__(self) -> None:
+        self.cells.prices = endpoint_prices(self.header)
 
     def open(self, append: bool = False) -> ResultsWriter:
         """Start the log; with `append` (resume), first cut a line a crash left half-written, so the
@@ -91,6 +96,7 @@ class ResultsWriter:
     def _write(self, case: Mapping[str, Any]) -> Mapping[str, Any]:
         assert self._log is not None
         self.tally.add(case)
+        self.cells.add(case)
         if self.secrets:
             case = redact_case(case, self.secrets)
         line = json_line(case)
@@ -125,13 +131,18 @@ class ResultsWriter:
         """Count a case already in the log (resume)."""
         self._offsets.append((int(case.get("index", len(self._offsets))), offset))
         self.tally.add(case)
+        self.cells.add(case)
 
     def close(self, duration_s: float, extra_summary: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Write the final JSON (cases in plan order) and return its summary."""
         if self._log is not None:
             self._log.close()
             self._log = None
-        summary = {**self.tally.as_dict(duration_s), **(extra_summary or {})}
+        summary = {
+            **self.tally.as_dict(duration_s),
+            **(extra_summary or {}),
+            **cell_summary(self.header, self.cells),
+        }
         temporary = self.output.with_name(self.output.name + ".tmp")
         head = [f'"run_id": {json.dumps(self.run_id)}, "started_at": {json.dumps(self.started_at)}, ']
         for key, value in self.header.items():

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from specengine.results.budgets import broken_budgets
 from specengine.results.model import pass_rate
 
 EXIT_OK = 0
@@ -18,7 +19,10 @@ EXIT_INTERRUPTED = 130
 
 
 def exit_code(summary: Mapping[str, Any], min_pass_rate: float | None) -> int:
-    """0 when every case passed or was skipped; with --min-pass-rate, 0 exactly when rate >= R."""
+    """0 when every case passed or was skipped; with --min-pass-rate, 0 exactly when rate >= R.
+    A budget that did not pass (results/budgets.py) fails the run either way."""
+    if broken_budgets(summary):
+        return EXIT_FAILED
     if min_pass_rate is not None:
         rate = pass_rate(summary)
         rate = 1.0 if rate is None else rate

@@ -1,5 +1,5 @@
 """What a results file says about its run besides the cases: its name, the endpoints its cases talk
-to, the git commit of its specs, and which shard it is.
+to (and their price), the git commit of its specs, which shard it is, and a matrix run's cells.
 
 Reports are written from the results file alone, often on another machine and days later, so the
 answers to "which agent was this, which code, which run" must be in the file. Endpoint headers are
@@ -40,12 +40,17 @@ def run_header(
         header["git"] = revision
     if shard:
         header["shard"] = dict(shard)
+    if plan.cells:
+        header["matrix"] = {"cells": [cell.as_dict() for cell in plan.cells]}
     return header
 
 
 def endpoint_facts(config: EndpointConfig) -> dict[str, Any]:
-    """An endpoint as results show it: its protocol, and its URL with secrets redacted."""
-    return {"protocol": config.protocol, "url": shown_url(config.url, config.secrets)}
+    """An endpoint as results show it: its protocol, its URL with secrets redacted, and its price."""
+    facts: dict[str, Any] = {"protocol": config.protocol, "url": shown_url(config.url, config.secrets)}
+    if config.price is not None:
+        facts["price"] = dict(config.price)
+    return facts
 
 
 def shown_url(url: str | None, secrets: frozenset[str]) -> str | None:

@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from specengine.compile.compiler import CompileOptions, SpecInput, compile_plan
+from specengine.compile.matrix_plan import compile_matrix
 from specengine.diagnostics import Diagnostic
 from specengine.errors import MissingVariable, SpecError, UsageError
-from specengine.plan import Case, Plan
+from specengine.plan import Case, Cell, Plan
 from specengine.run.select import Selection
 from specengine.source.loader import as_text
+from specengine.source.matrix import chosen_cells, command_line_axes, matrix_cells, merged_axes, project_axes
 from specengine.source.project import Project, Unresolved, empty_project, judge_config, simulator_configs
 from specengine.suggest import closest_few
 from specengine.validate.validator import Validation, validate_paths
@@ -41,6 +43,10 @@ class PrepareOptions:
     shard: tuple[int, int] | None = None
     environ: Mapping[str, str] | None = None
     resolve_endpoints: bool = True  # False for commands that never call the agent (plan, regrade)
+    matrix: bool = False  # --matrix (or --cell): every spec once per cell of the matrix
+    axes: tuple[str, ...] = ()  # AXIS=V1,V2 after --matrix: axes over or beside the project's
+    cells: tuple[str, ...] = ()  # --cell: only these cells
+    given_cells: tuple[Cell, ...] = ()  # the cells of a results file being regraded
 
 
 @dataclass(frozen=True)
@@ -157,22 +163,36 @@ def _no_such_eval(name: str, display: str | None, names: list[str]) -> str:
     return f"error: no eval named '{name}'{where}{hint}{listed}"
 
 
+def _cells(project: Project, options: PrepareOptions) -> tuple[Cell, ...]:
+    """The cells of the matrix the project file and the command line give; UsageError when there is
+    no matrix, or `--cell` names no cell."""
+    axes = merged_axes(project_axes(project.data), command_line_axes(options.axes))
+    if not axes:
+        raise UsageError(
+            ["error: --matrix: the project file has no matrix: (or give one: --matrix endpoint=a,b)"]
+        )
+    cells = matrix_cells(axes, project.folder, project.endpoints)
+    return chosen_cells(cells, options.cells)
+
+
 def _compile(specs: Sequence[SpecInput], project: Project | None, options: PrepareOptions) -> Plan:
     """The plan of every spec, with the judge of the project file and the command line."""
     environ = os.environ if options.environ is None else options.environ
     try:
         judge = judge_config(project or empty_project(), options.judge_model, options.judge_base_url, environ)
         simulators = simulator_configs(project or empty_project(), options.simulator_model, environ)
-        return compile_plan(
-            specs,
-            judge,
-            CompileOptions(
-                trials=options.trials,
-                timeout=options.timeout,
-                environ=environ if options.resolve_endpoints else Unresolved(),
-            ),
-            simulators,
+        compile_options = CompileOptions(
+            trials=options.trials,
+            timeout=options.timeout,
+            environ=environ if options.resolve_endpoints else Unresolved(),
         )
+        if options.given_cells:
+            cells = chosen_cells(options.given_cells, options.cells)
+            return compile_matrix(specs, judge, compile_options, cells, simulators)
+        if options.matrix or options.axes or options.cells:
+            cells = _cells(project or empty_project(), options)
+            return compile_matrix(specs, judge, compile_options, cells, simulators)
+        return compile_plan(specs, judge, compile_options, simulators)
     except SpecError as exc:
         raise UsageError([str(d) for d in exc.diagnostics]) from None
     except MissingVariable as exc:

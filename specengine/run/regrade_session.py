@@ -30,6 +30,7 @@ from specengine.run.recording import (
 )
 from specengine.run.reporting import report_session
 from specengine.run.terminal import consoles, usage_error
+from specengine.source.matrix import chosen_cells, stored_cells
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from specengine.judge.judge import Judge
 
 MAX_LISTED_ORPHANS = 20
-CARRIED_HEADER = ("name", "endpoints")  # the transcripts regraded are still theirs
+CARRIED_HEADER = ("name", "endpoints", "matrix", "budgets")  # the transcripts regraded are still theirs
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,11 @@ def execute_regrade(request: RegradeRequest) -> int:
     stored = {case["id"]: case for case in stored_results["cases"]}
     paths = request.paths or tuple(dict.fromkeys(case["spec"] for case in stored_results["cases"]))
     try:
-        prepared = prepare(paths, request.prepare)
+        cells = stored_cells(stored_results)  # a matrix run is regraded cell by cell, as it ran
+        if request.prepare.cells:  # --cell: the other cells' cases are left as they are
+            chosen = {cell.name for cell in chosen_cells(cells, request.prepare.cells)}
+            stored = {key: case for key, case in stored.items() if case.get("cell") in chosen}
+        prepared = prepare(paths, replace(request.prepare, given_cells=cells) if cells else request.prepare)
         request = replace(request, options=with_project_reports(request.options, prepared))
         census = count_cases(prepared)
         preflight_judge(prepared, census, request.options)

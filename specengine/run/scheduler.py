@@ -117,7 +117,11 @@ class Runner:
                 EndpointClient(config.url, config.max_concurrency, config.timeout)
             )
             self._adapters[name] = adapter_class(config.protocol)(config, client)
-            self._endpoint_limits[name] = asyncio.Semaphore(config.max_concurrency)
+            # a matrix cell's own settings of an endpoint share that endpoint's max_concurrency
+            pool = config.pool or name
+            if pool not in self._endpoint_limits:
+                self._endpoint_limits[pool] = asyncio.Semaphore(config.max_concurrency)
+            self._endpoint_limits[name] = self._endpoint_limits[pool]
             self._breakers[name] = Breaker(config.url, self.options.connection_failures)
 
     async def _schedule(self, cases: Iterable[Case]) -> None:

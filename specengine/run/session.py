@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specengine.errors import ResultsError, UsageError, WebServerError
+from specengine.results.budgets import budget_limits
 from specengine.results.reader import load_results
 from specengine.results.runs import named_run
 from specengine.results.writer import log_path, read_log
@@ -59,6 +60,7 @@ class RunRequest:
     name: str | None = None  # run --name: shown in every report
     connection_failures: int = DEFAULT_LIMIT  # --max-connection-failures
     require_simulator: bool = False  # --require-simulator: simulated cases that would be skipped stop the run
+    budgets: tuple[str, ...] = ()  # --budget NAME=VALUE, over the project file's budgets:
 
 
 def execute_run(request: RunRequest) -> int:
@@ -81,6 +83,7 @@ def execute_run(request: RunRequest) -> int:
         census = count_cases(prepared)
         preflight_judge(prepared, census, request.options)
         preflight_simulators(prepared, census, request.require_simulator)
+        budgets = budget_limits(prepared.project.data if prepared.project else None, request.budgets)
     except UsageError as exc:
         return usage_error(errors, exc)
     if census.count == 0 and not done and request.prepare.shard is None:
@@ -104,6 +107,7 @@ def execute_run(request: RunRequest) -> int:
                         shard=_shard(request, census),
                     ),
                     **settings_header(request.prepare, prepared.plan),
+                    **({"budgets": budgets} if budgets else {}),
                 },
                 done=done,
                 console=console,
@@ -220,8 +224,8 @@ def _work(
 ) -> Work:
     from specengine.run.scheduler import Runner, RunOptions
 
-    scheduling = RunOptions(
-        concurrency=request.options.concurrency,
+    scheduling = RunOptions(  # -j is per cell: a matrix's cells run side by side
+        concurrency=request.options.concurrency * max(1, len(prepared.plan.cells)),
         strict=request.options.strict,
         connection_failures=request.connection_failures,
     )

@@ -145,6 +145,7 @@ ENDPOINT_FIELDS = (
     "max_reply_bytes",
     "auth",
     "profile",
+    "price",
 )
 
 
@@ -180,7 +181,15 @@ def endpoint_config(
         options=options,
         secrets=secrets,
         auth=auth,
+        price=_price(data.get("price")),
     )
+
+
+def _price(raw: Any) -> dict[str, float] | None:
+    """`price: {input_per_million, output_per_million}` (validated), as numbers."""
+    if not isinstance(raw, Mapping):
+        return None
+    return {key: float(raw.get(key) or 0) for key in ("input_per_million", "output_per_million")}
 
 
 def databricks_auth(data: Mapping[str, Any], where: str, environ: Mapping[str, str]) -> RequestAuth | None:

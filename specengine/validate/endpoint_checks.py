@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specengine.source.loader import PROJECT_FILE, Document, KeyPath
+from specengine.source.matrix import matrix_vars
 from specengine.source.project import Project
 from specengine.suggest import suggest
 from specengine.validate.endpoint_templates import endpoint_template_problems
@@ -71,7 +72,9 @@ def check_endpoint(
     `project_failed`: a project file exists but did not load (its problems are reported elsewhere).
     """
     if isinstance(value, dict):
-        for path, message in [*env_problems(value, here), *endpoint_template_problems(value, here)]:
+        known = matrix_vars(project.data) if project is not None else None
+        templates = endpoint_template_problems(value, here, known_vars=known)
+        for path, message in [*env_problems(value, here), *templates]:
             report.at(path, message)
         return
     if not isinstance(value, str) or not value or project_failed:

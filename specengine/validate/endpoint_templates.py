@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from specengine.source.loader import KeyPath
+from specengine.source.matrix import VAR_REFERENCE, AnyVars, matrix_vars, var_references
 from specengine.suggest import suggest
 from specengine.template_analysis import template_facts
 from specengine.templates import is_template
@@ -26,39 +27,55 @@ EXPRESSIONS = {"http": ("reply", "tool_calls", "session_id", "error")}
 
 
 def endpoint_template_problems(
-    endpoint: Mapping[str, Any], here: KeyPath, protocol: Any = None
+    endpoint: Mapping[str, Any],
+    here: KeyPath,
+    protocol: Any = None,
+    known_vars: Mapping[str, Any] | None = None,
 ) -> Iterator[tuple[KeyPath, str]]:
     """(key path, message) for each template problem of one endpoint mapping.
 
     `protocol` is the endpoint's protocol when the mapping itself may not name it (a run config
-    that overrides some options of a project endpoint).
+    that overrides some options of a project endpoint). `{{ vars.NAME }}` may stand in any setting
+    (a matrix cell's value, put in before the endpoint is built); `known_vars` are the names the
+    project's matrix declares.
     """
     protocol = endpoint.get("protocol", protocol)
     if not isinstance(protocol, str):
         return
     rendered = RENDERED.get(protocol, {})
     expressions = EXPRESSIONS.get(protocol, ())
+    known = known_vars if known_vars is not None else AnyVars()
     for key, value in endpoint.items():
         path = (*here, key)
+        for where, text in iter_strings(value, path):
+            for name in sorted(var_references(text)):
+                if name not in known:
+                    yield where, f"{key}: no vars.{name} in the matrix{suggest(name, list(known))}"
         if key in rendered:
             for where, text in iter_strings(value, path):
-                yield from _template(where, text, rendered[key], str(key))
+                yield from _template(where, _without_vars(text), rendered[key], str(key))
         elif key in expressions:
             if isinstance(value, str):
                 yield from _template(path, "{{ " + value + " }}", ANSWER_VARIABLES, str(key))
         else:
             for where, text in iter_strings(value, path):
-                if is_template(text):
+                if is_template(_without_vars(text)):
                     yield where, _not_rendered(str(key), protocol)
+
+
+def _without_vars(text: str) -> str:
+    """The text as the endpoint renders it: each `{{ vars.NAME }}` already put in."""
+    return VAR_REFERENCE.sub("vars", text) if "vars." in text else text
 
 
 def project_template_problems(data: Mapping[str, Any]) -> Iterator[tuple[KeyPath, str]]:
     """The template problems of every endpoint of a project file, run configs included."""
     endpoints = data.get("endpoints")
     endpoints = endpoints if isinstance(endpoints, Mapping) else {}
+    known = matrix_vars(data)
     for name, endpoint in endpoints.items():
         if isinstance(endpoint, Mapping):
-            yield from endpoint_template_problems(endpoint, ("endpoints", name))
+            yield from endpoint_template_problems(endpoint, ("endpoints", name), known_vars=known)
     configs = data.get("configs")
     for config_name, config in configs.items() if isinstance(configs, Mapping) else ():
         overrides = config.get("endpoints") if isinstance(config, Mapping) else None
@@ -67,7 +84,7 @@ def project_template_problems(data: Mapping[str, Any]) -> Iterator[tuple[KeyPath
                 base = endpoints.get(name)
                 protocol = base.get("protocol") if isinstance(base, Mapping) else None
                 where = ("configs", config_name, "endpoints", name)
-                yield from endpoint_template_problems(endpoint, where, protocol)
+                yield from endpoint_template_problems(endpoint, where, protocol, known)
 
 
 def _template(here: KeyPath, text: str, allowed: frozenset[str], what: str) -> Iterator[tuple[KeyPath, str]]:

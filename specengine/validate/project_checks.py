@@ -8,6 +8,7 @@ surprises are pointed out as in specs.
 from __future__ import annotations
 
 from specengine.diagnostics import Diagnostic
+from specengine.source.matrix import looks_like_path
 from specengine.source.project import Project
 from specengine.suggest import suggest
 from specengine.validate.endpoint_checks import env_problems, unknown_endpoint
@@ -60,6 +61,39 @@ def check_project(project: Project, display: str) -> list[Diagnostic]:
                         f"{suggest(name, names)}",
                         at_key=True,
                     )
+    _check_matrix(report, data.get("matrix"), names, project)
     check_named_judges(report, data)
     report_ambiguous(report)
     return report.items
+
+
+def _check_matrix(report: Report, matrix: object, names: list[str], project: Project) -> None:
+    """The matrix names endpoints the project defines, and a `vars` value that looks like a path
+    names a file under the project's folder (else it would be sent as the path's text)."""
+    if not isinstance(matrix, dict):
+        return
+    endpoints = matrix.get("endpoint")
+    for index, name in enumerate(endpoints if isinstance(endpoints, list) else ()):
+        if isinstance(name, str) and name not in names:
+            report.at(("matrix", "endpoint", index), unknown_endpoint(name, names))
+    _check_twice(report, ("matrix", "endpoint"), endpoints)
+    variables = matrix.get("vars")
+    for var, values in variables.items() if isinstance(variables, dict) else ():
+        _check_twice(report, ("matrix", "vars", var), values)
+        for index, value in enumerate(values if isinstance(values, list) else ()):
+            if isinstance(value, str) and looks_like_path(value) and not (project.folder / value).is_file():
+                report.at(
+                    ("matrix", "vars", var, index),
+                    f"no file {value} under {project.folder.name or project.folder}/"
+                    " (a vars value naming a file stands for its text; quote plain text with spaces)",
+                )
+
+
+def _check_twice(report: Report, here: tuple[str, ...], values: object) -> None:
+    """A value listed twice on an axis would make two cells of one name."""
+    seen: set[str] = set()
+    for index, value in enumerate(values if isinstance(values, list) else ()):
+        text = str(value)
+        if text in seen:
+            report.at((*here, index), f"{text} is listed twice: each value makes a cell, named by its values")
+        seen.add(text)

@@ -24,6 +24,7 @@ from specengine.judge.kinds import KINDS
 from specengine.judge.named import named_judges
 from specengine.source.datasets import NO_DATASET
 from specengine.source.loader import PROJECT_FILE, KeyPath, as_text
+from specengine.source.matrix import matrix_vars
 from specengine.source.project import Project
 from specengine.suggest import suggest
 from specengine.template_analysis import line_naming, template_facts
@@ -271,6 +272,7 @@ class SpecChecks:
             "input": _mapping(item.get("input")),
             "expected": _mapping(item.get("expected")),
             "metadata": metadata,
+            "vars": matrix_vars(self.project.data if self.project is not None else {}),
         }
         return EvalTemplates(name, self.report, here, base)
 
@@ -353,7 +355,7 @@ def check_template(report: Report, text: str, here: KeyPath, allowed: frozenset[
             if name in CHECK_VARIABLES
             else ""
         )
-        known = ", ".join(sorted(allowed))
+        known = ", ".join(sorted(allowed - {"vars"}))  # vars: a matrix run's, named in docs
         message = f"{what}: undefined variable '{name}'{hint}; known here: {known}{extra}"
         _template_problem(report, here, line_naming(text, name), message)
     return False
