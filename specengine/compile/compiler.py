@@ -60,12 +60,6 @@ class SpecInput:
     project: Project
 
 
-def _merge_top(base: Mapping[str, Any] | None, override: Mapping[str, Any] | None) -> dict[str, Any]:
-    merged = dict(base or {})
-    merged.update(override or {})
-    return merged
-
-
 def _unique(*groups: Sequence[Any] | None) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for group in groups:
@@ -293,7 +287,7 @@ def _eval_templates(
             variables={
                 "input": dict(raw.get("input") or {}),
                 "expected": dict(raw.get("expected") or {}),
-                "metadata": _merge_top(data.get("metadata"), raw.get("metadata")),
+                "metadata": {**(data.get("metadata") or {}), **(raw.get("metadata") or {})},
                 **({"vars": dict(options.cell.vars)} if options.cell is not None else {}),
             },
             labels=_unique(data.get("labels"), raw.get("labels")),
