@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,39 @@ def test_a_simulated_user_reaches_its_goal_and_a_second_order_number_reveals_the
     summary = run.summary
     assert summary["simulator_calls"] >= 6 and summary["simulator_cache_hits"] == 0
     assert summary["simulator_tokens"] == 60 * summary["simulator_calls"]
+
+
+def test_every_report_shows_the_simulated_user_and_why_the_conversation_ended(
+    tmp_path: Path, agent: AgentServer, simulator: SimulatorServer
+) -> None:
+    from specengine.mlflow.trace_mapping import case_traces
+
+    project(tmp_path, agent, simulator)
+    spec = "evals:" + simulated("two orders", "Dana") + REFUND_CHECKS
+    run = run_spec(tmp_path, spec, "--junit", "out/j.xml", "--md", "out/m.md", "--html", "out/r.html")
+    stopped = "stopped: goal_reached after 2 simulated turns (simulator sim-model-1)"
+    assert "user:     Dana, a customer whose order ORD-123 arrived late." in run.cli.stdout
+    assert "stopped:  goal_reached after 2 simulated turns (simulator sim-model-1)" in run.cli.stdout
+    assert re.search(r"simulator: 3 calls, 0 cache hits, 180 tokens", run.cli.stdout), run.cli.stdout
+    junit = ET.parse(tmp_path / "out/j.xml").getroot()
+    failure = junit.find(".//failure")
+    assert failure is not None and failure.get("message", "").endswith(f"[{stopped}]")
+    assert stopped in (failure.text or "")
+    out = junit.find(".//system-out")
+    assert out is not None and "[user (simulated)] It's ORD-123. My other order ORD-456 is fine." in (
+        out.text or ""
+    )
+    markdown = (tmp_path / "out/m.md").read_text(encoding="utf-8")
+    assert "stopped: goal\\_reached after 2 simulated turns (simulator sim-model-1) — " in markdown
+    assert "simulator: 3 calls, 0 cache hits" in markdown
+    html = (tmp_path / "out/r.html").read_text(encoding="utf-8")
+    assert '"stop_reason":"goal_reached"' in html and '"simulated":true' in html
+    assert "user · simulated" in html and "Simulated user" in html
+    [trace] = case_traces(run.case("two orders"), start_ms=0, judge_model=None)
+    turns = [span for span in trace.spans if span.name.startswith("turn ")]
+    assert [span.name for span in turns] == ["turn 1 (simulated user)", "turn 2 (simulated user)"]
+    assert all(span.attributes["specengine.simulator"] == MODEL for span in turns)
+    assert trace.tags["specengine.stop_reason"] == "goal_reached"
 
 
 def test_a_rerun_replays_the_conversation_from_the_cache(

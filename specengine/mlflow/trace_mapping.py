@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -59,6 +59,8 @@ class _Turn:
     number: int
     message: str
     reply: Mapping[str, Any] | None  # the assistant message, None when the trial ended before it
+    simulated: bool = False  # the user message was written by a simulated user
+    simulator: str | None = None  # ... played by this model (None: its first_message, as written)
 
 
 def turns(transcript: Sequence[Mapping[str, Any]]) -> list[_Turn]:
@@ -67,10 +69,10 @@ def turns(transcript: Sequence[Mapping[str, Any]]) -> list[_Turn]:
     for message in transcript:
         role = message.get("role")
         if role == "user":
-            found.append(_Turn(len(found) + 1, str(message.get("content") or ""), None))
+            simulated, simulator = bool(message.get("simulated")), message.get("simulator")
+            found.append(_Turn(len(found) + 1, str(message.get("content") or ""), None, simulated, simulator))
         elif role == "assistant" and found and found[-1].reply is None:
-            last = found[-1]
-            found[-1] = _Turn(last.number, last.message, message)
+            found[-1] = replace(found[-1], reply=message)
     return found
 
 
@@ -145,11 +147,15 @@ def _turn_spans(turn: _Turn, parent_id: str, start_ns: int, end_ns: int, new_id:
     attributes = {
         key: reply[key] for key in ("latency_s", "ttft_s", "session_id") if reply.get(key) is not None
     }
+    if turn.simulated:  # the user's side of this turn was played by a simulated user
+        attributes["specengine.simulated_user"] = True
+        if turn.simulator:
+            attributes["specengine.simulator"] = turn.simulator
     spans = [
         SpanRecord(
             span_id=turn_id,
             parent_id=parent_id,
-            name=f"turn {turn.number}",
+            name=f"turn {turn.number}" + (" (simulated user)" if turn.simulated else ""),
             span_type="AGENT",
             start_ns=start_ns,
             end_ns=end_ns,
@@ -216,6 +222,7 @@ def _tags(case: Mapping[str, Any], status: str, trial: str) -> dict[str, str]:
         "specengine.trial": trial,
         "specengine.status": status,
         "specengine.case_status": case.get("status"),
+        "specengine.stop_reason": (case.get("simulation") or {}).get("stop_reason"),
     }
     return {key: str(value)[:TAG_LIMIT] for key, value in tags.items() if value not in (None, "")}
 

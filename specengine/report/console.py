@@ -187,15 +187,12 @@ def failure_lines(case: Mapping[str, Any]) -> list[str]:
 def simulation_lines(simulation: Mapping[str, Any]) -> list[str]:
     """A simulated conversation in two lines: who the user was and what they wanted, and how and when
     it ended (shared by the console and the Markdown report)."""
-    turns = simulation.get("turns", 0)
-    by = f" (simulator {simulation['simulator']})" if simulation.get("simulator") else ""
+    from specengine.report.simulated import stop_text
+
+    user, goal = _short(simulation.get("user"), 200), _short(simulation.get("goal"), 200)
     return [
-        _labelled(
-            "user", f"{_short(simulation.get('user'), 200)} · goal: {_short(simulation.get('goal'), 200)}"
-        ),
-        _labelled(
-            "stopped", f"{simulation.get('stop_reason')} after {_count(int(turns), 'simulated turn')}{by}"
-        ),
+        _labelled("user", f"{user} · goal: {goal}"),
+        _labelled("stopped", stop_text(simulation).removeprefix("stopped: ")),
     ]
 
 

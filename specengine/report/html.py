@@ -115,6 +115,9 @@ def _facts(results: dict, summary: dict, uncertain: int = 0) -> list[_Fact]:
     tokens = usage_text(summary)
     if tokens:
         facts.append(_Fact("used", tokens))
+    if summary.get("simulator_calls") is not None:
+        calls, hits = summary["simulator_calls"], summary.get("simulator_cache_hits", 0)
+        facts.append(_Fact("simulator", f"{calls} calls, {hits} cache hits"))
     config = results.get("config")
     if isinstance(config, str | int | float) and config != "":
         facts.append(_Fact("config", str(config), mono=True))

@@ -29,6 +29,7 @@ from specengine.report.facts import (
     uncertain_checks,
 )
 from specengine.report.formats import ReportInputs
+from specengine.report.simulated import is_simulated, simulation_of, stop_text
 from specengine.report.skipped_gates import skipped_gates, skipped_gates_text
 from specengine.usage import TokenUsage, read_usage
 
@@ -70,6 +71,10 @@ def _failure_text(case: dict, spec: str) -> tuple[str, str, str]:
     passed, n = case.get("passed_trials"), case.get("n_trials")
     if isinstance(n, int) and n > 1:
         lines.append(f"{passed} of {n} trials passed")
+    simulation = simulation_of(case)
+    if simulation is not None:  # why the simulated conversation ended is part of every failure
+        lines.append(f"simulated user: {simulation.get('user')}; goal: {simulation.get('goal')}")
+        lines.append(stop_text(simulation))
     if failed:
         first = failed[0]
         where = f"{spec}:{first.line}" if first.line else spec
@@ -81,6 +86,8 @@ def _failure_text(case: dict, spec: str) -> tuple[str, str, str]:
         err = case_error(case)
         message = error_text(err) if err else "the case failed"
         kind = "failed"
+    if simulation is not None:
+        message += f" [{stop_text(simulation)}]"
     return message, kind, "\n".join(lines)
 
 
@@ -113,7 +120,8 @@ def _transcript_text(case: dict) -> str:
             out.append("--- reset: a new conversation starts ---")
             continue
         content = msg.get("content")
-        out.append(f"[{msg.get('role', '?')}] {'' if content is None else content}")
+        role = "user (simulated)" if is_simulated(msg) else msg.get("role", "?")
+        out.append(f"[{role}] {'' if content is None else content}")
         for call in msg.get("tool_calls") or []:
             if isinstance(call, dict):
                 out.append(f"  -> {call.get('name')}({_args(call.get('args'))})")
@@ -215,6 +223,9 @@ def _add_case(suite: ET.Element, case: dict, suite_name: str) -> None:
         headline, kind, details = _failure_text(case, spec)
         if err:  # a transport fault or timeout ended the case
             message, kind = str(err.get("message") or headline), str(err.get("type") or "error")
+            simulation = simulation_of(case)
+            if simulation is not None:
+                message += f" [{stop_text(simulation)}]"
         else:  # a check could not be graded (a judge that kept failing, say): name it and why
             message = headline or "the case errored"
         el = ET.SubElement(tc, "error", message=clean(message), type=clean(kind))

@@ -29,6 +29,7 @@ from specengine.report.facts import (
     usage_text,
 )
 from specengine.report.formats import STREAM, ReportInputs
+from specengine.report.simulated import simulation_of, stop_text
 from specengine.report.skipped_gates import SkippedGate, passed_with_skips, skipped_gates
 from specengine.results.model import pass_rate
 from specengine.review.annotate import review_counts_text, review_line
@@ -74,9 +75,11 @@ def _failure_rows(results: dict, source_url: str | None) -> list[str]:
             continue
         spec = case_spec(case)
         title = escape_cell(case_title(case), 120)
+        simulation = simulation_of(case)
+        stopped = f"{stop_text(simulation)} — " if simulation is not None else ""  # first: never cut
         if case.get("status") == "error":
             err = case_error(case)
-            reason = error_text(err) if err else "the case errored"
+            reason = stopped + (error_text(err) if err else "the case errored")
             where = _where(spec, case_line(case), source_url)
             rows.append(f"| 💥 {title} | error | {where} | {escape_cell(reason)} |")
             continue
@@ -88,7 +91,7 @@ def _failure_rows(results: dict, source_url: str | None) -> list[str]:
                 f"| ❌ {title} | – | {_where(spec, case_line(case), source_url)} | {escape_cell(detail)} |"
             )
         for fc in failed:
-            reason = fc.summary()
+            reason = stopped + fc.summary()
             if fc.got is not None:
                 reason += f" — got: {fc.got}"
             if fc.rationale:
@@ -166,6 +169,9 @@ def render_markdown(
         facts.append(f"run {code(results['run_id'])}")
     if review_counts_text(summary):
         facts.append(review_counts_text(summary))
+    if summary.get("simulator_calls") is not None:  # the simulated users' model, apart from the agent
+        hits = summary.get("simulator_cache_hits", 0)
+        facts.append(f"simulator: {summary['simulator_calls']} calls, {hits} cache hits")
     lines.append(" · ".join(facts))
     if summary.get("gates_skipped"):
         n = summary["gates_skipped"]

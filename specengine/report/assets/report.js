@@ -254,6 +254,12 @@
       if (c.n_trials > 1) t += " · pass@k " + (c.pass_at_k ? "yes" : "no") + " · pass^k " + (c.pass_hat_k ? "yes" : "no");
       facts.push(["Trials", t]);
     }
+    const sim = c.simulation;
+    if (sim) {
+      facts.push(["Simulated user", text(sim.user)]);
+      facts.push(["Goal", text(sim.goal)]);
+      facts.push(["Stopped", stopText(sim)]);
+    }
     facts.push(["Time", fmtDur(d.duration)]);
     if (d.review) facts.push(["Review", d.review]);
     if (d.tokens) facts.push(["Tokens", d.tokens]);
@@ -290,6 +296,11 @@
     return out;
   }
 
+  function stopText(sim) {
+    const turns = sim.turns + " simulated turn" + (sim.turns === 1 ? "" : "s");
+    return sim.stop_reason + " after " + turns + (sim.simulator ? " (simulator " + sim.simulator + ")" : "");
+  }
+
   function errText(e) {
     if (!e) return "";
     if (typeof e === "string") return e;
@@ -303,6 +314,7 @@
     if (typeof t.ttft_s === "number") info.push(" · first token " + fmtDur(t.ttft_s));
     if (t.attempts > 1) info.push(" · " + t.attempts + " attempts");
     if (t.usage && typeof t.usage.total_tokens === "number") info.push(" · " + fmtTokens(t.usage.total_tokens));
+    if (n > 1) for (const sim of t.simulations || []) info.push(" · stopped: " + stopText(sim));
     if (n > 1) box.appendChild(h("div", { class: "trialinfo" }, info));
     if (t.error && !(n === 1 && errText(t.error) === errText(c.error))) box.appendChild(h("div", { class: "errorbox", text: errText(t.error) }));
     const checks = t.checks || [];
@@ -360,8 +372,10 @@
     for (const m of messages) {
       if (m && m.role === "reset") { box.appendChild(h("div", { class: "reset", text: "reset: a new conversation starts" })); continue; }
       const role = (m && m.role) || "message";
-      const head = h("div", { class: "role" }, h("span", { text: role }));
-      const attrs = { class: "msg " + role };
+      const simulated = role === "user" && m.simulated;
+      const head = h("div", { class: "role" }, h("span", { text: simulated ? "user · simulated" : role }));
+      const attrs = { class: "msg " + role + (simulated ? " simulated" : "") };
+      if (simulated) attrs.title = m.simulator ? "written by the simulator " + m.simulator : "the simulated user's first_message";
       if (role === "user") { turn++; attrs["data-turn"] = turn; head.appendChild(h("span", { text: "turn " + turn })); }
       if (m && m.usage && typeof m.usage.total_tokens === "number") head.appendChild(h("span", { class: "tokens", text: fmtTokens(m.usage.total_tokens) }));
       const content = text(m && m.content);

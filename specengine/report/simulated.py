@@ -1,0 +1,40 @@
+"""What every report says of a simulated conversation: who the simulated user was, what they wanted,
+why and when the conversation ended, and which user messages they wrote.
+
+The console, JUnit, Markdown, HTML, MLflow and `serve` word it the same way from the results (a
+case's `simulation`, a trial's `simulations`, a user message's `simulated`). The persona and goal
+come from the spec; the simulated messages are untrusted text, escaped by each report as it escapes
+an agent's reply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+STOP_WORDS = {
+    "goal_reached": "the simulated user reached its goal",
+    "gave_up": "the simulated user gave up",
+    "max_turns": "the simulated user ran out of turns (max_turns)",
+    "agent_error": "the agent failed",
+    "simulator_error": "the simulator failed",
+}
+
+
+def simulation_of(case: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A case's simulated conversation (its first trial's), or None for a scripted case."""
+    simulation = case.get("simulation")
+    return simulation if isinstance(simulation, Mapping) else None
+
+
+def stop_text(simulation: Mapping[str, Any]) -> str:
+    """`stopped: goal_reached after 2 simulated turns (simulator gpt-4o-mini)`."""
+    turns = simulation.get("turns", 0)
+    count = f"{turns} simulated turn{'' if turns == 1 else 's'}"
+    by = f" (simulator {simulation['simulator']})" if simulation.get("simulator") else ""
+    return f"stopped: {simulation.get('stop_reason')} after {count}{by}"
+
+
+def is_simulated(message: Mapping[str, Any]) -> bool:
+    """Whether a transcript message is a user message a simulated user wrote."""
+    return message.get("role") == "user" and bool(message.get("simulated"))
