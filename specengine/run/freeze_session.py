@@ -42,8 +42,12 @@ def freeze_case(
     trial: int = 1,
     project: Path | None = None,
     overwrite: bool = False,
+    folder: Path | None = None,
 ) -> FrozenCase:
-    """Freeze trial `trial` (1-based) of case `case_id` of `results`; UsageError on any problem."""
+    """Freeze trial `trial` (1-based) of case `case_id` of `results`; UsageError on any problem.
+
+    `folder` is where the run ran (the results name specs relative to it): the working folder unless
+    given (`serve` gives its project's)."""
     try:
         results = named_run(results)
         stored = load_results(results)
@@ -55,7 +59,7 @@ def freeze_case(
         close = closest_few(case_id, cases)
         hint = f" - did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise UsageError([f"error: {results} has no case '{case_id}'{hint}"])
-    spec = Path(case["spec"])
+    spec = (folder or Path()) / case["spec"]
     if not spec.is_file():
         raise UsageError(
             [f"error: the spec {spec} of case {case_id} is not here; run freeze in the folder the run ran in"]

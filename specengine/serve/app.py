@@ -70,6 +70,7 @@ def create_app(
         Route("/runs/{run_id}/export.csv", pages.export_csv),
         Route("/runs/{run_id}/review", pages.review_form, methods=["POST"]),
         Route("/runs/{run_id}/rerun", pages.rerun_form, methods=["POST"]),
+        Route("/runs/{run_id}/freeze", pages.freeze_form, methods=["POST"]),
         Route("/jobs/{job_id}", pages.job_page),
         Route("/compare", pages.compare_page),
         Route("/agreement", pages.agreement_page),

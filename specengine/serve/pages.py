@@ -191,6 +191,7 @@ def case_page(request: Request) -> HTMLResponse:
         listed=len(listed.rows),
         previous_case=before,
         next_case=after,
+        frozen=request.query_params.get("frozen"),
     )
 
 
@@ -228,6 +229,22 @@ async def review_form(request: Request) -> Response:
         raise HTTPException(400, str(exc)) from None
     back = _local(form.get("back", ""), f"/runs/{run_id}/case?{urlencode({'id': case_id})}")
     return RedirectResponse(back, status_code=303)
+
+
+async def freeze_form(request: Request) -> Response:
+    """The case page's Freeze button: the case's simulated conversation becomes a scripted eval."""
+    from starlette.concurrency import run_in_threadpool
+
+    state = _state(request)
+    run_id = request.path_params["run_id"]
+    case_id = (await _form(request)).get("case", "")
+    try:
+        path = await run_in_threadpool(state.freeze, run_id, case_id)
+    except UsageError as exc:
+        raise HTTPException(400, " ".join(exc.lines)) from None
+    return RedirectResponse(
+        f"/runs/{run_id}/case?{urlencode({'id': case_id, 'frozen': str(path)})}", status_code=303
+    )
 
 
 async def rerun_form(request: Request) -> Response:

@@ -161,6 +161,8 @@ class MessageView:
     role: str
     content: str | None
     tool_calls: tuple[ToolCallView, ...]
+    simulated: bool = False  # a user message a simulated user wrote
+    simulator: str | None = None
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,8 @@ def trial_views(case: Mapping[str, Any]) -> list[TrialView]:
                         for call in (calls if isinstance(calls, list) else [])
                         if isinstance(call, Mapping)
                     ),
+                    simulated=message.get("role") == "user" and bool(message.get("simulated")),
+                    simulator=str(message["simulator"]) if message.get("simulator") else None,
                 )
             )
         latency = trial.get("latency_s")

@@ -1,0 +1,75 @@
+"""`specengine serve` shows a simulated conversation, and its case page's button freezes it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support.app_server import AppServer
+from support.cli import run_cli, write_project
+from support.servers import AgentServer, Reply
+from support.simulator_server import Persona, SimulatorServer
+
+CASE = "spec.yaml::refund"
+SPEC = """
+evals:
+  - name: refund
+    simulate:
+      user: "Dana <b>, a customer."
+      goal: a refund for ORD-123
+    expect:
+      - called_tool_with: {name: issue_refund, args: {order_id: ORD-123}}
+        scope: conversation
+"""
+
+
+def agent_reply(messages: list[dict]) -> Reply:
+    last = str(messages[-1]["content"])
+    if "ORD-" not in last:
+        return Reply(content="Which order?")
+    order = last.split("ORD-")[-1][:3]  # the last order named: the bug
+    return Reply(
+        content=f"Refunded ORD-{order}.",
+        tool_calls=[{"name": "issue_refund", "args": {"order_id": f"ORD-{order}"}}],
+    )
+
+
+def test_the_case_page_shows_the_simulated_user_and_freezes_the_conversation(tmp_path: Path) -> None:
+    personas = [Persona("Dana", ["Hi <script>x</script>", "ORD-123, not ORD-456"], done_when="Refunded")]
+    with AgentServer() as agent, SimulatorServer(personas) as simulator:
+        agent.script(agent_reply)
+        write_project(
+            tmp_path,
+            endpoints={"agent": agent.endpoint()},
+            simulator={"model": "sim-x", "base_url": simulator.base_url_v1},
+        )
+        (tmp_path / "spec.yaml").write_text(SPEC, encoding="utf-8")
+        ran = run_cli(["run", "spec.yaml"], cwd=tmp_path)
+        assert ran.exit_code == 1, ran.output
+        with AppServer(tmp_path) as app:
+            run_id = app.client.get("/api/runs").json()["runs"][0]["run_id"]
+            page = app.client.get(f"/runs/{run_id}/case", params={"id": CASE}).text
+            assert 'id="simulated-user">Dana &lt;b&gt;, a customer.' in page
+            assert 'data-stop="goal_reached"' in page and "after 2 simulated turns (simulator sim-x)" in page
+            assert "Hi &lt;script&gt;x&lt;/script&gt;" in page and "<script>x</script>" not in page
+            assert page.count("user · simulated") == 2
+            frozen = app.client.post(
+                f"/runs/{run_id}/freeze",
+                data={"case": CASE},
+                headers={"Origin": app.url},
+                follow_redirects=True,
+            )
+            assert frozen.status_code == 200, frozen.text
+            assert 'id="frozen"' in frozen.text and "frozen/spec-refund.yaml" in frozen.text
+            again = app.client.post(
+                f"/runs/{run_id}/freeze", data={"case": CASE}, headers={"Origin": app.url}
+            )
+            assert again.status_code == 400 and "exists" in again.text
+        path = tmp_path / "frozen" / "spec-refund.yaml"
+        assert run_cli(["validate", str(path)], cwd=tmp_path).exit_code == 0
+        write_project(tmp_path, endpoints={"agent": agent.endpoint()})  # no simulator any more
+        rerun = run_cli(["run", "frozen/spec-refund.yaml", "--output", "out.json"], cwd=tmp_path)
+        assert rerun.exit_code == 1
+        replayed = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["cases"][0]
+        users = [m["content"] for m in replayed["trials"][0]["transcript"] if m["role"] == "user"]
+        assert users == ["Hi <script>x</script>", "ORD-123, not ORD-456"]
