@@ -82,3 +82,25 @@ def aligned(rows: Sequence[Sequence[str]]) -> list[str]:
         ).rstrip()
         for row in rows
     ]
+
+
+def markdown_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The Markdown summary's part: the cells' table and the budgets, each budget like a check."""
+    lines: list[str] = []
+    cells = summary.get("cells")
+    if cells:
+        lines += ["", f"### Cells ({len(cells)})", "", "| " + " | ".join(COLUMNS) + " |"]
+        lines.append("|" + "|".join(":---" if i == 0 else "---:" for i in range(len(COLUMNS))) + "|")
+        lines += ["| " + " | ".join(_markdown_cell(text) for text in row) + " |" for row in cell_rows(cells)]
+    budgets = budget_lines(summary)
+    if budgets:
+        lines += ["", "### Budgets", ""]
+        lines += [f"- {BUDGET_ICONS.get(status, '⚠️')} {_markdown_cell(text)}" for status, text in budgets]
+    return lines
+
+
+BUDGET_ICONS = {"passed": "✅", "failed": "❌", "error": "⚠️"}
+
+
+def _markdown_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -39,6 +39,7 @@ from specengine.report.facts import (
     usage_text,
 )
 from specengine.report.formats import ReportInputs
+from specengine.report.matrix_view import matrix_view
 from specengine.report.skipped_gates import skipped_gates, skipped_gates_text
 from specengine.results.model import pass_rate
 from specengine.review.annotate import review_counts_text, review_line
@@ -322,6 +323,8 @@ def render_html(
         css=Markup(_asset("report.css")),
         script=Markup(_asset("report.js")),
         data=Markup(embed_json(payload)),
+        matrix=matrix_view(results, summary),
+        matrix_script=Markup(_asset("matrix.js")),
     )
 
 

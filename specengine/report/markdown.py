@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from specengine.report.cell_table import format_cost, markdown_lines
 from specengine.report.compare import MAX_CALL_CHANGES, CaseChange, Comparison, headline, judged_text
 from specengine.report.facts import (
     case_error,
@@ -31,6 +32,7 @@ from specengine.report.facts import (
 from specengine.report.formats import STREAM, ReportInputs
 from specengine.report.simulated import simulation_of, stop_text
 from specengine.report.skipped_gates import SkippedGate, passed_with_skips, skipped_gates
+from specengine.results.budgets import broken_budgets
 from specengine.results.model import pass_rate
 from specengine.review.annotate import review_counts_text, review_line
 
@@ -140,7 +142,7 @@ def render_markdown(
     summary = summary_of(results)
     rate = pass_rate(summary)
     bad = summary["failed"] + summary["errored"]
-    icon = "✅" if bad == 0 else "❌"
+    icon = "✅" if bad == 0 and not broken_budgets(summary) else "❌"
     ran = summary["passed"] + bad
     head = f"{summary['passed']} of {ran} cases passed ({format_rate(rate)})"
     name = run_name(results)
@@ -165,6 +167,8 @@ def render_markdown(
     tokens = usage_text(summary)
     if tokens:
         facts.append(tokens)
+    if summary.get("cost") is not None:
+        facts.append(f"cost {format_cost(summary['cost'])}")
     if results.get("run_id"):
         facts.append(f"run {code(results['run_id'])}")
     if review_counts_text(summary):
@@ -180,6 +184,7 @@ def render_markdown(
             f"> ⚠️ {n} gate{'s' if n != 1 else ''} skipped: those checks did not run, so they prove nothing.",
         ]
 
+    lines += markdown_lines(summary)  # a matrix run's cells side by side, and the budgets
     if comparison is not None:
         lines += ["", *_comparison_section(comparison, max_rows, source_url)]
 

@@ -1,0 +1,96 @@
+"""The matrix view of a matrix run: a row per case, a column per cell, each cell its status and score.
+
+The HTML report and `serve` show it; "differs" marks the cases whose cells disagree (a case that
+passed in one cell and failed in another), which is where two agents or two prompts differ. A case
+is the same case in every cell: its id without the cell's mark (source/matrix.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from specengine.report.cell_table import COLUMNS, budget_lines, cell_rows
+from specengine.report.facts import case_title, plain_text
+from specengine.results.cells import cell_figures, matrix_cell_names
+from specengine.source.matrix import base_case_id
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    """One case in one cell: how it ended, and the mean score of its checks."""
+
+    status: str
+    score: float | None
+    case_id: str
+
+    @property
+    def shown(self) -> str:
+        return self.status if self.score is None else f"{self.status} · {self.score:.2f}"
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    """One case across the cells (None where a cell has not run it)."""
+
+    case: str
+    title: str
+    cells: tuple[MatrixCell | None, ...]
+
+    @property
+    def differs(self) -> bool:
+        """The cells disagree: not every cell that ran the case ended the same way."""
+        return len({cell.status for cell in self.cells if cell is not None}) > 1
+
+
+@dataclass(frozen=True)
+class MatrixView:
+    """Everything the matrix section shows: the cells' table, the budgets and the case rows."""
+
+    cells: tuple[str, ...]
+    columns: tuple[str, ...]
+    figures: tuple[tuple[str, ...], ...]
+    budgets: tuple[tuple[str, str], ...]
+    rows: tuple[MatrixRow, ...]
+
+    @property
+    def differing(self) -> int:
+        return sum(1 for row in self.rows if row.differs)
+
+
+def matrix_view(results: Mapping[str, Any], summary: Mapping[str, Any] | None = None) -> MatrixView | None:
+    """The view of a matrix run's results; None for a run without a matrix."""
+    names = matrix_cell_names(results)
+    cases = [case for case in results.get("cases") or () if isinstance(case, Mapping)]
+    if not names or not any(case.get("cell") for case in cases):
+        return None
+    column = {name: index for index, name in enumerate(names)}
+    by_case: dict[str, list[MatrixCell | None]] = {}
+    titles: dict[str, str] = {}
+    for case in cases:
+        cell = str(case.get("cell"))
+        if cell not in column:
+            continue
+        case_id = str(case.get("id"))
+        key = base_case_id(case_id, cell)
+        row = by_case.setdefault(key, [None] * len(names))
+        row[column[cell]] = MatrixCell(str(case.get("status")), _score(case), case_id)
+        titles.setdefault(key, case_title({**case, "id": key}))
+    figures = (summary or {}).get("cells") or cell_figures(results, cases)
+    return MatrixView(
+        cells=tuple(plain_text(name) for name in names),
+        columns=COLUMNS,
+        figures=tuple(tuple(row) for row in cell_rows(figures)),
+        budgets=tuple(budget_lines(summary or {})),
+        rows=tuple(MatrixRow(key, plain_text(titles[key]), tuple(cells)) for key, cells in by_case.items()),
+    )
+
+
+def _score(case: Mapping[str, Any]) -> float | None:
+    """The mean score of a case's checks that were scored."""
+    checks: Sequence[Any] = case.get("checks") or ()
+    scores = [
+        c["score"] for c in checks if isinstance(c, Mapping) and isinstance(c.get("score"), int | float)
+    ]
+    return sum(scores) / len(scores) if scores else None
