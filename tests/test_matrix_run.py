@@ -117,7 +117,18 @@ def test_plan_shows_the_cells_and_their_case_counts_before_anything_is_sent(agen
 def test_budgets_fail_the_run_naming_the_cell_and_the_figure(agents, tmp_path):
     write_matrix_project(tmp_path, *agents, budgets={"pass_rate_at_least": 0.8})
     result = run_cli(
-        ["run", "spec.yaml", "--matrix", "--budget", "cost_below=0.001", "-o", "out/b.json"], cwd=tmp_path
+        [
+            "run",
+            "spec.yaml",
+            "--matrix",
+            "--budget",
+            "cost_below=0.001",
+            "-o",
+            "out/b.json",
+            "--junit",
+            "out/j.xml",
+        ],
+        cwd=tmp_path,
     )
     assert result.exit_code == 1
     assert (
@@ -134,6 +145,13 @@ def test_budgets_fail_the_run_naming_the_cell_and_the_figure(agents, tmp_path):
         ("cost_below", "gpt · formal"),
         ("cost_below", "gpt · hi"),
     }
+    # JUnit: a budgets suite, a testcase per budget and cell, the broken ones failed
+    import xml.etree.ElementTree as ET
+
+    suite = ET.parse(tmp_path / "out" / "j.xml").getroot().find("testsuite[@name='budgets']")
+    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("8", "4")
+    failed = suite.find("testcase[@name='cost_below [gpt · hi]']/failure")
+    assert failed is not None and "cost 0.0027 in cell gpt · hi" in failed.get("message", "")
     # the gpt cells alone keep the pass rate: every case passed and the budget held, exit 0
     kept = run_cli(
         ["run", "spec.yaml", "--cell", "gpt,hi", "--cell", "gpt · formal", "-o", "out/k.json"], cwd=tmp_path

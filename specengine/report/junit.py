@@ -186,7 +186,39 @@ def build_junit(results: dict) -> ET.Element:
             _usage_properties(props, suite_usage)
         for case in members:
             _add_case(suite, case, suite_name)
+    _add_budgets(root, summary)
     return root
+
+
+def _add_budgets(root: ET.Element, summary: dict) -> None:
+    """The run's budgets as a testsuite of their own, one testcase per budget and cell, so a CI
+    reporter shows a broken budget as it shows a failed case."""
+    budgets = [b for b in summary.get("budgets") or () if isinstance(b, dict)]
+    if not budgets:
+        return
+    broken = {kind: sum(1 for b in budgets if b.get("status") == kind) for kind in ("failed", "error")}
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name="budgets",
+        tests=str(len(budgets)),
+        time="0.000",
+        failures=str(broken["failed"]),
+        errors=str(broken["error"]),
+        skipped="0",
+    )
+    for budget in budgets:
+        cell = f" [{budget['cell']}]" if budget.get("cell") else ""
+        case = ET.SubElement(
+            suite, "testcase", name=clean(f"{budget.get('name')}{cell}"), classname="budgets"
+        )
+        case.set("time", "0.000")
+        status = budget.get("status")
+        if status in ("failed", "error"):
+            tag = "failure" if status == "failed" else "error"
+            ET.SubElement(case, tag, message=clean(budget.get("message") or ""), type="budget")
+    for key, count in (("tests", len(budgets)), ("failures", broken["failed"]), ("errors", broken["error"])):
+        root.set(key, str(int(root.get(key) or 0) + count))
 
 
 def _usage_properties(props: ET.Element, usage: TokenUsage | None) -> None:
