@@ -281,7 +281,7 @@ def test_a_refused_connection_is_a_connect_error_either_way(free_port):
     assert f"could not connect to http://127.0.0.1:{free_port}/v1/chat/completions" in fast.message
 
 
-# --- the fast path's own encoding and header reading, held to httpx's ---------------------------
+# --- the run's own JSON encoding and header reading, held to httpx's -----------------------------
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402

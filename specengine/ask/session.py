@@ -111,16 +111,19 @@ def _served(config: EndpointConfig) -> Iterator[EndpointConfig]:
 
 
 async def _send(config: EndpointConfig, message: str, inputs: Mapping[str, str]) -> Answer:
-    import httpx
-
     from specengine.endpoints import adapter_class
+    from specengine.transport.client import CONNECT_TIMEOUT_S, EndpointClient
+    from specengine.transport.httpx_transport import BoundedTransport, httpx_client
 
-    transport = RecordingTransport(httpx.AsyncHTTPTransport())
-    timeout = httpx.Timeout(config.timeout, connect=min(config.timeout, 10.0))
     started = time.perf_counter()
     turn: Turn | None = None
     error: EndpointError | None = None
-    async with httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=True) as client:
+    limit = config.max_reply_bytes
+    async with EndpointClient(config.url, config.max_concurrency, config.timeout, limit) as endpoint:
+        # the run's wire (the endpoint's aiohttp session), with each exchange recorded on the way
+        transport = RecordingTransport(BoundedTransport(endpoint.session, limit))
+        connect = min(config.timeout, CONNECT_TIMEOUT_S)
+        client = httpx_client(endpoint.session, config.timeout, connect, True, limit, transport)
         adapter = adapter_class(config.protocol)(config, client)
         variables = {"input": dict(inputs), "expected": {}, "metadata": {}}
         try:
@@ -131,4 +134,6 @@ async def _send(config: EndpointConfig, message: str, inputs: Mapping[str, str])
             error = EndpointError(
                 "TimeoutError", f"no answer within {config.timeout:g} s (the endpoint's timeout)"
             )
+        finally:
+            await client.aclose()
     return Answer(config, adapter, transport.exchanges, turn, error, time.perf_counter() - started)

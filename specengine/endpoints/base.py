@@ -9,8 +9,9 @@ Every adapter sends through `request_json` (one JSON answer) or `post_events` (a
 stream, read with httpx-sse), each with `request_headers`, so a status, a dropped connection or a
 body that is not JSON means the same thing, in the same words, whatever the protocol. Both read at
 most the endpoint's `max_reply_bytes`. The client is a run's EndpointClient
-(specengine/transport/client.py: aiohttp, with httpx over it for streams) or any httpx.AsyncClient;
-the two send the same bytes and name faults alike.
+(specengine/transport/client.py: the endpoint's aiohttp session, with httpx over it for streams) or
+an httpx.AsyncClient (`ask` records the exchanges of one over the same transport); the two send the
+same bytes and name faults alike.
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ async def _request_with_httpx(
 ) -> RawAnswer:
     import httpx
 
-    from specengine.transport.httpx_bridge import bound_body
+    from specengine.transport.httpx_transport import bound_body
 
     headers = dict(request_headers(config))
     try:
@@ -143,7 +144,7 @@ async def post_events(
     import httpx
     from httpx_sse import EventSource
 
-    from specengine.transport.httpx_bridge import bound_body
+    from specengine.transport.httpx_transport import bound_body
 
     config = adapter.config
     client = adapter.client

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from specengine.errors import JudgeFailure
+from specengine.errors import EndpointError, JudgeFailure
 from specengine.judge.answer import excerpt
 from specengine.judge.key import key_source
 from specengine.plan import JudgeConfig
@@ -41,8 +41,9 @@ from specengine.retry import (
 )
 
 if TYPE_CHECKING:
-    import httpx
     import openai
+
+    from specengine.transport.client import EndpointClient
 
 ApiKey = str | Callable[[], Awaitable[str]]
 
@@ -93,7 +94,7 @@ class JudgeClient:
         self._api_key = api_key
         self._backoff_base = max(0.0, backoff_base)
         self._wait_cap = max(0.0, wait_cap)
-        self._http: httpx.AsyncClient | None = None
+        self._http: EndpointClient | None = None
         self._sdk: openai.AsyncOpenAI | None = None
         self._slots = asyncio.Semaphore(max(1, config.max_concurrency))
 
@@ -131,21 +132,20 @@ class JudgeClient:
             import httpx
             import openai
 
-            from specengine.transport.aiohttp_session import open_session
-            from specengine.transport.httpx_bridge import httpx_client
+            from specengine.transport.client import EndpointClient
 
             httpx.URL(self.base_url)  # raises httpx.InvalidURL for a base_url that is no URL
-            # the transport runs use for agents; no pool limit of its own: the semaphore is the one
-            # limit, so a pool wait never eats into an attempt's timeout
+            # the judge's own aiohttp session, as each endpoint has one; no pool limit of its own: the
+            # semaphore is the one limit, so a pool wait never eats into an attempt's timeout
             timeout = self.config.timeout
-            session = open_session(self.base_url, 0)
-            self._http = httpx_client(session, timeout, timeout, follow_redirects=False)
+            self._http = EndpointClient(self.base_url, 0, timeout)
+            http = self._http.httpx_client(follow_redirects=False)
             self._sdk = openai.AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self.base_url,
                 # openai accepts an httpx.AsyncClient here (its TypeError says so) though its hint
                 # names only httpx2's
-                http_client=self._http,  # type: ignore[arg-type]
+                http_client=http,  # type: ignore[arg-type]
                 max_retries=0,
             )
         return self._sdk
@@ -159,6 +159,8 @@ class JudgeClient:
         try:
             completions = self._client().chat.completions
             answer = await asyncio.wait_for(completions.with_raw_response.create(**body), timeout=timeout)
+        except EndpointError as exc:  # an answer past the reply limit: another would be as long
+            raise JudgeFailure(f"could not call the judge: {exc.message}") from None
         except (asyncio.TimeoutError, openai.APITimeoutError):
             return _Fault(f"the {role} did not answer within {timeout:g} s")
         except openai.APIConnectionError as exc:

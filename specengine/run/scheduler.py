@@ -114,7 +114,7 @@ class Runner:
     async def _open_clients(self, stack: AsyncExitStack, endpoints: Mapping[str, EndpointConfig]) -> None:
         for name, config in endpoints.items():
             client = await stack.enter_async_context(
-                EndpointClient(config.url, config.max_concurrency, config.timeout)
+                EndpointClient(config.url, config.max_concurrency, config.timeout, config.max_reply_bytes)
             )
             self._adapters[name] = adapter_class(config.protocol)(config, client)
             # a matrix cell's own settings of an endpoint share that endpoint's max_concurrency

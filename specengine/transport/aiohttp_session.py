@@ -1,9 +1,9 @@
-"""The aiohttp side of a run's wire: a session per endpoint for what the HTTP/1.1 pool does not
-send (proxies, redirects, cookies, URLs that need quoting), for event streams (under httpx, see
-httpx_bridge.py) and for the judge.
+"""The wire: an aiohttp session per endpoint (and for the judge), and one request sent through it.
 
-Loaded on first use, so a run whose requests all go over the pool never imports aiohttp.
-aiohttp decompresses what it receives, so a reply's limit counts the bytes of the decoded body.
+aiohttp decompresses what it receives a step at a time (gzip, deflate; br and zstd with their
+packages) and stops reading the socket while a step's output waits, so `read_bounded` counts the
+decoded body and stops the read past its limit having held little more than the limit. aiohttp
+refuses a status or header line over 8,190 bytes as soon as it has read that much.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import aiohttp
 
 from specengine.errors import EndpointError
 from specengine.transport.client import (
+    USER_AGENT,
     JoinedHeaders,
     RawAnswer,
     body_encoding,
@@ -21,7 +22,6 @@ from specengine.transport.client import (
     fault,
     tls_context,
 )
-from specengine.transport.http1 import USER_AGENT
 from specengine.transport.limits import too_large
 
 # aiohttp's faults by the name of the httpx exception httpcore raises for the same fault; checked in
@@ -39,6 +39,8 @@ FAULT_KINDS: tuple[tuple[type[BaseException], str], ...] = (
     (aiohttp.ClientConnectionError, "ReadError"),
     (aiohttp.ClientError, "TransportError"),
 )
+MAX_LINE = 8190  # aiohttp's limit on a status or header line
+_LINE_TOO_LONG = f"Got more than {MAX_LINE} bytes"  # how aiohttp's parsers word it
 
 
 def fault_kind(exc: aiohttp.ClientError) -> str:
@@ -46,9 +48,18 @@ def fault_kind(exc: aiohttp.ClientError) -> str:
     return next(kind for aiohttp_type, kind in FAULT_KINDS if isinstance(exc, aiohttp_type))
 
 
+def fault_detail(exc: aiohttp.ClientError) -> str:
+    """What went wrong, in aiohttp's words, except a line of the answer's head past aiohttp's limit,
+    which aiohttp words with the line's start (the hostile server's text)."""
+    detail = " ".join(str(exc).split()) or fault_kind(exc)  # aiohttp's words, on one line
+    if _LINE_TOO_LONG in detail:
+        return f"header too long: a line of the answer's head is over {MAX_LINE} bytes"
+    return detail
+
+
 def aiohttp_fault(exc: aiohttp.ClientError, url: str) -> EndpointError:
     kind = fault_kind(exc)
-    return fault(kind, str(exc) or kind, url, retryable=kind != "TooManyRedirects")
+    return fault(kind, fault_detail(exc), url, retryable=kind != "TooManyRedirects")
 
 
 def open_session(url: str | None, connections: int) -> aiohttp.ClientSession:
@@ -60,6 +71,8 @@ def open_session(url: str | None, connections: int) -> aiohttp.ClientSession:
         cookie_jar=aiohttp.CookieJar(unsafe=True),  # httpx keeps cookies of 127.0.0.1 too
         proxy=environment_proxy(url),
         headers={"User-Agent": USER_AGENT},
+        max_line_size=MAX_LINE,
+        max_field_size=MAX_LINE,
     )
 
 
@@ -69,12 +82,10 @@ def client_timeout(seconds: float | None, connect: float | None = None) -> aioht
 
 
 async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
-    """The whole body of an aiohttp response, or `too_large` past `limit` bytes."""
+    """The whole decoded body of an aiohttp response, or `too_large` past `limit` bytes."""
     declared = response.content_length
-    if declared is not None and "Content-Encoding" not in response.headers:
-        if declared > limit:
-            raise too_large(limit)
-        return await response.read()
+    if declared is not None and declared > limit and "Content-Encoding" not in response.headers:
+        raise too_large(limit)
     body = bytearray()
     async for chunk in response.content.iter_any():
         body += chunk
@@ -91,14 +102,12 @@ async def send_aiohttp(
     headers: Mapping[str, str],
     timeout: float,
     limit: int,
-    redirects: int = 10,
 ) -> RawAnswer:
-    """Send one request through `session` and read at most `limit` bytes of its answer (the
-    `redirects`-th redirect in a row is a fault); a fault raises the EndpointError httpx's would
-    have become."""
+    """Send one request through `session` and read at most `limit` bytes of its decoded answer; a
+    fault raises the EndpointError httpx's would have become."""
     try:
         async with session.request(
-            method, url, data=data, headers=headers, timeout=client_timeout(timeout), max_redirects=redirects
+            method, url, data=data, headers=headers, timeout=client_timeout(timeout)
         ) as response:
             content = await read_bounded(response, limit)
             return RawAnswer(
