@@ -188,6 +188,10 @@ def test_a_rerun_replays_the_conversation_from_the_cache(
     assert second.summary["simulator_calls"] == 0
     assert second.summary["simulator_cache_hits"] == first.summary["simulator_calls"] == 3
     assert user_turns(second.case("single order")) == user_turns(first.case("single order"))
+    assert "3 cached simulated messages" in run_cli(["cache", "info"], cwd=tmp_path).stdout
+    assert "Removed 3 cached simulated messages" in run_cli(["cache", "clear"], cwd=tmp_path).stdout
+    third = run_spec(tmp_path, spec, "--no-cache", output="out/third.json")
+    assert third.summary["simulator_calls"] == 3 and third.summary["simulator_cache_hits"] == 0
 
 
 @pytest.mark.parametrize(

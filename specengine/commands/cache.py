@@ -1,4 +1,5 @@
-"""`specengine cache clear|info`: look at or empty the judge verdict cache.
+"""`specengine cache clear|info`: look at or empty the judge verdict cache (and the simulated users'
+messages, cached beside the verdicts).
 
 Judge verdicts are cached on disk so an unchanged suite does not pay the judge twice. After changing
 the judge (a new prompt version, a different server behind the same URL) a user wants a clean slate:
@@ -38,25 +39,37 @@ def _verdicts(count: int) -> str:
     return f"{count} cached judge verdict{'' if count == 1 else 's'}"
 
 
+def _messages(count: int) -> str:
+    return f"{count} cached simulated message{'' if count == 1 else 's'}"
+
+
 @cache_app.command("clear")
 def clear(cache_dir: Path = DIR_OPTION) -> None:
-    """Delete every cached judge verdict; the next run asks the judge again."""
+    """Delete every cached judge verdict and simulated message; the next run asks again."""
     from specengine.judge.cache import JudgeCache
+    from specengine.simulate.simulator import SimulatorCache
 
-    removed = JudgeCache(cache_dir).clear()
-    if removed.entries == 0 and removed.bytes == 0:
+    removed, messages = JudgeCache(cache_dir).clear(), SimulatorCache(cache_dir).clear()
+    if removed.bytes == 0 and messages.bytes == 0:
         typer.echo(f"The judge cache in {cache_dir} is already empty.")
         return
-    typer.echo(f"Removed {_verdicts(removed.entries)} ({_size(removed.bytes)}) from {cache_dir}.")
+    if removed.bytes or not messages.bytes:
+        typer.echo(f"Removed {_verdicts(removed.entries)} ({_size(removed.bytes)}) from {cache_dir}.")
+    if messages.bytes:
+        typer.echo(f"Removed {_messages(messages.entries)} ({_size(messages.bytes)}) from {cache_dir}.")
 
 
 @cache_app.command("info")
 def info(cache_dir: Path = DIR_OPTION) -> None:
-    """Show how many judge verdicts are cached and how much space they take."""
+    """Show how many judge verdicts (and simulated messages) are cached and how much space they take."""
     from specengine.judge.cache import JudgeCache
+    from specengine.simulate.simulator import SimulatorCache
 
     summary = JudgeCache(cache_dir).info()
     typer.echo(f"{_verdicts(summary.entries)} ({_size(summary.bytes)}) in {cache_dir}")
+    messages = SimulatorCache(cache_dir).info()
+    if messages.entries:
+        typer.echo(f"{_messages(messages.entries)} ({_size(messages.bytes)}) in {cache_dir}")
 
 
 app.add_typer(cache_app, name="cache")
