@@ -35,6 +35,7 @@ PERSONAS = [
     Persona("Err", ["unused"], status=500),
     Persona("Tex", ["Hi, my order came late", "ORD-777"], done_when="refund number", plain_text=True),
     Persona("Bea", ["It is ORD-321"], done_when="refund number"),
+    Persona("Brk", ["please BREAK now", "unused"]),
     # a line per position in the conversation: the first two are the scripted turn and first_message
     Persona("Cleo", ["(scripted)", "(first_message)", "It is ORD-123"], done_when="refund number"),
 ]
@@ -44,6 +45,8 @@ def refund_agent(messages: list[dict[str, Any]]) -> Reply:
     """Refunds the last order number the user gave (the bug), once it has one."""
     said = " ".join(str(m["content"]) for m in messages if m["role"] == "user")
     last = str(messages[-1]["content"])
+    if "BREAK" in last:
+        return Reply(content="", error="the agent broke")
     if "name" in last.lower() and "my name is" not in last.lower():
         names = re.findall(r"[Mm]y name is (\w+)", said)
         return Reply(content=f"Your name is {names[-1]}." if names else "I don't know your name.")
@@ -202,6 +205,7 @@ def test_a_rerun_replays_the_conversation_from_the_cache(
         ("Rep", 8, "error", "simulator_error", 1),
         ("Err", 8, "error", "simulator_error", 0),
         ("Tex", 8, "passed", "goal_reached", 2),
+        ("Brk", 8, "failed", "agent_error", 1),
     ],
 )
 def test_every_conversation_ends_for_a_stated_reason(
@@ -229,6 +233,8 @@ def test_every_conversation_ends_for_a_stated_reason(
     assert case["status"] == status, run.cli.output
     assert case["simulation"]["stop_reason"] == reason
     assert case["simulation"]["turns"] == turns
+    if reason == "agent_error":
+        assert case["simulation"]["detail"] == "the agent broke"
     if reason == "simulator_error":
         assert case["error"]["type"] == "SimulatorError"
         detail = case["simulation"]["detail"]
@@ -363,6 +369,19 @@ def test_the_simulator_model_on_the_command_line(
     run = run_spec(tmp_path, spec, "--simulator-model", "from-cli")
     assert run.exit_code == 0, run.cli.output
     assert user_turns(run.case("single order"))[0]["simulator"] == "from-cli"
+
+
+def test_a_named_simulator_merges_over_the_projects(
+    tmp_path: Path, agent: AgentServer, simulator: SimulatorServer
+) -> None:
+    project(tmp_path, agent, simulator, simulators={"other": {"model": "other-model", "seed": 7}})
+    spec = "evals:" + simulated("single order", "Ana", extra="\n      simulator: other") + REFUND_CHECKS
+    run = run_spec(tmp_path, spec)
+    assert run.exit_code == 0, run.cli.output
+    assert {m["simulator"] for m in user_turns(run.case("single order"))} == {"other-model"}
+    call = simulator.calls[-1]
+    assert call["model"] == "other-model" and call["seed"] == 7
+    assert call["temperature"] == 0  # the rest from the project's simulator:
 
 
 def test_validate_locates_simulate_mistakes(tmp_path: Path, agent: AgentServer) -> None:
