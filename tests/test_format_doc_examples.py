@@ -114,7 +114,7 @@ def test_mistake_example_gives_the_message_shown(tmp_path, block, message):
 
 @pytest.mark.parametrize("block", tagged("project"), ids=str)
 def test_project_example_is_valid(tmp_path, block):
-    (tmp_path / ".git").mkdir()
+    _project(tmp_path)  # the page's data files too: a matrix's vars may name one
     (tmp_path / "specengine.yaml").write_text(block.text, encoding="utf-8")
     result = run_cli(["validate", "specengine.yaml"], cwd=tmp_path)
     assert result.exit_code == 0, f"{block}:\n{result.output}"
