@@ -42,6 +42,7 @@ from specengine.commands import (  # noqa: E402,F401
     query,
     regrade,
     report,
+    review_queue,
     run,
     serve,
     validate,

@@ -23,7 +23,7 @@ from specengine.index import INDEX_FILE, RUNS_FOLDER
 from specengine.index.extract import CaseRow, RunRows, run_rows
 from specengine.review.store import REVIEWS_FILE, ReviewStore
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 REVIEWS_SOURCE = "reviews.jsonl"
 _LOCKS: dict[Path, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
@@ -141,6 +141,7 @@ class RunIndex:
             for name in removed:
                 with _transaction(conn):
                     _forget(conn, name)
+            changed = bool(removed)
             for name, stamp in present.items():
                 row = known.get(name)
                 # A file refused for holding a run id already indexed is read again once that file is gone.
@@ -150,6 +151,9 @@ class RunIndex:
                         _forget(conn, name)
                 if retry or row is None or (row["mtime_ns"], row["size"]) != (stamp.mtime_ns, stamp.size):
                     self._index_file(conn, self.runs_folder / name, stamp)
+                    changed = True
+            if changed:
+                _refresh_latest(conn)
             self._sync_reviews(conn, known.get(REVIEWS_SOURCE))
         return self.problems(conn)
 
@@ -160,6 +164,7 @@ class RunIndex:
             return
         with self._lock, self.open(refresh=False) as conn:
             self._index_file(conn, path, stamp)
+            _refresh_latest(conn)
 
     def problems(self, conn: sqlite3.Connection) -> list[Problem]:
         rows = conn.execute("SELECT file, problem FROM sources WHERE problem IS NOT NULL ORDER BY file")
@@ -249,6 +254,24 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def _refresh_latest(conn: sqlite3.Connection) -> None:
+    """Each case id's newest run and the one before it, rebuilt whenever runs come or go: the review
+    queue then reads one row per case instead of every run of every case."""
+    with _transaction(conn):
+        conn.execute("DELETE FROM latest")
+        conn.execute(
+            "INSERT INTO latest (case_id, run_id, status, transcript, previous_run, previous_status)"
+            " SELECT case_id, run_id, status, transcript, previous_run, previous_status FROM ("
+            "  SELECT c.case_id, c.run_id, c.status, c.transcript,"
+            "   lead(c.run_id) OVER newest AS previous_run, lead(c.status) OVER newest AS previous_status,"
+            "   row_number() OVER newest AS n"
+            "  FROM cases c JOIN runs r ON r.run_id = c.run_id"
+            "  WINDOW newest AS (PARTITION BY c.case_id"
+            "   ORDER BY r.started_at DESC, r.written_ns DESC, c.run_id DESC))"
+            " WHERE n = 1"
+        )
 
 
 def _forget(conn: sqlite3.Connection, file: str) -> None:

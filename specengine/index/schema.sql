@@ -47,8 +47,7 @@ CREATE TABLE cases (
   shape TEXT NOT NULL,                -- fingerprint of the case's checks (changes with the spec)
   PRIMARY KEY (run_id, case_id)
 );
-CREATE INDEX cases_by_id ON cases (case_id);
-CREATE INDEX cases_by_status ON cases (status, case_id);
+CREATE INDEX cases_by_id ON cases (case_id, transcript);
 
 CREATE TABLE checks (
   run_id TEXT NOT NULL,
@@ -66,7 +65,6 @@ CREATE TABLE checks (
   PRIMARY KEY (run_id, case_id, position)
 );
 CREATE INDEX checks_by_matcher ON checks (matcher);
-CREATE INDEX checks_by_name ON checks (case_id, name);
 
 CREATE TABLE reviews (
   id TEXT PRIMARY KEY,
@@ -83,6 +81,15 @@ CREATE TABLE reviews (
   transcript TEXT NOT NULL
 );
 CREATE INDEX reviews_by_case ON reviews (case_id, transcript);
+
+CREATE TABLE latest (                 -- each case id's newest run and the run before it (the review queue)
+  case_id TEXT PRIMARY KEY,
+  run_id TEXT NOT NULL,
+  status TEXT NOT NULL,
+  transcript TEXT NOT NULL,
+  previous_run TEXT,
+  previous_status TEXT
+);
 
 CREATE TABLE suite_counts (
   run_id TEXT NOT NULL,

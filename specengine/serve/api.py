@@ -156,6 +156,19 @@ def compare(request: Request) -> JSONResponse:
     return JSONResponse(comparison.as_dict())
 
 
+def queue(request: Request) -> JSONResponse:
+    from specengine.index.review_queue import review_queue
+
+    state = _state(request)
+    try:
+        number = max(1, int(request.query_params.get("page", "1")))
+    except ValueError:
+        raise HTTPException(400, "page must be a whole number from 1") from None
+    with state.db() as conn:
+        found = review_queue(conn, number)
+    return JSONResponse(found.as_dict())
+
+
 def agreement(request: Request) -> JSONResponse:
     state = _state(request)
     with state.db() as conn:

@@ -318,6 +318,18 @@ def compare_pair(request: Request) -> tuple[str, str]:
     return ordered[0]["run_id"], ordered[1]["run_id"]
 
 
+def queue_page(request: Request) -> HTMLResponse:
+    """What most needs a reviewer next, across runs (index.review_queue)."""
+    from specengine.index.review_queue import BORDERLINE, PAGE_SIZE, review_queue
+
+    state = _state(request)
+    with state.db() as conn:
+        found = review_queue(conn, _page_number(request))
+    return page(
+        request, "queue.html.j2", "Review queue", queue=found, borderline=BORDERLINE, per_page=PAGE_SIZE
+    )
+
+
 def agreement_page(request: Request) -> HTMLResponse:
     state = _state(request)
     runs = request.query_params.getlist("run") or None
