@@ -80,6 +80,13 @@ def test_a_column_sorts_its_failures_first_and_back(page):
     assert visible_cases(page) == [f"question[q{n}]" for n in range(1, QUESTIONS + 1)]
 
 
+def test_each_case_shows_its_cost_and_cell(page):
+    page.click("#rows tr:first-child")
+    drawer = page.inner_text("#drawer")
+    assert "Cost" in drawer and "Cell" in drawer
+    assert "0.00045" in drawer or "0.000035" in drawer  # a gpt case, or a llama one
+
+
 def test_the_markdown_summary_has_the_cells_table(report):
     text = (report / "out" / "r.md").read_text(encoding="utf-8")
     assert "### Cells (4)" in text

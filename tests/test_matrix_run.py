@@ -96,7 +96,7 @@ def test_the_cells_figures_match_the_hand_computed_ones(matrix_run):
     assert lines["gpt · formal"][3:9] == ["100.0%", "61–100%", "6", "0", "0", "–"]
     assert lines["llama · hi"][3:9] == ["66.7%", "30–90%", "4", "2", "0", "–"]
     assert lines["gpt · hi"][-2:] == ["720", "0.0027"]
-    assert lines["llama · formal"][-2:] == ["360", "0.0002"]
+    assert lines["llama · formal"][-2:] == ["360", "0.00021"]
 
 
 def test_plan_shows_the_cells_and_their_case_counts_before_anything_is_sent(agents, tmp_path):

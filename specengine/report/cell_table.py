@@ -6,6 +6,7 @@ the figures read the same wherever they are read; budgets are listed like checks
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -59,8 +60,13 @@ def _number(value: Any, pattern: str) -> str:
 
 
 def format_cost(value: Any) -> str:
-    """`0.0123` (four decimals: a case costs fractions of a cent); `–` when it is not known."""
-    return f"{value:.4f}" if isinstance(value, (int, float)) else "–"
+    """`0.0123` (four decimals: a run costs cents), a case's smaller cost to two significant
+    digits (`0.00045`); `–` when it is not known."""
+    if not isinstance(value, (int, float)):
+        return "–"
+    if value <= 0 or value >= 0.001:
+        return f"{value:.4f}"
+    return f"{value:.{1 - math.floor(math.log10(value))}f}"
 
 
 def budget_lines(summary: Mapping[str, Any]) -> list[tuple[str, str]]:

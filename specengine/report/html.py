@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from specengine.report.cell_table import format_cost
 from specengine.report.facts import (
     case_duration,
     case_line,
@@ -41,6 +42,7 @@ from specengine.report.facts import (
 from specengine.report.formats import ReportInputs
 from specengine.report.matrix_view import matrix_view
 from specengine.report.skipped_gates import skipped_gates, skipped_gates_text
+from specengine.results.cells import case_cost, endpoint_prices
 from specengine.results.model import pass_rate
 from specengine.review.annotate import review_counts_text, review_line
 
@@ -70,7 +72,7 @@ def embed_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _derived(case: dict, change: str | None) -> dict[str, Any]:
+def _derived(case: dict, change: str | None, prices: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What the table shows for a case, computed once here so every report words it the same.
 
     `skipped` names the gates a passed case passed without; `change` is what the baseline
@@ -86,6 +88,7 @@ def _derived(case: dict, change: str | None) -> dict[str, Any]:
         "duration": round(case_duration(case), 4),
         "review": review_line(case),
         "tokens": usage_text(case),
+        "cost": format_cost(case_cost(case.get("usage"), (prices or {}).get(str(case.get("endpoint"))))),
         "uncertain": [f"{check.name}: {check.summary()}" for check in uncertain_checks(case)],
         "skipped": skipped_gates_text(gates) if gates else "",
         "skipped_tag": ("judge skipped" if all(g.matcher == "judge" for g in gates) else "checks skipped")
@@ -291,7 +294,8 @@ def render_html(
     summary = summary_of(results)
     cases = [c for c in results.get("cases", []) if isinstance(c, dict)]
     changes, marks = _changes(comparison)
-    derived = [_derived(c, marks.get(str(c.get("id")))) for c in cases]
+    prices = endpoint_prices(results)
+    derived = [_derived(c, marks.get(str(c.get("id"))), prices) for c in cases]
     payload = {
         "run_id": results.get("run_id"),
         "summary": summary,

@@ -61,8 +61,9 @@ class MatrixView:
 
 def matrix_view(results: Mapping[str, Any], summary: Mapping[str, Any] | None = None) -> MatrixView | None:
     """The view of a matrix run's results; None for a run without a matrix."""
-    names = matrix_cell_names(results)
     cases = [case for case in results.get("cases") or () if isinstance(case, Mapping)]
+    # the header's order; results rebuilt from the cases alone (the app's index) keep theirs
+    names = matrix_cell_names(results) or list(dict.fromkeys(str(c["cell"]) for c in cases if c.get("cell")))
     if not names or not any(case.get("cell") for case in cases):
         return None
     column = {name: index for index, name in enumerate(names)}

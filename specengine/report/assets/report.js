@@ -263,6 +263,8 @@
     facts.push(["Time", fmtDur(d.duration)]);
     if (d.review) facts.push(["Review", d.review]);
     if (d.tokens) facts.push(["Tokens", d.tokens]);
+    if (d.cost) facts.push(["Cost", d.cost]);
+    if (c.cell) facts.push(["Cell", c.cell]);
     if (d.skipped) facts.push(["Not checked", d.skipped + ": the case passed without them"]);
     if (d.change) facts.push(["Since baseline", CHANGE_LABEL[d.change] || d.change]);
     out.push(h("dl", { class: "facts" }, facts.map(([k, v]) => [h("dt", { text: k }), h("dd", null, v)])));
