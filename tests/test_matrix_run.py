@@ -137,6 +137,8 @@ def test_budgets_fail_the_run_naming_the_cell_and_the_figure(agents, tmp_path):
     )
     assert "FAILED budget cost_below: cost 0.0027 in cell gpt · hi: needs below 0.0010" in result.stdout
     assert "4 budgets kept" in result.stdout  # pass rate in the gpt cells, cost in the llama cells
+    annotations = run_cli(["report", "out/b.json", "--github"], cwd=tmp_path).stdout.splitlines()
+    assert "::error title=budget cost_below::cost 0.0027 in cell gpt · hi: needs below 0.0010" in annotations
     summary = json.loads((tmp_path / "out" / "b.json").read_text(encoding="utf-8"))["summary"]
     broken = {(b["name"], b["cell"]) for b in summary["budgets"] if b["status"] != "passed"}
     assert broken == {
@@ -157,6 +159,21 @@ def test_budgets_fail_the_run_naming_the_cell_and_the_figure(agents, tmp_path):
         ["run", "spec.yaml", "--cell", "gpt,hi", "--cell", "gpt · formal", "-o", "out/k.json"], cwd=tmp_path
     )
     assert kept.exit_code == 0, kept.output
+
+
+def test_rerun_failed_runs_only_the_failed_cases_of_each_cell(agents, matrix_run):
+    folder, _, _, _ = matrix_run
+    for agent in agents:
+        agent.clear()
+    rerun = run_cli(
+        ["run", "spec.yaml", "--matrix", "--rerun-failed", "out/r.json", "-o", "out/f.json"], cwd=folder
+    )
+    assert rerun.exit_code == 1, rerun.output
+    results = json.loads((folder / "out" / "f.json").read_text(encoding="utf-8"))
+    assert sorted(case["id"] for case in results["cases"]) == sorted(
+        f"spec.yaml::question[q{n}] @ {cell}" for n in (5, 6) for cell in ("llama · formal", "llama · hi")
+    )
+    assert [agent.hits() for agent in agents] == [0, 4]
 
 
 def test_a_cost_budget_without_a_price_is_an_error_not_a_pass(agents, tmp_path):

@@ -21,9 +21,11 @@ from specengine.report.facts import (
     error_text,
     failed_gates,
     plain_text,
+    summary_of,
     uncertain_checks,
 )
 from specengine.report.formats import ReportInputs
+from specengine.results.budgets import broken_budgets
 
 MAX_MESSAGE = 4000
 
@@ -144,7 +146,10 @@ def annotation_lines(results: dict, *, path_prefix: str = "", limit: int | None 
     GitHub shows at most 10 error annotations per step; `limit` caps the list and ends it with a
     notice that says how many more failures are in the report.
     """
-    out: list[str] = []
+    out: list[str] = [  # a broken budget first: it fails the run whatever the cases did
+        workflow_command("error", str(budget.get("message") or ""), title=f"budget {budget.get('name')}")
+        for budget in broken_budgets(summary_of(results))
+    ]
     for case in results.get("cases", []):
         if not isinstance(case, dict) or case.get("status") not in ("failed", "error"):
             continue
