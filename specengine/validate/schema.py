@@ -3,14 +3,16 @@
 The schemas are the one source of truth for keys and matcher names: editors read them for completion,
 and validation reads the same names from them for "did you mean" hints, so the two can never disagree.
 A schema may refer to another file beside it (`"$ref": "endpoint.schema.json"`), which is how the
-spec and the project file share one endpoint definition; both the compiled check and jsonschema
-resolve such a reference to the file of that name here.
+spec and the project file share one endpoint definition; both jsonschema_rs (whether a document is
+valid) and jsonschema (what is wrong with one that is not) resolve such a reference to the file of
+that name here.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +70,53 @@ def validator(name: str) -> Draft202012Validator:
 
     resources = [(load_schema(n)["$id"], Resource.from_contents(load_schema(n))) for n in SCHEMA_FILES]
     return Draft202012Validator(load_schema(name), registry=Registry().with_resources(resources))
+
+
+@functools.cache
+def _fast_validator(name: str) -> Any:
+    """jsonschema_rs's validator for the schema, with the other schema files as its registry."""
+    import jsonschema_rs
+
+    resources: list[tuple[str, Any]] = [(load_schema(n)["$id"], load_schema(n)) for n in SCHEMA_FILES]
+    return jsonschema_rs.validator_for(load_schema(name), registry=jsonschema_rs.Registry(resources))
+
+
+class _NotPlain(Exception):
+    """A value JSON cannot hold as it is: jsonschema decides the document's validity itself."""
+
+
+def _plain(value: Any) -> Any:
+    """`value` in the plain JSON types jsonschema_rs reads (a YamlInt as an int); _NotPlain for a
+    key that is not text, a float that is not finite or any other type, where reading the value as
+    JSON would change what jsonschema sees."""
+    if isinstance(value, str):
+        return str(value)
+    if value is None or value is True or value is False:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return float(value)
+        raise _NotPlain
+    if isinstance(value, dict):
+        if not all(isinstance(key, str) for key in value):
+            raise _NotPlain
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    raise _NotPlain
+
+
+def is_valid(data: Any, name: str = "spec") -> bool | None:
+    """Whether `data` is valid for schemas/<name>.schema.json, by jsonschema_rs (a fraction of
+    jsonschema's time: most specs are valid, and only the others need jsonschema's words); None when
+    `data` holds what plain JSON cannot (then ask jsonschema)."""
+    try:
+        plain = _plain(data)
+    except (_NotPlain, RecursionError):
+        return None
+    return bool(_fast_validator(name).is_valid(plain))
 
 
 # --- names read from the schema -------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 jsonschema's own messages are written for programmers ("Additional properties are not allowed");
 each error is rewritten here in plain words with the fix, and pointed at its place in the file (an
-unknown key at the key itself). `check_document` is the schema stage of validate: the compiled check
+unknown key at the key itself). `check_document` is the schema stage of validate: jsonschema_rs
 answers for the valid majority, jsonschema explains the rest.
 """
 
@@ -18,10 +18,10 @@ import yaml
 from specengine.diagnostics import Diagnostic
 from specengine.source.loader import Document, KeyPath, kind_of
 from specengine.suggest import closest, did_you_mean, suggest
-from specengine.validate.compiled_schema import is_valid
 from specengine.validate.schema import (
     bare_matchers,
     check_keys,
+    is_valid,
     load_schema,
     matcher_names,
     matcher_options,
