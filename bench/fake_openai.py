@@ -3,8 +3,10 @@
     python bench/fake_openai.py PORT LATENCY_S
 
 Every POST gets the same small chat completion after LATENCY_S seconds; a POST whose body offers
-the judge's `select_choice` tool gets a judge verdict instead; any other request (the judge
-preflight's `GET /models`) gets the completion too. `GET /count` answers how many POSTs were
+the judge's `select_choice` tool gets a judge verdict instead; one that offers the simulator's
+`next_user_message` tool gets the simulated user's next message at once (`Message N`, N the user
+messages so far, so it never repeats itself and never ends the conversation: it runs to max_turns);
+any other request (the judge preflight's `GET /models`) gets the completion too. `GET /count` answers how many POSTs were
 served. It is deliberately tiny so that the benchmark measures the engine, not the server.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 
 
@@ -57,6 +60,31 @@ JUDGE = _response(
 )
 
 
+_SAID = re.compile(rb'"role":\s*"assistant"')
+
+
+def simulated_user(body: bytes) -> bytes:
+    """The simulator's answer: the next message, numbered by the user messages sent so far."""
+    arguments = json.dumps(
+        {"message": f"Message {len(_SAID.findall(body)) + 1}", "goal_reached": False, "gave_up": False}
+    )
+    return _response(
+        {
+            "id": "s1",
+            "object": "chat.completion",
+            "model": "simulator",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": _message(None, "next_user_message", arguments),
+                }
+            ],
+            "usage": {"prompt_tokens": 80, "completion_tokens": 10, "total_tokens": 90},
+        }
+    )
+
+
 class Server:
     def __init__(self, latency: float):
         self.latency = latency
@@ -76,6 +104,10 @@ class Server:
                     writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(count), count))
                     continue
                 self.posts += head.startswith(b"POST")  # not the judge preflight's GET /models
+                if b"next_user_message" in body:  # the simulator answers at once: the engine is measured
+                    writer.write(simulated_user(body))
+                    await writer.drain()
+                    continue
                 if self.latency:
                     await asyncio.sleep(self.latency)
                 writer.write(JUDGE if b"select_choice" in body else AGENT)

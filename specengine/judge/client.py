@@ -160,7 +160,7 @@ class JudgeClient:
             completions = self._client().chat.completions
             answer = await asyncio.wait_for(completions.with_raw_response.create(**body), timeout=timeout)
         except EndpointError as exc:  # an answer past the reply limit: another would be as long
-            raise JudgeFailure(f"could not call the judge: {exc.message}") from None
+            raise JudgeFailure(f"could not call the {role}: {exc.message}") from None
         except (asyncio.TimeoutError, openai.APITimeoutError):
             return _Fault(f"the {role} did not answer within {timeout:g} s")
         except openai.APIConnectionError as exc:

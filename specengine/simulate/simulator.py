@@ -6,12 +6,13 @@ judge verdict (judge/cache.py), keyed by the whole request (the model, its setti
 goal and the conversation so far) and the server: a rerun against an agent that answers the same
 replays the same conversation with no request, and an agent that answers differently gets fresh
 messages from the first reply that changed. The request goes through the judge's client
-(judge/client.py: the project's transport and retry policy), the key follows the judge's rules
+(client.py: the project's transport and the judge's retry policy), the key follows the judge's rules
 (judge/key.py). Calls, cache hits and tokens are counted apart from the judge's.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 from collections.abc import Mapping, Sequence
@@ -22,11 +23,11 @@ from typing import Any
 from specengine.errors import JudgeFailure, SimulatorFailure
 from specengine.judge.answer import answer_json, usage_of
 from specengine.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
-from specengine.judge.client import JudgeClient
 from specengine.judge.key import judge_base_url, judge_key
 from specengine.plan import SimulatorConfig
 from specengine.redact import redact
 from specengine.retry import BACKOFF_BASE_S, BACKOFF_CAP_S
+from specengine.simulate.client import SimulatorClient
 from specengine.simulate.contract import SimulatedMessage, read_reply, request_body, request_messages
 
 SIMULATOR_FOLDER = "simulator"
@@ -73,10 +74,11 @@ class Simulator:
     ):
         self.config = config
         self._cache = SimulatorCache(cache_dir) if (use_cache and cache_dir is not None) else None
+        self._writes: set[asyncio.Future[bool]] = set()  # cache entries being written, off the loop
         self._environ = environ
         self._backoff = (backoff_base, wait_cap)
         self._stats = SimulatorStats()
-        self._client: JudgeClient | None = None
+        self._client: SimulatorClient | None = None
 
     @functools.cached_property
     def base_url(self) -> str:
@@ -110,10 +112,16 @@ class Simulator:
                 return stored
         answer = await self._ask(body)
         if self._cache is not None:
-            self._cache.put(key, answer.as_dict())
+            # written by a worker thread: a file created and renamed per message would hold up every
+            # conversation in flight (bench/simulate_bench.py); aclose waits for the writes
+            write = asyncio.get_running_loop().run_in_executor(None, self._cache.put, key, answer.as_dict())
+            self._writes.add(write)
+            write.add_done_callback(self._writes.discard)
         return answer
 
     async def aclose(self) -> None:
+        if self._writes:
+            await asyncio.gather(*self._writes, return_exceptions=True)
         if self._client is not None:
             await self._client.aclose()
 
@@ -126,7 +134,9 @@ class Simulator:
             if self._client is None:
                 key = self.config.auth.bearer_token if self.config.auth is not None else api_key
                 base, cap = self._backoff
-                self._client = JudgeClient(self.config, self.base_url, key, backoff_base=base, wait_cap=cap)
+                self._client = SimulatorClient(
+                    self.config, self.base_url, key, backoff_base=base, wait_cap=cap
+                )
             data = answer_json(await self._client.complete(body))
             usage = usage_of(data) or {}
             self._count(
