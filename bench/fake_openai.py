@@ -6,8 +6,9 @@ Every POST gets the same small chat completion after LATENCY_S seconds; a POST w
 the judge's `select_choice` tool gets a judge verdict instead; one that offers the simulator's
 `next_user_message` tool gets the simulated user's next message at once (`Message N`, N the user
 messages so far, so it never repeats itself and never ends the conversation: it runs to max_turns);
-any other request (the judge preflight's `GET /models`) gets the completion too. `GET /count` answers how many POSTs were
-served. It is deliberately tiny so that the benchmark measures the engine, not the server.
+any other request (the judge preflight's `GET /models`) gets the completion too. `GET /count`
+answers how many POSTs were served. It is deliberately tiny so that the benchmark measures the
+engine, not the server.
 """
 
 from __future__ import annotations
