@@ -238,6 +238,55 @@ def test_a_check_override_carries_the_case_the_rate_after_reviews_and_the_csv(wo
     assert oslo_review["outcome"] == "failed"
 
 
+def test_compare_shows_what_changed_in_each_changed_case(world):
+    page = world["app"].client.get("/compare", params={"base": world["first"], "head": world["second"]}).text
+    regressions = page.split('id="regressions"')[1].split("</section>")[0]
+    paris = regressions.split('data-case="spec.yaml::paris"')[1].split("</details>")[0]
+    pairs = re.findall(r'<tr class="(changed)?"><td>([^<]+)</td><td>(.*?)</td><td>(.*?)</td></tr>', paris)
+    assert [(name, "passed" in base, "failed" in head) for _, name, base, head in pairs] == [
+        ("includes &#34;Sunny&#34;", True, True),  # escaped like any spec text
+        (_judge_check(world, world["first"], PARIS), True, True),
+    ]
+    assert '<p class="replydiff"><del>Sunny </del><ins>Rain </ins>in Paris</p>' in paris
+    assert "<li>turn 1: get_weather call removed</li>" in regressions
+    fixes = page.split('id="fixes"')[1].split("</section>")[0]
+    assert '<p class="replydiff"><del>Rain </del><ins>Sunny </ins>in Oslo</p>' in fixes
+    assert "<script>" not in page
+
+
+def test_a_word_diff_keeps_every_word_and_space_of_both_replies():
+    from specengine.serve.case_diff import word_diff
+
+    before, after = "It is sunny in Oslo.\nBring a hat", "It is rainy in Oslo.\nBring an umbrella <b>now</b>"
+    pieces = word_diff(before, after)
+    assert "".join(p.text for p in pieces if p.kind != "new") == before
+    assert "".join(p.text for p in pieces if p.kind != "gone") == after
+    assert [(p.kind, p.text) for p in pieces if p.kind != "same"][:2] == [
+        ("gone", "sunny "),
+        ("new", "rainy "),
+    ]
+
+
+def test_three_or_four_runs_side_by_side(world):
+    client = world["app"].client
+    runs = [world["rerun"], world["first"], world["second"]]  # any order: shown oldest first
+    page = client.get("/compare", params=[("run", r) for r in runs])
+    assert page.status_code == 200
+    heads = re.findall(r'<th><a href="/runs/([^"]+)">', page.text)
+    assert heads == [world["first"], world["second"], world["rerun"]]
+    rows = dict(re.findall(r'<tr class="casecolumn" data-case="([^"]+)">(.*?)</tr>', page.text, re.S))
+    assert set(rows) == {PARIS, OSLO, FORMULA}  # markup failed in all three
+    statuses = re.findall(r'class="pill (\w+)"|<td>–</td>', rows[PARIS])
+    assert statuses == ["passed", "failed", "failed"]
+    assert re.findall(r'class="pill (\w+)"', rows[OSLO]) == ["failed", "passed"]  # not in the rerun
+    data = client.get("/api/compare", params=[("run", r) for r in runs]).json()
+    assert [r["run_id"] for r in data["runs"]] == heads
+    assert {c["id"]: c["statuses"] for c in data["cases"]}[OSLO] == ["failed", "passed", None]
+    too_many = [("run", r) for r in [*runs, world["first"], "x", "y"]]
+    assert client.get("/compare", params=too_many).status_code == 400
+    assert client.get("/api/compare", params=[("run", world["first"])]).status_code == 400
+
+
 def test_moving_a_judge_check_down_keeps_its_reviews_and_its_agreement_together(world):
     client, project = world["app"].client, world["project"]
     check = _judge_check(world, world["second"], PARIS)
@@ -397,3 +446,17 @@ def test_in_a_browser_a_reviewer_walks_the_failures_with_keys_and_saves_in_place
     page.keyboard.press("Enter")
     page.wait_for_url("**q=rain*")
     assert "status=failed" in page.url and page.locator("a.caselink").count() == 1
+
+
+def test_in_a_browser_three_runs_compare_side_by_side_within_the_window(world, page_at):
+    page = page_at(1280)
+    page.goto(world["app"].url + "/")
+    for run in (world["first"], world["second"], world["rerun"]):
+        page.locator(f'tr[data-run="{run}"] input[name="run"]').check()
+    assert page.locator("#compare-button").is_enabled()
+    page.click("#compare-button")
+    assert page.locator("#runs-side-by-side thead th a").count() == 3
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    page.locator("#runs-side-by-side a", has_text="what changed since").first.click()
+    page.locator("details.casediff summary").first.click()
+    assert page.locator("details.casediff .replydiff del").first.is_visible()

@@ -17,7 +17,6 @@ from starlette.responses import JSONResponse
 from specengine.errors import UsageError
 from specengine.index import queries
 from specengine.review.verdicts import review_counts
-from specengine.serve.pages import compare_pair
 from specengine.serve.state import AppState
 from specengine.serve.views import case_history
 
@@ -144,16 +143,6 @@ def job(request: Request) -> JSONResponse:
     data = found.state()
     data["run_id"] = state.job_run(found)
     return JSONResponse(data)
-
-
-def compare(request: Request) -> JSONResponse:
-    from specengine.report.compare import compare as compare_runs
-
-    state = _state(request)
-    base_id, head_id = compare_pair(request)
-    with state.db() as conn:
-        comparison = compare_runs(state.results(conn, base_id), state.results(conn, head_id))
-    return JSONResponse(comparison.as_dict())
 
 
 def queue(request: Request) -> JSONResponse:

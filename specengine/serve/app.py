@@ -14,7 +14,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from specengine.serve import api, pages
+from specengine.serve import api, compare_pages, pages
 from specengine.serve.assets import report_stylesheet
 from specengine.serve.security import Guard, HostPolicy
 from specengine.serve.state import AppState
@@ -72,7 +72,7 @@ def create_app(
         Route("/runs/{run_id}/rerun", pages.rerun_form, methods=["POST"]),
         Route("/runs/{run_id}/freeze", pages.freeze_form, methods=["POST"]),
         Route("/jobs/{job_id}", pages.job_page),
-        Route("/compare", pages.compare_page),
+        Route("/compare", compare_pages.compare_page),
         Route("/agreement", pages.agreement_page),
         Route("/queue", pages.queue_page),
         Route("/api/runs", api.runs),
@@ -81,7 +81,7 @@ def create_app(
         Route("/api/runs/{run_id}/rerun", api.rerun, methods=["POST"]),
         Route("/api/cases/history", api.history),
         Route("/api/jobs/{job_id}", api.job),
-        Route("/api/compare", api.compare),
+        Route("/api/compare", compare_pages.compare_api),
         Route("/api/agreement", api.agreement),
         Route("/api/queue", api.queue),
         Route("/static/report.css", _report_css),

@@ -281,46 +281,6 @@ def job_page(request: Request) -> HTMLResponse:
     return page(request, "job.html.j2", "Rerun", job=job.state(), new_run=new_run, counts=counts)
 
 
-def compare_page(request: Request) -> HTMLResponse:
-    from specengine.report.compare import compare, headline
-
-    state = _state(request)
-    base_id, head_id = compare_pair(request)
-    with state.db() as conn:
-        base, head = state.run(conn, base_id), state.run(conn, head_id)
-        comparison = compare(state.results(conn, base_id), state.results(conn, head_id))
-    delta = None
-    if comparison.base_pass_rate is not None and comparison.head_pass_rate is not None:
-        delta = comparison.head_pass_rate - comparison.base_pass_rate
-    return page(
-        request,
-        "compare.html.j2",
-        "Compare",
-        base=base,
-        head=head,
-        comparison=comparison,
-        headline=headline(comparison),
-        delta=delta,
-        head_link=lambda item: head_id,
-        base_link=lambda item: base_id,
-    )
-
-
-def compare_pair(request: Request) -> tuple[str, str]:
-    """(base, head) from `?base=&head=`, or from two `?run=` picks (the older one is the base)."""
-    params = request.query_params
-    if params.get("base") and params.get("head"):
-        return params["base"], params["head"]
-    picked = params.getlist("run")
-    if len(picked) != 2:
-        raise HTTPException(400, "select exactly two runs to compare")
-    state = _state(request)
-    with state.db() as conn:
-        first, second = state.run(conn, picked[0]), state.run(conn, picked[1])
-    ordered = sorted((first, second), key=lambda r: (r["started_at"], r["written_ns"], r["run_id"]))
-    return ordered[0]["run_id"], ordered[1]["run_id"]
-
-
 def queue_page(request: Request) -> HTMLResponse:
     """What most needs a reviewer next, across runs (index.review_queue)."""
     from specengine.index.review_queue import BORDERLINE, PAGE_SIZE, review_queue

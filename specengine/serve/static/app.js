@@ -10,11 +10,14 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   }
 
-  // Compare needs exactly two runs.
+  // Compare needs two to four runs.
   const compare = document.getElementById("compare-button");
   if (compare) {
     const boxes = [...document.querySelectorAll('input[name="run"][form="compare-form"]')];
-    const update = () => { compare.disabled = boxes.filter((b) => b.checked).length !== 2; };
+    const update = () => {
+      const picked = boxes.filter((b) => b.checked).length;
+      compare.disabled = picked < 2 || picked > 4;
+    };
     boxes.forEach((box) => box.addEventListener("change", update));
     update();
   }

@@ -1,0 +1,139 @@
+"""Comparing runs in the app: two runs case by case with what changed in each case, or two to four
+runs side by side (a column per run).
+
+Two runs are compared exactly as `specengine compare` compares them (`report.compare`); each changed
+case adds its checks side by side, its tool-call changes and a word diff of its final reply
+(`case_diff`). Three or four runs show, for every case whose status is not the same in all of them,
+its status in each run, oldest run first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse
+
+from specengine.serve.case_diff import CaseDiff, case_diff
+from specengine.serve.state import AppState
+from specengine.serve.templating import render
+
+MAX_RUNS = 4
+
+
+def _state(request: Request) -> AppState:
+    state: AppState = request.app.state.serve
+    return state
+
+
+def picked_runs(request: Request) -> list[str]:
+    """The runs to compare, oldest first: `?base=&head=` (in that order), or 2 to 4 `?run=` picks."""
+    params = request.query_params
+    if params.get("base") and params.get("head"):
+        return [params["base"], params["head"]]
+    picked = list(dict.fromkeys(params.getlist("run")))
+    if not 2 <= len(picked) <= MAX_RUNS:
+        raise HTTPException(400, f"select two to {MAX_RUNS} runs to compare")
+    state = _state(request)
+    with state.db() as conn:
+        rows = [state.run(conn, run_id) for run_id in picked]
+    rows.sort(key=lambda r: (r["started_at"], r["written_ns"], r["run_id"]))
+    return [row["run_id"] for row in rows]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One case across the runs compared side by side."""
+
+    case_id: str
+    statuses: tuple[str | None, ...]  # None where the run has no such case
+
+
+def side_by_side(conn: Any, run_ids: list[str]) -> list[Column]:
+    """Every case whose status differs between the runs (or that some run lacks), in the newest run's
+    plan order, then the rest."""
+    statuses: dict[str, list[str | None]] = {}
+    order: dict[str, tuple[int, int]] = {}
+    for column, run_id in enumerate(run_ids):
+        for case_id, status, position in conn.execute(
+            "SELECT case_id, status, position FROM cases WHERE run_id = ?", (run_id,)
+        ):
+            statuses.setdefault(case_id, [None] * len(run_ids))[column] = status
+            order[case_id] = min(order.get(case_id, (99, 0)), (len(run_ids) - 1 - column, position))
+    changed = [case_id for case_id, found in statuses.items() if len(set(found)) > 1]
+    changed.sort(key=lambda case_id: order[case_id])
+    return [Column(case_id, tuple(statuses[case_id])) for case_id in changed]
+
+
+def compare_page(request: Request) -> HTMLResponse:
+    from specengine.report.compare import compare, headline
+
+    state = _state(request)
+    run_ids = picked_runs(request)
+    if len(run_ids) > 2:
+        with state.db() as conn:
+            runs = [state.run(conn, run_id) for run_id in run_ids]
+            columns = side_by_side(conn, run_ids)
+        body = render(
+            "compare_many.html.j2", title="Compare", project=str(state.project), runs=runs, columns=columns
+        )
+        return HTMLResponse(body)
+    base_id, head_id = run_ids
+    with state.db() as conn:
+        base, head = state.run(conn, base_id), state.run(conn, head_id)
+        base_results, head_results = state.results(conn, base_id), state.results(conn, head_id)
+    comparison = compare(base_results, head_results)
+    old = {case["id"]: case for case in base_results["cases"]}
+    new = {case["id"]: case for case in head_results["cases"]}
+    diffs: dict[str, CaseDiff] = {}
+    for item in (*comparison.regressions, *comparison.fixes, *comparison.other_changes,
+                 *comparison.judged_differently):  # fmt: skip
+        if item.id in old and item.id in new:
+            diffs[item.id] = case_diff(old[item.id], new[item.id])
+    delta = None
+    if comparison.base_pass_rate is not None and comparison.head_pass_rate is not None:
+        delta = comparison.head_pass_rate - comparison.base_pass_rate
+    body = render(
+        "compare.html.j2",
+        title="Compare",
+        project=str(state.project),
+        base=base,
+        head=head,
+        comparison=comparison,
+        headline=headline(comparison),
+        delta=delta,
+        diffs=diffs,
+        head_link=lambda item: head_id,
+        base_link=lambda item: base_id,
+    )
+    return HTMLResponse(body)
+
+
+def compare_api(request: Request) -> JSONResponse:
+    """What `specengine compare --json` prints for two runs; the side-by-side columns for three or four."""
+    from specengine.report.compare import compare
+
+    state = _state(request)
+    run_ids = picked_runs(request)
+    with state.db() as conn:
+        if len(run_ids) > 2:
+            runs = [state.run(conn, run_id) for run_id in run_ids]
+            columns = side_by_side(conn, run_ids)
+            return JSONResponse(
+                {
+                    "runs": [
+                        {
+                            "run_id": r["run_id"],
+                            "name": r["name"],
+                            "started_at": r["started_at"],
+                            "pass_rate": r["pass_rate"],
+                        }
+                        for r in runs
+                    ],  # fmt: skip
+                    "cases": [{"id": c.case_id, "statuses": list(c.statuses)} for c in columns],
+                }
+            )
+        comparison = compare(state.results(conn, run_ids[0]), state.results(conn, run_ids[1]))
+    return JSONResponse(comparison.as_dict())
