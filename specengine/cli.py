@@ -36,6 +36,7 @@ from specengine.commands import (  # noqa: E402,F401
     compare,
     demo_agent,
     freeze,
+    github,
     init,
     merge,
     plan,

@@ -14,6 +14,8 @@ The hierarchy says how each problem ends for the user:
 - `JudgeFailure`: a judge call that cannot give a score (that check errors).
 - `WebServerError`: the app under test could not be started or reached.
 - `SchemaNotFound`: the installed package lacks its schemas (an installation problem).
+- `GitHubError`: GitHub's REST API refused a request or could not be reached (`specengine github`);
+  `ArtifactError`: a downloaded artifact that cannot be used safely.
 
 No code tells these apart by their message text.
 """
@@ -146,3 +148,17 @@ class WebServerError(SpecengineError):
 
 class SchemaNotFound(SpecengineError):
     """The installed package lacks its schemas: an installation problem, not a spec problem."""
+
+
+class GitHubError(SpecengineError):
+    """GitHub's REST API refused a request (`status` is its HTTP status) or could not be reached
+    (`status` None). A 403 is what a fork's read-only token gets when it writes."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+class ArtifactError(SpecengineError):
+    """A downloaded artifact that is not a zip holding one results file within the size limits."""

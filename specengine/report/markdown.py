@@ -315,8 +315,8 @@ def _comparison_section(c: Comparison, max_rows: int, source_url: str | None) ->
         lines += _table("| Case | Status | Where | Why |", rows, max_rows, "cases judged differently")
     if c.fixes:
         lines += ["", f"#### 🔺 Fixes ({len(c.fixes)})", ""]
-        lines += _table(
-            "| Case | Status | Where |", _change_rows(c.fixes, source_url, False), max_rows, "fixes"
+        lines += _table(  # what used to fail: the reason the fix answers
+            "| Case | Status | Where | Was |", _change_rows(c.fixes, source_url, True), max_rows, "fixes"
         )
     if c.score_changes:
         lines += ["", f"<details><summary>Judge score changes ({len(c.score_changes)})</summary>", ""]

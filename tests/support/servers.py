@@ -259,6 +259,9 @@ class _Handler(LoopbackRequestHandler):
     def do_PUT(self) -> None:
         self._serve()
 
+    def do_PATCH(self) -> None:
+        self._serve()
+
     def do_DELETE(self) -> None:
         self._serve()
 
