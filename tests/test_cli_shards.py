@@ -198,6 +198,19 @@ def shard_paths(suite: Suite) -> list[Path]:
     return [suite.folder / "shards" / f"r{i}.json" for i in (1, 2, 3)]
 
 
+def test_shard_auto_takes_the_ci_engines_job_and_says_so(suite, shards):
+    env = {**NO_GITHUB, "CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "3"}
+    cli = run_cli(
+        ["run", "specs", "-j", "4", "--shard", "auto", "-o", "auto/r2.json"], cwd=suite.folder, env=env
+    )
+    assert cli.exit_code in (0, 1), cli.output
+    assert "shard 2/3 from GitLab CI (CI_NODE_INDEX=2, CI_NODE_TOTAL=3)" in cli.stderr
+    results = json.loads((suite.folder / "auto/r2.json").read_text(encoding="utf-8"))
+    assert ids(results) == ids(shards[1]) and results["shard"]["index"] == 2
+    missing = run_cli(["run", "specs", "--shard", "auto"], cwd=suite.folder, env=NO_GITHUB)
+    assert missing.exit_code == 2 and "CI_NODE_INDEX" in missing.stderr
+
+
 def test_merge_gives_one_results_file_like_a_whole_run(suite, shards, tmp_path):
     whole = suite.run("whole.json")
     out = tmp_path / "ALL.json"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from enum import Enum
 from pathlib import Path
@@ -95,7 +96,10 @@ def run_command(
     shard: Annotated[
         str | None,
         typer.Option(
-            "--shard", metavar="I/N", help="Run share i of n of the cases (stable by case id), e.g. 2/4."
+            "--shard",
+            metavar="I/N",
+            help="Run share i of n of the cases (stable by case id), e.g. 2/4; `auto` (or `auto/N`) takes"
+            " them from the CI engine's parallel-job variables (GitLab, CircleCI, Buildkite, Kubernetes).",
         ),
     ] = None,
     resume: Annotated[
@@ -150,18 +154,21 @@ def run_command(
     Exit 0 when every case passed or was skipped, 1 when a case failed or errored, 2 when a spec
     or the command line is wrong (nothing ran), 130 when interrupted (finish with --resume).
     """
+    from specengine.run.ci_shard import choose_shard
     from specengine.run.exit_codes import EXIT_USAGE
     from specengine.run.prepare import PrepareOptions
     from specengine.run.recording import SessionOptions
-    from specengine.run.select import parse_shard
     from specengine.run.session import RunRequest, execute_run
     from specengine.source.matrix import split_axis_arguments
 
     try:
-        shard_share = parse_shard(shard) if shard else None
+        chosen = choose_shard(shard, os.environ) if shard else None
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
+    if chosen is not None and chosen.source:
+        typer.echo(chosen.said(), err=True)
+    shard_share = chosen.share if chosen is not None else None
 
     paths, axes = split_axis_arguments(paths) if matrix else (paths, [])
     request = RunRequest(
