@@ -181,10 +181,10 @@ def _expression_problems(answer: Answer) -> dict[str, str]:
     }
     problems: dict[str, str] = {}
     for key in EXPRESSIONS:
-        source = adapter.config.options.get(key)
-        if source is None:
-            continue
         try:
+            source = adapter.source(key)
+            if source is None:
+                continue
             value, failure = adapter.attempt(key, variables)
         except EndpointError as exc:  # not an expression at all
             problems[key] = exc.message

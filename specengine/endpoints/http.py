@@ -46,15 +46,8 @@ from jinja2 import Undefined
 from jinja2.exceptions import SecurityError, UndefinedError
 from jinja2.exceptions import TemplateError as JinjaTemplateError
 
-from specengine.endpoints.base import (
-    BODY_EXCERPT,
-    Adapter,
-    Conversation,
-    body_excerpt,
-    chat_tool_call,
-    error_text,
-    request_json,
-)
+from specengine.endpoints.base import Adapter, Conversation, body_excerpt, error_text, request_json
+from specengine.endpoints.tool_call_shapes import Unreadable, key_map, read_calls
 from specengine.errors import TemplateError
 from specengine.templates import environment, render, render_native, render_url, undeclared_names
 from specengine.transcript import ToolCall, Turn
@@ -79,7 +72,7 @@ class HttpAdapter(Adapter):
         """The compiled expression of option `key` (None when the option is not set)."""
         if key in self._compiled:
             return self._compiled[key]
-        source = self.config.options.get(key)
+        source = self.source(key)
         if source is None:
             if key == "reply":
                 raise self.problem("protocol http needs `reply`, an expression such as json.answer")
@@ -93,6 +86,16 @@ class HttpAdapter(Adapter):
             raise self.problem(f"`{key}: {source.strip()}` is not a valid expression: {detail}") from None
         self._compiled[key] = compiled
         return compiled
+
+    def source(self, key: str) -> Any:
+        """The expression text of option `key` as written (a key map's `from` for `tool_calls`)."""
+        option = self.config.options.get(key)
+        mapping = key_map(option) if key == "tool_calls" else None
+        if mapping is not None:
+            if not mapping.source:
+                raise self.problem("a `tool_calls` key map needs `from`, the expression giving the list")
+            return mapping.source
+        return option
 
     def attempt(self, key: str, answer: Mapping[str, Any]) -> tuple[Any, str | None]:
         """(the value of expression `key` on the answer, None), or (None, what failed)."""
@@ -114,7 +117,7 @@ class HttpAdapter(Adapter):
             return value
         if lenient:
             return None
-        source = str(self.config.options.get(key)).strip()
+        source = str(self.source(key)).strip()
         excerpt = body_excerpt(text)
         raise self.problem(
             f"`{key}: {source}` failed on the response: {failure} (the response was: {excerpt})"
@@ -274,18 +277,8 @@ def _describe(exc: Exception) -> str:
 
 
 def _tool_calls(adapter: HttpAdapter, value: Any) -> tuple[ToolCall, ...]:
-    if value is None:
-        return ()
-    source = str(adapter.config.options.get("tool_calls")).strip()
-    shape = "a list of {name, arguments} mappings"
-    if isinstance(value, Mapping) or not isinstance(value, (list, tuple)):
-        got = json.dumps(value, ensure_ascii=False, default=str)[:BODY_EXCERPT]
-        raise adapter.problem(f"`tool_calls: {source}` must give {shape}, got {got}")
-    calls = []
-    for position, item in enumerate(value):
-        call = chat_tool_call(item) if isinstance(item, Mapping) else None
-        if call is None or not call.name:
-            got = json.dumps(item, ensure_ascii=False, default=str)[:BODY_EXCERPT]
-            raise adapter.problem(f"`tool_calls: {source}` must give {shape}; item {position} is {got}")
-        calls.append(call)
-    return tuple(calls)
+    source = str(adapter.source("tool_calls")).strip()
+    try:
+        return read_calls(value, source, key_map(adapter.config.options.get("tool_calls")))
+    except Unreadable as exc:
+        raise adapter.problem(exc.message) from None

@@ -57,6 +57,9 @@ def endpoint_template_problems(
         elif key in expressions:
             if isinstance(value, str):
                 yield from _template(path, "{{ " + value + " }}", ANSWER_VARIABLES, str(key))
+            elif key == "tool_calls" and isinstance(value, Mapping) and isinstance(value.get("from"), str):
+                source = value["from"]
+                yield from _template((*path, "from"), "{{ " + source + " }}", ANSWER_VARIABLES, "tool_calls")
         else:
             for where, text in iter_strings(value, path):
                 if is_template(_without_vars(text)):
