@@ -599,9 +599,8 @@ def test_a_judge_base_url_from_a_variable_is_resolved_and_required(agent_server,
     run = run_spec(tmp_path, ONE_QA, env={**ENV, "JUDGE_HOST": judge.base_url})
     assert run.exit_code == 1, run.cli.output
     assert judge.hits() == 1
-    assert check(run.case("a"), "judge closed_qa")["rationale"].startswith("Asked at ")
-    for text in (run.cli.output, (tmp_path / RESULTS).read_text(encoding="utf-8")):
-        assert judge.base_url not in text  # a value from ${VAR} is a secret
+    # a host is no secret: it is shown as it is, for the author to check
+    assert check(run.case("a"), "judge closed_qa")["rationale"] == f"Asked at {judge.base_url}."
 
 
 def test_a_500_then_ok_judge_is_retried_within_one_verdict(agent_server, tmp_path):

@@ -165,3 +165,65 @@ def test_a_case_keeps_its_own_fields_and_loses_secrets_in_outside_text():
         "the reply includes ***",
         "It says ***.",
     )
+
+
+# --- which ${VAR} values are secrets --------------------------------------------------------------
+
+
+def test_credentials_are_masked_and_a_port_is_shown(tmp_path):
+    from support.cli import write_project, write_spec
+    from support.support_bot import SupportBot
+
+    with SupportBot() as bot:
+        endpoint = bot.endpoint(
+            url="http://127.0.0.1:${ACC_PORT}/chat",
+            headers={"X-Token": "${BOT_TOKEN}"},
+            body={"message": "{{ message }}", "login": "${BOT_PASS}", "session": "{{ session_id }}"},
+        )
+        write_project(tmp_path, endpoints={"bot": endpoint})
+        write_spec(
+            tmp_path,
+            "spec",
+            """
+            evals:
+              - name: leaky
+                send: please echo token
+                expect:
+                  - includes: never said
+            """,
+        )
+        env = {"ACC_PORT": str(bot.port), "BOT_TOKEN": "tok-5f4e3d2c1b", "BOT_PASS": "hunter2x"}
+        result = run_cli(["run", "spec.yaml", "-o", "out.json"], cwd=tmp_path, env=env)
+    written = (tmp_path / "out.json").read_text(encoding="utf-8")
+    results = json.loads(written)
+    assert results["endpoints"]["bot"]["url"] == f"http://127.0.0.1:{bot.port}/chat"  # not :***/
+    reply = results["cases"][0]["trials"][0]["transcript"][-1]["content"]
+    assert f"token={MASK} login={MASK}" in reply
+    for text in (written, result.output):
+        assert "tok-5f4e3d2c1b" not in text and "hunter2x" not in text
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "secret"),
+    [
+        ("ACC_PORT", ("url",), False),
+        ("AGENT_HOST", ("base_url",), False),
+        ("MODEL_NAME", ("model",), False),
+        ("ANYTHING", ("headers", "X-Custom"), True),
+        ("ANYTHING", ("auth",), True),
+        ("ANYTHING", ("body", "api_key"), True),
+        ("ANYTHING", ("extra_body", "access_token"), True),
+        ("ANYTHING", ("body", "password"), True),
+        ("OPENAI_API_KEY", ("url",), True),
+        ("DB_PASS", ("body", "login"), True),
+        ("CLIENT_SECRET", ("body", "x"), True),
+    ],
+)
+def test_which_variable_values_are_secrets(name, path, secret):
+    from specengine.source.project import is_secret_use, resolve_variables
+
+    assert is_secret_use(name, path) is secret
+    value: Any = "${" + name + "}"
+    for key in reversed(path):
+        value = {key: value}
+    assert resolve_variables(value, {name: "v4lue"}).secrets == ({"v4lue"} if secret else set())

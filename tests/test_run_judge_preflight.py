@@ -130,8 +130,10 @@ def test_a_judge_that_answers_its_model_list_with_an_error_status_is_still_asked
 
 
 def test_a_secret_in_the_judge_url_is_redacted_in_the_message(agent_server, tmp_path, free_port):
-    project(tmp_path, agent_server, model="m", base_url=f"http://127.0.0.1:{free_port}/${{JUDGE_ROUTE}}/v1")
-    run = run_spec(tmp_path, SPEC, env={"OPENAI_API_KEY": KEY, "JUDGE_ROUTE": "route-SECRET-99"})
+    project(
+        tmp_path, agent_server, model="m", base_url=f"http://127.0.0.1:{free_port}/${{JUDGE_ROUTE_TOKEN}}/v1"
+    )
+    run = run_spec(tmp_path, SPEC, env={"OPENAI_API_KEY": KEY, "JUDGE_ROUTE_TOKEN": "route-SECRET-99"})
     assert run.exit_code == 2
     assert f"the judge at http://127.0.0.1:{free_port}/***/v1 cannot be reached" in run.cli.stderr
     assert "route-SECRET-99" not in run.cli.output

@@ -1,8 +1,9 @@
 """The project file `specengine.yaml`: endpoints, judge, defaults, run configs, and ${VAR} secrets.
 
 Loading reads the file and applies `--config NAME`; resolving `${VAR}` happens only when a run is
-about to use an endpoint or the judge, so `validate` needs no environment. Every value that came
-from `${VAR}` is remembered as a secret, so reports can redact it.
+about to use an endpoint or the judge, so `validate` needs no environment. A value from `${VAR}` is
+remembered as a secret when it is one (a credential, by where it is used or by its variable's name),
+so reports can redact it; other values (a port, a host, a model name) are shown as they are.
 """
 
 from __future__ import annotations
@@ -106,31 +107,53 @@ class Resolved:
     missing: tuple[str, ...]
 
 
+SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASS")
+"""A variable whose name holds one of these is a secret wherever it is used."""
+SECRET_FIELD_PARTS = ("api_key", "apikey", "token", "password", "passwd", "secret")
+"""A value under a key whose name holds one of these is a secret, whatever the variable's name."""
+SECRET_SECTIONS = frozenset({"headers", "auth"})
+"""Every value in these is a credential or may carry one."""
+
+
+def is_secret_use(name: str, path: tuple[str, ...]) -> bool:
+    """Whether the value of `${name}`, used at key path `path`, is a secret.
+
+    Secrets are masked everywhere; anything else (a port, a host, a model name) is shown as it is,
+    since masking it would hide the very thing an author must check (`http://127.0.0.1:***/`).
+    """
+    if any(part in name.upper() for part in SECRET_NAME_PARTS):
+        return True
+    if any(str(key).lower() in SECRET_SECTIONS for key in path):
+        return True
+    return any(part in str(key).lower() for key in path for part in SECRET_FIELD_PARTS)
+
+
 def resolve_variables(value: Any, environ: Mapping[str, str]) -> Resolved:
-    """Replace ${VAR} in every string of value (recursively) from environ."""
+    """Replace ${VAR} in every string of value (recursively) from environ; the values used where
+    `is_secret_use` says so are the secrets."""
     secrets: set[str] = set()
     missing: list[str] = []
 
-    def substitute(match: re.Match[str]) -> str:
+    def substitute(match: re.Match[str], path: tuple[str, ...]) -> str:
         name = match.group(1)
         if name not in environ:
             missing.append(name)
             return ""
-        secret = environ[name]
-        if secret:
-            secrets.add(secret)
-        return secret
+        found = environ[name]
+        if found and is_secret_use(name, path):
+            secrets.add(found)
+        return found
 
-    def walk(item: Any) -> Any:
+    def walk(item: Any, path: tuple[str, ...]) -> Any:
         if isinstance(item, str):
-            return ENV_REFERENCE.sub(substitute, item) if "${" in item else item
+            return ENV_REFERENCE.sub(lambda match: substitute(match, path), item) if "${" in item else item
         if isinstance(item, Mapping):
-            return {key: walk(sub) for key, sub in item.items()}
+            return {key: walk(sub, (*path, str(key))) for key, sub in item.items()}
         if isinstance(item, list):
-            return [walk(sub) for sub in item]
+            return [walk(sub, path) for sub in item]
         return item
 
-    resolved = walk(value)
+    resolved = walk(value, ())
     return Resolved(resolved, frozenset(secrets), tuple(dict.fromkeys(missing)))
 
 
