@@ -153,11 +153,24 @@ def test_every_report_shows_the_simulated_user_and_why_the_conversation_ended(
 
     project(tmp_path, agent, simulator)
     spec = "evals:" + simulated("two orders", "Dana") + REFUND_CHECKS
-    run = run_spec(tmp_path, spec, "--junit", "out/j.xml", "--md", "out/m.md", "--html", "out/r.html")
+    run = run_spec(
+        tmp_path,
+        spec,
+        "--junit",
+        "out/j.xml",
+        "--md",
+        "out/m.md",
+        "--html",
+        "out/r.html",
+        "--format",
+        "github",
+    )
     stopped = "stopped: goal_reached after 2 simulated turns (simulator sim-model-1)"
     assert "user:     Dana, a customer whose order ORD-123 arrived late." in run.cli.stdout
     assert "stopped:  goal_reached after 2 simulated turns (simulator sim-model-1)" in run.cli.stdout
     assert re.search(r"simulator: 3 calls, 0 cache hits, 180 tokens", run.cli.stdout), run.cli.stdout
+    annotations = [line for line in run.cli.stdout.splitlines() if line.startswith("::error")]
+    assert annotations and all(f"%0A{stopped}" in line for line in annotations)
     junit = ET.parse(tmp_path / "out/j.xml").getroot()
     failure = junit.find(".//failure")
     assert failure is not None and failure.get("message", "").endswith(f"[{stopped}]")

@@ -25,6 +25,7 @@ from specengine.report.facts import (
     uncertain_checks,
 )
 from specengine.report.formats import ReportInputs
+from specengine.report.simulated import simulation_of, stop_text
 from specengine.results.budgets import broken_budgets
 
 MAX_MESSAGE = 4000
@@ -157,11 +158,13 @@ def annotation_lines(results: dict, *, path_prefix: str = "", limit: int | None 
         case_id = str(case.get("id", ""))
         # a case errored by a check (a judge that failed, say) is annotated at that check, with why
         err = case_error(case) if case.get("status") == "error" else None
+        simulation = simulation_of(case)
+        stopped = f"\n{stop_text(simulation)}" if simulation is not None else ""
         if err is not None or (case.get("status") == "error" and not failed_gates(case)):
             out.append(
                 workflow_command(
                     "error",
-                    error_text(err) if err else "the case errored",
+                    (error_text(err) if err else "the case errored") + stopped,
                     file=spec,
                     line=case_line(case),
                     title=f"{case_id}: error",
@@ -177,6 +180,7 @@ def annotation_lines(results: dict, *, path_prefix: str = "", limit: int | None 
                 message += f"\ngot: {_short(fc.got)}"
             if fc.rationale:
                 message += "\nrationale: " + fc.rationale.strip()
+            message += stopped
             out.append(
                 workflow_command(
                     "error",
