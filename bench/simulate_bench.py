@@ -1,9 +1,9 @@
 """Simulated users cost the engine little: N simulated conversations of T turns against the same
 number of scripted T-turn conversations, at concurrency J, against loopback servers.
 
-    python bench/simulate_bench.py [--cases 200] [--turns 6] [--concurrency 20] [--latency-ms 50] [--repeat 3]
+    python bench/simulate_bench.py [--cases 200] [--turns 6] [--concurrency 20] [--latency_ms 50] [--repeat 3]
 
-The agent answers every turn after --latency-ms (the mock of fake_openai.py); the simulator (the
+The agent answers every turn after --latency_ms (the mock of fake_openai.py); the simulator (the
 same mock, its `next_user_message` answers) answers at once, so the difference between the two
 runs is what specengine itself spends on a simulated turn: building the simulator's request, the
 request over loopback, reading its answer, the cache, the bookkeeping. Each simulated conversation
