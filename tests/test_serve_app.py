@@ -100,13 +100,19 @@ def test_compare_api_is_the_compare_command(world):
     assert "spec.yaml::paris" in regressions and "spec.yaml::oslo" not in regressions
 
 
-def test_run_page_filters_live_in_the_url(world):
-    client, run = world["app"].client, world["first"]
+def _listed(world: dict):
+    """The case ids the first run's page lists under the given query, in their order."""
 
     def shown(**params: str) -> list[str]:
-        page = client.get(f"/runs/{run}", params=params)
+        page = world["app"].client.get(f"/runs/{world['first']}", params=params)
         assert page.status_code == 200
         return re.findall(r'name="case" value="([^"]+)"', page.text)
+
+    return shown
+
+
+def test_run_page_filters_live_in_the_url(world):
+    shown = _listed(world)
 
     assert shown() == [OSLO, MARKUP, PARIS, FORMULA]  # failures first, plan order within
     assert shown(status="failed") == [OSLO, MARKUP]
@@ -119,12 +125,7 @@ def test_run_page_filters_live_in_the_url(world):
 
 
 def test_every_run_page_column_sorts_and_the_order_stays_in_the_url(world):
-    client, run = world["app"].client, world["first"]
-
-    def shown(**params: str) -> list[str]:
-        page = client.get(f"/runs/{run}", params=params)
-        assert page.status_code == 200
-        return re.findall(r'name="case" value="([^"]+)"', page.text)
+    client, run, shown = world["app"].client, world["first"], _listed(world)
 
     assert shown(sort="case") == [FORMULA, MARKUP, OSLO, PARIS]
     assert shown(sort="case", dir="desc") == [PARIS, OSLO, MARKUP, FORMULA]

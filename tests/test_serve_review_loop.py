@@ -20,7 +20,7 @@ from support.app_server import JUDGE_KEY, JUDGE_KEY_ENV, REPLIES, AppServer, Ser
 from support.cli import run_cli, write_project
 from support.judge_server import JudgeServer
 from support.servers import AgentServer, Reply
-from test_report_browser import CHROMIUM_ARGS, _chromium
+from test_report_browser import browser  # noqa: F401 - the fixture, shared with the report's tests
 
 PARIS = "spec.yaml::paris"
 OSLO = "spec.yaml::oslo"
@@ -324,25 +324,14 @@ def test_moving_a_judge_check_down_keeps_its_reviews_and_its_agreement_together(
 # In a browser (last: Playwright's loop stays in this thread while the module's browser lives).
 
 
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-    executable = _chromium()
-    if executable is None:
-        pytest.skip("no Chromium binary (install the Debian package `chromium`)")
-    with sync_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
-        yield launched
-        launched.close()
-
-
 @pytest.fixture
-def page_at(browser, world):
+def page_at(request, world):
     """A page of the given width that fails the test on script errors, dialogs or outside requests."""
+    launched = request.getfixturevalue("browser")
     contexts, problems = [], []
 
     def open_page(width: int, height: int = 900):
-        context = browser.new_context(viewport={"width": width, "height": height})
+        context = launched.new_context(viewport={"width": width, "height": height})
         context.set_default_timeout(20_000)
         contexts.append(context)
         page = context.new_page()

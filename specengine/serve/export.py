@@ -46,37 +46,14 @@ def cases_csv(rows: Iterable[Row], reviews: Mapping[str, CaseReviews]) -> str:
     writer.writerow(COLUMNS)
     for row in rows:
         review = reviews.get(row["case_id"])
-        verdict = review.case if review is not None else None
         after = review.outcome if review is not None and review.outcome else row["status"]
+        case = (row["case_id"], row["suite"], row["status"], after)
+        verdict = review.case if review is not None else None
         writer.writerow(
-            neutralise(value)
-            for value in (
-                row["case_id"],
-                row["suite"],
-                row["status"],
-                after,
-                "",
-                "",
-                *_review_cells(verdict),
-                row["reason"],
-                row["reply"],
-            )
+            map(neutralise, (*case, "", "", *_review_cells(verdict), row["reason"], row["reply"]))
         )
         for name, checked in (review.checks if review is not None else {}).items():
-            writer.writerow(
-                neutralise(value)
-                for value in (
-                    row["case_id"],
-                    row["suite"],
-                    row["status"],
-                    after,
-                    name,
-                    checked.engine,
-                    *_review_cells(checked),
-                    "",
-                    "",
-                )
-            )
+            writer.writerow(map(neutralise, (*case, name, checked.engine, *_review_cells(checked), "", "")))
     return out.getvalue()
 
 
