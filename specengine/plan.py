@@ -86,10 +86,11 @@ class JudgeExample:
 class JudgeSpec:
     """What a judge check asks, as written: the kind, its rubric (templates unrendered), examples.
 
-    `kind` is closed_qa, factuality or custom. With `judge: NAME` the rubric, model, samples and
-    examples come from the named judge of the project file (`name`), the check's own examples added
-    after its. `samples` None means the project's `judge.samples`; `model` None means the run's judge
-    model.
+    `kind` is one of judge.kinds.KINDS: closed_qa, factuality, custom, or a conversation judge
+    (goal_completed with `goal`, role_adherence with `role`, …). With `judge: NAME` the rubric,
+    model, samples and examples come from the named judge of the project file (`name`), the check's
+    own examples added after its. `samples` None means the project's `judge.samples`; `model` None
+    means the run's judge model.
     """
 
     kind: str
@@ -101,6 +102,8 @@ class JudgeSpec:
     samples: int | None = None
     model: str | None = None
     name: str | None = None
+    goal: Any = None  # goal_completed: what the user wanted (None: the case's goal)
+    role: Any = None  # role_adherence: the role the agent must keep
 
 
 @dataclass(frozen=True)

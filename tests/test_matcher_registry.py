@@ -22,6 +22,7 @@ from specengine.grade.matchers import (
     Argument,
     Reads,
 )
+from specengine.judge.kinds import KINDS
 from specengine.validate import schema
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,9 +53,7 @@ ARGUMENT_SCHEMAS: dict[Argument, Any] = {
     Argument.CALLS: {"type": "integer", "minimum": 0},
     Argument.TOKENS: {"type": "integer", "minimum": 1},
     # a kind (the enum editors offer) or the name of a judge of the project file
-    Argument.JUDGE_KIND: {
-        "anyOf": [{"enum": ["closed_qa", "factuality", "custom"]}, {"type": "string", "minLength": 1}]
-    },
+    Argument.JUDGE_KIND: {"anyOf": [{"enum": list(KINDS)}, {"type": "string", "minLength": 1}]},
 }
 WORDS = ("description", "examples", "errorMessage", "markdownDescription")
 

@@ -179,7 +179,7 @@ def test_the_validator_can_read_matchers_judges_and_operators_back() -> None:
     modifiers = set(check["properties"]) - set(matchers)
     assert modifiers == {
         "name", "value", "soft", "threshold", "at_least", "not", "scope",
-        "criteria", "expected", "prompt", "choices", "samples", "examples", "times", "mode",
+        "criteria", "expected", "prompt", "goal", "role", "choices", "samples", "examples", "times", "mode",
     }  # fmt: skip
     kinds, named = check["properties"]["judge"]["anyOf"]
     assert kinds["enum"] == list(KINDS)  # offered by editors; a named judge is any other name

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from support.cli import run_cli
 
+from specengine.judge.kinds import KINDS
+
 ENDPOINTS = """\
 endpoints:
   demo:
@@ -32,6 +34,9 @@ judges:
     examples:
       - {input: Hi, output: Go away., choice: N, why: It is rude.}
 """
+
+
+KIND_LIST = ", ".join(KINDS)
 
 
 def problems(folder: Path, spec: str, project: str | None = ENDPOINTS + JUDGES) -> list[str]:
@@ -81,14 +86,13 @@ def test_named_judges_with_samples_and_examples_are_valid(tmp_path):
 
 def test_an_unknown_judge_name_gets_a_did_you_mean_from_the_project_file(tmp_path):
     assert problems(tmp_path, one_check("judge: tnoe")) == [
-        "s.yaml:6:14: unknown judge 'tnoe' - did you mean 'tone'?"
-        " (use one of closed_qa, factuality, custom, tone, polite)"
+        f"s.yaml:6:14: unknown judge 'tnoe' - did you mean 'tone'? (use one of {KIND_LIST}, tone, polite)"
     ]
 
 
 def test_an_unknown_judge_name_says_where_named_judges_are_defined(tmp_path):
     assert problems(tmp_path, one_check("judge: sentiment")) == [
-        "s.yaml:6:14: unknown judge 'sentiment' (use one of closed_qa, factuality, custom, tone, polite);"
+        f"s.yaml:6:14: unknown judge 'sentiment' (use one of {KIND_LIST}, tone, polite);"
         " define 'sentiment' under judges: in specengine.yaml"
     ]
 
@@ -96,7 +100,7 @@ def test_an_unknown_judge_name_says_where_named_judges_are_defined(tmp_path):
 def test_without_a_project_file_only_kinds_are_judges(tmp_path):
     spec = one_check("judge: tone")
     assert problems(tmp_path, spec, project=None) == [
-        "s.yaml:6:14: unknown judge 'tone' (use one of closed_qa, factuality, custom);"
+        f"s.yaml:6:14: unknown judge 'tone' (use one of {KIND_LIST});"
         " a judge named by you is defined under judges: in specengine.yaml"
     ]
 
@@ -197,3 +201,71 @@ def test_samples_and_examples_mistakes_are_located(tmp_path, check, problem):
 def test_named_judge_mistakes_are_located_in_the_project_file(tmp_path, judges, problem):
     found = problems(tmp_path, "evals: [{name: a, send: hi, expect: [succeeded]}]", ENDPOINTS + judges)
     assert found == [problem]
+
+
+# ---------------------------------------------------------------------------------------------------
+# conversation judges
+
+
+def test_conversation_judges_are_valid_with_their_rubric_or_the_simulated_users_goal(tmp_path):
+    spec = """
+        evals:
+          - name: scripted
+            turns:
+              - send: My name is Ana.
+              - send: "What is my name?"
+                expect:
+                  - judge: goal_completed
+                    goal: "learn that the assistant remembers the name {{ input.name }}"
+                  - judge: role_adherence
+                    role: a polite assistant
+                    samples: 3
+                    examples: [{output: "user: hi / assistant: Go away.", choice: N}]
+                  - judge: knowledge_retention
+                    scope: conversation
+                  - judge: conversation_relevance
+            input: {name: Ana}
+          - name: simulated
+            simulate: {user: Ana, goal: learn her name}
+            expect: [{judge: goal_completed}]
+    """
+    assert problems(tmp_path, spec) == []
+
+
+@pytest.mark.parametrize(
+    "check, problem",
+    [
+        (
+            "judge: role_adherence",
+            "s.yaml:6:7: judge: role_adherence needs 'role': the role the agent must keep,"
+            " e.g. role: a support agent for Acme who only talks about Acme orders",
+        ),
+        (
+            "judge: goal_completed",
+            "s.yaml:6:14: judge: goal_completed has no goal to judge: write goal: beside it (what the user"
+            " wanted), or simulate a user with a goal in this eval (simulate: {user: ..., goal: ...})",
+        ),
+        (
+            "{judge: knowledge_retention, scope: turn}",
+            "s.yaml:6:36: judge: knowledge_retention reads the whole conversation: remove scope: turn"
+            " (to judge the conversation up to an earlier turn, put the check on that turn)",
+        ),
+        (
+            "{judge: conversation_relevance, value: '{{ reply }}'}",
+            "s.yaml:6:39: value is not read by judge: conversation_relevance, which reads the"
+            " conversation: remove it",
+        ),
+        (
+            "{judge: goal_completed, goal: x, criteria: y}",
+            "s.yaml:6:40: 'criteria' is not used by a conversation judge (it belongs to judge: closed_qa)",
+        ),
+        ("{judge: closed_qa, criteria: y, role: x}", "s.yaml:6:39: 'role' belongs to judge: role_adherence"),
+        ("{includes: x, goal: y}", "s.yaml:6:21: 'goal' belongs to judge: goal_completed"),
+        (
+            "{judge: goal_completed, gaol: x}",
+            "s.yaml:6:31: unknown key 'gaol' in this check - did you mean 'goal'?",
+        ),
+    ],
+)
+def test_conversation_judge_mistakes_are_located_with_the_fix(tmp_path, check, problem):
+    assert problems(tmp_path, one_check(check)) == [problem]

@@ -14,7 +14,7 @@ from typing import Any
 
 from specengine.compile.case_stream import CaseStream
 from specengine.compile.endpoints import Endpoints
-from specengine.compile.judge_specs import judge_spec
+from specengine.compile.judge_specs import default_scope, judge_spec
 from specengine.compile.replay import ReplayProblem, messages_at, user_turns
 from specengine.compile.simulation import SIMULATE_TEMPLATES, goal_of, simulation_of
 from specengine.diagnostics import Diagnostic
@@ -183,7 +183,7 @@ def compile_check(
         gate=not bool(entry.get("soft", False)),
         threshold=_threshold(entry, is_judge),
         negate=bool(entry.get("not", False)),
-        scope=entry.get("scope", "turn"),
+        scope=entry.get("scope", default_scope(entry) if is_judge else "turn"),
         value=entry.get("value"),
         options=options,
         # the name is final unless it shows an argument that renders per case

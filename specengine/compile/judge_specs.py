@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from specengine.judge.kinds import KINDS
+from specengine.judge.kinds import CONVERSATION_KINDS, KINDS
 from specengine.judge.named import kind_of_named
-from specengine.plan import JudgeExample, JudgeSpec
+from specengine.plan import JudgeExample, JudgeSpec, Scope
 from specengine.source.loader import as_text
 
 
@@ -61,7 +61,15 @@ def judge_spec(entry: Mapping[str, Any], named: Mapping[str, Any]) -> JudgeSpec:
         choices=_choices(entry.get("choices")),
         examples=own_examples,
         samples=int(own_samples) if own_samples is not None else None,
+        goal=entry.get("goal"),
+        role=entry.get("role"),
     )
+
+
+def default_scope(entry: Mapping[str, Any]) -> Scope:
+    """What a judge check reads when it says no `scope:`: a conversation judge the conversation (since
+    the last reset, up to its turn), any other judge its own turn."""
+    return "conversation" if as_text(entry["judge"]) in CONVERSATION_KINDS else "turn"
 
 
 def _choices(raw: Any) -> dict[str, float] | None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from specengine.errors import TemplateError
 from specengine.grade.match_result import MatchInput
 from specengine.grade.matchers import MATCHERS, default_name, match
-from specengine.judge.kinds import NO_JUDGE
+from specengine.judge.kinds import CONVERSATION_KINDS, GOAL, NO_JUDGE
 from specengine.plan import Case, Check, JudgeConfig, Step
 from specengine.results.model import CheckResult, SkipCode, TrialResult, trial_status
 from specengine.source.loader import as_text
@@ -142,7 +142,12 @@ def _match_input(check: Check, record: TurnRecord, records: Sequence[TurnRecord]
 
 
 def _question(check: Check, record: TurnRecord, records: Sequence[TurnRecord]) -> str:
-    """What the judge is asked about: the last user message, or the conversation since the last reset."""
+    """What the judge is asked about: the last user message, or the conversation since the last reset
+    (for a conversation judge, with tool calls, as judge.conversation shows it)."""
+    if check.judge is not None and check.judge.kind in CONVERSATION_KINDS:
+        from specengine.judge.conversation import conversation_text
+
+        return conversation_text(_scope(check, record, records))
     if check.scope != "conversation":
         return record.message
     from specengine.judge.judge import transcript as judge_transcript
@@ -195,6 +200,8 @@ async def grade_judge(
             choices={as_text(k): float(v) for k, v in spec.choices.items()} if spec.choices else None,
             examples=spec.examples,
             model=spec.model,
+            goal=(_judge_text(spec.goal, variables) or case.goal) if spec.kind == GOAL else None,
+            role=_judge_text(spec.role, variables),
         )
     except TemplateError as exc:
         return _result(check, record, gate, status="error", score=None, reason=_located(check, exc))

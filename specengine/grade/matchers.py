@@ -51,7 +51,7 @@ class Argument(Enum):
     SECONDS = "seconds"
     CALLS = "a number of calls"
     TOKENS = "a number of tokens"
-    JUDGE_KIND = "a judge kind"  # the docs list the kinds: closed_qa, factuality, custom
+    JUDGE_KIND = "a judge kind"  # the docs list the kinds: closed_qa, factuality, custom, …
 
     @property
     def optional(self) -> bool:
@@ -214,7 +214,7 @@ MATCHERS: dict[str, MatcherEntry] = {
 }
 
 MODIFIERS = ("name", "value", "soft", "threshold", "at_least", "not", "scope")
-JUDGE_TEMPLATES = ("criteria", "expected", "prompt")  # the judge options that are templates
+JUDGE_TEMPLATES = ("criteria", "expected", "prompt", "goal", "role")  # the judge options that are templates
 JUDGE_OPTIONS = (*JUDGE_TEMPLATES, "choices", "samples", "examples")
 MATCHER_OPTIONS = tuple(option for entry in MATCHERS.values() for option in entry.options)
 CHECK_KEYS = (*MATCHERS, *MODIFIERS, *JUDGE_OPTIONS, *MATCHER_OPTIONS)  # every key a check may hold

@@ -231,8 +231,8 @@ class Judge:
     def _cache_key(self, request: JudgeRequest, prompt: JudgePrompt, sample: int) -> str:
         """Everything that shapes what the judge is asked, autoevals' version (its prompts) included.
 
-        Examples and the sample number join the key only when there are any (sample 2 and up), so a
-        check without them keeps the key it always had.
+        Examples, the sample number and a conversation judge's goal or role join the key only when
+        there are any (sample 2 and up), so a check without them keeps the key it always had.
         """
         from autoevals.version import VERSION
 
@@ -241,6 +241,9 @@ class Judge:
             extra["examples"] = [example.as_dict() for example in request.examples]
         if sample > 1:
             extra["sample"] = sample
+        for key in ("goal", "role"):  # a conversation judge's rubric
+            if getattr(request, key) is not None:
+                extra[key] = getattr(request, key)
         return cache_key(
             {
                 **extra,

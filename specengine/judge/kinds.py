@@ -1,26 +1,57 @@
 """The kinds of judge and the choices each may pick: declarations that validation and grading share.
 
-Validation checks a judge check's choices and examples against these without loading autoevals (a
-test holds BUILTIN_CHOICES to autoevals' own scorers); the judge package builds its prompts from them.
+Validation checks a judge check's choices, examples and keys against these without loading autoevals
+(a test holds BUILTIN_CHOICES to autoevals' own scorers); the judge package builds its prompts from
+them. Three kinds grade a reply with autoevals' prompts; the conversation kinds grade a whole
+conversation with ours (judge/conversation.py), and read it by default (`scope: conversation`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
-KINDS = ("closed_qa", "factuality", "custom")
+
+@dataclass(frozen=True)
+class ConversationKind:
+    """A judge kind that reads the whole conversation: the rubric keys it takes (templates), the one
+    it cannot do without (None: none), and what it asks, in the words of the docs."""
+
+    name: str
+    takes: tuple[str, ...] = ()
+    needs: str | None = None
+    asks: str = ""
+
+
+PASS_FAIL = {"Y": 1.0, "N": 0.0}
+GOAL = "goal_completed"  # reads the case's goal (a simulated user's) when the check has no `goal:`
+CONVERSATION_KINDS: Mapping[str, ConversationKind] = {
+    kind.name: kind
+    for kind in (
+        ConversationKind(GOAL, ("goal",), None, "did the user get what the goal asked for"),
+        ConversationKind("role_adherence", ("role",), "role", "did the assistant stay in its role"),
+        ConversationKind(
+            "knowledge_retention", (), None, "did the assistant keep what the user told it earlier"
+        ),
+        ConversationKind("conversation_relevance", (), None, "was every reply relevant to what was asked"),
+    )
+}
+KINDS = ("closed_qa", "factuality", "custom", *CONVERSATION_KINDS)
 NO_JUDGE = "no judge configured (--judge-model)"  # why a judge check was skipped: no judge model
 # The choices of autoevals' own judges and their scores (custom judges bring theirs).
 BUILTIN_CHOICES: Mapping[str, Mapping[str, float]] = {
-    "closed_qa": {"Y": 1.0, "N": 0.0},
+    "closed_qa": PASS_FAIL,
     "factuality": {"A": 0.4, "B": 0.6, "C": 1.0, "D": 0.0, "E": 1.0},
 }
 
 
 def choice_scores(kind: str, choices: Mapping[str, float] | None = None) -> dict[str, float]:
-    """The choices of a judge of this kind and their scores: autoevals' own, or a custom judge's."""
+    """The choices of a judge of this kind and their scores: autoevals' own, a conversation judge's
+    (Y or N), or a custom judge's."""
     if kind in BUILTIN_CHOICES:
         return dict(BUILTIN_CHOICES[kind])
+    if kind in CONVERSATION_KINDS:
+        return dict(PASS_FAIL)
     return {str(name): float(score) for name, score in (choices or {}).items()}
 
 

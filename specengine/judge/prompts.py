@@ -7,7 +7,8 @@ then client.py sends the request. We do not let autoevals send it: its request p
 gpt-5* model to the Responses API whatever `use_responses_api` says, retries openai.RateLimitError up
 to 100 times with no cap, and falls back to a third-party gateway when no client reaches it. Sending
 the request ourselves keeps one wire format (chat completions, which every OpenAI-compatible server
-speaks) and one retry policy (specengine.retry).
+speaks) and one retry policy (specengine.retry). The conversation judges' prompts are ours
+(conversation.py), rendered and sent the same way.
 
 Our Jinja2-rendered texts reach mustache only as variable values, never as template text, so `{{ }}`
 in a reply or a custom prompt survives; a custom prompt is the value of autoevals' `{{__prompt}}`.
@@ -26,7 +27,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from specengine.judge.kinds import BUILTIN_CHOICES, KINDS, choice_scores, choices_scoring
+from specengine.judge.conversation import conversation_scorer
+from specengine.judge.kinds import (
+    BUILTIN_CHOICES,
+    CONVERSATION_KINDS,
+    GOAL,
+    KINDS,
+    choice_scores,
+    choices_scoring,
+)
 from specengine.plan import JudgeExample, JudgeSpec
 
 SELECT_CHOICE = "select_choice"
@@ -41,10 +50,11 @@ class JudgeRequest:
     """What one judge check asks, with every template already rendered by us.
 
     `question` is the last user message, or with `scope: conversation` the transcript since the last
-    reset (see `transcript`). `reply` is the reply or the rendered `value:`.
+    reset (see `transcript`; a conversation judge's is `conversation.conversation_text`). `reply` is
+    the reply or the rendered `value:`.
     """
 
-    kind: str  # "closed_qa" | "factuality" | "custom"
+    kind: str  # one of kinds.KINDS
     question: str
     reply: str
     criteria: str | None = None  # closed_qa
@@ -54,6 +64,8 @@ class JudgeRequest:
     use_cot: bool = True
     examples: tuple[JudgeExample, ...] = ()  # few-shot examples, shown before the prompt
     model: str | None = None  # a named judge's own model, instead of the run's
+    goal: str | None = None  # goal_completed: what the user wanted
+    role: str | None = None  # role_adherence: the role the agent must keep
 
     @property
     def choice_scores(self) -> dict[str, float]:
@@ -125,6 +137,11 @@ def request_problem(request: JudgeRequest) -> str | None:
         for name, value in request.choices.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                 return f"choice {name!r} has score {value!r}; choice scores must be numbers from 0 to 1"
+    if request.kind == GOAL and not request.goal:
+        return f"judge {GOAL} needs a goal: write goal: on the check, or simulate a user with a goal"
+    needs = CONVERSATION_KINDS[request.kind].needs if request.kind in CONVERSATION_KINDS else None
+    if needs is not None and not getattr(request, needs):
+        return f"judge {request.kind} needs `{needs}`"
     scores = request.choice_scores
     for number, example in enumerate(request.examples, 1):
         problem = example_problem(example, scores)
@@ -181,12 +198,20 @@ def judge_prompt(request: JudgeRequest) -> JudgePrompt:
 def prompt_hash(spec: JudgeSpec, use_cot: bool = True) -> str:
     """A short fingerprint of what a judge check asks, before any case fills it in.
 
-    It covers autoevals' prompt template for the kind (so an autoevals upgrade that rewords it shows),
+    It covers the prompt template for the kind (autoevals', so an upgrade that rewords it shows; ours
+    for a conversation judge),
     the choices and their scores, the check's rubric as written and its examples; never a reply, so
     two runs of an unchanged rubric agree however the agent answered.
     """
-    scorer = _template_scorer(spec.kind, use_cot) if spec.kind in BUILTIN_CHOICES else _custom_scorer(use_cot)
+    if spec.kind in BUILTIN_CHOICES:
+        scorer = _template_scorer(spec.kind, use_cot)
+    elif spec.kind in CONVERSATION_KINDS:
+        scorer = conversation_scorer(spec.kind, use_cot)
+    else:
+        scorer = _custom_scorer(use_cot)
+    rubric = {key: getattr(spec, key) for key in ("goal", "role") if getattr(spec, key) is not None}
     fields = {
+        **rubric,  # only a conversation judge's: the hashes of other judges stay as they were
         "kind": spec.kind,
         "messages": [message["content"] for message in scorer.messages],
         "choices": [[name, score] for name, score in choice_scores(spec.kind, spec.choices).items()],
@@ -211,6 +236,13 @@ def _scorer(request: JudgeRequest) -> tuple[Any, dict[str, str]]:
     if request.kind == "factuality":
         variables = {"input": question, "output": reply, "expected": judge_text(request.expected)}
         return _template_scorer(request.kind, use_cot), variables
+    if request.kind in CONVERSATION_KINDS:
+        variables = {
+            "conversation": question,
+            "goal": judge_text(request.goal),
+            "role": judge_text(request.role),
+        }
+        return conversation_scorer(request.kind, use_cot), variables
     choices = {str(name): float(score) for name, score in (request.choices or {}).items()}
     scorer = LLMClassifier(
         name="custom", prompt_template="{{__prompt}}", choice_scores=choices, use_cot=use_cot

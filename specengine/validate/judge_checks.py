@@ -1,11 +1,12 @@
 """The checks of judges that a JSON Schema cannot express: named judges and their uses, examples.
 
-A spec's `judge:` takes a kind (closed_qa, factuality, custom) or the name of a judge defined under
-`judges:` in its project file. Each use is checked against that project file: an unknown name gets
-a "did you mean", and a check that uses a named judge may not rewrite its rubric. A few-shot
-example's verdict must be one of its judge's choices, for a check's own judge or a named one. The
-project file's named judges are checked where they are defined: a name that is a kind, a rubric's
-templates, its examples.
+A spec's `judge:` takes a kind (closed_qa, factuality, custom, or a conversation judge such as
+goal_completed) or the name of a judge defined under `judges:` in its project file. Each use is
+checked against that project file: an unknown name gets a "did you mean", and a check that uses a
+named judge may not rewrite its rubric. A few-shot example's verdict must be one of its judge's
+choices, for a check's own judge or a named one. A conversation judge reads the conversation (no
+`scope: turn`, no `value:`), and goal_completed needs a goal. The project file's named judges are
+checked where they are defined: a name that is a kind, a rubric's templates, its examples.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from specengine.judge.kinds import KINDS, choice_scores, choices_scoring
+from specengine.judge.kinds import CONVERSATION_KINDS, GOAL, KINDS, choice_scores, choices_scoring
 from specengine.judge.named import JUDGES_KEY, kind_of_named, named_judges
 from specengine.source.loader import PROJECT_FILE, KeyPath, as_text
 from specengine.source.project import Project
@@ -25,14 +26,23 @@ RUBRIC_KEYS = ("criteria", "expected", "prompt", "choices")
 
 
 def check_judge_use(
-    report: Report, entry: Mapping[str, Any], here: KeyPath, project: Project | None, project_failed: bool
+    report: Report,
+    entry: Mapping[str, Any],
+    here: KeyPath,
+    project: Project | None,
+    project_failed: bool,
+    has_goal: bool = False,
 ) -> None:
-    """A judge check: its judge exists, a named judge's rubric is left alone, examples fit it."""
+    """A judge check: its judge exists, a named judge's rubric is left alone, examples fit it, a
+    conversation judge reads the conversation (and has a goal). `has_goal`: the check's eval gives
+    a goal_completed judge without `goal:` one (its simulated user's)."""
     value = entry.get("judge")
     if not isinstance(value, (str, int, float)) or isinstance(value, bool):
         return  # the schema reports it
     name = as_text(value)
     named = named_judges(project.data) if project is not None else {}
+    if name in CONVERSATION_KINDS:
+        check_conversation_judge(report, entry, here, name, has_goal)
     if name in KINDS:
         choices = entry.get("choices") if name == "custom" else None
         scores = choice_scores(name, _choices(choices))
@@ -56,6 +66,32 @@ def check_judge_use(
             report.at((*here, "judge"), unknown_judge(name, list(named), project))
         return
     check_examples(report, entry.get("examples"), (*here, "examples"), scores)
+
+
+def check_conversation_judge(
+    report: Report, entry: Mapping[str, Any], here: KeyPath, kind: str, has_goal: bool
+) -> None:
+    """A conversation judge reads the conversation, never one reply: no `scope: turn`, no `value:`;
+    goal_completed needs a goal, its own or the eval's simulated user's."""
+    if entry.get("scope") == "turn":
+        report.at(
+            (*here, "scope"),
+            f"judge: {kind} reads the whole conversation: remove scope: turn (to judge the conversation"
+            " up to an earlier turn, put the check on that turn)",
+            at_key=True,
+        )
+    if "value" in entry:
+        report.at(
+            (*here, "value"),
+            f"value is not read by judge: {kind}, which reads the conversation: remove it",
+            at_key=True,
+        )
+    if kind == GOAL and "goal" not in entry and not has_goal:
+        report.at(
+            (*here, "judge"),
+            f"judge: {GOAL} has no goal to judge: write goal: beside it (what the user wanted), or"
+            " simulate a user with a goal in this eval (simulate: {user: ..., goal: ...})",
+        )
 
 
 def unknown_judge(name: str, named: list[str], project: Project | None) -> str:

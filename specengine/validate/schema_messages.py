@@ -256,7 +256,13 @@ class _Mapper:
             if key in err.instance or (path, key) in self.suggested:
                 continue
             judge = err.instance.get("judge")
-            if isinstance(judge, str) and key in ("criteria", "prompt", "choices", "expected"):
+            if isinstance(judge, str) and key == "role":
+                self._at(
+                    path,
+                    f"judge: {judge} needs 'role': the role the agent must keep,"
+                    " e.g. role: a support agent for Acme who only talks about Acme orders",
+                )
+            elif isinstance(judge, str) and key in ("criteria", "prompt", "choices", "expected"):
                 self._at(path, f"judge: {judge} needs '{key}'")
             else:
                 self._at(path, f"{owner} needs '{key}'")

@@ -82,6 +82,7 @@ class SpecChecks:
         self.by_dataset: dict[KeyPath, list[EvalProver]] = {}  # the evals each dataset is proven for
         self.eval_datasets: list[KeyPath] = []
         self._project: Report | None = None
+        self.simulates = False  # the eval being walked has a simulated user (with a goal)
 
     def run(self) -> None:
         data = self.data
@@ -125,11 +126,14 @@ class SpecChecks:
         self.templates = (
             self._eval_templates(item, here, text) if self.prove_rows and "skip" not in item else None
         )
+        turns = item.get("turns")
+        self.simulates = "simulate" in item or (
+            isinstance(turns, list) and any(isinstance(step, dict) and "simulate" in step for step in turns)
+        )
         self._send(item.get("send"), (*here, "send"))
         self._simulate(item.get("simulate"), (*here, "simulate"))
         if isinstance(item.get("replay"), str):
             self._replay(item, here)
-        turns = item.get("turns")
         has_check = "expect" in item
         if isinstance(turns, list):
             has_check = self._turns(turns, (*here, "turns")) or has_check
@@ -235,7 +239,9 @@ class SpecChecks:
         if matcher is not None:
             check_against_matcher(self.report, entry, here, matcher)
             if matcher.judge:
-                check_judge_use(self.report, entry, here, self.project, self.project_failed)
+                # a goal is there when the eval simulates a user, or reported already as misspelt
+                has_goal = self.simulates or (here, "goal") in self.suggested
+                check_judge_use(self.report, entry, here, self.project, self.project_failed, has_goal)
 
     def _value(self, value: Any, here: KeyPath) -> None:
         """The `value:` of the check at `here` is a template, or it would check a fixed text."""
