@@ -179,6 +179,14 @@ def test_goal_completed_reads_the_simulated_users_goal(agent, judge, tmp_path):
     assert "[Goal]: a refund for ORD-123\n" in call.prompt
     assert [m["role"] for m in conversation(call)] == ["user", "assistant"]
 
+    # regrade finds the goal again without the simulator: the same question, answered from the cache
+    regraded = run_cli(
+        ["regrade", "out/results.json", "--output", "out/regraded.json"], cwd=tmp_path, env=ENV
+    )
+    assert regraded.exit_code == 0, regraded.output
+    case = json.loads((tmp_path / "out/regraded.json").read_text(encoding="utf-8"))["cases"][0]
+    assert check(case, "judge goal_completed")["cached"] is True and judge.hits() == 1
+
 
 def test_a_mistaken_conversation_judge_stops_the_run_before_any_request(agent, judge, tmp_path):
     project(tmp_path, agent, judge)
