@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import yaml
 from support.cli import run_cli, write_project
 from support.judge_server import JudgeCall, JudgeServer, choose
 from support.runs import check, run_spec, validate_results
@@ -125,6 +126,7 @@ def test_each_kind_passes_a_conversation_that_earns_it_and_fails_one_that_does_n
         good, bad = check(run.case("good"), f"judge {kind}"), check(run.case("bad"), f"judge {kind}")
         assert (good["status"], good["score"], bad["status"], bad["score"]) == ("passed", 1.0, "failed", 0.0)
         assert good["judge"]["model"] == MODEL and re.fullmatch(r"[0-9a-f]{12}", good["judge"]["prompt_hash"])
+        assert good["judge"]["kind"] == kind
     assert check(run.case("bad"), "judge goal_completed")["rationale"] == "refunded nothing"
     assert [s["choice"] for s in check(run.case("good"), "judge role_adherence")["samples"]] == ["Y"] * 3
     assert judge.hits() == 3 + 3 + 4  # role_adherence asked three times for `good`
@@ -157,8 +159,19 @@ def test_each_kind_passes_a_conversation_that_earns_it_and_fails_one_that_does_n
             reviewer="Ada",
         )
     )
-    agreement = run_cli(["agreement", "--dir", str(tmp_path)], cwd=tmp_path)
+    agreement = run_cli(["agreement", "--dir", str(tmp_path), "--export-examples", "ex.yaml"], cwd=tmp_path)
     assert "spec.yaml:24  judge knowledge_retention: 1 reviewed, agreement 100.0%" in agreement.stdout
+    # the review becomes a few-shot example of the conversation the judge read, not of one reply
+    [example] = yaml.safe_load((tmp_path / "ex.yaml").read_text(encoding="utf-8"))[
+        "spec.yaml:24 judge knowledge_retention"
+    ]
+    assert example["score"] == 0 and "input" not in example
+    assert [json.loads(line)["content"] for line in example["output"].splitlines()] == [
+        "Hi, I'm Max. Please refund ORD-999.",
+        "Let me tell you a joke instead.",
+        "What is my name?",
+        "I don't know your name.",
+    ]
 
 
 def test_goal_completed_reads_the_simulated_users_goal(agent, judge, tmp_path):

@@ -32,7 +32,7 @@ from specengine.judge.answer import NO_TOOL_CALL, answer_json, read_answer, usag
 from specengine.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
 from specengine.judge.client import ApiKey, JudgeClient
 from specengine.judge.key import judge_base_url, judge_key
-from specengine.judge.kinds import NO_JUDGE
+from specengine.judge.kinds import CONVERSATION_KINDS, NO_JUDGE
 from specengine.judge.prompts import (
     JudgePrompt,
     JudgeRequest,
@@ -97,11 +97,14 @@ class JudgePin:
     prompt_hash: str
     autoevals: str
     name: str | None = None
+    kind: str | None = None  # a conversation judge's kind: what it read was the conversation
 
     def as_dict(self) -> dict[str, str]:
         data = {"model": self.model, "prompt_hash": self.prompt_hash, "autoevals": self.autoevals}
         if self.name is not None:
             data["name"] = self.name
+        if self.kind is not None:
+            data["kind"] = self.kind
         return data
 
 
@@ -163,7 +166,8 @@ class Judge:
         """What a check's verdicts depend on besides the reply, recorded with its result."""
         from autoevals.version import VERSION
 
-        return JudgePin(self.model_for(spec), prompt_hash(spec), VERSION, spec.name)
+        kind = spec.kind if spec.kind in CONVERSATION_KINDS else None
+        return JudgePin(self.model_for(spec), prompt_hash(spec), VERSION, spec.name, kind)
 
     async def verdict(self, request: JudgeRequest, sample: int = 1) -> JudgeVerdict:
         """Score one request: from the cache when the same request was judged before, else the judge.

@@ -1,11 +1,12 @@
 """Human reviews as few-shot examples: the verdicts people gave, in the shape a judge's `examples:` takes.
 
 A reviewed judge verdict is a graded example the judge should have matched: the message and reply it
-read, the outcome the person gave, and the person's note as the reason. Fed back as `examples:` of
-the judge check (or of its named judge), the judge learns from its overrides ("human overrides as
-few-shot"). The outcome is written as a score: the one end of the scale (1 or 0) that the check's
-threshold passes for a reply that should pass and fails for one that should fail, so it names the
-judge's choices that score it (Y or N for closed_qa).
+read (for a conversation judge, the conversation as it read it), the outcome the person gave, and
+the person's note as the reason. Fed back as `examples:` of the judge check (or of its named judge),
+the judge learns from its overrides ("human overrides as few-shot"). The outcome is written as a
+score: the one end of the scale (1 or 0) that the check's threshold passes for a reply that should
+pass and fails for one that should fail, so it names the judge's choices that score it (Y or N for
+closed_qa).
 
 The file written is YAML: one list per judge check, keyed by the named judge's name or by the
 check's `spec:line name`, ready to be copied under `examples:`.
@@ -17,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from specengine.judge.conversation import conversation_text
+from specengine.judge.kinds import CONVERSATION_KINDS
 from specengine.plan import JudgeExample, Threshold
 from specengine.review.agreement import JudgeVerdict
 from specengine.review.store import Review
@@ -62,12 +65,14 @@ def reviewed_example(
         record = records[turn - 1]
         pin = check.get("judge")
         name = pin.get("name") if isinstance(pin, Mapping) else None
-        example = JudgeExample(
-            output=record.turn.reply,
-            score=_score(review.human_passed, check.get("threshold")),
-            input=record.message,
-            why=review.note or None,
-        )
+        score = _score(review.human_passed, check.get("threshold"))
+        if isinstance(pin, Mapping) and pin.get("kind") in CONVERSATION_KINDS:  # it read the conversation
+            shown = [r for r in records[:turn] if r.conversation == record.conversation]
+            example = JudgeExample(output=conversation_text(shown), score=score, why=review.note or None)
+        else:
+            example = JudgeExample(
+                output=record.turn.reply, score=score, input=record.message, why=review.note or None
+            )
         where = f"{verdict.spec}:{verdict.line}" if verdict.line else verdict.spec
         judge = str(name) if name else f"{where} {verdict.check}"
         return ReviewedExample(judge, example, (verdict.status == "passed") != review.human_passed)
