@@ -138,7 +138,15 @@ def test_a_finished_run_is_indexed_where_an_index_exists(project, tmp_path_facto
     second = project.run()  # the run's own flow indexes it
     with RunIndex(project.folder).open(refresh=False) as conn:
         indexed = [r["run_id"] for r in queries.run_list(conn)]
+        moved_on = conn.execute("SELECT * FROM latest ORDER BY case_id").fetchall()
     assert indexed == [second, first]
+    # The newest run moved each case's newest-run row on by itself; a rebuild finds the same rows.
+    assert {(r["run_id"], r["previous_run"]) for r in moved_on} == {(second, first)} and len(moved_on) == 4
+    assert index_finished_run(project.folder / ".specengine" / "runs" / f"{second}.json")  # again: same
+    RunIndex(project.folder).rebuild()
+    with RunIndex(project.folder).open(refresh=False) as conn:
+        rebuilt = conn.execute("SELECT * FROM latest ORDER BY case_id").fetchall()
+    assert [tuple(r) for r in rebuilt] == [tuple(r) for r in moved_on]
     elsewhere = tmp_path_factory.mktemp("elsewhere") / "r.json"
     shutil.copy(path, elsewhere)
     assert index_finished_run(elsewhere) is False

@@ -164,7 +164,9 @@ class RunIndex:
             return
         with self._lock, self.open(refresh=False) as conn:
             self._index_file(conn, path, stamp)
-            _refresh_latest(conn)
+            row = conn.execute("SELECT run_id FROM sources WHERE file = ?", (path.name,)).fetchone()
+            if row is None or row["run_id"] is None or not _advance_latest(conn, row["run_id"]):
+                _refresh_latest(conn)
 
     def problems(self, conn: sqlite3.Connection) -> list[Problem]:
         rows = conn.execute("SELECT file, problem FROM sources WHERE problem IS NOT NULL ORDER BY file")
@@ -272,6 +274,31 @@ def _refresh_latest(conn: sqlite3.Connection) -> None:
             "   ORDER BY r.started_at DESC, r.written_ns DESC, c.run_id DESC))"
             " WHERE n = 1"
         )
+
+
+def _advance_latest(conn: sqlite3.Connection, run_id: str) -> bool:
+    """Move `latest` on by one run that is the newest of all (a run that just ended): its cases become
+    their case ids' newest, the rows they replace become the run before. False (nothing done) when
+    the run is not the newest, so the caller rebuilds the table instead."""
+    with _transaction(conn):
+        newest = conn.execute(
+            "SELECT run_id FROM runs ORDER BY started_at DESC, written_ns DESC, run_id DESC LIMIT 1"
+        ).fetchone()
+        if newest is None or newest["run_id"] != run_id:
+            return False
+        rows = conn.execute(
+            "SELECT c.case_id, c.run_id, c.status, c.transcript,"
+            " CASE WHEN l.run_id = c.run_id THEN l.previous_run ELSE l.run_id END,"
+            " CASE WHEN l.run_id = c.run_id THEN l.previous_status ELSE l.status END"
+            " FROM cases c LEFT JOIN latest l ON l.case_id = c.case_id WHERE c.run_id = ?",
+            (run_id,),
+        ).fetchall()
+        conn.executemany(
+            "INSERT OR REPLACE INTO latest (case_id, run_id, status, transcript, previous_run,"
+            " previous_status) VALUES (?, ?, ?, ?, ?, ?)",
+            [tuple(row) for row in rows],
+        )
+    return True
 
 
 def _forget(conn: sqlite3.Connection, file: str) -> None:
