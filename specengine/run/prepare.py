@@ -47,6 +47,7 @@ class PrepareOptions:
     axes: tuple[str, ...] = ()  # AXIS=V1,V2 after --matrix: axes over or beside the project's
     cells: tuple[str, ...] = ()  # --cell: only these cells
     given_cells: tuple[Cell, ...] = ()  # the cells of a results file being regraded
+    only_ids: frozenset[str] | None = None  # exactly these cases (the pytest plugin's selected items)
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
         keyword=options.keyword,
         limit=options.limit,
         shard=options.shard,
+        only_ids=options.only_ids,
     )
     spec_files = {spec.display: str(spec.file.resolve()) for spec in specs}
     return Prepared(plan, selection, spec_files, validation.project, validation.warnings)

@@ -183,7 +183,8 @@ def _narrow(prepared: Prepared, done: Done, rerun: frozenset[str] | None) -> Pre
     if done:
         selection = replace(selection, skip_ids=frozenset(case["id"] for case, _ in done))
     if rerun is not None:
-        selection = replace(selection, only_ids=rerun)
+        kept = rerun if selection.only_ids is None else selection.only_ids & rerun
+        selection = replace(selection, only_ids=kept)
     return replace(prepared, selection=selection)
 
 

@@ -1,0 +1,146 @@
+"""The plugin's one specengine run for a pytest session: the plan read once at collection, the
+selected cases run together when the first of them is set up, and their stored outcomes kept for
+the items to report.
+
+pytest would call items one at a time; an agent answers in seconds, so the cases pytest kept after
+`-k`, `--lf` and the like run concurrently in one specengine run (as `specengine run` would run
+them), and a deselected case is never sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from specengine.run.prepare import Prepared
+
+
+@dataclass(frozen=True)
+class CollectedCase:
+    """A case as pytest shows it: its id, its name within the spec, where it is declared."""
+
+    id: str
+    name: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the run stored for a case (None when it did not run), and what the run printed."""
+
+    case: dict[str, Any] | None
+    output: str
+    exit_code: int
+
+
+class SpecSession:
+    """Registered as a plugin when specengine is asked for; owns the plan and the run."""
+
+    def __init__(self, config: pytest.Config, roots: list[Path]):
+        self.config = config
+        self.roots = roots
+        self._prepared: Prepared | None = None
+        self._problem: str | None = None
+        self._cases: dict[str, list[CollectedCase]] = {}
+        self._outcomes: dict[str, Outcome] | None = None
+
+    # --- collection ---
+
+    @pytest.hookimpl
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+        if file_path.suffix not in (".yaml", ".yml") or not self._under_roots(file_path):
+            return None
+        self._plan()
+        resolved = str(file_path.resolve())
+        if self._problem is None and resolved not in self._cases:
+            return None  # a project file, a dataset: not a spec
+        from specengine.pytest_plugin.items import SpecFile
+
+        return SpecFile.from_parent(parent, path=file_path, spec_session=self)
+
+    def _under_roots(self, path: Path) -> bool:
+        resolved = path.resolve()
+        return any(
+            resolved == root.resolve() or resolved.is_relative_to(root.resolve()) for root in self.roots
+        )
+
+    def cases_of(self, file_path: Path) -> list[CollectedCase]:
+        """The cases of one spec file, or a collection error with specengine's diagnostics."""
+        self._plan()
+        if self._problem is not None:
+            raise SpecProblem(self._problem)
+        return self._cases.get(str(file_path.resolve()), [])
+
+    def _plan(self) -> None:
+        """Validate and compile every spec under the roots once (nothing is sent)."""
+        if self._prepared is not None or self._problem is not None:
+            return
+        from specengine.errors import UsageError
+        from specengine.run.prepare import prepare
+
+        try:
+            prepared = prepare([str(root) for root in self.roots], self._options(resolve_endpoints=False))
+        except UsageError as exc:
+            self._problem = "\n".join(exc.lines)
+            return
+        for case in prepared.cases():
+            file = prepared.spec_files.get(case.spec, case.spec)
+            name = case.id.split("::", 1)[1] if "::" in case.id else case.id
+            self._cases.setdefault(file, []).append(CollectedCase(case.id, name, case.line))
+        self._prepared = prepared
+
+    def _options(self, **more: Any) -> Any:
+        from specengine.run.prepare import PrepareOptions
+
+        config = self.config.getoption("--specengine-config") or self.config.getini("specengine_config")
+        return PrepareOptions(config=config or None, **more)
+
+    # --- the run ---
+
+    def outcome(self, item: pytest.Item, case_id: str) -> Outcome:
+        """The stored outcome of `case_id`, running every selected case first if nothing ran yet."""
+        if self._outcomes is None:
+            self._outcomes = self._run(item.session)
+        return self._outcomes.get(case_id) or Outcome(None, "", 0)
+
+    def _run(self, session: pytest.Session) -> dict[str, Outcome]:
+        from specengine.pytest_plugin.items import SpecItem
+        from specengine.run.recording import SessionOptions
+        from specengine.run.session import RunRequest, execute_run
+
+        wanted = frozenset(item.case_id for item in session.items if isinstance(item, SpecItem))
+        output = self._output()
+        request = RunRequest(
+            paths=tuple(str(root) for root in self.roots),
+            prepare=self._options(only_ids=wanted),
+            options=SessionOptions(
+                output=output, concurrency=int(self.config.getini("specengine_concurrency"))
+            ),
+        )
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            exit_code = execute_run(request)
+        cases: dict[str, dict[str, Any]] = {}
+        if output.exists():
+            data = json.loads(output.read_text(encoding="utf-8"))
+            cases = {case["id"]: case for case in data.get("cases", []) if isinstance(case, dict)}
+        text = printed.getvalue()
+        return {case_id: Outcome(cases.get(case_id), text, exit_code) for case_id in wanted}
+
+    def _output(self) -> Path:
+        given = self.config.getoption("--specengine-output")
+        if given:
+            return Path(given).resolve()
+        return Path(tempfile.mkdtemp(prefix="specengine-pytest-")) / "results.json"
+
+
+class SpecProblem(Exception):
+    """The specs cannot be read: specengine's diagnostics, shown as the collection error."""
