@@ -186,6 +186,7 @@ def test_goal_completed_reads_the_simulated_users_goal(agent, judge, tmp_path):
                 expect: [{judge: goal_completed}]
         """
         run = run_spec(tmp_path, spec, env=ENV)
+        sims = simulator.hits()
     assert run.exit_code == 0, run.cli.output
     assert check(run.case("simulated"), "judge goal_completed")["status"] == "passed"
     [call] = judge.calls
@@ -199,6 +200,16 @@ def test_goal_completed_reads_the_simulated_users_goal(agent, judge, tmp_path):
     assert regraded.exit_code == 0, regraded.output
     case = json.loads((tmp_path / "out/regraded.json").read_text(encoding="utf-8"))["cases"][0]
     assert check(case, "judge goal_completed")["cached"] is True and judge.hits() == 1
+
+    # frozen into a scripted eval, the check keeps the goal: the replay asks the judge the same question
+    frozen = run_cli(
+        ["freeze", "out/results.json", "spec.yaml::simulated", "-o", "frozen.yaml"], cwd=tmp_path
+    )
+    assert frozen.exit_code == 0, frozen.output
+    assert "goal: a refund for ORD-123" in (tmp_path / "frozen.yaml").read_text(encoding="utf-8")
+    replay = run_spec(tmp_path, None, env=ENV, paths=["frozen.yaml"], output="out/frozen.json")
+    assert (replay.exit_code, simulator.hits(), judge.hits()) == (0, sims, 1), replay.cli.output
+    assert check(replay.cases[0], "judge goal_completed")["cached"] is True
 
 
 def test_a_mistaken_conversation_judge_stops_the_run_before_any_request(agent, judge, tmp_path):
