@@ -332,6 +332,13 @@ def test_matrix_mistakes_are_found_before_anything_runs(agents, tmp_path):
     result = run_cli(["validate", "spec.yaml"], cwd=tmp_path)
     assert result.exit_code == 1
     assert "specengine.yaml:19:5: unknown endpoint 'lama' - did you mean 'llama'?" in result.stdout
+    project = project.replace("- lama", "- llama").replace(
+        "protocol: openai-chat", "system: '{{ vars.greting }}'\n    protocol: openai-chat", 1
+    )
+    (tmp_path / "specengine.yaml").write_text(project, encoding="utf-8")
+    result = run_cli(["validate", "spec.yaml"], cwd=tmp_path)
+    assert result.exit_code == 1
+    assert "system: no vars.greting in the matrix - did you mean 'greeting'?" in result.stdout
     wrong_cell = run_cli(["run", "spec.yaml", "--cell", "gpt,nope"], cwd=tmp_path)
     assert wrong_cell.exit_code == 2
     assert [agent.hits() for agent in agents] == before
