@@ -30,7 +30,8 @@ endpoints:
   #   url: http://127.0.0.1:8000/v1/chat/completions
   #   headers: {{Authorization: "Bearer ${{AGENT_TOKEN}}"}}   # ${{VAR}} reads the environment
 
-# Judge checks (judge: closed_qa / factuality / custom) are skipped until a judge model is named:
+# Judge checks (judge: closed_qa / factuality / custom, or goal_completed / role_adherence / ... on the
+# whole conversation) are skipped until a judge model is named:
 # judge:
 #   model: gpt-4o-mini
 #   base_url: https://api.openai.com/v1    # any OpenAI-compatible server
@@ -78,6 +79,9 @@ evals:
         expect:
           - called_tool_with: {{name: book_table, args: {{people: 4}}}}
           - includes: "4"
+          # With a judge configured in specengine.yaml, this grades the whole conversation:
+          # - judge: goal_completed
+          #   goal: a table for 4 people at 19:00
 
   # With a judge configured in specengine.yaml, add checks such as:
   #     - judge: closed_qa
