@@ -19,13 +19,15 @@ import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 
-from run_bench import mock_server, posts_served
+from run_bench import mock_server, posts_served, write_suite
 from timing import best_rounds, command
 
 ENDPOINTS = ("e1", "e2", "e3", "e4")
 
 
 def write_project(folder: Path, bases: list[str], rows: int) -> None:
+    """run_bench's dataset spec, with a project file of four endpoints, a config each and a matrix."""
+    write_suite(folder, bases[0], rows, concurrency=8)
     lines = ["endpoints:"]
     for name, base in zip(ENDPOINTS, bases, strict=True):
         lines.append(f"  {name}: {{protocol: openai-chat, url: '{base}/v1/chat/completions', model: bench}}")
@@ -34,21 +36,6 @@ def write_project(folder: Path, bases: list[str], rows: int) -> None:
     lines.append("configs:")
     lines += [f"  {name}: {{defaults: {{endpoint: {name}}}}}" for name in ENDPOINTS]
     (folder / "specengine.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    data = folder / "data"
-    data.mkdir(exist_ok=True)
-    with (data / "rows.csv").open("w", encoding="utf-8") as out:
-        out.write("id,city,expected.weather\n")
-        out.writelines(f"r{i},Paris,Sunny\n" for i in range(rows))
-    (folder / "bench.yaml").write_text(
-        "dataset: data/rows.csv\n"
-        "evals:\n"
-        "  - name: weather\n"
-        '    send: "What\'s the weather in {{ input.city }}?"\n'
-        "    expect:\n"
-        "      - succeeded\n"
-        '      - includes: "{{ expected.weather }}"\n',
-        encoding="utf-8",
-    )
 
 
 def main() -> None:

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specengine.results.budgets import budget_outcomes
+from specengine.results.model import Tally
 from specengine.stats import percentile, wilson_interval
-from specengine.usage import TokenUsage, read_usage, total_usage
+from specengine.usage import read_usage
 
 PER_MILLION = 1_000_000
 
@@ -50,15 +51,12 @@ def endpoint_prices(results: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 @dataclass
 class _Cell:
-    """One cell's running counts; mutable on purpose, owned by its CellTally."""
+    """One cell's running counts (its cases by status and their tokens, as the run's summary counts
+    them); mutable on purpose, owned by its CellTally."""
 
-    passed: int = 0
-    failed: int = 0
-    errored: int = 0
-    skipped: int = 0
+    counts: Tally = field(default_factory=Tally)
     latencies: list[float] = field(default_factory=list)
     judge_scores: list[float] = field(default_factory=list)
-    usage: TokenUsage | None = None
     cost: float = 0.0
     priced_cases: int = 0
 
@@ -75,15 +73,7 @@ class CellTally:
         cell = self.cells.get(name)
         if cell is None:
             cell = self.cells[name] = _Cell()
-        status = case.get("status")
-        if status == "passed":
-            cell.passed += 1
-        elif status == "failed":
-            cell.failed += 1
-        elif status == "error":
-            cell.errored += 1
-        else:
-            cell.skipped += 1
+        cell.counts.add(case)
         for trial in case.get("trials") or ():
             latency = trial.get("latency_s")
             if not trial.get("error") and isinstance(latency, (int, float)):
@@ -94,7 +84,6 @@ class CellTally:
                 cell.judge_scores.append(float(score))
         usage = case.get("usage")
         if usage:
-            cell.usage = total_usage((cell.usage, read_usage(usage)))
             cost = case_cost(usage, self.prices.get(str(case.get("endpoint"))))
             if cost is not None:
                 cell.cost += cost
@@ -108,23 +97,24 @@ class CellTally:
 
 
 def _figures(name: str | None, cell: _Cell) -> dict[str, Any]:
-    ran = cell.passed + cell.failed + cell.errored
-    interval = wilson_interval(cell.passed, ran)
+    counts = cell.counts
+    ran = counts.passed + counts.failed + counts.errored
+    interval = wilson_interval(counts.passed, ran)
     row: dict[str, Any] = {
         "cell": name,
-        "cases": ran + cell.skipped,
-        "passed": cell.passed,
-        "failed": cell.failed,
-        "errored": cell.errored,
-        "skipped": cell.skipped,
-        "pass_rate": round(cell.passed / ran, 6) if ran else None,
+        "cases": counts.cases,
+        "passed": counts.passed,
+        "failed": counts.failed,
+        "errored": counts.errored,
+        "skipped": counts.skipped,
+        "pass_rate": round(counts.passed / ran, 6) if ran else None,
         "pass_rate_95": [round(interval[0], 6), round(interval[1], 6)] if interval else None,
         "judge_score": _mean(cell.judge_scores),
         "latency_p50_s": _rounded(percentile(cell.latencies, 50)),
         "latency_p95_s": _rounded(percentile(cell.latencies, 95)),
     }
-    if cell.usage is not None:
-        row["usage"] = cell.usage.as_dict()
+    if counts.usage is not None:
+        row["usage"] = counts.usage.as_dict()
     if cell.priced_cases:
         row["cost"] = round(cell.cost, 6)
         row["priced_cases"] = cell.priced_cases
