@@ -147,6 +147,13 @@ def matrix_cells(axes: Sequence[Axis], folder: Path, endpoints: Iterable[str]) -
                 shown[axis.name[len(VARS_PREFIX) :]] = text
         name = CELL_SEPARATOR.join(text for _, text in combination)
         cells.append(Cell(name=name, endpoint=endpoint, vars=variables, shown=shown))
+    names = [cell.name for cell in cells]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:  # two files of one stem (prompts/a/v1.txt, prompts/b/v1.txt) would share their cells' ids
+        shown_twice = ", ".join(repr(name) for name in twice)
+        raise UsageError(
+            [f"error: matrix: two cells would be named {shown_twice}: give the files distinct names"]
+        )
     return tuple(cells)
 
 
