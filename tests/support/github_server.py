@@ -180,6 +180,7 @@ def event_file(folder: Any, pull_request: int | None) -> str:
     event: dict[str, Any] = {"ref": "refs/heads/main"}
     if pull_request is not None:
         event = {"action": "synchronize", "number": pull_request, "pull_request": {"number": pull_request}}
+    folder.mkdir(parents=True, exist_ok=True)
     path = folder / "event.json"
     path.write_text(json.dumps(event), encoding="utf-8")
     return str(path)
