@@ -79,7 +79,7 @@ def test_the_reference_run_passes_and_judges(examples):
     _, (results, summary), _ = examples
     validate_results(results)
     assert results["summary"]["gates_skipped"] == 0
-    assert results["summary"]["judge_calls"] == 5
+    assert results["summary"]["judge_calls"] == 8
     assert summary.startswith("exit 1: 42 cases: 40 passed, 1 failed, 0 errored, 1 skipped · pass rate 97.6%")
 
 
