@@ -1,11 +1,11 @@
 """The floor run_bench.py measures specengine against: a bare loop of the same requests, no engine.
 
-    python bench/raw_clients.py aiohttp|httpx URL CASES CONCURRENCY
+    python bench/raw_clients.py aiohttp URL CASES CONCURRENCY
 
 Sends CASES chat completions (the body specengine sends for the benchmark's spec) with at most
-CONCURRENCY in flight, parses each JSON answer, and exits. `aiohttp` uses one aiohttp.ClientSession,
-`httpx` one httpx.AsyncClient with its default transport. Both run on the event loop specengine
-picks (uvloop when it is installed), so a ratio compares clients, not loops.
+CONCURRENCY in flight on one aiohttp.ClientSession, parses each JSON answer, and exits. It runs on
+the event loop specengine picks (uvloop when it is installed), so a ratio compares the engine with
+the wire it runs on, not two loops.
 """
 
 from __future__ import annotations
@@ -30,24 +30,9 @@ async def with_aiohttp(url: str, cases: int, concurrency: int) -> None:
         await asyncio.gather(*(one() for _ in range(cases)))
 
 
-async def with_httpx(url: str, cases: int, concurrency: int) -> None:
-    import httpx
-
-    slots = asyncio.Semaphore(concurrency)
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(limits=limits) as client:
-
-        async def one() -> None:
-            async with slots:
-                response = await client.post(url, json=BODY)
-                json.loads(response.content)
-
-        await asyncio.gather(*(one() for _ in range(cases)))
-
-
 def main() -> None:
     client, url, cases, concurrency = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    loop = {"aiohttp": with_aiohttp, "httpx": with_httpx}[client]
+    loop = {"aiohttp": with_aiohttp}[client]
     try:
         import uvloop
     except ImportError:

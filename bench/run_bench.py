@@ -1,7 +1,7 @@
-"""specengine beside the bare clients: the same requests, the same mock, one run, ratios printed.
+"""specengine beside a bare aiohttp loop: the same requests, the same mock, one sitting, ratios printed.
 
-    python bench/run_bench.py [--repeat 3] [--only latency throughput startup plan memory judge]
-                              [--no-httpx]
+    python bench/run_bench.py [--repeat 3] [--cases N --latency-ms MS] [--concurrency 50]
+                              [--only rows startup plan memory judge]
 
 Every workload starts bench/fake_openai.py (a tiny OpenAI-compatible server) on a free 127.0.0.1
 port and runs each contender as a subprocess, so interpreter start-up, imports and memory count:
@@ -9,20 +9,20 @@ port and runs each contender as a subprocess, so interpreter start-up, imports a
 - specengine: `specengine run` of a dataset spec (one case per row: one chat completion, three
   checks), results written to a file as usual.
 - aiohttp: bench/raw_clients.py, a bare loop of the same requests on one aiohttp.ClientSession.
-- httpx: the same loop on one httpx.AsyncClient with its default transport.
 
-Workloads (names for --only):
-- latency:    1,000 cases, concurrency 50, 50 ms per reply; the ideal is ceil(N/C) × latency.
-- throughput: 10,000 cases, concurrency 50, 0 ms.
-- startup:    one case, 50 ms; beside `python -c pass`, the aiohttp loop, and the same run with its
-              command line read by typer (as before run_argv.py).
+Workloads (names for --only; the default is rows):
+- rows:       each row N cases at concurrency 50 against an agent answering in MS, specengine
+              beside the aiohttp loop; by default three rows: 1,000 cases at 500 ms (an LLM agent),
+              1,000 at 50 ms (a fast one) and 10,000 at 0 ms (none: what the engine itself costs).
+              --cases and --latency-ms give one row of your own instead.
+- startup:    one case, 50 ms; beside `python -c pass` and the aiohttp loop.
 - plan:       `specengine plan` of 100,000 rows: wall and peak memory.
 - memory:     `specengine run` of 100,000 rows, concurrency 50, 0 ms: wall and peak memory.
 - judge:      10,000 judged cases run once, then `specengine regrade` with the judge cache warm:
               requests the regrade made (must be 0) and its wall.
 
-The machine may be shared: each workload runs --repeat times and the ratios are taken within one
-repetition (the contenders run back to back), then shown as a range.
+The machine may be shared: each row runs --repeat times, the contenders back to back, and every
+ratio is taken within one repetition; each figure shows its range and median.
 
 specengine's bytecode is written first, as installing the package does (the aiohttp loop's aiohttp
 has its own from its install): a checkout run with PYTHONDONTWRITEBYTECODE set would otherwise
@@ -48,8 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-WORKLOADS = ("latency", "throughput", "startup", "plan", "memory", "judge")
-VIA_TYPER = "import sys; from specengine.cli import main; sys.argv = ['specengine', *sys.argv[1:]]; main()"
+WORKLOADS = ("rows", "startup", "plan", "memory", "judge")
+DEFAULT_ROWS = ((1000, 500.0), (1000, 50.0), (10_000, 0.0))  # (cases, latency in ms)
 
 
 @dataclass(frozen=True)
@@ -179,8 +179,8 @@ def span(values: Sequence[float], digits: int = 2, unit: str = "") -> str:
     return shown
 
 
-def contest(folder: Path, cases: int, concurrency: int, latency: float, repeat: int, httpx: bool) -> None:
-    """specengine, the aiohttp loop and the httpx loop back to back, `repeat` times."""
+def contest(folder: Path, cases: int, concurrency: int, latency: float, repeat: int) -> None:
+    """specengine and the aiohttp loop back to back, `repeat` times."""
     rows: dict[str, list[float]] = {}
     with mock_server(latency) as base:
         write_suite(folder, base, cases, concurrency)
@@ -193,12 +193,9 @@ def contest(folder: Path, cases: int, concurrency: int, latency: float, repeat: 
             rows.setdefault("aiohttp loop wall", []).append(aiohttp.wall)
             rows.setdefault("specengine / aiohttp", []).append(mine.wall / aiohttp.wall)
             rows.setdefault("specengine CPU", []).append(mine.cpu)
+            rows.setdefault("specengine CPU ms/case", []).append(mine.cpu * 1000 / cases)
             rows.setdefault("aiohttp loop CPU", []).append(aiohttp.cpu)
             rows.setdefault("specengine / aiohttp CPU", []).append(mine.cpu / aiohttp.cpu)
-            if httpx:
-                loop = raw("httpx", base, cases, concurrency)
-                rows.setdefault("httpx loop wall", []).append(loop.wall)
-                rows.setdefault("specengine / httpx", []).append(mine.wall / loop.wall)
     ideal = math.ceil(cases / concurrency) * latency
     print(f"\n{cases:,} cases, concurrency {concurrency}, {latency * 1000:g} ms per reply", end="")
     print(f" (ideal {ideal:.2f} s)" if latency else "")
@@ -215,8 +212,6 @@ def startup(folder: Path, repeat: int) -> None:
             walls.setdefault("specengine run, 1 case", []).append(
                 specengine(folder, "run", "bench.yaml", "--output", "out.json").wall
             )
-            via_typer = [sys.executable, "-c", VIA_TYPER, "run", "bench.yaml", "--output", "out.json"]
-            walls.setdefault("typer reading it, 1 case", []).append(measure(via_typer, folder).wall)
             walls.setdefault("aiohttp loop, 1 case", []).append(raw("aiohttp", base, 1, 1).wall)
             walls.setdefault("python -c pass", []).append(measure([sys.executable, "-c", "pass"]).wall)
             walls.setdefault("specengine --help", []).append(specengine(folder, "--help").wall)
@@ -270,9 +265,14 @@ def compile_bytecode() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", nargs="*", choices=WORKLOADS, default=list(WORKLOADS))
-    parser.add_argument("--no-httpx", action="store_true", help="skip the (slow) raw httpx loop")
+    parser.add_argument("--only", nargs="*", choices=WORKLOADS, default=["rows"])
+    parser.add_argument("--cases", type=int, help="one row of N cases (with --latency-ms)")
+    parser.add_argument("--latency-ms", type=float, help="the agent's answer time of that row")
+    parser.add_argument("--concurrency", type=int, default=50)
     options = parser.parse_args()
+    rows = DEFAULT_ROWS
+    if options.cases is not None or options.latency_ms is not None:
+        rows = ((options.cases or 1000, options.latency_ms or 0.0),)
     try:
         import uvloop  # noqa: F401
 
@@ -284,10 +284,9 @@ def main() -> None:
     print(f"Python {python}, {os.cpu_count()} CPUs, event loop {loop}, {options.repeat} runs each")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        if "latency" in options.only:
-            contest(folder, 1000, 50, 0.05, options.repeat, not options.no_httpx)
-        if "throughput" in options.only:
-            contest(folder, 10_000, 50, 0.0, options.repeat, not options.no_httpx)
+        if "rows" in options.only:
+            for cases, latency_ms in rows:
+                contest(folder, cases, options.concurrency, latency_ms / 1000, options.repeat)
         if "startup" in options.only:
             startup(folder, options.repeat)
         if "plan" in options.only:

@@ -8,6 +8,7 @@ refuses a status or header line over 8,190 bytes as soon as it has read that muc
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import aiohttp
@@ -76,6 +77,7 @@ def open_session(url: str | None, connections: int) -> aiohttp.ClientSession:
     )
 
 
+@functools.lru_cache(maxsize=64)  # an endpoint asks for the same one on every request
 def client_timeout(seconds: float | None, connect: float | None = None) -> aiohttp.ClientTimeout:
     """httpx's per-read timeout in aiohttp's terms: each read and the connect may take `seconds`."""
     return aiohttp.ClientTimeout(total=None, sock_read=seconds, sock_connect=connect or seconds)
@@ -84,8 +86,10 @@ def client_timeout(seconds: float | None, connect: float | None = None) -> aioht
 async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
     """The whole decoded body of an aiohttp response, or `too_large` past `limit` bytes."""
     declared = response.content_length
-    if declared is not None and declared > limit and "Content-Encoding" not in response.headers:
-        raise too_large(limit)
+    if declared is not None and "Content-Encoding" not in response.headers:
+        if declared > limit:
+            raise too_large(limit)
+        return await response.read()  # aiohttp reads no more than the length it was told
     body = bytearray()
     async for chunk in response.content.iter_any():
         body += chunk
