@@ -342,3 +342,19 @@ def test_matrix_mistakes_are_found_before_anything_runs(agents, tmp_path):
     wrong_cell = run_cli(["run", "spec.yaml", "--cell", "gpt,nope"], cwd=tmp_path)
     assert wrong_cell.exit_code == 2
     assert [agent.hits() for agent in agents] == before
+
+
+def test_ask_reads_an_endpoints_vars_in_a_cell(agents, tmp_path):
+    gpt, _ = agents
+    endpoint = gpt.endpoint(model="m-{{ vars.temperature }}")
+    write_project(tmp_path, endpoints={"gpt": endpoint}, matrix={"vars": {"temperature": [0, 0.7]}})
+    gpt.clear()
+    first = run_cli(["ask", "gpt", "question 1"], cwd=tmp_path)
+    assert first.exit_code == 0, first.output
+    chosen = run_cli(["ask", "gpt", "question 1", "--cell", "0.7"], cwd=tmp_path)
+    assert chosen.exit_code == 0, chosen.output
+    assert [body["model"] for body in gpt.bodies] == ["m-0", "m-0.7"]
+    write_project(tmp_path, endpoints={"gpt": endpoint})
+    without = run_cli(["ask", "gpt", "question 1"], cwd=tmp_path)
+    assert without.exit_code == 2
+    assert "reads {{ vars }}" in without.stderr and "no matrix vars" in without.stderr

@@ -20,8 +20,16 @@ from typing import Any
 
 from specengine.ask.exchange import Exchange, RecordingTransport
 from specengine.errors import EndpointError, MissingVariable, SpecError, UsageError
-from specengine.plan import EndpointConfig
+from specengine.plan import Cell, EndpointConfig
 from specengine.source.loader import PROJECT_FILE, find_project_file
+from specengine.source.matrix import (
+    ENDPOINT_AXIS,
+    chosen_cells,
+    matrix_cells,
+    project_axes,
+    substitute_vars,
+    var_references,
+)
 from specengine.source.project import Project, endpoint_config, load_project
 from specengine.suggest import suggest
 from specengine.transcript import Turn
@@ -36,6 +44,7 @@ class AskRequest:
     project: Path | None = None  # --project; default: the nearest specengine.yaml
     config: str | None = None
     inputs: Mapping[str, str] = field(default_factory=dict)  # --input KEY=VALUE, for `http` templates
+    cell: str | None = None  # --cell: the matrix cell whose vars the endpoint's settings read
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,19 @@ class Answer:
         return self.turn is not None and self.turn.error is None
 
 
+def _cell(project: Project, endpoint: str, name: str | None) -> Cell:
+    """The matrix cell an endpoint's `{{ vars.NAME }}` settings are read in (by --cell, else the
+    first cell of that endpoint); UsageError without one."""
+    axes = project_axes(project.data)
+    if not any(axis.name != ENDPOINT_AXIS for axis in axes):
+        raise UsageError(
+            f"error: endpoint '{endpoint}' reads {{{{ vars }}}}, and {project.display} has no matrix vars"
+        )
+    cells = matrix_cells(axes, project.folder, project.endpoints)
+    own = [cell for cell in cells if cell.endpoint in (None, endpoint)] or list(cells)
+    return chosen_cells(cells if name else own, [name] if name else [])[0]
+
+
 def find_endpoint(request: AskRequest) -> tuple[Project, EndpointConfig]:
     """The project and the resolved endpoint the request names; UsageError when there is none."""
     file = request.project or find_project_file(Path.cwd())
@@ -72,6 +94,8 @@ def find_endpoint(request: AskRequest) -> tuple[Project, EndpointConfig]:
         names = [str(name) for name in endpoints]
         hint = suggest(request.endpoint, names) or f" (endpoints: {', '.join(names) or 'none'})"
         raise UsageError(f"error: {project.display} has no endpoint named '{request.endpoint}'{hint}")
+    if var_references(raw):  # settings that read a matrix cell's vars: the cell asked for, or the first
+        raw = substitute_vars(raw, _cell(project, request.endpoint, request.cell).vars)
     try:
         return project, endpoint_config(request.endpoint, raw, project, os.environ)
     except MissingVariable as exc:

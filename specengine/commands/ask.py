@@ -32,6 +32,14 @@ def ask(
         ),
     ] = None,
     full: Annotated[bool, typer.Option("--full", help="Show whole bodies, not a screenful.")] = False,
+    cell: Annotated[
+        str | None,
+        typer.Option(
+            "--cell",
+            metavar="CELL",
+            help="The matrix cell whose vars the endpoint's settings read (default: the first).",
+        ),
+    ] = None,
 ) -> None:
     """Send one message to an endpoint; show the request, the response and what specengine read.
 
@@ -50,7 +58,7 @@ def ask(
 
     _, errors = consoles(False)
     try:
-        request = AskRequest(endpoint, message, project, config, _pairs(inputs or []))
+        request = AskRequest(endpoint, message, project, config, _pairs(inputs or []), cell)
         found, resolved = find_endpoint(request)
     except UsageError as exc:
         raise typer.Exit(usage_error(errors, exc)) from None
