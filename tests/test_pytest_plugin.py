@@ -73,13 +73,24 @@ def test_each_case_is_an_item_with_its_stored_outcome_and_they_run_together(proj
     )
     text = result.stdout.str()
     assert (
-        'includes "Snowy" (line 9): the reply does not include "Snowy"\n'
-        '  expected: "Snowy"\n  got: Rainy today' in text
+        'specs/weather.yaml:9: includes "Snowy" (turn 1): the reply does not include "Snowy"\n'
+        '  expected: "Snowy"\n  got:      Rainy today' in text
     )
     assert "SKIPPED [1] specs/weather.yaml:14: not built yet" in text  # at the case's line
     assert "HTTP 500" in text  # the errored case's reason
     assert sent(server) == ["What's the weather in Oslo?", "What's the weather in Paris?", "boom"]
     assert server.max_in_flight >= 2  # one run, concurrently: not one request per item in turn
+    assert "results: " in text and "specengine report" in text
+
+
+def test_a_run_that_cannot_start_fails_each_item_with_why(project, server):
+    write_project(
+        project.path, endpoints={"agent": server.endpoint(headers={"Authorization": "${NO_SUCH_TOKEN}"})}
+    )
+    result = project.runpytest(*PLUGIN, "--specengine", "specs/", "-k", "paris")
+    result.assert_outcomes(errors=1, deselected=3)
+    result.stdout.fnmatch_lines(["*the specengine run could not start (exit 2)*", "*NO_SUCH_TOKEN*"])
+    assert server.hits() == 0
 
 
 def test_k_and_lf_choose_what_is_sent(project, server):

@@ -17,7 +17,7 @@ from typing import Any
 
 from specengine.github.api import GitHubAPI
 from specengine.report.compare import Comparison
-from specengine.report.markdown import MAX_ROWS, escape_cell, render_markdown
+from specengine.report.markdown import MAX_ROWS, render_markdown
 
 MAX_BODY = 65_536  # GitHub's limit on an issue comment's body, in characters
 _ROWS_TRIED = (MAX_ROWS, 20, 5)
@@ -96,8 +96,3 @@ def _address(answer: Any, fallback: Mapping[str, Any]) -> str | None:
         if isinstance(source, Mapping) and isinstance(source.get("html_url"), str):
             return str(source["html_url"])
     return None
-
-
-def title_text(title: str) -> str:
-    """A title as the summary's heading shows it (for messages)."""
-    return escape_cell(title, 120)

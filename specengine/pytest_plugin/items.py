@@ -75,19 +75,9 @@ class SpecItem(pytest.Item):
 
 
 def failure_text(case: dict[str, Any]) -> str:
-    """Each failed check: where, its reason, and what was expected and got."""
-    from specengine.report.facts import failed_gates
+    """Each failed check at its line with its reason, expected and got: JUnit's words."""
+    from specengine.report import junit
+    from specengine.report.facts import case_spec
 
-    lines = []
-    for check in failed_gates(case):
-        where = f" (line {check.line})" if check.line else ""
-        lines.append(f"{check.name}{where}: {check.summary()}")
-        if check.expected is not None:
-            lines.append(f"  expected: {check.expected}")
-        if check.got is not None:
-            lines.append(f"  got: {check.got}")
-        if check.rationale:
-            lines.append(f"  rationale: {check.rationale.strip()}")
-    if not lines:
-        lines.append(f"{case.get('passed_trials')} of {case.get('n_trials')} trials passed")
-    return "\n".join(lines)
+    message, _, details = junit.failure_text(case, case_spec(case))
+    return details or message

@@ -51,6 +51,7 @@ class SpecSession:
         self._problem: str | None = None
         self._cases: dict[str, list[CollectedCase]] = {}
         self._outcomes: dict[str, Outcome] | None = None
+        self._results: Path | None = None  # the run's results file, once written
 
     # --- collection ---
 
@@ -130,10 +131,20 @@ class SpecSession:
             exit_code = execute_run(request)
         cases: dict[str, dict[str, Any]] = {}
         if output.exists():
+            self._results = output
             data = json.loads(output.read_text(encoding="utf-8"))
             cases = {case["id"]: case for case in data.get("cases", []) if isinstance(case, dict)}
         text = printed.getvalue()
         return {case_id: Outcome(cases.get(case_id), text, exit_code) for case_id in wanted}
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """Where the run's results are, for `specengine report` and `compare`."""
+        if self._results is not None:
+            terminalreporter.write_sep("-", "specengine")
+            terminalreporter.write_line(
+                f"results: {self._results} (specengine report {self._results} --html F)"
+            )
 
     def _output(self) -> Path:
         given = self.config.getoption("--specengine-output")

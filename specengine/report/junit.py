@@ -49,8 +49,8 @@ def _indent(text: str) -> str:
     return text.strip().replace("\n", "\n            ")
 
 
-def _failure_text(case: dict, spec: str) -> tuple[str, str, str]:
-    """(message, type, details) for a failed case."""
+def failure_text(case: dict, spec: str) -> tuple[str, str, str]:
+    """(message, type, details) for a failed case; the pytest plugin's failures say the same."""
     failed = failed_gates(case)
     lines: list[str] = []
     for fc in failed:
@@ -247,12 +247,12 @@ def _add_case(suite: ET.Element, case: dict, suite_name: str) -> None:
         tc.append(props)
     status = case.get("status")
     if status == "failed":
-        message, kind, details = _failure_text(case, spec)
+        message, kind, details = failure_text(case, spec)
         el = ET.SubElement(tc, "failure", message=clean(message), type=clean(kind))
         el.text = clean(details)
     elif status == "error":
         err = case_error(case) or {}
-        headline, kind, details = _failure_text(case, spec)
+        headline, kind, details = failure_text(case, spec)
         if err:  # a transport fault or timeout ended the case
             message, kind = str(err.get("message") or headline), str(err.get("type") or "error")
             simulation = simulation_of(case)
