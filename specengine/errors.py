@@ -154,10 +154,11 @@ class GitHubError(SpecengineError):
     """GitHub's REST API refused a request (`status` is its HTTP status) or could not be reached
     (`status` None). A 403 is what a fork's read-only token gets when it writes."""
 
-    def __init__(self, message: str, status: int | None = None):
+    def __init__(self, message: str, status: int | None = None, retry_after: float | None = None):
         super().__init__(message)
         self.message = message
         self.status = status
+        self.retry_after = retry_after  # the answer's Retry-After, in seconds
 
 
 class ArtifactError(SpecengineError):

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from support.cli import run_cli
 from support.github_server import GitHubServer, event_file, zipped
+from support.servers import Reply
 
 from specengine.errors import ArtifactError
 from specengine.github.artifact import results_from_zip
@@ -38,6 +39,7 @@ def gh(github):
     github.runs.clear()
     github.artifacts.clear()
     github.forbid_writes = False
+    github.faults.clear()
     return github
 
 
@@ -130,6 +132,29 @@ def test_another_refusal_is_exit_1_with_githubs_words(gh, tmp_path):
     result = run_cli(["github", "comment", HEAD], env={**_env(gh, tmp_path), "GITHUB_TOKEN": "wrong"})
     assert result.exit_code == 1
     assert "answered 401: Bad credentials" in result.stderr and "wrong" not in result.output
+
+
+def test_a_passing_fault_is_retried_but_a_comment_is_never_posted_twice(gh, tmp_path):
+    gh.faults = [502, 503]
+    result = run_cli(["github", "comment", HEAD], env=_env(gh, tmp_path))
+    assert result.exit_code == 0, result.output
+    assert gh.calls().count("GET /repos/acme/shop/issues/12/comments") == 3  # two faults, then the list
+    gh.clear()
+    gh.faults = [502]
+    again = run_cli(["github", "comment", HEAD, "--pr", "13"], env=_env(gh, tmp_path))
+    assert again.exit_code == 0, again.output  # the list (GET) was retried
+    gh.clear()
+    gh.faults = [503, 502, 500]
+    refused = run_cli(["github", "comment", HEAD, "--pr", "14"], env=_env(gh, tmp_path))
+    assert refused.exit_code == 1 and "answered 500: Server Error" in refused.stderr  # three attempts
+    gh.comments[12].clear()
+    gh.clear()
+    gh.route("*", lambda request: Reply(status=502, body={"message": "Bad Gateway"}), "POST")
+    try:
+        posted = run_cli(["github", "comment", HEAD], env=_env(gh, tmp_path))
+    finally:
+        gh.route("*", gh._answer, "POST")
+    assert posted.exit_code == 1 and gh.calls().count("POST /repos/acme/shop/issues/12/comments") == 1
 
 
 def test_a_long_comment_is_cut_to_githubs_limit_saying_what_was_left_out():

@@ -1,6 +1,10 @@
 """GitHub's REST API over the run's own transport: JSON requests, pages followed by their `Link`
 header, and a bounded download.
 
+A GET or PATCH that meets a fault worth retrying (a connection error, 429, 5xx: retry.py's policy)
+is sent again, up to ATTEMPTS times; a POST is not, since a comment created behind a 502 would be
+created twice.
+
 Each call goes through the aiohttp session of an `EndpointClient` (transport/client.py), so proxies,
 TLS trust, the User-Agent and the limit on what is read are the same as for an agent. The token is
 sent to the API's own origin only: a `next` page elsewhere is not followed, and aiohttp drops
@@ -10,19 +14,24 @@ blob storage).
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 from yarl import URL
 
 from specengine.errors import EndpointError, GitHubError
+from specengine.retry import backoff_s, is_retryable_status, retry_after_seconds
 from specengine.transport.client import EndpointClient
 
 TIMEOUT_S = 30.0
 MAX_JSON_BYTES = 10 * 1024 * 1024  # one page of a listing
 MAX_PAGES = 50  # 5,000 items at 100 a page: past that a listing is not worth walking
 API_VERSION = "2022-11-28"
+ATTEMPTS = 3
+MAX_WAIT_S = 10.0  # a longer Retry-After is not waited for: a CI step has better things to do
+T = TypeVar("T")
 
 
 class GitHubAPI:
@@ -80,6 +89,9 @@ class GitHubAPI:
 
     async def download(self, path: str, limit: int) -> bytes:
         """The body of `path` (after redirects), at most `limit` bytes."""
+        return await _retried("GET", lambda: self._download(path, limit))
+
+    async def _download(self, path: str, limit: int) -> bytes:
         import aiohttp
 
         from specengine.transport.aiohttp_session import aiohttp_fault, client_timeout, read_bounded
@@ -101,6 +113,11 @@ class GitHubAPI:
         self, method: str, url: str, params: Mapping[str, str] | None = None, body: Any = None
     ) -> tuple[Any, str | None]:
         """One JSON request: the answer's data and the URL of its next page (on the API's origin)."""
+        return await _retried(method, lambda: self._json_once(method, url, params, body))
+
+    async def _json_once(
+        self, method: str, url: str, params: Mapping[str, str] | None, body: Any
+    ) -> tuple[Any, str | None]:
         import aiohttp
 
         from specengine.transport.aiohttp_session import aiohttp_fault, client_timeout, read_bounded
@@ -137,6 +154,19 @@ class GitHubAPI:
         return str(target) if target.origin() == api.origin() else None
 
 
+async def _retried(method: str, send: Callable[[], Awaitable[T]]) -> T:
+    """`send()`, again after a transient fault when the method may be repeated."""
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            return await send()
+        except GitHubError as exc:
+            transient = exc.status is None or is_retryable_status(exc.status)
+            if method == "POST" or attempt == ATTEMPTS or not transient:
+                raise
+            await asyncio.sleep(min(MAX_WAIT_S, backoff_s(attempt, exc.retry_after)))
+    raise AssertionError("unreachable")  # the loop returns or raises
+
+
 async def _refuse(response: Any, method: str, url: str) -> None:
     """Raise the GitHubError of an answer with an error status, with GitHub's own message."""
     from specengine.transport.aiohttp_session import read_bounded
@@ -146,7 +176,8 @@ async def _refuse(response: Any, method: str, url: str) -> None:
     except (ValueError, AttributeError, EndpointError):
         detail = ""
     said = f": {' '.join(str(detail).split())[:300]}" if detail else ""
-    raise GitHubError(f"{method} {_shown(url)} answered {response.status}{said}", response.status)
+    wait = retry_after_seconds({"retry-after": response.headers.get("Retry-After", "")})
+    raise GitHubError(f"{method} {_shown(url)} answered {response.status}{said}", response.status, wait)
 
 
 def _unreachable(exc: EndpointError) -> GitHubError:

@@ -10,6 +10,7 @@ from the API to a second server standing for blob storage. Every request is reco
     github.add_artifact(70, run_id=7, branch="main", zip_bytes=zipped({"results.json": text}))
     github.comments[12] = [...]            # existing comments of pull request 12
     github.forbid_writes = True            # every POST and PATCH answers 403, as for a fork's token
+    github.faults = [502, 503]             # the next requests answer these first (Retry-After: 0)
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class GitHubServer(ScriptedHTTPServer):
         self.runs: dict[int, dict[str, Any]] = {}
         self.artifacts: list[dict[str, Any]] = []
         self.forbid_writes = False
+        self.faults: list[int] = []  # statuses answered, one per request, before anything else
         self._ids = itertools.count(1000)
         self.blobs = ScriptedHTTPServer()
         for method in ("GET", "POST", "PATCH"):
@@ -101,6 +103,10 @@ class GitHubServer(ScriptedHTTPServer):
     # --- answering ---
 
     def _answer(self, request: Request) -> Reply:
+        if self.faults:
+            return Reply(
+                status=self.faults.pop(0), body={"message": "Server Error"}, headers={"Retry-After": "0"}
+            )
         if request.headers.get("authorization") != f"Bearer {self.token}":
             return Reply(status=401, body={"message": "Bad credentials"})
         routes = (
