@@ -210,6 +210,18 @@ def test_a_rerun_replays_the_conversation_from_the_cache(
     assert third.summary["simulator_calls"] == 3 and third.summary["simulator_cache_hits"] == 0
 
 
+def test_trials_that_get_the_same_replies_ask_the_simulator_once(
+    tmp_path: Path, agent: AgentServer, simulator: SimulatorServer
+) -> None:
+    project(tmp_path, agent, simulator)
+    spec = "evals:" + simulated("single order", "Ana", extra="\n    trials: 3") + REFUND_CHECKS
+    run = run_spec(tmp_path, spec, "-j", "3")
+    case = run.case("single order")
+    assert case["status"] == "passed" and case["passed_trials"] == 3, run.cli.output
+    assert run.summary["simulator_calls"] == 3 and run.summary["simulator_cache_hits"] == 6
+    assert len({json.dumps(trial["transcript"][::2]) for trial in case["trials"]}) == 1
+
+
 @pytest.mark.parametrize(
     ("persona", "max_turns", "status", "reason", "turns"),
     [
@@ -339,6 +351,9 @@ evals:
     run = run_spec(tmp_path, spec)
     assert run.exit_code == 0, run.cli.output
     validate_results(run.results or {})
+    plan = run_cli(["plan", "spec.yaml"], cwd=tmp_path).stdout
+    assert "turn 2… simulated user: 'Cleo, a customer.'" in plan
+    assert "goal: 'a refund', at most 4 messages" in plan and "then send: 'What is my name?'" in plan
     case = run.case("mixed")
     users = user_turns(case)
     assert [m["content"] for m in users] == [

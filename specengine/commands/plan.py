@@ -177,7 +177,7 @@ def _case_lines(case: dict[str, Any], no_judge: bool) -> Iterator[str]:
         yield f"  trials: {case['trials']} (pass rate {case['pass_rate']:g})"
     if case["skip"]:
         yield f"  skipped: {case['skip']}"
-    turn = 0
+    turn, simulated = 0, False
     for step in case["steps"]:
         if step.get("reset"):
             yield "  --- reset ---"
@@ -185,13 +185,14 @@ def _case_lines(case: dict[str, Any], no_judge: bool) -> Iterator[str]:
         turn += 1
         simulate = step.get("simulate")
         if simulate is not None:
+            simulated = True
             named = f" (simulator {simulate['simulator']})" if simulate.get("simulator") else ""
             yield f"  turn {turn}… simulated user{named}: {simulate['user']!r}"
             yield f"    goal: {simulate['goal']!r}, at most {simulate['max_turns']} messages"
             if simulate.get("first_message"):
                 yield f"    first message: {simulate['first_message']!r}"
-        else:
-            yield f"  turn {turn} send: {step['send']!r}"
+        else:  # after a simulated part the turn's number depends on how long it went
+            yield f"  {'then' if simulated else f'turn {turn}'} send: {step['send']!r}"
         for check in step["checks"]:
             soft = "" if check["gate"] else " (soft)"
             skipped = (

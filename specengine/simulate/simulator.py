@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -75,6 +76,8 @@ class Simulator:
         self.config = config
         self._cache = SimulatorCache(cache_dir) if (use_cache and cache_dir is not None) else None
         self._writes: set[asyncio.Future[bool]] = set()  # cache entries being written, off the loop
+        self._answered: dict[str, SimulatedMessage] = {}  # this run's answers, by cache key
+        self._key_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._environ = environ
         self._backoff = (backoff_base, wait_cap)
         self._stats = SimulatorStats()
@@ -105,12 +108,23 @@ class Simulator:
         )
         server = "demo" if config.demo else self.base_url  # the demo's port changes from run to run
         key = cache_key({"kind": "simulator", "base_url": server, "request": body})
-        if self._cache is not None:
-            stored = SimulatedMessage.stored(self._cache.get(key))
-            if stored is not None:
-                self._count(cache_hits=1)
-                return stored
+        if self._cache is None:
+            return await self._ask(body)
+        lock = self._key_locks.get(key)
+        if lock is None:
+            lock = self._key_locks[key] = asyncio.Lock()
+        async with lock:  # trials that reach the same point together ask the simulator once
+            return await self._cached(key, body)
+
+    async def _cached(self, key: str, body: Mapping[str, Any]) -> SimulatedMessage:
+        """The answer from this run's earlier answers or the cache, else from the simulator."""
+        assert self._cache is not None
+        stored = self._answered.get(key) or SimulatedMessage.stored(self._cache.get(key))
+        if stored is not None:
+            self._count(cache_hits=1)
+            return stored
         answer = await self._ask(body)
+        self._answered[key] = answer  # its file may still be being written
         if self._cache is not None:
             # written by a worker thread: a file created and renamed per message would hold up every
             # conversation in flight (bench/simulate_bench.py); aclose waits for the writes
