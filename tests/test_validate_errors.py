@@ -199,7 +199,8 @@ def test_unknown_eval_key_from_another_tool(tmp_path):
         (
             "expect:\n  - judge: closed_q\n    criteria: Is it polite?",
             "5:16: unknown judge 'closed_q' - did you mean 'closed_qa'?"
-            " (use one of closed_qa, factuality, custom)",
+            " (use one of closed_qa, factuality, custom, goal_completed, role_adherence, knowledge_retention,"
+            " conversation_relevance)",
         ),
         (
             "expect:\n  - judge: closed_qa\n    criteria: Is it polite?\n    threshold: {gtee: 0.5}",
