@@ -123,6 +123,12 @@ def test_favicon_answers_and_every_page_names_it(world):
     assert b"<svg" in icon.content
     assert '<link rel="icon" href="/static/favicon.svg"' in client.get("/").text
     assert client.get("/static/favicon.svg").status_code == 200
+    port = world["app"].port
+    assert client.get("/favicon.ico", headers={"Host": f"rebound.example:{port}"}).status_code == 421
+    assert (
+        icon.headers["x-content-type-options"] == "nosniff"
+        and "default-src 'none'" in icon.headers["content-security-policy"]
+    )
 
 
 def test_agreement_for_an_unknown_run_is_not_found_like_the_command(world):
