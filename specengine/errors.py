@@ -107,7 +107,9 @@ class EndpointError(SpecengineError):
     `kind` names the fault in results (`ConnectError`, `HTTPStatusError`, `InvalidJSON`, …);
     `retryable` is true for connection errors, 429 and 5xx; `retry_after` is the server's wish in
     seconds when it sent one. For an HTTP status, `status` is it and `body` the whole answer (the
-    message holds only its start), for protocols that read what the server asked for.
+    message holds only its start), for protocols that read what the server asked for. `same_as` is
+    set on a mistake every answer would meet alike (an `http` expression that picks nothing): the
+    same text on answers in a row stops the endpoint early, as a dead one is stopped.
     """
 
     def __init__(
@@ -119,8 +121,10 @@ class EndpointError(SpecengineError):
         retry_after: float | None = None,
         status: int | None = None,
         body: str | None = None,
+        same_as: str | None = None,
     ):
         super().__init__(message)
+        self.same_as = same_as
         self.kind = kind
         self.message = message
         self.retryable = retryable

@@ -200,6 +200,8 @@ class EndpointConfig:
     # a matrix cell's own settings of a project endpoint: the endpoint whose max_concurrency it shares
     pool: str | None = None
     price: Mapping[str, float] | None = None  # `price:` per million input and output tokens
+    # where each option is written (`specengine.yaml:9:12`), for errors a file's author must fix
+    places: Mapping[str, str] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,11 @@ JSON, and cut to a screenful unless `--full` asks for all of them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 from specengine.ask.exchange import Exchange
 from specengine.ask.session import Answer
+from specengine.endpoints.answer_paths import shown_paths
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.redact import MASK, redact
@@ -22,7 +22,6 @@ from specengine.transcript import Turn
 
 SCREEN_LINES = 40  # lines of a body shown without --full
 LINE_WIDTH = 240  # characters of one line shown without --full
-PATHS_SHOWN = 15
 SENSITIVE_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "set-cookie"}
 )
@@ -210,11 +209,9 @@ def _fixes(answer: Answer, problems: Mapping[str, str]) -> list[str]:
             f"fix: `{key}` of endpoint '{config.name}' in specengine.yaml must name where the answer holds "
             f"{_WANTED[key]}"
         )
-    paths = json_paths(data)
+    paths = shown_paths(data)
     if paths:
-        shown = ", ".join(_shown(path, config) for path in paths[:PATHS_SHOWN])
-        more = f", … ({len(paths) - PATHS_SHOWN} more)" if len(paths) > PATHS_SHOWN else ""
-        lines.append(f"     the response holds: {shown}{more}")
+        lines.append(f"     the response holds: {_shown(paths, config)}")
     return lines
 
 
@@ -223,29 +220,3 @@ _WANTED = {
     "tool_calls": "the list of tool calls, each with a name and arguments (e.g. json.actions)",
     "session_id": "the id to send back on the next turn (e.g. json.conversation_id)",
 }
-
-
-def json_paths(value: Any, prefix: str = "json") -> list[str]:
-    """The paths into a JSON answer an expression can name, each with what it holds: texts, numbers
-    and lists (a list's first item is followed into)."""
-    found: list[str] = []
-    for path, kind in _walk(value, prefix):
-        found.append(f"{path} ({kind})")
-    return found
-
-
-def _walk(value: Any, path: str) -> Iterable[tuple[str, str]]:
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            step = f"{path}.{key}" if str(key).isidentifier() else f"{path}[{json.dumps(str(key))}]"
-            yield from _walk(item, step)
-    elif isinstance(value, list):
-        yield path, f"list of {len(value)}"
-        if value:
-            yield from _walk(value[0], f"{path}[0]")
-    elif isinstance(value, str):
-        yield path, "text"
-    elif isinstance(value, bool) or value is None:
-        return
-    elif isinstance(value, (int, float)):
-        yield path, "number"

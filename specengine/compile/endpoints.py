@@ -36,12 +36,24 @@ class Endpoints:
             raise SpecError(Diagnostic(where.path, where.line, where.col, f"unknown endpoint '{name}'"))
         key = name if name not in self.configs else f"{name} ({project.display})"
         key = self._build(key, raw, project)
+        document = project.document
+        if document is not None and isinstance(raw, Mapping):
+            places = {}
+            for option in raw:
+                line, col = document.position(("endpoints", name, option))
+                places[str(option)] = f"{document.path}:{line}:{col}"
+            self.configs[key] = replace(self.configs[key], places=places)
         self._by_identity[identity] = key
         return key
 
     def inline(self, raw: Mapping[str, Any], project: Project, where: Diagnostic) -> str:
         key = f"{where.path}:{where.line}"
-        return key if key in self.configs else self._build(key, raw, project)
+        if key in self.configs:
+            return key
+        key = self._build(key, raw, project)
+        place = f"{where.path}:{where.line}:{where.col}"
+        self.configs[key] = replace(self.configs[key], places={str(option): place for option in raw})
+        return key
 
     def _build(self, key: str, raw: Mapping[str, Any], project: Project) -> str:
         """Build the endpoint under `key` (or, read with a cell's vars, under `key [cell]`)."""

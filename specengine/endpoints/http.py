@@ -46,9 +46,10 @@ from jinja2 import Undefined
 from jinja2.exceptions import SecurityError, UndefinedError
 from jinja2.exceptions import TemplateError as JinjaTemplateError
 
+from specengine.endpoints.answer_paths import shown_paths
 from specengine.endpoints.base import Adapter, Conversation, body_excerpt, error_text, request_json
 from specengine.endpoints.tool_call_shapes import Unreadable, key_map, read_calls
-from specengine.errors import TemplateError
+from specengine.errors import EndpointError, TemplateError
 from specengine.templates import environment, render, render_native, render_url, undeclared_names
 from specengine.transcript import ToolCall, Turn
 
@@ -119,8 +120,21 @@ class HttpAdapter(Adapter):
             return None
         source = str(self.source(key)).strip()
         excerpt = body_excerpt(text)
-        raise self.problem(
-            f"`{key}: {source}` failed on the response: {failure} (the response was: {excerpt})"
+        paths = shown_paths(answer.get("json"))
+        holds = f"; the answer holds {paths}" if paths else ""
+        raise self.located(
+            key,
+            f"`{key}: {source}` failed on the response: {failure}{holds} (the response was: {excerpt})",
+            f"{key}: {failure}",
+        )
+
+    def located(self, key: str, text: str, same_as: str) -> EndpointError:
+        """A mistake in option `key`, at the line of the project file where it is written; `same_as`
+        is what every answer would fail alike on, for the endpoint to stop after a few."""
+        place = self.config.places.get(key)
+        message = self.problem(text).message
+        return EndpointError(
+            "EndpointConfigError", f"{place}: {message}" if place else message, same_as=same_as
         )
 
     def reported_error(self, answer: Mapping[str, Any], text: str) -> str | None:
@@ -281,4 +295,4 @@ def _tool_calls(adapter: HttpAdapter, value: Any) -> tuple[ToolCall, ...]:
     try:
         return read_calls(value, source, key_map(adapter.config.options.get("tool_calls")))
     except Unreadable as exc:
-        raise adapter.problem(exc.message) from None
+        raise adapter.located("tool_calls", exc.message, "tool_calls: unreadable") from None

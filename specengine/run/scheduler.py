@@ -188,8 +188,10 @@ class Runner:
         ends: list[SimulationEnd] = []
         error: dict[str, str] | None = None
         while True:
-            if breaker.tripped:  # the endpoint is not there: do not try (again)
-                error = error or breaker.error()
+            if breaker.tripped:  # the endpoint is not there, or cannot be read: do not try (again)
+                if error is None:
+                    error = breaker.error()
+                    error["message"] = redact(error["message"], config.secrets)
                 break
             attempts += 1
             records, ends = [], []
