@@ -55,13 +55,22 @@ class SpecError(UsageError):
 class MissingVariable(UsageError):
     """A ${VAR} that the environment does not hold; the run stops before any request (exit 2)."""
 
-    def __init__(self, names: Sequence[str], where: str):
+    def __init__(self, names: Sequence[str], where: str, path: Sequence[str] = (), place: str | None = None):
         self.names = sorted(set(names))
         self.where = where
+        self.path = tuple(path)  # the key path of the first use, inside the mapping `where` names
+        self.place = place  # `file:line:col` of that use, once known
         plural = "s" if len(self.names) > 1 else ""
-        super().__init__(
-            f"{where}: environment variable{plural} {', '.join(self.names)} not set (used as ${{...}})"
+        first = self.names[0] if self.names else "NAME"
+        text = (
+            f"{where}: environment variable{plural} {', '.join(self.names)} not set (used as ${{...}}):"
+            f" set it before the command (export {first}=…, or your CI's secrets)"
         )
+        super().__init__(f"{place}: {text}" if place else text)
+
+    def at(self, place: str) -> MissingVariable:
+        """The same error, located where the variable is used."""
+        return MissingVariable(self.names, self.where, self.path, place)
 
 
 class ResultsError(UsageError):

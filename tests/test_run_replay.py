@@ -149,10 +149,10 @@ def test_a_row_without_the_messages(project, agent_server):
     )
     run = run_spec(project, SPEC)
     assert run.exit_code == 2
-    assert run.cli.stderr.startswith(
-        "data/chats.jsonl:1:1: replay: there is no input.messages,"
-        " for the eval 'recorded chats' (spec.yaml:4)"
+    assert run.cli.stderr.startswith(  # proven with the rows before the run, naming the keys they have
+        "spec.yaml:4:13: replay: undefined variable input.messages: input has no key 'messages'"
     )
+    assert "it has: question" in run.cli.stderr
 
 
 def test_inline_input_without_a_dataset(tmp_path, agent_server):

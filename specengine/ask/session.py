@@ -99,7 +99,11 @@ def find_endpoint(request: AskRequest) -> tuple[Project, EndpointConfig]:
     try:
         return project, endpoint_config(request.endpoint, raw, project, os.environ)
     except MissingVariable as exc:
-        raise UsageError(f"error: {exc}") from None
+        document = project.document
+        if document is None:
+            raise UsageError(f"error: {exc}") from None
+        line, col = document.position(("endpoints", request.endpoint, *exc.path))
+        raise UsageError(str(exc.at(f"{document.path}:{line}:{col}"))) from None
 
 
 def _checked_project(file: Path, config: str | None) -> Project:
@@ -110,7 +114,9 @@ def _checked_project(file: Path, config: str | None) -> Project:
         project = load_project(file, config)
     except SpecError as exc:
         raise UsageError([str(d) for d in exc.diagnostics]) from None
-    problems = check_project(project, project.display or str(file))
+    problems = [
+        problem for problem in check_project(project, project.display or str(file)) if not problem.is_warning
+    ]
     if problems:
         raise UsageError([str(d) for d in sorted(problems)])
     return project

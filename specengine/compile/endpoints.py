@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from specengine.diagnostics import Diagnostic
-from specengine.errors import SpecError
+from specengine.errors import MissingVariable, SpecError
 from specengine.plan import Cell, EndpointConfig
 from specengine.source.matrix import substitute_vars, var_references
 from specengine.source.project import Project, endpoint_config
@@ -35,7 +35,13 @@ class Endpoints:
         if raw is None:
             raise SpecError(Diagnostic(where.path, where.line, where.col, f"unknown endpoint '{name}'"))
         key = name if name not in self.configs else f"{name} ({project.display})"
-        key = self._build(key, raw, project)
+        try:
+            key = self._build(key, raw, project)
+        except MissingVariable as exc:
+            if project.document is None:
+                raise
+            line, col = project.document.position(("endpoints", name, *exc.path))
+            raise exc.at(f"{project.document.path}:{line}:{col}") from None
         document = project.document
         if document is not None and isinstance(raw, Mapping):
             places = {}
@@ -50,7 +56,10 @@ class Endpoints:
         key = f"{where.path}:{where.line}"
         if key in self.configs:
             return key
-        key = self._build(key, raw, project)
+        try:
+            key = self._build(key, raw, project)
+        except MissingVariable as exc:
+            raise exc.at(f"{where.path}:{where.line}:{where.col}") from None
         place = f"{where.path}:{where.line}:{where.col}"
         self.configs[key] = replace(self.configs[key], places={str(option): place for option in raw})
         return key

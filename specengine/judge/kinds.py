@@ -58,3 +58,22 @@ def choice_scores(kind: str, choices: Mapping[str, float] | None = None) -> dict
 def choices_scoring(score: float, scores: Mapping[str, float]) -> list[str]:
     """The choices that score `score` (an example may name its verdict by its score)."""
     return [name for name, value in scores.items() if abs(value - score) < 1e-9]
+
+
+RUBRIC_OF = {"closed_qa": "criteria", "factuality": "expected", "custom": "prompt"}
+"""The text each kind cannot judge without."""
+
+_RUBRIC_FIX = {
+    "criteria": "write the question the judge answers yes or no about the reply, e.g."
+    " `criteria: Does the reply give the order's delivery date?`",
+    "expected": "write the reference answer the reply is compared with, e.g."
+    ' `expected: The order ships on Monday` (or `expected: "{{ expected.answer }}"`)',
+    "prompt": "write the whole grading prompt, with {{ reply }} where the reply goes and the choices"
+    ' at its end, e.g. `prompt: "Reply: {{ reply }} Is it (A) polite or (B) rude?"`',
+}
+
+
+def blank_rubric(key: str) -> str:
+    """What a judge check with an empty `criteria`, `expected` or `prompt` must write there: the
+    text itself, never an empty pair of quotes."""
+    return f"{key} is empty, and the judge has nothing to judge by: {_RUBRIC_FIX[key]}"

@@ -23,7 +23,13 @@ from specengine.plan import Case, Cell, Plan
 from specengine.run.select import Selection
 from specengine.source.loader import as_text
 from specengine.source.matrix import chosen_cells, command_line_axes, matrix_cells, merged_axes, project_axes
-from specengine.source.project import Project, Unresolved, empty_project, judge_config, simulator_configs
+from specengine.source.project import (
+    CheckedUnresolved,
+    Project,
+    empty_project,
+    judge_config,
+    simulator_configs,
+)
 from specengine.suggest import closest_few
 from specengine.validate.validator import Validation, validate_paths
 
@@ -186,7 +192,7 @@ def _compile(specs: Sequence[SpecInput], project: Project | None, options: Prepa
         compile_options = CompileOptions(
             trials=options.trials,
             timeout=options.timeout,
-            environ=environ if options.resolve_endpoints else Unresolved(),
+            environ=environ if options.resolve_endpoints else CheckedUnresolved(environ),
         )
         if options.given_cells:
             cells = chosen_cells(options.given_cells, options.cells)
@@ -198,7 +204,7 @@ def _compile(specs: Sequence[SpecInput], project: Project | None, options: Prepa
     except SpecError as exc:
         raise UsageError([str(d) for d in exc.diagnostics]) from None
     except MissingVariable as exc:
-        raise UsageError([f"error: {exc}"]) from None
+        raise UsageError([str(exc) if exc.place else f"error: {exc}"]) from None
 
 
 @dataclass(frozen=True)

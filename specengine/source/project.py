@@ -98,6 +98,18 @@ class Unresolved(dict):
         return f"${{{name}}}"
 
 
+class CheckedUnresolved(Unresolved):
+    """Every ${VAR} stays as written, but one the environment lacks is still missing: `plan` reads
+    no secret, and says what `run` would stop on."""
+
+    def __init__(self, environ: Mapping[str, str]):
+        super().__init__()
+        self.environ = environ
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.environ
+
+
 @dataclass(frozen=True)
 class Resolved:
     """A value with every ${VAR} replaced, and the secret texts that replaced them."""
@@ -105,6 +117,7 @@ class Resolved:
     value: Any
     secrets: frozenset[str]
     missing: tuple[str, ...]
+    missing_at: tuple[str, ...] = ()  # the key path of the first missing variable's use
 
 
 SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASS")
@@ -133,11 +146,13 @@ def resolve_variables(value: Any, environ: Mapping[str, str]) -> Resolved:
     `is_secret_use` says so are the secrets."""
     secrets: set[str] = set()
     missing: list[str] = []
+    missing_at: list[tuple[str, ...]] = []
 
     def substitute(match: re.Match[str], path: tuple[str, ...]) -> str:
         name = match.group(1)
         if name not in environ:
             missing.append(name)
+            missing_at.append(path)
             return ""
         found = environ[name]
         if found and is_secret_use(name, path):
@@ -154,7 +169,8 @@ def resolve_variables(value: Any, environ: Mapping[str, str]) -> Resolved:
         return item
 
     resolved = walk(value, ())
-    return Resolved(resolved, frozenset(secrets), tuple(dict.fromkeys(missing)))
+    first = missing_at[0] if missing_at else ()
+    return Resolved(resolved, frozenset(secrets), tuple(dict.fromkeys(missing)), first)
 
 
 ENDPOINT_FIELDS = (
@@ -183,7 +199,7 @@ def endpoint_config(
     """
     resolved = resolve_variables(dict(raw), environ)
     if resolved.missing:
-        raise MissingVariable(list(resolved.missing), f"endpoint '{name}'")
+        raise MissingVariable(list(resolved.missing), f"endpoint '{name}'", resolved.missing_at)
     data = resolved.value
     options = {key: value for key, value in data.items() if key not in ENDPOINT_FIELDS}
     url, secrets = data.get("url"), resolved.secrets
@@ -243,7 +259,12 @@ def judge_config(
         return JudgeConfig()
     resolved = resolve_variables(block, environ if environ is not None else {})
     if resolved.missing and environ is not None:
-        raise MissingVariable(list(resolved.missing), "judge")
+        error = MissingVariable(list(resolved.missing), "judge", resolved.missing_at)
+        document = project.document
+        if document is None:
+            raise error
+        line, col = document.position(("judge", *resolved.missing_at))
+        raise error.at(f"{document.path}:{line}:{col}")
     data = resolved.value
     return JudgeConfig(
         model=model or data.get("model"),

@@ -5,6 +5,7 @@ it is written, for the checks that depend on it."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from typing import Any
 
 from specengine.source.loader import PROJECT_FILE, Document, KeyPath
 from specengine.source.matrix import matrix_vars
-from specengine.source.project import Project
+from specengine.source.project import ENV_REFERENCE, Project
 from specengine.suggest import suggest
 from specengine.validate.endpoint_templates import endpoint_template_problems
 from specengine.validate.file_report import Report, iter_strings
@@ -74,8 +75,10 @@ def check_endpoint(
     if isinstance(value, dict):
         known = matrix_vars(project.data) if project is not None else None
         templates = endpoint_template_problems(value, here, known_vars=known)
-        for path, message in [*env_problems(value, here), *templates]:
+        for path, message in [*env_problems(value, here), *url_problems(value, here), *templates]:
             report.at(path, message)
+        for path, message in unset_variables(value, here):
+            report.warn(path, message)
         return
     if not isinstance(value, str) or not value or project_failed:
         return
@@ -98,6 +101,47 @@ def unknown_endpoint(name: str, names: list) -> str:
     """A project default naming an endpoint the project's endpoints: does not define."""
     listed = ", ".join(map(str, names)) or "none"
     return f"unknown endpoint '{name}'{suggest(name, names)} (endpoints: {listed})"
+
+
+def unset_variables(
+    value: Any, here: KeyPath, environ: Mapping[str, str] | None = None
+) -> Iterator[tuple[KeyPath, str]]:
+    """(path, warning) for each `${VAR}` the environment does not hold: `run` and `plan` would
+    stop on it. A warning only, since `validate` may run where secrets are not set (a lint job)."""
+    environ = os.environ if environ is None else environ
+    for path, text in iter_strings(value, here):
+        for name in dict.fromkeys(ENV_REFERENCE.findall(text)):
+            if name not in environ:
+                yield (
+                    path,
+                    f"${{{name}}} is not set here: `run` and `plan` stop on it before any request;"
+                    f" set it first (export {name}=…, or your CI's secrets)",
+                )
+
+
+URL_KEYS = frozenset({"url", "base_url"})
+_TEMPLATE_PART = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)  # rendered: its spaces are not sent
+
+
+def url_problems(value: Any, here: KeyPath) -> Iterator[tuple[KeyPath, str]]:
+    """A `url` or `base_url` with white space: at its ends it is a stray space from copying, inside it
+    would be sent as %20; either way the request would go somewhere the author did not mean."""
+    for path, text in iter_strings(value, here):
+        if not path or path[-1] not in URL_KEYS:
+            continue
+        key = path[-1]
+        if text != text.strip():
+            where = "start" if text[:1].isspace() else "end"
+            if text[:1].isspace() and text[-1:].isspace():
+                where = "start and end"
+            yield path, f"{key} has white space at its {where}: remove it ({key}: {text.strip()})"
+        elif any(char.isspace() for char in _TEMPLATE_PART.sub("", text)):  # `{{ session_id }}` may
+            inside = next(part for part in _TEMPLATE_PART.sub("", text).split() if part)
+            yield (
+                path,
+                f"{key} has a space inside, after {inside!r}: a URL holds none (it would be sent as %20);"
+                " remove it, or write %20 if the path really holds one",
+            )
 
 
 def env_problems(value: Any, here: KeyPath) -> Iterator[tuple[KeyPath, str]]:

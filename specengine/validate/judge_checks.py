@@ -14,7 +14,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from specengine.judge.kinds import CONVERSATION_KINDS, GOAL, KINDS, choice_scores, choices_scoring
+from specengine.judge.kinds import (
+    CONVERSATION_KINDS,
+    GOAL,
+    KINDS,
+    RUBRIC_OF,
+    blank_rubric,
+    choice_scores,
+    choices_scoring,
+)
 from specengine.judge.named import JUDGES_KEY, kind_of_named, named_judges
 from specengine.source.loader import PROJECT_FILE, KeyPath, as_text
 from specengine.source.project import Project
@@ -44,6 +52,10 @@ def check_judge_use(
     if name in CONVERSATION_KINDS:
         check_conversation_judge(report, entry, here, name, has_goal)
     if name in KINDS:
+        rubric = RUBRIC_OF.get(name)
+        text = entry.get(rubric) if rubric else None  # None is worded by the schema check, alike
+        if rubric and isinstance(text, str) and not text.strip():
+            report.at((*here, rubric), blank_rubric(rubric))
         choices = entry.get("choices") if name == "custom" else None
         scores = choice_scores(name, _choices(choices))
     elif name in named:

@@ -11,11 +11,12 @@ from specengine.diagnostics import Diagnostic
 from specengine.source.matrix import looks_like_path
 from specengine.source.project import Project
 from specengine.suggest import suggest
-from specengine.validate.endpoint_checks import env_problems, unknown_endpoint
+from specengine.validate.endpoint_checks import env_problems, unknown_endpoint, unset_variables, url_problems
 from specengine.validate.endpoint_templates import project_template_problems
 from specengine.validate.file_report import Report
 from specengine.validate.judge_checks import check_named_judges
 from specengine.validate.schema_messages import check_document
+from specengine.validate.unit_checks import unit_warnings
 from specengine.validate.yaml_hints import report_ambiguous
 
 
@@ -32,8 +33,10 @@ def check_project(project: Project, display: str) -> list[Diagnostic]:
     report = Report(document, "", checked.flagged)
     report.items.extend(checked.diagnostics)
     data = document.data
-    for path, message in [*env_problems(data, ()), *project_template_problems(data)]:
+    for path, message in [*env_problems(data, ()), *url_problems(data, ()), *project_template_problems(data)]:
         report.at(path, message)
+    for path, message in [*unset_variables(data, ()), *unit_warnings(data)]:
+        report.warn(path, message)
     endpoints = data.get("endpoints")
     names = list(endpoints) if isinstance(endpoints, dict) else []
     defaults = data.get("defaults")

@@ -69,7 +69,7 @@ def validator(name: str) -> Draft202012Validator:
     from referencing import Registry, Resource
 
     resources = [(load_schema(n)["$id"], Resource.from_contents(load_schema(n))) for n in SCHEMA_FILES]
-    return Draft202012Validator(load_schema(name), registry=Registry().with_resources(resources))
+    return Draft202012Validator(_checked_part(name), registry=Registry().with_resources(resources))
 
 
 @functools.cache
@@ -78,7 +78,29 @@ def _fast_validator(name: str) -> Any:
     import jsonschema_rs
 
     resources: list[tuple[str, Any]] = [(load_schema(n)["$id"], load_schema(n)) for n in SCHEMA_FILES]
-    return jsonschema_rs.validator_for(load_schema(name), registry=jsonschema_rs.Registry(resources))
+    return jsonschema_rs.validator_for(_checked_part(name), registry=jsonschema_rs.Registry(resources))
+
+
+OWN_KEY_PREFIX = "x-"
+"""Top-level keys of a spec or project file left to the author (to hold YAML anchors, as in Compose)."""
+
+
+def _checked_part(name: str) -> dict[str, Any]:
+    """The schema as validation reads it: without the top-level `x-` pattern, since the documents it
+    checks come without their `x-` keys (`without_own_keys`). A pattern over keys fails in both
+    validators on keys YAML allows and JSON does not (null, a number, an unpaired surrogate)."""
+    return {key: value for key, value in load_schema(name).items() if key != "patternProperties"}
+
+
+def without_own_keys(data: Any) -> Any:
+    """A document's data without its top-level `x-` keys, which nothing reads."""
+    if not isinstance(data, dict) or not any(_own(key) for key in data):
+        return data
+    return {key: value for key, value in data.items() if not _own(key)}
+
+
+def _own(key: Any) -> bool:
+    return isinstance(key, str) and key.startswith(OWN_KEY_PREFIX)
 
 
 class _NotPlain(Exception):
@@ -116,7 +138,10 @@ def is_valid(data: Any, name: str = "spec") -> bool | None:
         plain = _plain(data)
     except (_NotPlain, RecursionError):
         return None
-    return bool(_fast_validator(name).is_valid(plain))
+    try:
+        return bool(_fast_validator(name).is_valid(plain))
+    except ValueError:  # text Rust cannot hold (an unpaired surrogate): jsonschema reads it
+        return None
 
 
 # --- names read from the schema -------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from specengine.diagnostics import Diagnostic
+from specengine.judge.kinds import RUBRIC_OF, blank_rubric
 from specengine.source.loader import Document, KeyPath, kind_of
 from specengine.suggest import closest, did_you_mean, suggest
 from specengine.validate.schema import (
@@ -26,6 +27,7 @@ from specengine.validate.schema import (
     matcher_names,
     matcher_options,
     validator,
+    without_own_keys,
 )
 
 if TYPE_CHECKING:
@@ -95,7 +97,35 @@ def _quote(value: Any) -> str:
     return f"'{text}'" if isinstance(value, str) else text
 
 
+RATES = frozenset({"pass_rate", "pass_rate_at_least"})
+JUDGE_SCORES = frozenset({"threshold", "at_least"})
+
+
+def _share_hint(label: str, value: Any) -> str | None:
+    """For a share or a judge score written as a percentage or out of 10: the number to write."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 < value <= 100:
+        return None
+    if label in RATES:
+        return f"{label} is a share from 0 to 1: write {value / 100:g} for {value:g}%"
+    if label in JUDGE_SCORES:
+        wanted = value / 10 if value <= 10 else value / 100
+        return f"{label}: judge scores run from 0 to 1; write {wanted:g}"
+    return None
+
+
+def _list_hint(key: str, value: Any) -> str:
+    """The list form of a value written alone (`labels: smoke` -> `labels: [smoke]`)."""
+    if isinstance(value, str):
+        items = [item for item in value.replace(",", " ").split() if item] or ["…"]
+    else:
+        items = [json.dumps(value, default=str)]
+    return f"write `{key}: [{', '.join(items)}]`"
+
+
 def _bounds_message(err: _Error, label: str) -> str:
+    hint = _share_hint(label, err.instance) if err.keyword == "maximum" and err.expected == 1 else None
+    if hint is not None:
+        return hint
     limit = err.expected
     word = {
         "minimum": "at least",
@@ -308,13 +338,20 @@ class _Mapper:
         if "boolean" in wanted and isinstance(value, str) and value in _YES_NO:
             self._at(path, f"{label}: write true or false, not '{value}'")
             return None
+        if value is None and len(path) >= 3 and path[-3] == "expect" and path[-1] in RUBRIC_OF.values():
+            self._at(path, blank_rubric(str(path[-1])))  # never "put it in quotes": "" judges nothing
+            return None
         if err.custom:
             return False
         words = " or ".join(
             _TYPE_WORDS.get(w, w) for w in wanted if not (w == "number" and "string" in wanted)
         )
         got = kind_of(value)
-        self._at(path, f"{label} must be {words}, not {got}" if label else f"must be {words}, not {got}")
+        message = f"{label} must be {words}, not {got}" if label else f"must be {words}, not {got}"
+        key = next((str(part) for part in reversed(path) if isinstance(part, str)), "")
+        if wanted == ["array"] and key and not isinstance(value, (list, dict)):
+            message += f": {_list_hint(key, value)}"
+        self._at(path, message)
         return None
 
     def _on_enum(self, err: _Error, path: KeyPath) -> bool | None:
@@ -419,12 +456,13 @@ def _checks(data: Any) -> Iterator[tuple[KeyPath, dict]]:
 
 def check_document(document: Document, kind: str = "spec") -> SchemaReport:
     """Validate a parsed document against schemas/<kind>.schema.json; every error, located."""
-    if is_valid(document.data, kind):
+    data = without_own_keys(document.data)
+    if is_valid(data, kind):
         return SchemaReport((), frozenset(), frozenset())
     mapper = _Mapper(document, kind)
     if kind == "spec":
-        mapper.explain_misplaced_options(document.data)
-    errors = list(validator(kind).iter_errors(document.data))
+        mapper.explain_misplaced_options(data)
+    errors = list(validator(kind).iter_errors(data))
     # additionalProperties first, so a typo's "did you mean" silences the "missing key" it causes
     errors.sort(
         key=lambda e: (e.validator not in ("additionalProperties", "unevaluatedProperties"), len(e.path))

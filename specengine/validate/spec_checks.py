@@ -43,6 +43,7 @@ from specengine.validate.row_checks import (
     reads_rows,
 )
 from specengine.validate.row_messages import template_diagnostic
+from specengine.validate.unit_checks import unit_warnings
 
 ENDPOINT_ROOTS = frozenset({"input"})  # what an endpoint's templates read of a row
 
@@ -86,6 +87,8 @@ class SpecChecks:
 
     def run(self) -> None:
         data = self.data
+        for path, message in unit_warnings(data):
+            self.report.warn(path, message)
         self._endpoint(data.get("endpoint"), ("endpoint",))
         evals = data.get("evals")
         if isinstance(evals, list):
@@ -174,13 +177,15 @@ class SpecChecks:
         return has_check
 
     def _replay(self, item: dict, here: KeyPath) -> None:
-        """Without a dataset, the eval's own input must hold the messages `replay:` names (a row's
-        messages are checked when the plan is compiled, row by row)."""
+        """Without a dataset, the eval's own input must hold the messages `replay:` names; with one,
+        every row must (proven with the rows, so a missing key names the keys the rows have)."""
         dataset = item["dataset"] if "dataset" in item else self.data.get("dataset")
-        if dataset is not None and dataset != NO_DATASET:
-            return
         replay = item["replay"].strip()
         if not is_replay_path(replay):  # the schema says what the form must be
+            return
+        if dataset is not None and dataset != NO_DATASET:
+            if self.templates is not None:  # each row must hold it: proven with the rows
+                self._add(TemplateUse("{{ " + replay + " }}", self.report, (*here, "replay"), "replay"))
             return
         own = item.get("input")
         try:
