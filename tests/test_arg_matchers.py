@@ -166,6 +166,46 @@ def test_an_argument_matcher_fails_with_path_matcher_and_value(args, first_line)
     assert result.reason.splitlines()[-1].startswith("calls made: refund(")
 
 
+@pytest.mark.parametrize(
+    ("matcher", "value", "problem"),
+    [
+        # each bound just inside and just outside
+        ({"$gte": 3}, 3, None),
+        ({"$gte": 3}, 2.999, "expected ≥ 3, got 2.999"),
+        ({"$gte": 3}, "3", None),
+        ({"$gte": 3}, True, "expected ≥ 3, got true"),  # a boolean is no number
+        ({"$gte": 1}, None, "expected ≥ 1, got null"),
+        ({"$gt": 3}, 3, "expected > 3, got 3"),
+        ({"$gt": 3}, 3.001, None),
+        ({"$lte": 3}, 3, None),
+        ({"$lte": 3}, 3.001, "expected ≤ 3, got 3.001"),
+        ({"$lt": 3}, 3, "expected < 3, got 3"),
+        ({"$lt": 3}, 2.999, None),
+        ({"$lt": "x"}, 2, 'expected < "x", got 2'),
+        # $approx: its bounds included, outside them refused; without $within, 1e-9 of its size
+        ({"$approx": 10, "$within": 0.5}, 10.5, None),
+        ({"$approx": 10, "$within": 0.5}, 10.51, "expected ≈ 10 (± 0.5), got 10.51"),
+        ({"$approx": 10, "$within": 0.5}, 9.5, None),
+        ({"$approx": 10, "$within": 0.5}, 9.49, "expected ≈ 10 (± 0.5), got 9.49"),
+        ({"$approx": 0, "$within": 0}, 0, None),
+        ({"$approx": 0}, 0, None),
+        ({"$approx": 1e9}, 1e9 - 1, None),
+        ({"$approx": 1e9}, 1e9 + 2, "expected ≈ 1000000000.0, got 1000000002.0"),
+        ({"$approx": 1}, "x", 'expected ≈ 1, got "x"'),
+        ({"$approx": 1.0}, 10**400, "expected ≈ 1.0, got 1" + "0" * 78 + "…"),  # too large for a float
+        # text conditions are case-sensitive unless told
+        ({"$matches": "^ord"}, "ORD-1", 'expected text matching /^ord/, got "ORD-1"'),
+        ({"$includes": "ord"}, "ORD-1", 'expected text including "ord", got "ORD-1"'),
+        ({"$matches": "^ORD"}, ["ORD"], 'expected text matching /^ORD/, got a list ["ORD"]'),
+        ({"$includes": "1"}, 12, None),  # a number is matched as the text it is written as
+        ({"$includes": "true"}, True, 'expected text including "true", got true'),
+    ],
+)
+def test_each_condition_at_its_boundary(matcher, value, problem):
+    problems = deep_contains({"v": matcher}, {"v": value})
+    assert problems == ([] if problem is None else [f"args.v: {problem}"])
+
+
 def test_the_expected_value_shows_the_matchers():
     result = refund_with({"amount": {"$approx": 19.99, "$within": 0.01}})
     assert result.expected == 'refund({"amount": {"$approx": 19.99, "$within": 0.01}})'
@@ -241,6 +281,10 @@ def problems_of(matcher: dict[str, Any], rendered: bool = False) -> list[tuple[s
         ({"$gte": 1, "$gt": 0}, [("$gt", "key", "use $gte or $gt, not both")]),
         ({"$gte": 5, "$lte": 3}, [(None, "mapping", "no number is ≥ 5 and ≤ 3")]),
         ({"$gt": 3, "$lt": 3}, [(None, "mapping", "no number is > 3 and < 3")]),
+        ({"$gt": 3, "$lte": 3}, [(None, "mapping", "no number is > 3 and ≤ 3")]),  # either strict
+        ({"$gte": 3, "$lt": 3}, [(None, "mapping", "no number is ≥ 3 and < 3")]),
+        ({"$gte": 3, "$lte": 3}, []),  # exactly 3
+        ({"$gte": "{{ low }}", "$lte": 3}, []),  # a bound known only once rendered
         ({"$gte": "many"}, [("$gte", "value", '$gte takes a number, not "many"')]),
         ({"$approx": 1, "$within": -1}, [("$within", "value", "$within must be 0 or more, not -1")]),
         ({"$one_of": []}, [("$one_of", "value", "$one_of is empty: add at least one value")]),
@@ -332,6 +376,18 @@ def test_pairing_is_as_large_as_possible(fits):
     assert len(set(paired.values())) == len(paired)  # each actual item used once
     assert all(paired[wanted] in fits[wanted] for wanted in paired)
     assert len(paired) == best_pairing(fits)
+
+
+@pytest.mark.parametrize(
+    ("fits", "paired"),
+    [
+        ([[0], [0, 1, 2], [0, 2, 1, 3], [0]], {0: 0, 1: 1, 2: 2}),
+        ([[2, 0, 1], [], [2, 1], [0]], {0: 2, 2: 1, 3: 0}),  # 2 takes its next choice: 0 keeps 2
+    ],
+)
+def test_each_item_takes_its_first_choice_that_keeps_the_pairing_largest(fits, paired):
+    """The order of `fits` is a preference: which items pair shows in "nothing matches" reasons."""
+    assert pair_up(fits) == paired
 
 
 def test_contains_is_not_fooled_by_a_greedy_first_choice():

@@ -9,8 +9,13 @@ docs/spec-format.md sections:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
 from support.runs import check, run_spec, setup_project
 from support.servers import Reply
+
+from specengine.results.model import CheckResult, TrialResult, aggregate_checks, case_outcome, trial_status
 
 
 def test_an_error_inside_a_well_formed_response_is_not_a_transport_fault(agent_server, tmp_path):
@@ -195,3 +200,125 @@ def test_retries_are_bounded_and_only_for_infrastructure_faults(agent_server, tm
     agent_server.script(lambda messages: Reply(status=400, body={"error": {"message": "bad request"}}))
     rejected = run_spec(tmp_path, spec)
     assert rejected.status("a") == "error" and agent_server.hits() == 1
+
+
+# ---------------------------------------------------------------------------------------------------
+# The same rules on the model, table by table: each way a trial and a case can end, at its boundaries
+
+
+def _check(status: str, gate: bool = True, score: float | None = None, **more) -> CheckResult:
+    return CheckResult(
+        name="c", matcher="includes", line=3, turn=1, gate=gate, status=status, score=score, **more
+    )
+
+
+def _trial(status: str, *checks: CheckResult) -> TrialResult:
+    return TrialResult(status=status, latency_s=0.1, error=None, transcript=(), checks=checks)
+
+
+@pytest.mark.parametrize(
+    ("error", "checks", "status"),
+    [
+        ({"type": "ConnectError"}, [_check("passed")], "error"),  # a transport fault, whatever the checks
+        (None, [_check("error"), _check("failed")], "failed"),  # a failed gate wins over an errored one
+        (None, [_check("passed"), _check("error")], "error"),
+        (None, [_check("skipped"), _check("skipped")], "skipped"),  # no gate ran
+        (None, [_check("skipped"), _check("passed")], "passed"),
+        (None, [_check("skipped"), _check("failed", gate=False)], "skipped"),
+        (None, [_check("passed"), _check("failed", gate=False)], "passed"),  # a soft check never fails it
+        (None, [_check("skipped", gate=False), _check("skipped", gate=False)], "skipped"),  # nothing checked
+        (None, [_check("skipped", gate=False), _check("passed", gate=False)], "passed"),
+        (None, [_check("failed", gate=False)], "passed"),
+        (None, [], "passed"),
+        ({}, [_check("failed")], "failed"),  # an empty error is no fault
+    ],
+)
+def test_a_trials_status(error, checks, status):
+    assert trial_status(error, checks) == status
+
+
+@pytest.mark.parametrize(
+    ("statuses", "rate", "outcome"),
+    [
+        ([], 1.0, ("skipped", 0, 0, False, False)),
+        (["skipped", "skipped"], 1.0, ("skipped", 0, 2, False, False)),
+        (["passed"], 1.0, ("passed", 1, 1, True, True)),
+        (["passed", "failed"], 0.5, ("passed", 1, 2, True, False)),
+        (["passed", "failed"], 0.51, ("failed", 1, 2, True, False)),
+        (["passed", "failed", "failed"], 1 / 3 + 5e-10, ("passed", 1, 3, True, False)),  # a rounding slack
+        (["passed", "failed", "failed"], 1 / 3 + 2e-9, ("failed", 1, 3, True, False)),
+        (["passed", "skipped"], 1.0, ("passed", 1, 2, True, True)),  # a skipped trial does not count
+        (["error", "error", "passed"], 1.0, ("error", 1, 3, True, False)),
+        (["error", "skipped"], 1.0, ("error", 0, 2, False, False)),
+        (["error", "failed"], 1.0, ("failed", 0, 2, False, False)),
+        (["failed", "failed"], 0.0, ("passed", 0, 2, False, False)),
+    ],
+)
+def test_a_cases_outcome(statuses, rate, outcome):
+    trials = [_trial(status) for status in statuses]
+    result = case_outcome(trials, rate)
+    assert (
+        result.status,
+        result.passed_trials,
+        result.n_trials,
+        result.pass_at_k,
+        result.pass_hat_k,
+    ) == outcome
+
+
+def _row(status: str, score: float | None, **more) -> dict:
+    row = {"name": "c", "matcher": "includes", "line": 3, "turn": 1, "gate": True, "status": status}
+    return {**row, "score": score, **more}
+
+
+@pytest.mark.parametrize(
+    ("trials", "rate", "rows"),
+    [
+        ([], 1.0, []),
+        ([[_check("failed", score=0.0)]], 0.0, [_row("passed", 0.0)]),  # one trial, pass rate 0
+        ([[_check("error")]], 1.0, [_row("error", None)]),
+        ([[_check("skipped")]], 0.0, [_row("skipped", None)]),
+        ([[_check("passed", score=0.123456, uncertain=True)]], 1.0, [_row("passed", 0.1235, uncertain=True)]),
+        (
+            [[_check("passed", score=1.0)], [_check("failed", score=0.0)], [_check("passed", score=1.0)]],
+            0.6,
+            [_row("passed", 0.6667)],
+        ),
+        (
+            [[_check("passed", score=1.0)], [_check("failed", score=0.0)], [_check("error")]],
+            0.5,
+            [_row("failed", 0.5)],  # 1 of 3 below the rate, and one failed: failed
+        ),
+        ([[_check("passed", score=1.0)], [_check("error")]], 1.0, [_row("error", 1.0)]),
+        ([[_check("skipped")], [_check("skipped")]], 1.0, [_row("skipped", None)]),
+        (
+            [
+                [_check("passed", score=0.5, judge={"model": "m"})],
+                [_check("passed", score=0.25, judge={"model": "m"})],
+            ],
+            0.5,
+            [_row("passed", 0.375, spread=0.25)],  # a judge's scores drift: the spread
+        ),
+        ([[_check("passed", score=1.0)], [_check("passed", score=0.5)]], 1.0, [_row("passed", 0.75)]),
+        (
+            [[_check("passed", score=1.0, judge={"model": "m"})], [_check("skipped", judge={"model": "m"})]],
+            1.0,
+            [_row("passed", 1.0)],  # one score: no spread
+        ),
+        (
+            [[_check("passed", score=1.0)], [_check("passed", score=1.0, uncertain=True)]],
+            1.0,
+            [_row("passed", 1.0, uncertain=True)],
+        ),
+        (
+            [
+                [_check("passed", score=1.0)],
+                [_check("passed", score=1.0), replace(_check("failed"), name="d")],
+            ],
+            1.0,
+            [_row("passed", 1.0), {**_row("failed", None), "name": "d"}],  # rows follow the longest trial
+        ),
+    ],
+)
+def test_a_cases_check_rows(trials, rate, rows):
+    assert aggregate_checks([_trial("passed", *checks) for checks in trials], rate) == rows

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from autoevals import ClosedQA, Factuality, LLMClassifier
@@ -19,6 +20,8 @@ from typer.testing import CliRunner
 import specengine.commands.cache  # noqa: F401  (registers the `cache` sub-app)
 from specengine.cli import app
 from specengine.commands.cache import cache_app
+from specengine.errors import JudgeFailure
+from specengine.judge.answer import JudgeAnswer, answer_json, read_answer, usage_of
 from specengine.judge.cache import JudgeCache
 from specengine.judge.judge import (
     NO_JUDGE,
@@ -515,6 +518,72 @@ def test_lenient_answers_autoevals_also_reads(tmp_path, arguments, rationale):
     with JudgeServer(lambda r, n: select({"name": "select_choice", "arguments": arguments})) as server:
         [verdict] = run(make(server, tmp_path), QA)
     assert (verdict.score, verdict.choice, verdict.rationale, verdict.error) == (1.0, "Y", rationale, None)
+
+
+def _called(arguments: Any, name: Any = "select_choice") -> dict:
+    return {"choices": [{"message": {"tool_calls": [{"function": {"name": name, "arguments": arguments}}]}}]}
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        ({"error": {"code": 5}}, "the judge reported an error: {'code': 5}"),  # no message: the object
+        ({"error": "quota\n  exceeded"}, "the judge reported an error: quota exceeded"),
+        ({"choices": ["Y"]}, 'the judge\'s answer has no choices: \'{"choices": ["Y"]}\''),
+        ({"choices": [{"message": {"content": "Y"}}]}, NO_TOOL_CALL + ' (it said: "Y")'),
+        ({"choices": [{"message": {"content": "", "tool_calls": []}}]}, NO_TOOL_CALL),
+        ({"choices": [{"message": {"tool_calls": ["select_choice"]}}]}, NO_TOOL_CALL),
+        ({"choices": [{"message": "Y"}]}, NO_TOOL_CALL),
+        (
+            {"choices": [{"message": {"tool_calls": [{"function": "Y"}]}}]},
+            "the judge called None instead of select_choice",
+        ),
+        (_called("[1]"), "the judge's select_choice arguments are not a JSON object: '[1]'"),
+        (_called(["Y"]), "the judge's select_choice arguments are not a JSON object: \"['Y']\""),
+        (_called({"choice": 1}), "the judge called select_choice without a choice"),
+        (_called({"choice": "Maybe"}), "the judge chose 'Maybe', which is not one of the choices (Y, N)"),
+    ],
+)
+def test_an_answer_that_cannot_be_read_says_what_the_judge_did(data, error):
+    with pytest.raises(JudgeFailure) as raised:
+        read_answer(data, ["Y", "N"])
+    assert str(raised.value) == error
+
+
+@pytest.mark.parametrize(
+    ("arguments", "answer"),
+    [
+        ({"choice": "N"}, JudgeAnswer("N", None)),
+        ('{"choice": " Y\\n", "reasons": 7}', JudgeAnswer("Y", "7")),
+        ({"choice": "Y", "reasons": ["One.", 2]}, JudgeAnswer("Y", "One.\n2")),
+        ({"choice": "Y", "reasons": []}, JudgeAnswer("Y", "")),
+    ],
+)
+def test_an_answer_is_read_into_its_choice_and_rationale(arguments, answer):
+    assert read_answer(_called(arguments), ["Y", "N"]) == answer
+
+
+@pytest.mark.parametrize(
+    ("data", "usage"),
+    [
+        (
+            {"usage": {"prompt_tokens": 3, "completion_tokens": 2.0, "total_tokens": True, "extra": 9}},
+            {"prompt_tokens": 3, "completion_tokens": 2},
+        ),
+        ({"usage": {"total_tokens": "5"}}, None),
+        ({"usage": "5 tokens"}, None),
+        ([], None),
+    ],
+)
+def test_only_counts_reported_as_numbers_are_read_as_usage(data, usage):
+    assert usage_of(data) == usage
+
+
+def test_an_answer_that_is_not_json_is_shown_on_one_short_line():
+    with pytest.raises(JudgeFailure) as raised:
+        answer_json("<html>\n  " + "x" * 300)
+    assert str(raised.value) == "the judge's answer is not JSON: " + repr("<html> " + "x" * 193)
+    assert answer_json('{"a": [1]}') == {"a": [1]}
 
 
 def test_tokens_of_an_unusable_answer_are_still_counted(tmp_path):

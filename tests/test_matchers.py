@@ -309,6 +309,541 @@ def test_expected_and_got():
     assert run("tool_calls_in_order", ["a"]).got == "no tool calls"
 
 
+def whole(result: MatchResult) -> tuple:
+    """Everything a check shows: its score, whether it could not run, its reason, expected and got."""
+    return (result.score, result.error, result.reason, result.expected, result.got)
+
+
+CASE_HINT = "; it does appear with different upper/lower case (the check is case-sensitive)"
+NUMBERS = {"type": "array", "items": {"type": "string"}}
+NOT_STRINGS = (
+    "$[0]: 1 is not of type 'string'; $[1]: 2 is not of type 'string'; $[2]: 3 is not of type 'string'"
+)
+
+
+@pytest.mark.parametrize(
+    ("matcher", "argument", "reply", "shown"),
+    [
+        (
+            "includes",
+            "Sunny",
+            "It is Sunny",
+            (1.0, False, 'the reply includes "Sunny"', '"Sunny"', "It is Sunny"),
+        ),
+        (
+            "includes",
+            ["Paris", "sunny"],
+            "paris is Sunny",  # every missing text is there in another case: the hint
+            (
+                0.0,
+                False,
+                'the reply does not include "Paris", "sunny" (2 of 2 texts missing)' + CASE_HINT,
+                '"Paris", "sunny"',
+                "paris is Sunny",
+            ),
+        ),
+        (
+            "includes",
+            ["Paris", "Sunny"],
+            "Paris is cloudy",
+            (
+                0.0,
+                False,
+                'the reply does not include "Sunny" (1 of 2 texts missing)',
+                '"Paris", "Sunny"',
+                "Paris is cloudy",
+            ),
+        ),
+        (
+            "includes",
+            ["Paris", "Rome"],
+            "paris is sunny",  # one of them is not there in any case: no hint
+            (
+                0.0,
+                False,
+                'the reply does not include "Paris", "Rome" (2 of 2 texts missing)',
+                '"Paris", "Rome"',
+                "paris is sunny",
+            ),
+        ),
+        (
+            "includes_any",
+            ["rain", "Sunny", "day"],
+            "Sunny day",  # a passing check names what it found
+            (1.0, False, 'the reply includes "Sunny", "day"', 'any of "rain", "Sunny", "day"', "Sunny day"),
+        ),
+        (
+            "includes_any",
+            "Sunny",
+            "it is sunny",
+            (0.0, False, 'the reply includes none of "Sunny"' + CASE_HINT, 'any of "Sunny"', "it is sunny"),
+        ),
+        (
+            "includes_any",
+            ["Sunny", "Day"],
+            "sunny day",  # the case hint is for one text only
+            (0.0, False, 'the reply includes none of "Sunny", "Day"', 'any of "Sunny", "Day"', "sunny day"),
+        ),
+        (
+            "not_includes",
+            ["sorry", "error"],
+            "All good",
+            (
+                1.0,
+                False,
+                'the reply includes none of "sorry", "error"',
+                'none of "sorry", "error"',
+                "All good",
+            ),
+        ),
+        (
+            "not_includes",
+            ["sorry", "error", "oops"],
+            "sorry, an error",
+            (
+                0.0,
+                False,
+                'the reply includes "sorry", "error"',
+                'none of "sorry", "error", "oops"',
+                "sorry, an error",
+            ),
+        ),
+        ("equals", "Paris", " Paris\n", (1.0, False, 'the reply equals "Paris"', '"Paris"', '"Paris"')),
+        (
+            "equals",
+            "Paris",
+            "paris",
+            (
+                0.0,
+                False,
+                'the reply is not equal to "Paris"; they differ only in upper/lower case',
+                '"Paris"',
+                '"paris"',
+            ),
+        ),
+        (
+            "equals",
+            "a b",
+            "a\n b",
+            (
+                0.0,
+                False,
+                'the reply is not equal to "a b"; they differ only in spaces or line breaks inside the text',
+                '"a b"',
+                '"a\\n b"',
+            ),
+        ),
+        (
+            "equals",
+            "Paris",
+            "  ",
+            (0.0, False, 'the reply is not equal to "Paris"; the reply is empty', '"Paris"', '""'),
+        ),
+        (
+            "equals",
+            "P" * 90,
+            "P" * 91,  # the reason shortens a long text; expected and got show up to 200 characters
+            (
+                0.0,
+                False,
+                'the reply is not equal to "' + "P" * 78 + "…",
+                '"' + "P" * 90 + '"',
+                '"' + "P" * 91 + '"',
+            ),
+        ),
+        (
+            "matches",
+            "Sun+y",
+            "It is Sunnny",
+            (1.0, False, 'the reply matches /Sun+y/ at "Sunnny"', "/Sun+y/", "It is Sunnny"),
+        ),
+        ("matches", "rain", "Sunny", (0.0, False, "the reply does not match /rain/", "/rain/", "Sunny")),
+        (
+            "matches",
+            "Sun(ny",
+            "Sunny",
+            (
+                0.0,
+                True,
+                "invalid regular expression /Sun(ny/: missing ), unterminated subpattern at position 3",
+                "/Sun(ny/",
+                None,
+            ),
+        ),
+        (
+            "matches",
+            "a" * 90,
+            "b",
+            (0.0, False, "the reply does not match /" + "a" * 78 + "…", "/" + "a" * 78 + "…", "b"),
+        ),
+        (
+            "starts_with",
+            "Hello",
+            "\n Hello there",
+            (1.0, False, 'the reply starts with "Hello"', '"Hello"', '"Hello there"'),
+        ),
+        (
+            "starts_with",
+            " Hello",
+            " Hello there",  # a text that starts with a space keeps the reply's
+            (1.0, False, 'the reply starts with " Hello"', '" Hello"', '" Hello there"'),
+        ),
+        (
+            "starts_with",
+            " Hello",
+            "  Hello",
+            (
+                0.0,
+                False,
+                'the reply does not start with " Hello"; the text appears later in it',
+                '" Hello"',
+                '"  Hello"',
+            ),
+        ),
+        (
+            "starts_with",
+            "Hello",
+            "hello there",
+            (
+                0.0,
+                False,
+                'the reply does not start with "Hello"; it does with different upper/lower case',
+                '"Hello"',
+                '"hello there"',
+            ),
+        ),
+        # got shows the reply's start: the text's length and 20 more characters, at least 40
+        (
+            "starts_with",
+            "Bye",
+            "H" * 41,
+            (0.0, False, 'the reply does not start with "Bye"', '"Bye"', '"' + "H" * 39 + '…"'),
+        ),
+        (
+            "starts_with",
+            "Bye",
+            "H" * 40,
+            (0.0, False, 'the reply does not start with "Bye"', '"Bye"', '"' + "H" * 40 + '"'),
+        ),
+        (
+            "starts_with",
+            "B" * 30,
+            "A" * 51,
+            (
+                0.0,
+                False,
+                'the reply does not start with "' + "B" * 30 + '"',
+                '"' + "B" * 30 + '"',
+                '"' + "A" * 49 + '…"',
+            ),
+        ),
+        (
+            "starts_with",
+            "B" * 30,
+            "A" * 50,
+            (
+                0.0,
+                False,
+                'the reply does not start with "' + "B" * 30 + '"',
+                '"' + "B" * 30 + '"',
+                '"' + "A" * 50 + '"',
+            ),
+        ),
+        ("is_json", None, ' {"a": 1} ', (1.0, False, "the reply is valid JSON", "JSON", ' {"a": 1} ')),
+        ("is_json", True, "[1, 2]", (1.0, False, "the reply is valid JSON", "JSON", "[1, 2]")),
+        (
+            "is_json",
+            None,
+            "{'a': 1}",
+            (
+                0.0,
+                False,
+                "the reply is not valid JSON: Expecting property name enclosed in double quotes"
+                " at line 1 column 2",
+                "JSON",
+                "{'a': 1}",
+            ),
+        ),
+        (
+            "is_json",
+            None,
+            '  ```json\n{"a": 1}\n```',
+            (
+                0.0,
+                False,
+                "the reply is not valid JSON: Expecting value at line 1 column 3;"
+                " it is wrapped in a ``` code block",
+                "JSON",
+                '  ```json\n{"a": 1}\n```',
+            ),
+        ),
+        ("is_json", None, " \n", (0.0, False, "the reply is empty, so it is not JSON", "JSON", " \n")),
+        (
+            "is_json",
+            "yes",
+            "{}",
+            (0.0, True, 'is_json takes no argument or a JSON Schema (a mapping), not "yes"', None, None),
+        ),
+        (
+            "is_json",
+            SCHEMA,
+            '{"temp": 21.5, "city": "Paris"}',
+            (
+                1.0,
+                False,
+                "the reply is JSON that matches the schema",
+                "JSON matching the schema",
+                '{"temp": 21.5, "city": "Paris"}',
+            ),
+        ),
+        (
+            "is_json",
+            {"type": "nonsense"},
+            "{}",
+            (
+                0.0,
+                True,
+                "the JSON Schema is not valid: $.type: 'nonsense' is not valid under any of the given"
+                " schemas",
+                "a valid JSON Schema",
+                None,
+            ),
+        ),
+        (
+            "is_json",
+            {"type": "string", "format": "email"},
+            '"nobody"',  # formats are checked
+            (
+                0.0,
+                False,
+                "the reply does not match the JSON Schema: $: 'nobody' is not a 'email'",
+                "JSON matching the schema",
+                '"nobody"',
+            ),
+        ),
+        (
+            "is_json",
+            NUMBERS,
+            "[1, 2, 3]",  # three errors are all shown
+            (
+                0.0,
+                False,
+                f"the reply does not match the JSON Schema: {NOT_STRINGS}",
+                "JSON matching the schema",
+                "[1, 2, 3]",
+            ),
+        ),
+        (
+            "is_json",
+            NUMBERS,
+            "[1, 2, 3, 4, 5]",
+            (
+                0.0,
+                False,
+                f"the reply does not match the JSON Schema: {NOT_STRINGS}; and 2 more",
+                "JSON matching the schema",
+                "[1, 2, 3, 4, 5]",
+            ),
+        ),
+    ],
+)
+def test_what_a_text_check_shows(matcher, argument, reply, shown):
+    assert whole(run(matcher, argument, reply)) == shown
+
+
+SEARCH = ToolCall("search", {"query": "x" * 100})
+PING = ToolCall("ping", {})
+BOTH = 'get_weather({"city": "paris", "units": "metric"}), book_table({"people": 2})'
+
+
+@pytest.mark.parametrize(
+    ("matcher", "argument", "turn", "shown"),
+    [
+        (
+            "called_tool",
+            "get_weather",
+            {"calls": (WEATHER, BOOKING)},
+            (1.0, False, "get_weather was called 1 time", "get_weather", BOTH),
+        ),
+        (
+            "called_tool",
+            "get_weather",
+            {},
+            (0.0, False, "get_weather was not called; no tools were called", "get_weather", "none"),
+        ),
+        (
+            "called_tool",
+            "get_weather",
+            {"calls": (BOOKING, PING)},  # a call without arguments shows empty brackets
+            (
+                0.0,
+                False,
+                'get_weather was not called; calls made: book_table({"people": 2}), ping()',
+                "get_weather",
+                'book_table({"people": 2}), ping()',
+            ),
+        ),
+        (
+            "called_tool",
+            "search",
+            {"calls": (SEARCH,)},  # a call's arguments are shortened
+            (1.0, False, "search was called 1 time", "search", 'search({"query": "' + "x" * 68 + "…)"),
+        ),
+        (
+            "not_called_tool",
+            "get_weather",
+            {"calls": (BOOKING,)},
+            (1.0, False, "get_weather was not called", "no call of get_weather", 'book_table({"people": 2})'),
+        ),
+        (
+            "not_called_tool",
+            "get_weather",
+            {"calls": (WEATHER, BOOKING)},
+            (
+                0.0,
+                False,
+                'get_weather was called 1 time: get_weather({"city": "paris", "units": "metric"})',
+                "no call of get_weather",
+                BOTH,
+            ),
+        ),
+        (
+            "called_tool_with",
+            {"name": "get_weather"},
+            {"calls": (WEATHER,)},
+            (
+                1.0,
+                False,
+                'get_weather was called with {"city": "paris", "units": "metric"}',
+                "get_weather(...)",
+                'get_weather({"city": "paris", "units": "metric"})',
+            ),
+        ),
+        (
+            "called_tool_with",
+            PARIS,
+            {"calls": (BOOKING,)},
+            (
+                0.0,
+                False,
+                'get_weather was not called; calls made: book_table({"people": 2})',
+                'get_weather({"city": "Paris"})',
+                'book_table({"people": 2})',
+            ),
+        ),
+        (
+            "called_tool_with",
+            PARIS,
+            {},
+            (
+                0.0,
+                False,
+                "get_weather was not called; no tools were called",
+                'get_weather({"city": "Paris"})',
+                "none",
+            ),
+        ),
+        (
+            "called_tool_with",
+            {"name": "get_weather", "args": {"city": {"$bogus": 1}}},
+            {"calls": (WEATHER,)},
+            (
+                0.0,
+                True,
+                "args.city: unknown argument matcher '$bogus'",
+                'get_weather({"city": {"$bogus": 1}})',
+                None,
+            ),
+        ),
+        (
+            "called_tool_with",
+            ["get_weather"],
+            {"calls": (WEATHER,)},
+            (0.0, True, "called_tool_with needs a mapping with name and args", None, None),
+        ),
+        (
+            "max_tool_calls",
+            2,
+            {"calls": (WEATHER, BOOKING)},
+            (
+                1.0,
+                False,
+                "the turn made 2 tool calls, at most 2 allowed",
+                "at most 2 tool calls",
+                "2 tool calls",
+            ),
+        ),
+        (
+            "max_tool_calls",
+            1,
+            {"calls": (WEATHER, BOOKING)},
+            (
+                0.0,
+                False,
+                f"the turn made 2 tool calls, the limit is 1: {BOTH}",
+                "at most 1 tool call",
+                "2 tool calls",
+            ),
+        ),
+        (
+            "max_tool_calls",
+            0,
+            {},
+            (
+                1.0,
+                False,
+                "the turn made 0 tool calls, at most 0 allowed",
+                "at most 0 tool calls",
+                "0 tool calls",
+            ),
+        ),
+        (
+            "max_tool_calls",
+            "2",
+            {"calls": (WEATHER,)},
+            (
+                1.0,
+                False,
+                "the turn made 1 tool call, at most 2 allowed",
+                "at most 2 tool calls",
+                "1 tool call",
+            ),
+        ),
+        (
+            "max_tool_calls",
+            -1,
+            {},
+            (0.0, True, "max_tool_calls needs a whole number of calls, not -1", None, None),
+        ),
+        (
+            "max_tool_calls",
+            1.5,
+            {},
+            (0.0, True, "max_tool_calls needs a whole number of calls, not 1.5", None, None),
+        ),
+    ],
+)
+def test_what_a_tool_check_shows(matcher, argument, turn, shown):
+    assert whole(run(matcher, argument, "", **turn)) == shown
+
+
+def test_max_tool_calls_names_the_turns_it_counted():
+    result = match("max_tool_calls", 1, data("", Turn(reply="", tool_calls=(WEATHER,)), calls=(BOOKING,)))
+    assert whole(result) == (
+        0.0,
+        False,
+        f"the 2 turns made 2 tool calls, the limit is 1: {BOTH}",
+        "at most 1 tool call",
+        "2 tool calls",
+    )
+
+
+def test_is_json_words_a_number_too_long_to_read():
+    result = run("is_json", None, "1" * 5000)  # a ValueError that is not a JSONDecodeError
+    assert result.reason.startswith("the reply is not valid JSON: Exceeds the limit (4300 digits)")
+    assert (result.score, result.error, result.expected, result.got) == (0.0, False, "JSON", "1" * 199 + "…")
+
+
 def test_includes_reports_the_value_subject_and_truncates_got():
     long = "x" * 500
     result = match("includes", "y", MatchInput(text=long, turn=Turn(reply=""), turns=(), subject="the value"))

@@ -119,3 +119,136 @@ def test_a_single_trials_check_row_is_the_aggregate_of_that_one_check(pass_rate:
                 assert single == general
                 assert [type(value) for value in single.values()] == [type(v) for v in general.values()]
                 assert str(single["score"]) == str(general["score"])  # -0.0 and 0.0 read differently
+
+
+# ---------------------------------------------------------------------------------------------------
+# The results file's shapes of a check, a trial and a case, and the summary's counts
+
+
+def test_a_check_writes_its_optional_fields_only_when_it_has_them():
+    from specengine.results.model import CheckResult
+
+    bare = CheckResult(name="c", matcher="includes", line=3, turn=1, gate=True, status="passed", score=1.0)
+    assert bare.as_dict() == {
+        "name": "c", "matcher": "includes", "line": 3, "turn": 1, "gate": True, "status": "passed",
+        "score": 1.0, "threshold": None, "reason": "", "rationale": None,
+    }  # fmt: skip
+    full = CheckResult(
+        name="j", matcher="judge", line=4, turn=2, gate=False, status="skipped", score=None,
+        threshold={"min": 0.5}, reason="r", rationale="why", expected="e", got="g",
+        usage={"total_tokens": 3}, cached=False, skip_code="no_judge", judge={"model": "m"},
+        samples=({"score": 1.0},), spread=0.0, uncertain=False,
+    )  # fmt: skip
+    assert full.as_dict() == {
+        "name": "j", "matcher": "judge", "line": 4, "turn": 2, "gate": False, "status": "skipped",
+        "score": None, "threshold": {"min": 0.5}, "reason": "r", "rationale": "why", "expected": "e",
+        "got": "g", "usage": {"total_tokens": 3}, "cached": False, "skip_code": "no_judge",
+        "judge": {"model": "m"}, "samples": [{"score": 1.0}], "spread": 0.0, "uncertain": False,
+    }  # fmt: skip
+    assert CheckResult(name="c", matcher="m", line=1, turn=1, gate=True, status="passed", score=None,
+                       threshold={}, usage={}).as_dict()["threshold"] is None  # fmt: skip
+
+
+def test_a_trial_writes_its_latencies_rounded_and_its_attempts_when_retried():
+    from specengine.results.model import TrialResult
+    from specengine.usage import TokenUsage
+
+    trial = TrialResult(
+        status="error", latency_s=1.234567, error={"type": "ConnectError", "message": "refused"},
+        transcript=({"role": "user"},), checks=(), ttft_s=0.123456, attempts=2, usage=TokenUsage(1, 2, 3),
+    )  # fmt: skip
+    assert trial.as_dict() == {
+        "status": "error", "latency_s": 1.2346, "error": {"type": "ConnectError", "message": "refused"},
+        "transcript": [{"role": "user"}], "checks": [], "ttft_s": 0.1235, "attempts": 2,
+        "usage": {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3},
+    }  # fmt: skip
+    once = TrialResult(status="passed", latency_s=0.5, error={}, transcript=(), checks=())
+    assert once.as_dict() == {
+        "status": "passed",
+        "latency_s": 0.5,
+        "error": None,
+        "transcript": [],
+        "checks": [],
+    }
+
+
+def _case_of(**more):
+    from specengine.plan import Case
+
+    fields = dict(id="s::e", index=0, suite="s", spec="s.yaml", eval_name="e", line=2, endpoint="demo")
+    return Case(**{**fields, "steps": (), "variables": {}, **more})
+
+
+def test_a_case_writes_its_outcome_its_trials_and_what_it_reads():
+    from specengine.results.model import TrialResult, finished_case
+    from specengine.usage import TokenUsage
+
+    refused = {"type": "ConnectError", "message": "refused"}
+    trials = [
+        TrialResult("error", 0.1, refused, (), (), usage=TokenUsage(1, 1, 2)),
+        TrialResult("error", 0.1, None, (), (), usage=TokenUsage(None, 2, 2)),
+    ]
+    case = _case_of(labels=("smoke",), row="r1", row_line=7, variables={"expected": {"city": "Paris"}})
+    written = finished_case(case, trials).as_dict()
+    assert written["status"] == "error"
+    assert written["error"] == refused  # the case's error is its first trial's
+    assert (written["passed_trials"], written["n_trials"], written["pass_at_k"], written["pass_hat_k"]) == (
+        0, 2, False, False,
+    )  # fmt: skip
+    assert (written["labels"], written["row"], written["row_line"], written["expected"]) == (
+        ["smoke"], "r1", 7, {"city": "Paris"},
+    )  # fmt: skip
+    assert written["usage"] == {"input_tokens": 1, "output_tokens": 3, "total_tokens": 4}
+    assert [trial["status"] for trial in written["trials"]] == ["error", "error"]
+    assert "skip_reason" not in written
+    plain = finished_case(_case_of(), [TrialResult("passed", 0.1, None, (), ())]).as_dict()
+    assert plain["error"] is None
+    assert not {"row_line", "expected", "usage", "skip_reason"} & set(plain)
+
+
+def test_a_skipped_case_says_why_and_ran_nothing():
+    from specengine.results.model import skipped_case
+
+    result = skipped_case(_case_of(), "skip: not ready")
+    assert result.status == "skipped"
+    written = result.as_dict()
+    assert (written["status"], written["skip_reason"], written["trials"], written["checks"]) == (
+        "skipped", "skip: not ready", [], [],
+    )  # fmt: skip
+    assert (written["passed_trials"], written["n_trials"], written["pass_at_k"], written["pass_hat_k"]) == (
+        0, 0, False, False,
+    )  # fmt: skip
+
+
+def test_the_tally_counts_each_status_and_sums_the_tokens():
+    tally = Tally()
+    for status in ("passed", "passed", "failed", "error", "skipped"):
+        tally.add({"status": status, "usage": {"prompt_tokens": 2, "completion_tokens": 1}})
+    tally.add({"status": "passed"})
+    assert tally.as_dict(1.23456) == {
+        "cases": 6, "passed": 3, "failed": 1, "errored": 1, "skipped": 1, "gates_skipped": 0,
+        "duration_s": 1.235, "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15},
+    }  # fmt: skip
+    assert "usage" not in Tally().as_dict(0.0)
+
+
+def test_a_skipped_gate_without_a_code_or_reason_is_counted_as_unknown():
+    tally = Tally()
+    tally.add(_case({"gate": True, "status": "skipped"}, {"gate": True, "status": "failed"}))
+    assert tally.gate_skip_reasons == {SkipReason("unknown", "skipped"): 1}
+
+
+@pytest.mark.parametrize(
+    ("summary", "rate"),
+    [
+        ({"passed": 1, "failed": 1, "errored": 2, "skipped": 5}, 0.25),
+        ({"passed": 3}, 1.0),
+        ({"failed": 1}, 0.0),
+        ({"skipped": 3}, None),
+        ({}, None),
+    ],
+)
+def test_the_pass_rate_counts_what_ran(summary, rate):
+    from specengine.results.model import pass_rate
+
+    assert pass_rate(summary) == rate

@@ -39,6 +39,9 @@ def run(matcher: str, argument, data: MatchInput, **options) -> MatchResult:
         ({"lte": 2}, CallCount(1, 2), [1, 2]),  # called_tool: never fewer than one call
         ({"gt": 1, "lt": 4}, CallCount(2, 3), [2, 3]),
         (0, CallCount(1, 0), []),
+        (2.0, CallCount(2, 2), [2]),  # a whole number written as a float
+        ({"gte": 2, "gt": 1, "lte": 5, "lt": 4}, CallCount(2, 3), [2, 3]),  # every key at once
+        ({"gte": 0, "gt": -1}, CallCount(1, None), list(range(1, 10))),
     ],
 )
 def test_a_call_count_is_a_number_or_a_range(times, count, allowed):
