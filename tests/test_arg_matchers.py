@@ -21,12 +21,14 @@ from specengine.grade.arg_matchers import (
     Place,
     describe,
     is_matcher,
+    iter_arg_matchers,
     matcher_problems,
 )
 from specengine.grade.deep_contains import deep_contains
 from specengine.grade.match_result import MatchInput, MatchResult
 from specengine.grade.matchers import match
 from specengine.grade.pairing import pair_up
+from specengine.grade.wanted_call import argument_problems, wanted_call
 from specengine.transcript import ToolCall, Turn
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,6 +156,12 @@ def test_absent_arguments_count_as_named_for_exact():
             ' (nothing matches "cable")',
         ),
         (
+            {"items": {"$contains": ["charger", "case"]}},
+            'args.items: expected a list holding "charger", "case" in any order,'
+            ' got a list ["cable", "headphones"]'
+            ' (nothing matches "charger", "case")',
+        ),
+        (
             {"order_id": {"$contains": ["O"]}},
             'args.order_id: expected a list holding "O" in any order, got "ORD-482913"',
         ),
@@ -206,6 +214,44 @@ def test_each_condition_at_its_boundary(matcher, value, problem):
     assert problems == ([] if problem is None else [f"args.v: {problem}"])
 
 
+def test_matchers_are_found_at_any_depth_with_their_path():
+    args = {
+        "a": {"b": {"$gte": 1}},
+        "c": [{"$lt": 2}],
+        "d": {"$one_of": [{"$gte": 1}, 2], "$contains": 5},
+        "e": {"$contains": [{"$matches": "x"}]},
+    }
+    assert list(iter_arg_matchers(args)) == [
+        (("a", "b"), {"$gte": 1}),
+        (("c", 0), {"$lt": 2}),
+        (("d",), {"$one_of": [{"$gte": 1}, 2], "$contains": 5}),
+        (("d", "$one_of", 0), {"$gte": 1}),
+        (("e",), {"$contains": [{"$matches": "x"}]}),
+        (("e", "$contains", 0), {"$matches": "x"}),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("item", "problems"),
+    [
+        (
+            {"name": "f", "args": {"a": {"$gte": "x"}, "b": [{"$lte": "{{ y }}"}]}},  # rendered: no template
+            ['args.a: $gte takes a number, not "x"', 'args.b[0]: $lte takes a number, not "{{ y }}"'],
+        ),
+        (
+            {"name": "f", "args": {"two words": {"$any": 1}}},
+            ['args["two words"]: write $any: true, or leave $any out'],
+        ),
+        ({"name": "f", "args": [1]}, ["args must be a mapping of argument names to values, not [1]"]),
+        ({"name": "f", "args": {"a": {"$gte": 1}}}, []),
+    ],
+)
+def test_the_rendered_arguments_of_a_call_are_checked_at_their_path(item, problems):
+    wanted = wanted_call(item)
+    assert wanted is not None
+    assert argument_problems(wanted) == problems
+
+
 def test_the_expected_value_shows_the_matchers():
     result = refund_with({"amount": {"$approx": 19.99, "$within": 0.01}})
     assert result.expected == 'refund({"amount": {"$approx": 19.99, "$within": 0.01}})'
@@ -219,6 +265,7 @@ def test_the_expected_value_shows_the_matchers():
         ({"$gte": 1, "$lt": 10}, "≥ 1 and < 10"),
         ({"$approx": "19.990"}, "≈ 19.99"),
         ({"$one_of": "x"}, 'one of "x"'),
+        ({"$ignore_case": True}, '{"$ignore_case": true}'),  # no condition to word: the mapping itself
     ],
 )
 def test_describe(matcher, words):
@@ -290,6 +337,20 @@ def problems_of(matcher: dict[str, Any], rendered: bool = False) -> list[tuple[s
         ({"$one_of": []}, [("$one_of", "value", "$one_of is empty: add at least one value")]),
         ({"$contains": "a"}, [("$contains", "value", '$contains takes a list, such as [a, b], not "a"')]),
         ({"$includes": ["a"]}, [("$includes", "value", '$includes takes a text, not ["a"]')]),
+        (
+            {"$matches": "a", "$ignore_case": "yes"},
+            [("$ignore_case", "value", '$ignore_case takes true or false, not "yes"')],
+        ),
+        (
+            {"$matches": "(?<=a+)b"},  # an error the regular expression engine gives no position for
+            [
+                (
+                    "$matches",
+                    "value",
+                    "$matches: not a valid regular expression: look-behind requires fixed-width pattern",
+                )
+            ],
+        ),
         (
             {"$matches": "(x"},
             [

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.shown import whole
 
 from specengine.grade.deep_contains import deep_contains, scalars_equal
 from specengine.grade.match_result import MatchInput, MatchResult
@@ -307,11 +308,6 @@ def test_expected_and_got():
     called = run("called_tool_with", PARIS, calls=(WEATHER, BOOKING))
     assert called.expected == 'get_weather({"city": "Paris"})'
     assert run("tool_calls_in_order", ["a"]).got == "no tool calls"
-
-
-def whole(result: MatchResult) -> tuple:
-    """Everything a check shows: its score, whether it could not run, its reason, expected and got."""
-    return (result.score, result.error, result.reason, result.expected, result.got)
 
 
 CASE_HINT = "; it does appear with different upper/lower case (the check is case-sensitive)"

@@ -5,6 +5,7 @@ token usage they read."""
 from __future__ import annotations
 
 import pytest
+from support.shown import whole
 
 from specengine.grade.call_count import CallCount, call_count, count_problem
 from specengine.grade.match_result import MatchInput, MatchResult
@@ -258,6 +259,12 @@ def test_a_trajectory_shows_expected_and_the_actual_order():
         (["a"], "sometimes", "tool_calls_in_order: unknown mode 'sometimes'"),
         ([{"args": {}}], "in_order", "tool_calls_in_order needs a list of tool names or {name, args} calls"),
         ([{"name": "a", "args": {"n": {"$gte": "x"}}}], "in_order", 'args.n: $gte takes a number, not "x"'),
+        (
+            [["find_order"]],
+            "in_order",
+            "tool_calls_in_order needs a list of tool names or {name, args} calls",
+        ),
+        ([True], "in_order", "tool_calls_in_order needs a list of tool names or {name, args} calls"),
     ],
 )
 def test_a_trajectory_that_cannot_be_checked_is_an_error(argument, mode, words):
@@ -319,6 +326,379 @@ def test_tokens_below_without_reported_usage_is_an_error_never_a_guess():
     )
     partly = run("tokens_below", 10, MatchInput(text="", turn=silent, turns=(spent(1, 1), silent)))
     assert partly.error and "for 1 of the 2 turns" in partly.reason
+
+
+def turns(*made: Turn) -> MatchInput:
+    return MatchInput(text="", turn=made[-1], turns=made)
+
+
+@pytest.mark.parametrize(
+    ("matcher", "argument", "data", "shown"),
+    [
+        (
+            "succeeded",
+            None,
+            turns(Turn(reply="hi")),
+            (1.0, False, "the turn completed without an error", "no error", "no error"),
+        ),
+        (
+            "succeeded",
+            None,
+            turns(Turn(reply="", error="response.failed: " + "x" * 300)),
+            (
+                0.0,
+                False,
+                "the endpoint reported an error: response.failed: " + "x" * 300,
+                "no error",
+                "response.failed: " + "x" * 182 + "…",
+            ),
+        ),
+        (
+            "latency_below",
+            2,
+            turns(Turn(reply="", latency_s=1.5)),
+            (1.0, False, "the turn took 1.50 s, under 2 s", "< 2 s", "1.5 s"),
+        ),
+        (
+            "latency_below",
+            "2.5",
+            turns(Turn(reply="", latency_s=2.5)),
+            (0.0, False, "the turn took 2.50 s, the limit is 2.5 s", "< 2.5 s", "2.5 s"),
+        ),
+        (
+            "latency_below",
+            2,
+            turns(Turn(reply="", latency_s=0.5), Turn(reply="", latency_s=1.25)),
+            (1.0, False, "the 2 turns took 1.75 s, under 2 s", "< 2 s", "1.75 s"),
+        ),
+        (
+            "latency_below",
+            "soon",
+            turns(Turn(reply="")),
+            (0.0, True, 'latency_below needs a number of seconds, not "soon"', None, None),
+        ),
+        (
+            "tokens_below",
+            100,
+            turns(spent(40, 50)),
+            (
+                1.0,
+                False,
+                "the turn used 90 tokens (40 in, 50 out), under 100",
+                "< 100 tokens",
+                "90 tokens (40 in, 50 out)",
+            ),
+        ),
+        (
+            "tokens_below",
+            90,
+            turns(spent(40, 50)),
+            (
+                0.0,
+                False,
+                "the turn used 90 tokens (40 in, 50 out), the limit is 90",
+                "< 90 tokens",
+                "90 tokens (40 in, 50 out)",
+            ),
+        ),
+        (
+            "tokens_below",
+            0,
+            turns(spent(40, 50)),
+            (0.0, True, "tokens_below needs a number of tokens, not 0", None, None),
+        ),
+        (
+            "tokens_below",
+            "many",
+            turns(spent(40, 50)),
+            (0.0, True, 'tokens_below needs a number of tokens, not "many"', None, None),
+        ),
+        (
+            "tokens_below",
+            10,
+            turns(Turn(reply="")),
+            (
+                0.0,
+                True,
+                "the endpoint reported no token usage for this turn, so tokens_below cannot be checked"
+                " (usage is recorded only when the server reports it)",
+                "< 10 tokens",
+                None,
+            ),
+        ),
+        (
+            "tokens_below",
+            10,
+            turns(spent(1, 1), Turn(reply=""), Turn(reply="")),
+            (
+                0.0,
+                True,
+                "the endpoint reported no token usage for 2 of the 3 turns, so tokens_below cannot be"
+                " checked (usage is recorded only when the server reports it)",
+                "< 10 tokens",
+                None,
+            ),
+        ),
+        (
+            "tokens_below",
+            200,
+            turns(spent(10, 20), spent(30, 40)),
+            (
+                1.0,
+                False,
+                "the 2 turns used 100 tokens (40 in, 60 out), under 200",
+                "< 200 tokens",
+                "100 tokens (40 in, 60 out)",
+            ),
+        ),
+        (
+            "tokens_below",
+            1e21,
+            turns(Turn(reply="", usage={"total_tokens": 7})),
+            (1.0, False, "the turn used 7 tokens, under 1e+21", "< 1e+21 tokens", "7 tokens"),
+        ),
+    ],
+)
+def test_what_a_turn_check_shows(matcher, argument, data, shown):
+    assert whole(run(matcher, argument, data)) == shown
+
+
+@pytest.mark.parametrize(
+    ("argument", "mode", "made", "shown"),
+    [
+        (
+            ["find_order", "refund"],
+            "in_order",
+            IN_ORDER,
+            (
+                1.0,
+                False,
+                "the tools were called in the order find_order → refund",
+                "find_order → refund",
+                "find_order → notify → refund",
+            ),
+        ),
+        (
+            ["find_order", "notify", "refund"],
+            "exact",
+            IN_ORDER,
+            (
+                1.0,
+                False,
+                "the calls were exactly find_order → notify → refund (exact)",
+                "find_order → notify → refund (exact)",
+                "find_order → notify → refund",
+            ),
+        ),
+        (
+            ["refund", "notify", "find_order"],
+            "any_order",
+            IN_ORDER,
+            (
+                1.0,
+                False,
+                "the calls were exactly refund, notify, find_order (any order)",
+                "refund, notify, find_order (any order)",
+                "find_order → notify → refund",
+            ),
+        ),
+        (
+            ["refund", "find_order", "notify", "notify"],
+            "subset",
+            IN_ORDER,
+            (
+                1.0,
+                False,
+                "every call was one of refund, find_order, notify, notify (subset)",
+                "refund, find_order, notify, notify (subset)",
+                "find_order → notify → refund",
+            ),
+        ),
+        (
+            ["refund"],
+            "subset",
+            (),
+            (1.0, False, "every call was one of refund (subset)", "refund (subset)", "no tool calls"),
+        ),
+        (
+            ["refund", "find_order"],
+            "in_order",
+            IN_ORDER,
+            (
+                0.0,
+                False,
+                "find_order was not called after refund; the actual order was: find_order → notify → refund",
+                "refund → find_order",
+                "find_order → notify → refund",
+            ),
+        ),
+        (
+            ["refund", "pay"],
+            "in_order",
+            IN_ORDER,
+            (
+                0.0,
+                False,
+                "pay was not called; the actual order was: find_order → notify → refund",
+                "refund → pay",
+                "find_order → notify → refund",
+            ),
+        ),
+        (
+            ["notify", "find_order"],
+            "in_order",
+            (FIND, NOTIFY),
+            (
+                0.0,
+                False,
+                "find_order was not called after notify; the actual order was: find_order → notify",
+                "notify → find_order",
+                "find_order → notify",
+            ),
+        ),
+        (
+            [{"name": "refund", "args": {"amount": {"$lt": 50}}}],
+            "in_order",
+            IN_ORDER,
+            (
+                0.0,
+                False,
+                "no call of refund has the arguments asked for (args.amount: expected < 50, got 59.97);"
+                " the actual order was: find_order → notify → refund",
+                'refund({"amount": {"$lt": 50}})',
+                "find_order → notify → refund",
+            ),
+        ),
+        (
+            [{"name": "find_order", "args": {"item": "cable"}}, "refund"],
+            "in_order",
+            IN_ORDER,
+            (
+                0.0,
+                False,
+                'no call of find_order has the arguments asked for (args.item: expected "cable", got'
+                ' "headphones"); the actual order was: find_order → notify → refund',
+                'find_order({"item": "cable"}) → refund',
+                "find_order → notify → refund",
+            ),
+        ),
+        (
+            ["find_order", {"name": "notify", "args": {"channel": "sms"}}],
+            "in_order",
+            (NOTIFY, FIND, NOTIFY),
+            (
+                0.0,
+                False,
+                "no call of notify after find_order has the arguments asked for (args.channel: expected"
+                ' "sms", got "email"); the actual order was: notify → find_order → notify',
+                'find_order → notify({"channel": "sms"})',
+                "notify → find_order → notify",
+            ),
+        ),
+        (
+            ["refund"],
+            "any_order",
+            (REFUND, REFUND),
+            (
+                0.0,
+                False,
+                'more calls than listed, or with other arguments: refund({"order_id": "ORD-1", "amount":'
+                " 59.97}); the actual order was: refund → refund",
+                "refund (any order)",
+                "refund → refund",
+            ),
+        ),
+        (
+            [{"name": "refund", "args": {"amount": 1}}, "find_order"],
+            "any_order",
+            (FIND,),
+            (
+                0.0,
+                False,
+                'no call fits refund({"amount": 1}); the actual order was: find_order',
+                'refund({"amount": 1}), find_order (any order)',
+                "find_order",
+            ),
+        ),
+        (
+            ["notify", "refund"],
+            "exact",
+            (NOTIFY, REFUND, FIND, FIND),
+            (
+                0.0,
+                False,
+                '2 calls more than listed: find_order({"item": "headphones"}), find_order({"item":'
+                ' "headphones"}); the actual order was: notify → refund → find_order → find_order',
+                "notify → refund (exact)",
+                "notify → refund → find_order → find_order",
+            ),
+        ),
+        (
+            ["a"],
+            "sometimes",
+            IN_ORDER,
+            (
+                0.0,
+                True,
+                "tool_calls_in_order: unknown mode 'sometimes' (use one of in_order, exact, any_order,"
+                " subset)",
+                None,
+                None,
+            ),
+        ),
+        (
+            [],
+            "in_order",
+            IN_ORDER,
+            (0.0, True, "tool_calls_in_order needs a list of tool names or {name, args} calls", None, None),
+        ),
+        (
+            None,
+            "in_order",
+            IN_ORDER,
+            (0.0, True, "tool_calls_in_order needs a list of tool names or {name, args} calls", None, None),
+        ),
+        (
+            "find_order",
+            "in_order",
+            IN_ORDER,
+            (
+                1.0,
+                False,
+                "the tools were called in the order find_order",
+                "find_order",
+                "find_order → notify → refund",
+            ),
+        ),
+        (
+            [{"name": "a", "args": {"n": {"$gte": "x"}}}, {"name": "b", "args": {"n": {"$lte": "y"}}}],
+            "in_order",
+            IN_ORDER,
+            (
+                0.0,
+                True,
+                'args.n: $gte takes a number, not "x"; args.n: $lte takes a number, not "y"',
+                None,
+                None,
+            ),
+        ),
+        (
+            [{"name": "find_order", "exact": True}],
+            "in_order",
+            (FIND,),
+            (
+                0.0,
+                False,
+                "no call of find_order has the arguments asked for (args.item: not expected (exact: true"
+                ' allows only the arguments named), got "headphones"); the actual order was: find_order',
+                "find_order(exactly no arguments)",
+                "find_order",
+            ),
+        ),
+    ],
+)
+def test_what_a_trajectory_check_shows(argument, mode, made, shown):
+    assert whole(run("tool_calls_in_order", argument, calls(*made), mode=mode)) == shown
 
 
 # ---------------------------------------------------------------------------------------------------

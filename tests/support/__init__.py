@@ -7,6 +7,8 @@
 - `support.protocol_servers`: scripted Responses, Databricks and AppKit agents, on the same engine.
 - `support.judge_server`: the scripted OpenAI-compatible judge, on the engine's HTTP server.
 - `support.runs`: run a spec end to end and read back its results.
+- `support.shown`: what a check shows (score, error, reason, expected, got), compared whole.
+- `support.mutation`: mutmut over the check engine, scored against tests/mutation-equivalent.txt.
 - `support.mlflow_server`: a real `mlflow server` (the session's one, booted early), and a TCP
   proxy that can be cut to take the server away from a client in the middle of a run.
 """

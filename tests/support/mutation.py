@@ -176,9 +176,15 @@ def changed_modules(base: str) -> list[str]:
     return [module for module in configured_modules() if module in changed]
 
 
-def run_mutmut(modules: Sequence[str], max_children: int) -> None:
-    """`mutmut run` over the modules (every configured module when all are asked for)."""
-    names = [] if list(modules) == configured_modules() else [f"{dotted(module)}.*" for module in modules]
+def run_mutmut(modules: Sequence[str], max_children: int, again: Sequence[str] = ()) -> None:
+    """`mutmut run` over the modules (every configured module when all are asked for), or over the
+    mutants `again` names only."""
+    if again:
+        names = list(again)
+    elif list(modules) == configured_modules():
+        names = []
+    else:
+        names = [f"{dotted(module)}.*" for module in modules]
     command = ["mutmut", "run", "--max-children", str(max_children), *names]
     print(" ".join(command), flush=True)
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
@@ -240,6 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--changed-since", metavar="REF", help="only the modules changed since REF")
     run.add_argument("--max-children", type=int, default=2)
     run.add_argument("--no-run", action="store_true", help="read the results mutants/ holds, run nothing")
+    run.add_argument("--again", action="store_true", help="run only the mutants that survived last time")
     run.add_argument("--diffs", action="store_true", help="show each survivor's change")
     refresh = commands.add_parser("refresh", help="record modules' hashes in the list after a look")
     refresh.add_argument("modules", nargs="+")
@@ -270,7 +277,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"no module of the check engine changed since {args.changed_since}: nothing to mutate")
             return 0
     os.chdir(ROOT)
-    if not args.no_run:
+    if args.again:
+        again = [name for score in read_scores(modules, listed) for name in score.survivors]
+        if again:
+            run_mutmut(modules, args.max_children, again)
+    elif not args.no_run:
         run_mutmut(modules, args.max_children)
     scores = read_scores(modules, listed)
     ok = report(scores, listed, args.diffs)
