@@ -206,6 +206,7 @@ def test_an_argument_matcher_fails_with_path_matcher_and_value(args, first_line)
         ({"$includes": "ord"}, "ORD-1", 'expected text including "ord", got "ORD-1"'),
         ({"$matches": "^ORD"}, ["ORD"], 'expected text matching /^ORD/, got a list ["ORD"]'),
         ({"$includes": "1"}, 12, None),  # a number is matched as the text it is written as
+        ({"$matches": "("}, "(", 'expected text matching /(/, got "("'),  # a broken pattern never matches
         ({"$includes": "true"}, True, 'expected text including "true", got true'),
     ],
 )
@@ -243,6 +244,7 @@ def test_matchers_are_found_at_any_depth_with_their_path():
             ['args["two words"]: write $any: true, or leave $any out'],
         ),
         ({"name": "f", "args": [1]}, ["args must be a mapping of argument names to values, not [1]"]),
+        ({"name": "f", "args": {"a": [[{"$lt": "x"}]]}}, ['args.a[0][0]: $lt takes a number, not "x"']),
         ({"name": "f", "args": {"a": {"$gte": 1}}}, []),
     ],
 )
@@ -331,6 +333,12 @@ def problems_of(matcher: dict[str, Any], rendered: bool = False) -> list[tuple[s
         ({"$gt": 3, "$lte": 3}, [(None, "mapping", "no number is > 3 and ≤ 3")]),  # either strict
         ({"$gte": 3, "$lt": 3}, [(None, "mapping", "no number is ≥ 3 and < 3")]),
         ({"$gte": 3, "$lte": 3}, []),  # exactly 3
+        ({"$approx": 1, "$within": 0}, []),  # exactly 1
+        (
+            {"$any": True, "$gte": 1, "$lte": 2},
+            [("$any", "key", "$any stands alone: remove $gte, $lte (or $any)")],
+        ),
+        ({"$lte": 1, "$lt": 2}, [("$lt", "key", "use $lte or $lt, not both")]),
         ({"$gte": "{{ low }}", "$lte": 3}, []),  # a bound known only once rendered
         ({"$gte": "many"}, [("$gte", "value", '$gte takes a number, not "many"')]),
         ({"$approx": 1, "$within": -1}, [("$within", "value", "$within must be 0 or more, not -1")]),

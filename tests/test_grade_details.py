@@ -7,6 +7,8 @@ it cannot meet), and then the words must be there, the same as if they had been 
 
 from __future__ import annotations
 
+import pytest
+
 from specengine.grade.grader import grade_check
 from specengine.grade.match_result import MatchInput
 from specengine.grade.matchers import match
@@ -57,3 +59,174 @@ def test_a_match_result_words_its_details_each_time_they_are_read():
     assert callable(outcome.expected_detail) and callable(outcome.got_detail)
     assert (outcome.expected, outcome.got) == (WORDED, GOT)
     assert (outcome.expected, outcome.got) == (WORDED, GOT)
+
+
+# ---------------------------------------------------------------------------------------------------
+# What a graded check records, under each modifier: its name, gate, status, score, reason and details
+
+
+def _record(**changes: object) -> dict:
+    row = {"name": "c", "matcher": "includes", "line": 3, "turn": 1, "gate": True, "status": "passed"}
+    return {**row, "score": 1.0, "threshold": {"gte": 1.0}, "reason": "", "rationale": None, **changes}
+
+
+def _graded_for(matcher: str, argument: object, strict: bool = False, **modifiers: object):
+    check = Check(matcher=matcher, argument=argument, name="c", source=Source("s.yaml", 3), **modifiers)
+    case = Case(
+        id="s.yaml::e", index=0, suite="s", spec="s.yaml", eval_name="e", line=1, endpoint="agent",
+        steps=(Step("send", "hi", (check,)),), variables={"input": {"city": "Paris"}, "expected": {}},
+    )  # fmt: skip
+    record = TurnRecord(1, "hi", TURN, 0)
+    return grade_check(case, check, record, [record], strict=strict)
+
+
+SUNNY = 'the reply includes "Sunny"'
+NOT_RAINY = 'the reply does not include "Rainy"'
+BAD_PATTERN = "invalid regular expression /(/: missing ), unterminated subpattern at position 0"
+
+
+@pytest.mark.parametrize(
+    ("matcher", "argument", "modifiers", "recorded"),
+    [
+        ("includes", "Sunny", {}, _record(name='includes "Sunny"', reason=SUNNY)),
+        (
+            "includes",
+            "Rainy",
+            {},
+            _record(
+                name='includes "Rainy"',
+                status="failed",
+                score=0.0,
+                reason=NOT_RAINY,
+                expected='"Rainy"',
+                got=TURN.reply,
+            ),
+        ),  # fmt: skip
+        (
+            "includes",
+            "Sunny",
+            {"negate": True},  # inverted: the reason says what was found
+            _record(
+                name='includes "Sunny"',
+                status="failed",
+                score=0.0,
+                reason=f'expected the opposite of: includes "Sunny" ({SUNNY})',
+                expected='"Sunny"',
+                got=TURN.reply,
+            ),
+        ),  # fmt: skip
+        ("includes", "Rainy", {"negate": True}, _record(name='includes "Rainy"', reason=NOT_RAINY)),
+        ("includes", "Sunny", {"named": True}, _record(reason=SUNNY)),
+        (
+            "includes",
+            "{{ input.city }}",
+            {},
+            _record(name='includes "Paris"', reason='the reply includes "Paris"'),
+        ),
+        (
+            "includes",
+            "{{ input.city",
+            {},
+            _record(
+                status="error",
+                score=None,
+                reason="s.yaml:3: template syntax error: unexpected end of template, expected 'end of print"
+                " statement'.",
+            ),
+        ),  # fmt: skip
+        (
+            "includes",
+            21,  # a number is its text, for a matcher that reads text
+            {},
+            _record(
+                name='includes "21"',
+                status="failed",
+                score=0.0,
+                reason='the reply does not include "21"',
+                expected='"21"',
+                got=TURN.reply,
+            ),
+        ),  # fmt: skip
+        (
+            "latency_below",
+            5,
+            {},
+            _record(
+                name="latency_below 5", matcher="latency_below", reason="the turn took 0.00 s, under 5 s"
+            ),
+        ),
+        ("includes", "Sunny", {"gate": False}, _record(name='includes "Sunny"', gate=False, reason=SUNNY)),
+        (
+            "includes",
+            "Sunny",
+            {"gate": False, "strict": True},
+            _record(name='includes "Sunny"', reason=SUNNY),
+        ),
+        (
+            "equals",
+            "Paris",
+            {"value": "{{ input.city }}"},
+            _record(name='equals "Paris"', matcher="equals", reason='the value equals "Paris"'),
+        ),
+        (
+            "matches",
+            "(",
+            {"negate": True},  # a check that cannot run is an error, never inverted into a pass
+            _record(name="matches /(/", matcher="matches", status="error", score=None, reason=BAD_PATTERN),
+        ),
+        (
+            "called_tool",
+            "get_weather",
+            {"threshold": Threshold("gt", 1.0)},
+            _record(
+                name="called_tool get_weather",
+                matcher="called_tool",
+                status="failed",
+                threshold={"gt": 1.0},
+                reason="get_weather was called 1 time",
+                expected="get_weather",
+                got=GOT,
+            ),
+        ),  # fmt: skip
+        (
+            "called_tool",
+            "get_weather",
+            {"threshold": Threshold("lt", 0.5), "negate": True},
+            _record(
+                name="called_tool get_weather",
+                matcher="called_tool",
+                score=0.0,
+                threshold={"lt": 0.5},
+                reason="expected the opposite of: called_tool get_weather (get_weather was called 1 time)",
+            ),
+        ),  # fmt: skip
+    ],
+)
+def test_what_a_graded_check_records(matcher, argument, modifiers, recorded):
+    strict = bool(modifiers.pop("strict", False))
+    assert _graded_for(matcher, argument, strict, **modifiers).as_dict() == {**recorded, "matcher": matcher}
+
+
+def test_an_undefined_variable_is_an_error_located_in_the_spec():
+    result = _graded_for("includes", "{{ input.nope.deeper }}")
+    assert (result.status, result.score, result.name) == ("error", None, "c")
+    assert result.reason.startswith("s.yaml:")
+    assert result.reason.endswith(": undefined variable input.nope: input has no key 'nope'")
+
+
+@pytest.mark.parametrize(
+    ("threshold", "negate", "score", "status", "reason"),
+    [
+        (Threshold("gte", 1.0), False, 0.5, "failed", "score 0.50 is not >= 1"),  # a matcher without words
+        (Threshold("gte", 0.5), False, 0.5, "passed", ""),
+        (Threshold("gte", 1.0), True, 0.25, "failed", "expected the opposite of: c"),
+        (Threshold("lt", 0.5), True, 0.75, "passed", "expected the opposite of: c"),
+    ],
+)
+def test_a_score_is_inverted_then_held_to_the_threshold(threshold, negate, score, status, reason):
+    from specengine.grade.grader import _finish
+
+    check = Check(matcher="includes", argument="x", name="c", source=Source("s.yaml", 3), threshold=threshold,
+                  negate=negate)  # fmt: skip
+    result = _finish(check, TurnRecord(1, "hi", TURN, 0), True, score, "")
+    assert (result.status, result.score, result.reason) == (status, 1.0 - score if negate else score, reason)

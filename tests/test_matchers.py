@@ -986,6 +986,22 @@ ACTUAL = {
         ({"filters": {"rain": {"min": True}}}, ["args.filters.rain.min: expected true, got 1.0"]),
         # None only equals None
         ({"city": None}, ['args.city: expected null, got "Oslo"']),
+        # every difference is reported, in lists and beside argument matchers
+        (
+            {"stops": [{"id": 3}, {"id": 4}]},
+            ["args.stops[0].id: expected 3, got 1", "args.stops[1].id: expected 4, got 2"],
+        ),
+        (
+            {"days": {"$gte": 5}, "city": {"$matches": "^P"}},
+            ["args.days: expected ≥ 5, got 3", 'args.city: expected text matching /^P/, got "Oslo"'],
+        ),
+        (
+            {"stops": [{"$any": True}, {"$one_of": [1]}]},
+            ['args.stops[1]: expected one of 1, got an object {"id": 2}'],
+        ),
+        ({"days": [3]}, ["args.days: expected a list, got 3"]),
+        ({"units": 1}, ['args.units: expected 1, got "metric"']),
+        ({"stops": 2}, ['args.stops: expected 2, got a list [{"id": 1, "note": "x"}, {"id": 2}]']),
     ],
 )
 def test_deep_contains_table(expected, problems):
@@ -1034,6 +1050,7 @@ def test_deep_contains_paths_quote_unusual_keys():
 
 def test_deep_contains_finds_text_keys_for_number_keys():
     assert deep_contains({1: "x"}, {"1": "x"}) == []
+    assert deep_contains({1: "x"}, {"2": "x"}) == ["args[1]: missing (present: 2)"]
 
 
 def test_deep_contains_top_level_mismatch_and_empty_actual():

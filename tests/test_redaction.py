@@ -22,7 +22,7 @@ from support.cli import REPO_ROOT, run_cli
 from support.judge_server import JudgeServer, choose
 from support.runs import validate_results
 
-from specengine.redact import MASK, redact, redact_case
+from specengine.redact import MASK, redact, redact_case, redact_value
 
 TIMING = {"run_id", "started_at", "duration_s", "latency_s", "ttft_s"}
 NOWHERE = "never-appears-SECRET-0d9f8e7c6b5a"
@@ -227,3 +227,55 @@ def test_which_variable_values_are_secrets(name, path, secret):
     for key in reversed(path):
         value = {key: value}
     assert resolve_variables(value, {name: "v4lue"}).secrets == ({"v4lue"} if secret else set())
+
+
+@pytest.mark.parametrize(
+    ("text", "secrets", "redacted"),
+    [
+        ("pass passed pass_ x-pass Pass", ["pass"], "*** passed ***_ x-*** Pass"),  # letters and digits join
+        ("xabcdefgx abcdefg", ["abcdefg"], "xabcdefgx ***"),  # 7 characters: whole words only
+        ("xabcdefghx", ["abcdefgh"], "x***x"),  # 8: everywhere
+        ('say "a\\"b-long-secret"', ['a"b-long-secret'], 'say "***"'),  # as JSON escapes it
+        ('{"k": "tab\\there-secret"}', ["tab\there-secret"], '{"k": "***"}'),
+        ("abc", ["", "abc"], "***"),  # an empty secret is no secret
+    ],
+)
+def test_each_form_of_a_secret_is_masked(text, secrets, redacted):
+    assert redact(text, secrets) == redacted
+
+
+def test_a_value_keeps_its_keys_numbers_and_shape():
+    class Spoken:
+        def __str__(self) -> str:
+            return "obj pass"
+
+    value = {"pass": ["pass", ("pass", 1, 2.5, True, None)], "n": 3}
+    assert redact_value(value, ["pass"]) == {"pass": ["***", ["***", 1, 2.5, True, None]], "n": 3}
+    assert redact_value(Spoken(), ["pass"]) == "obj ***"
+
+
+def test_only_the_fields_a_case_did_not_write_itself_are_masked():
+    trial = {
+        "status": "pass", "latency_s": 1, "error": {"type": "T", "message": "pass"},
+        "checks": [{"name": "pass", "reason": "pass", "got": "pass", "expected": "pass"}],
+        "transcript": [{"role": "pass", "content": "pass"}], "other": "pass",
+    }  # fmt: skip
+    case = {
+        "id": "pass", "status": "passed", "error": {"type": "pass", "message": "pass here"}, "note": "pass",
+        "checks": [{"name": "pass"}], "expected": {"x": "pass"}, "trials": [trial, "pass"],
+    }  # fmt: skip
+    assert redact_case(case, ["pass", ""]) == {
+        "id": "pass", "status": "passed", "error": {"type": "pass", "message": "*** here"}, "note": "***",
+        "checks": [{"name": "pass"}], "expected": {"x": "pass"},
+        "trials": [
+            {
+                "status": "pass", "latency_s": 1, "error": {"type": "T", "message": "***"},
+                "checks": [{"name": "pass", "reason": "***", "got": "***", "expected": "pass"}],
+                "transcript": [{"role": "pass", "content": "***"}], "other": "***",
+            },
+            "***",
+        ],
+    }  # fmt: skip
+    assert redact_case({"trials": "pass", "error": "pass"}, ["pass"]) == {"trials": "***", "error": "***"}
+    unchanged = redact_case(case, [""])
+    assert unchanged == case and unchanged is not case

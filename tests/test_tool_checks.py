@@ -92,8 +92,47 @@ def test_called_tool_times():
         ' find_order({"item": "headphones"})'
     )
     assert once.expected == "find_order 1 time"
+    assert (
+        once.got
+        == 'find_order({"item": "headphones"}), refund({"order_id": "ORD-1", "amount": 59.97}),'
+        + (' find_order({"item": "headphones"})')
+    )
     never = run("called_tool", "notify", twice, times={"lte": 3})
     assert never.reason.startswith("notify was not called; calls made: find_order(")
+
+
+@pytest.mark.parametrize(
+    ("argument", "made", "shown"),
+    [
+        (
+            {"name": "f", "args": {"a": {"$gte": "x"}, "b": {"$lte": "y"}}},
+            (FIND,),
+            (
+                0.0,
+                True,
+                'args.a: $gte takes a number, not "x"; args.b: $lte takes a number, not "y"',
+                'f({"a": {"$gte": "x"}, "b": {"$lte": "y"}})',
+                None,
+            ),
+        ),
+        (
+            {"name": "refund", "args": {"amount": 1}, "exact": True},
+            (FIND, REFUND),  # each difference, then the arguments not named, then the calls made
+            (
+                0.0,
+                False,
+                "args.amount: expected 1, got 59.97\n"
+                'args.order_id: not expected (exact: true allows only the arguments named), got "ORD-1"\n'
+                'calls made: find_order({"item": "headphones"}),'
+                ' refund({"order_id": "ORD-1", "amount": 59.97})',
+                'refund({"amount": 1})',
+                'find_order({"item": "headphones"}), refund({"order_id": "ORD-1", "amount": 59.97})',
+            ),
+        ),
+    ],
+)
+def test_what_a_call_check_shows(argument, made, shown):
+    assert whole(run("called_tool_with", argument, calls(*made))) == shown
 
 
 def test_called_tool_times_counts_the_conversation_in_scope():

@@ -14,6 +14,7 @@ after templates are rendered, the docs and the schema are held to it by tests/te
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -353,20 +354,20 @@ def _one_of(matcher: Mapping[str, Any], actual: Any, compare: Compare) -> bool:
     return any(not compare(option, actual, "") for option in _as_list(matcher["$one_of"]))
 
 
-def _bound(key: str) -> Callable[[Mapping[str, Any], Any, Compare], bool]:
-    def holds(matcher: Mapping[str, Any], actual: Any, compare: Compare) -> bool:
-        value, limit = number_of(actual), number_of(matcher[key])
-        if value is None or limit is None:
-            return False
-        if key == "$gte":
-            return value >= limit
-        if key == "$gt":
-            return value > limit
-        if key == "$lte":
-            return value <= limit
-        return value < limit
-
-    return holds
+def _bound(matcher: Mapping[str, Any], actual: Any, compare: Compare, key: str) -> bool:
+    """`$gte`, `$gt`, `$lte` or `$lt` (`key`) holds. Bound to each key by a partial below rather than
+    made as a closure at import: mutmut's changes reach a function when it is called, not a closure
+    built before any test ran."""
+    value, limit = number_of(actual), number_of(matcher[key])
+    if value is None or limit is None:
+        return False
+    if key == "$gte":
+        return value >= limit
+    if key == "$gt":
+        return value > limit
+    if key == "$lte":
+        return value <= limit
+    return value < limit
 
 
 def _approx(matcher: Mapping[str, Any], actual: Any, compare: Compare) -> bool:
@@ -393,7 +394,7 @@ _CONDITIONS: dict[str, Callable[[Mapping[str, Any], Any, Compare], bool]] = {
     "$matches": _matches,
     "$includes": _includes,
     "$one_of": _one_of,
-    **{key: _bound(key) for key in _BOUNDS},
+    **{key: functools.partial(_bound, key=key) for key in _BOUNDS},
     "$approx": _approx,
     "$contains": _contains,
 }
