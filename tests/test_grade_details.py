@@ -203,8 +203,9 @@ BAD_PATTERN = "invalid regular expression /(/: missing ), unterminated subpatter
     ],
 )
 def test_what_a_graded_check_records(matcher, argument, modifiers, recorded):
-    strict = bool(modifiers.pop("strict", False))
-    assert _graded_for(matcher, argument, strict, **modifiers).as_dict() == {**recorded, "matcher": matcher}
+    given = {key: value for key, value in modifiers.items() if key != "strict"}
+    graded = _graded_for(matcher, argument, bool(modifiers.get("strict")), **given)
+    assert graded.as_dict() == {**recorded, "matcher": matcher}
 
 
 def test_an_undefined_variable_is_an_error_located_in_the_spec():

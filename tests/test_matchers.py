@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from support.shown import whole
 
 from specengine.grade.deep_contains import deep_contains, scalars_equal
-from specengine.grade.match_result import MatchInput, MatchResult
-from specengine.grade.matchers import default_name, match
+from specengine.grade.match_result import MatchInput, MatchResult, number_text
+from specengine.grade.matchers import _scalar_name, default_name, match
 from specengine.transcript import ToolCall, Turn
 
 
@@ -915,10 +915,30 @@ def test_latency_below_sums_the_turns_it_is_given():
         ("is_json", None, "is_json"),
         ("is_json", {"type": "object"}, "is_json (schema)"),
         ("equals", "{{ expected.city }}", 'equals "{{ expected.city }}"'),
+        ("is_json", True, "is_json"),
+        ("includes", None, "includes"),
+        ("equals", {"a": 1}, 'equals "{\\"a\\": 1}"'),
+        ("smells_nice", "x", 'smells_nice "x"'),  # an unknown matcher is named as one of text
     ],
 )
 def test_default_name(matcher, argument, name):
+    _scalar_name.cache_clear()  # worded here, not remembered from an earlier test
     assert default_name(matcher, argument) == name
+
+
+@pytest.mark.parametrize(
+    ("number", "text"),
+    [
+        (10**20, "100000000000000000000"),  # 21 digits: as written
+        (10**21, "1.00000e+21"),
+        (-(10**20), "-100000000000000000000"),
+        (-123456789 * 10**20, "-1.23456e+28"),
+        (2.5, "2.5"),
+        (1e21, "1e+21"),
+    ],
+)
+def test_a_number_as_people_write_it(number, text):
+    assert number_text(number) == text
 
 
 def test_default_name_is_short_and_single_line():
@@ -1067,11 +1087,13 @@ def test_deep_contains_shortens_long_values():
 
 # Property tests over JSON-like data
 
+# an object whose keys all start with `$` is an argument matcher, not a value (its own tests hold it)
+KEYS = st.text(max_size=5).filter(lambda key: not key.startswith("$"))
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
 json_values = st.recursive(
     json_scalars,
     lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4)
+        st.lists(children, max_size=4) | st.dictionaries(KEYS, children, max_size=4)
     ),
     max_leaves=20,
 )

@@ -496,6 +496,12 @@ def turns(*made: Turn) -> MatchInput:
             turns(Turn(reply="", usage={"total_tokens": 7})),
             (1.0, False, "the turn used 7 tokens, under 1e+21", "< 1e+21 tokens", "7 tokens"),
         ),
+        (
+            "tokens_below",
+            1,
+            MatchInput(text="", turn=Turn(reply=""), turns=()),  # no turn in scope: nothing used
+            (1.0, False, "the turn used 0 tokens, under 1", "< 1 tokens", "0 tokens"),
+        ),
     ],
 )
 def test_what_a_turn_check_shows(matcher, argument, data, shown):

@@ -101,7 +101,10 @@ def number_text(number: int | float) -> str:
     """A number as people write it (`19.99`, `3`, `1e+21`); integers of any size, never an overflow."""
     if isinstance(number, int):
         text = str(number)
-        return text if len(text) <= 21 else f"{text[0]}.{text[1:6]}e+{len(text) - 1}"
+        digits = text.lstrip("-")
+        if len(digits) <= 21:
+            return text
+        return f"{text[: len(text) - len(digits)]}{digits[0]}.{digits[1:6]}e+{len(digits) - 1}"
     return f"{number:g}"
 
 
