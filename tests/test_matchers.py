@@ -1092,9 +1092,7 @@ KEYS = st.text(max_size=5).filter(lambda key: not key.startswith("$"))
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
 json_values = st.recursive(
     json_scalars,
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(KEYS, children, max_size=4)
-    ),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(KEYS, children, max_size=4),
     max_leaves=20,
 )
 
