@@ -165,6 +165,9 @@ def test_a_document_json_cannot_hold_as_it_is_is_left_to_jsonschema() -> None:
     """A key that is not text or a float that is not finite would read differently as JSON."""
     assert schema.is_valid({"evals": [], 7: "x"}, "spec") is None
     assert schema.is_valid({"evals": [{"name": "a", "send": "hi", "trials": float("nan")}]}, "spec") is None
+    # a lone surrogate (YAML's "\ud800" escape) is text UTF-8 cannot carry, as a key or a value
+    assert schema.is_valid({"evals": [], "\ud800": 1}, "spec") is None
+    assert schema.is_valid({"evals": [{"name": "\ud800é", "send": "hi"}]}, "spec") is None
 
 
 @pytest.mark.parametrize("kind", DOCUMENT_KINDS)

@@ -109,10 +109,11 @@ class _NotPlain(Exception):
 
 def _plain(value: Any) -> Any:
     """`value` in the plain JSON types jsonschema_rs reads (a YamlInt as an int); _NotPlain for a
-    key that is not text, a float that is not finite or any other type, where reading the value as
-    JSON would change what jsonschema sees."""
+    key that is not text, text that UTF-8 cannot carry (a lone surrogate, which YAML's escapes can
+    write), a float that is not finite or any other type, where reading the value as JSON would change
+    what jsonschema sees."""
     if isinstance(value, str):
-        return str(value)
+        return _text(value)
     if value is None or value is True or value is False:
         return value
     if isinstance(value, int):
@@ -124,10 +125,20 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         if not all(isinstance(key, str) for key in value):
             raise _NotPlain
-        return {str(key): _plain(item) for key, item in value.items()}
+        return {_text(key): _plain(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_plain(item) for item in value]
     raise _NotPlain
+
+
+def _text(value: str) -> str:
+    """A plain str that UTF-8 can carry (ASCII, the common case, without encoding it)."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _NotPlain from None
+    return str(value)
 
 
 def is_valid(data: Any, name: str = "spec") -> bool | None:
