@@ -144,14 +144,11 @@ def _text(value: str) -> str:
 def is_valid(data: Any, name: str = "spec") -> bool | None:
     """Whether `data` is valid for schemas/<name>.schema.json, by jsonschema_rs (a fraction of
     jsonschema's time: most specs are valid, and only the others need jsonschema's words); None when
-    `data` holds what plain JSON cannot (then ask jsonschema)."""
+    `data` holds what plain JSON cannot, or text that is not Unicode (a lone surrogate), which
+    jsonschema_rs cannot read (then ask jsonschema)."""
     try:
-        plain = _plain(data)
-    except (_NotPlain, RecursionError):
-        return None
-    try:
-        return bool(_fast_validator(name).is_valid(plain))
-    except ValueError:  # text Rust cannot hold (an unpaired surrogate): jsonschema reads it
+        return bool(_fast_validator(name).is_valid(_plain(data)))
+    except (_NotPlain, RecursionError, ValueError):  # ValueError: text jsonschema_rs cannot read
         return None
 
 
