@@ -196,3 +196,20 @@ def test_a_skipped_judge_check_says_where_to_name_the_judge(tmp_path):
     result = run_cli(["run", "specs"], cwd=tmp_path)
     output = " ".join(result.output.split())
     assert "1 gate skipped (judge checks need a judge model: judge.model in specengine.yaml" in output
+
+
+def test_init_example_stays_with_the_demo_when_the_default_endpoint_changes(tmp_path):
+    from support.support_bot import SupportBot
+
+    assert run_cli(["init"], cwd=tmp_path).exit_code == 0
+    with SupportBot() as bot:
+        project = (tmp_path / "specengine.yaml").read_text(encoding="utf-8")
+        import yaml
+
+        data = yaml.safe_load(project)
+        data["endpoints"]["bot"] = bot.endpoint()
+        data["defaults"]["endpoint"] = "bot"
+        (tmp_path / "specengine.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+        result = run_cli(["run", "specs/"], cwd=tmp_path)
+        assert result.exit_code == 0, result.output  # the example still runs against the demo agent
+        assert bot.hits() == 0  # and sends nothing to the real one

@@ -48,6 +48,7 @@ SPEC_TEMPLATE = """\
 # Check it with `specengine validate specs/`, run it with `specengine run specs/`.
 suite: example
 description: The demo agent answers weather questions and books tables.
+endpoint: demo    # these evals are the demo agent's: your agent gets specs of its own
 labels: [smoke]
 
 evals:
