@@ -33,7 +33,7 @@ def test_valid_files_exit_0_with_a_summary(tmp_path):
     result = run_cli(["validate", "specs", "specengine.yaml"], cwd=tmp_path)
     assert result.exit_code == 0
     assert result.stdout == ""
-    assert result.stderr.strip() == "3 files valid"
+    assert result.stderr.strip() == "2 specs valid, project file valid"
 
 
 def test_problems_exit_1_with_count_of_problems_and_files(tmp_path):
@@ -144,7 +144,7 @@ def test_dataset_files_and_data_folders_are_not_specs(tmp_path):
         },
     )
     result = run_cli(["validate", "specs"], cwd=tmp_path)
-    assert (result.exit_code, result.stderr.strip()) == (0, "2 files valid")  # a.yaml and the project file
+    assert (result.exit_code, result.stderr.strip()) == (0, "1 spec valid, project file valid")
 
 
 def test_pre_commit_batch_with_project_and_dataset_files(tmp_path):
@@ -243,7 +243,7 @@ def test_init_writes_a_project_that_validates_and_runs(tmp_path):
     assert "protocol: demo" in project and "# judge:" in project
     (target / ".git").mkdir()
     checked = run_cli(["validate", "specs", "specengine.yaml"], cwd=target)
-    assert (checked.exit_code, checked.stderr.strip()) == (0, "2 files valid")
+    assert (checked.exit_code, checked.stderr.strip()) == (0, "1 spec valid, project file valid")
     ran = run_cli(["run", "specs"], cwd=target)
     assert ran.exit_code == 0, ran.output
 

@@ -61,7 +61,7 @@ def test_an_endpoint_that_sends_only_the_message_gets_a_warning_and_validate_pas
     result = _validate(tmp_path)
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [NO_CARRIER]
-    assert result.stderr.splitlines()[-1] == "2 files valid, 1 warning"
+    assert result.stderr.splitlines()[-1] == "1 spec valid, project file valid, 1 warning"
 
 
 def test_a_session_id_read_but_never_sent_back_gets_its_own_warning(tmp_path):
@@ -103,7 +103,7 @@ def test_an_endpoint_that_carries_the_conversation_gets_no_warning(tmp_path, end
     _project(tmp_path, endpoint)
     result = _validate(tmp_path)
     assert (result.exit_code, result.stdout) == (0, ""), result.output
-    assert result.stderr.splitlines()[-1] == "2 files valid"
+    assert result.stderr.splitlines()[-1] == "1 spec valid, project file valid"
 
 
 def test_a_replayed_conversation_gets_the_warning_too(tmp_path):

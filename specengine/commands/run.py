@@ -62,6 +62,10 @@ def run_command(
         ),
     ] = None,
     strict: Strict = False,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", "-v", help="List every case as it finishes, with k/N passed for trials."),
+    ] = False,
     config: Config = None,
     project: ProjectFile = None,
     judge_model: JudgeModel = None,
@@ -196,6 +200,7 @@ def run_command(
             min_pass_rate=min_pass_rate,
             use_cache=not no_cache,
             require_judge=require_judge,
+            verbose=verbose,
         ),
         resume=resume,
         rerun_failed=rerun_failed,

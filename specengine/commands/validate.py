@@ -11,11 +11,14 @@ import re
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from specengine.cli import app
+
+if TYPE_CHECKING:
+    from specengine.validate.validator import Validation
 
 
 class OutputFormat(str, Enum):
@@ -111,7 +114,7 @@ def validate(
         if diagnostics:
             summary = f"{_plural(len(diagnostics), 'problem')} in {_plural(files_with_problems, 'file')}"
         elif result.checked:
-            summary = f"{_plural(len(result.checked), 'file')} valid"
+            summary = _valid_summary(result)
         else:
             summary = "no spec files found"
         if result.warnings:
@@ -119,3 +122,17 @@ def validate(
         typer.echo(summary, err=True)
     sys.stdout.flush()
     raise typer.Exit(1 if diagnostics else 0)
+
+
+def _valid_summary(result: Validation) -> str:
+    """`1 spec valid, project file valid`: specs, datasets and project files counted apart, since a
+    spec that names a project file has both checked."""
+    projects = len(result.project_files)
+    specs = len(result.specs)
+    datasets = len(result.checked) - specs - projects
+    parts = [f"{_plural(specs, 'spec')} valid"] if specs else []
+    if datasets > 0:
+        parts.append(f"{_plural(datasets, 'dataset')} valid")
+    if projects:
+        parts.append("project file valid" if projects == 1 else f"{projects} project files valid")
+    return ", ".join(parts) or f"{_plural(len(result.checked), 'file')} valid"

@@ -16,10 +16,12 @@ from specengine.report.facts import (
     UNCERTAIN_WHY,
     UncertainCheck,
     format_rate,
+    skip_reason,
     uncertain_checks,
     usage_text,
 )
 from specengine.report.skipped_gates import passed_with_skips, skipped_gates
+from specengine.report.watch import Watchlist
 from specengine.results.model import SkipReason, pass_rate
 
 MAX_DETAILED_FAILURES = 30
@@ -53,8 +55,10 @@ class FailureLog:
     same_error: dict[tuple[str, str], int] = field(default_factory=dict)
     passed_with_skips: int = 0  # passed cases some of whose gates did not run
     skipped_only_judges: bool = True  # ... and those gates were all judge checks
+    watch: Watchlist = field(default_factory=Watchlist)  # failed soft checks, skipped cases
 
     def add(self, case: Mapping[str, Any]) -> None:
+        self.watch.add(case)
         notable = _has_notable_check(case)
         if notable:
             for check in uncertain_checks(dict(case)):
@@ -285,6 +289,8 @@ def print_report(
         + (f" · {tokens}" if tokens else "")
         + (f" · cost {format_cost(cost)}" if cost is not None else "")
     )
+    for line in failures.watch.lines():
+        console.print(f"[yellow]{escape(line)}[/]", highlight=False, soft_wrap=True)
     if summary.get("judge_calls") is not None:
         doubted = (
             f", {_count(failures.uncertain_count, 'uncertain check')}" if failures.uncertain_count else ""
@@ -315,6 +321,29 @@ def print_report(
     if output:
         named = f' (run "{escape(name)}")' if name else ""
         console.print(f"results: {escape(output)}{named}", highlight=False)
+
+
+def case_line(case: Mapping[str, Any]) -> str:
+    """`PASSED specs/a.yaml::greeting`, with `(2/3 passed)` for a case of several trials and why for
+    a skipped one: what `run -v` lists."""
+    status = str(case.get("status"))
+    line = f"{status.upper()} {case.get('id')}"
+    trials = case.get("n_trials")
+    if isinstance(trials, int) and trials > 1:
+        line += f" ({case.get('passed_trials', 0)}/{trials} passed)"
+    if status == "skipped":
+        line += f" ({skip_reason(dict(case))})"
+    return line
+
+
+def print_case_line(console: Any, case: Mapping[str, Any]) -> None:
+    """One finished case, as `run -v` lists it."""
+    from rich.markup import escape
+
+    style = STATUS_STYLE.get(str(case.get("status")), "")
+    status, _, rest = case_line(case).partition(" ")
+    shown = f"[{style}]{status}[/]" if style else status
+    console.print(f"{shown} {escape(rest)}", highlight=False, soft_wrap=True)
 
 
 def _print_cells(console: Any, summary: Mapping[str, Any]) -> None:

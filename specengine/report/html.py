@@ -42,6 +42,7 @@ from specengine.report.facts import (
 from specengine.report.formats import ReportInputs
 from specengine.report.matrix_view import matrix_view
 from specengine.report.skipped_gates import skipped_gates, skipped_gates_text
+from specengine.report.watch import watchlist
 from specengine.results.cells import case_cost, endpoint_prices
 from specengine.results.model import pass_rate
 from specengine.review.annotate import review_counts_text, review_line
@@ -320,6 +321,7 @@ def render_html(
         ran=ran,
         segments=_segments(summary),
         gates_skipped=summary.get("gates_skipped") or 0,
+        watched=watchlist(cases).lines(),  # autoescaped: case and check names are the author's text
         config=json.dumps(config, indent=2, ensure_ascii=False, default=str)
         if isinstance(config, dict | list)
         else None,

@@ -32,6 +32,7 @@ from specengine.report.facts import (
 from specengine.report.formats import STREAM, ReportInputs
 from specengine.report.simulated import simulation_of, stop_text
 from specengine.report.skipped_gates import SkippedGate, passed_with_skips, skipped_gates
+from specengine.report.watch import watchlist
 from specengine.results.budgets import broken_budgets
 from specengine.results.model import pass_rate
 from specengine.review.annotate import review_counts_text, review_line
@@ -177,6 +178,9 @@ def render_markdown(
         hits = summary.get("simulator_cache_hits", 0)
         facts.append(f"simulator: {summary['simulator_calls']} calls, {hits} cache hits")
     lines.append(" · ".join(facts))
+    watched = watchlist(results.get("cases", [])).lines()
+    if watched:
+        lines += ["", *(f"> {escape_cell(line, None)}  " for line in watched)]
     if summary.get("gates_skipped"):
         n = summary["gates_skipped"]
         lines += [

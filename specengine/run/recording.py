@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from specengine.index.hook import index_finished_run
 from specengine.mlflow.target import with_mlflow
-from specengine.report.console import FailureLog
+from specengine.report.console import FailureLog, print_case_line
 from specengine.report.formats import ReportRequest
 from specengine.results.writer import ResultsWriter, default_output, new_run_id, utc_now
 from specengine.run.interrupt import run_until_interrupted
@@ -47,6 +47,7 @@ class SessionOptions:
     min_pass_rate: float | None = None
     use_cache: bool = True
     require_judge: bool = False  # judge checks that would be skipped are a usage error
+    verbose: bool = False  # run -v: every case listed as it finishes
 
 
 def with_project_reports(options: SessionOptions, prepared: Prepared) -> SessionOptions:
@@ -105,6 +106,8 @@ async def record(
     def on_result(result: CaseResult) -> None:
         case = writer.append(result.as_dict())
         failures.add(case)
+        if options.verbose:
+            print_case_line(console, case)
         progress.advance()
 
     started = time.perf_counter()

@@ -68,6 +68,7 @@ class Validation:
     checked: tuple[str, ...] = field(default=())
     notes: tuple[str, ...] = field(default=())  # files named on the command line that are not specs
     warnings: tuple[Diagnostic, ...] = field(default=())
+    project_files: tuple[str, ...] = field(default=())  # the project files among `checked`
 
 
 # --- public entry point ---------------------------------------------------------------------------
@@ -252,6 +253,7 @@ class _Validator:
             checked=tuple(self.checked),
             notes=tuple(self.notes),
             warnings=tuple(d for d in reported if d.is_warning),
+            project_files=tuple(display_path(file) for file in self.projects),
         )
 
     def _check_named_dataset(self, entry: _Parsed) -> None:
