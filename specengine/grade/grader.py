@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from specengine.errors import TemplateError
 from specengine.grade.match_result import MatchInput
 from specengine.grade.matchers import MATCHERS, default_name, match
+from specengine.grade.tool_hints import TOOL_CHECKS, tool_hint
 from specengine.judge.kinds import CONVERSATION_KINDS, GOAL, NO_JUDGE
 from specengine.plan import Case, Check, JudgeConfig, Step
 from specengine.results.model import CheckResult, SkipCode, TrialResult, trial_status
@@ -127,7 +128,9 @@ def grade_check(
         return _result(check, record, gate, name, status="error", score=None, reason=outcome.reason)
     result = _finish(check, record, gate, outcome.score, outcome.reason, name=name)
     if result.status != "passed":  # expected/got only where someone will read them
-        result = replace(result, expected=outcome.expected, got=outcome.got)
+        hint = tool_hint(check, argument, record, records) if check.matcher in TOOL_CHECKS else ""
+        reason = f"{result.reason}{hint}" if hint and result.reason else result.reason
+        result = replace(result, expected=outcome.expected, got=outcome.got, reason=reason)
     return result
 
 

@@ -3,9 +3,10 @@
 `POST /chat {"session", "message"}` answers `{"reply", "session", "actions": [...]}`. The message
 picks how the bot writes its one tool call (`lookup_order` with `{"order_id": "ORD-123"}`): a
 message that names a key of SHAPES gets that shape in `actions`; any other message gets the bot's
-own `{"tool", "params"}`; a message that says "echo token" gets the `X-Token` header and the body's
-`login` echoed in its reply. `data.reply` also carries the reply, for tests of expressions that pick
-nothing. Requests are recorded (`hits()`), so a test can say how many reached the bot.
+own `{"tool", "params"}`, and one that says "thanks" gets no call; a message that says "echo token"
+gets the `X-Token` header and the body's `login` echoed in its reply. `data.reply` also carries the
+reply, for tests of expressions that pick nothing. Requests are recorded (`hits()`), so a test
+can say how many reached the bot.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ class SupportBot(ScriptedHTTPServer):
         message = str(body.get("message") or "")
         shape = next((name for name in SHAPES if name in message), None)
         actions = SHAPES[shape] if shape else [{"tool": TOOL, "params": ARGS}]
+        if "thanks" in message.lower():  # a turn that calls nothing
+            actions = []
         reply = f"Order ORD-123 is on its way ({message})"
         if "echo token" in message:  # a bot that leaks its credentials into its reply
             reply += f" token={request.headers.get('x-token')} login={body.get('login')}"
