@@ -83,14 +83,23 @@ def test_each_case_is_an_item_with_its_stored_outcome_and_they_run_together(proj
     assert "results: " in text and "specengine report" in text
 
 
-def test_a_run_that_cannot_start_fails_each_item_with_why(project, server):
-    write_project(
-        project.path, endpoints={"agent": server.endpoint(headers={"Authorization": "${NO_SUCH_TOKEN}"})}
-    )
+def test_a_run_that_cannot_start_fails_each_item_with_why(project, server, free_port):
+    web_server = {"command": "exit 3", "url": f"http://127.0.0.1:{free_port}/health", "timeout": 5}
+    write_project(project.path, endpoints={"agent": server.endpoint()}, web_server=web_server)
     result = project.runpytest(*PLUGIN, "--specengine", "specs/", "-k", "paris")
     result.assert_outcomes(errors=1, deselected=3)
-    result.stdout.fnmatch_lines(["*the specengine run could not start (exit 2)*", "*NO_SUCH_TOKEN*"])
+    result.stdout.fnmatch_lines(
+        ["*the specengine run could not start (exit 2)*", "*web_server: `exit 3` exited with code 3*"]
+    )
     assert server.hits() == 0
+
+
+def test_a_missing_variable_is_a_collection_error_naming_it(project, server):
+    endpoint = server.endpoint(headers={"Authorization": "${NO_SUCH_TOKEN}"})
+    write_project(project.path, endpoints={"agent": endpoint})
+    result = project.runpytest(*PLUGIN, "--specengine", "specs/")
+    result.stdout.fnmatch_lines(["*specengine.yaml:*NO_SUCH_TOKEN*"])
+    assert result.ret != pytest.ExitCode.OK and server.hits() == 0
 
 
 def test_k_and_lf_choose_what_is_sent(project, server):
