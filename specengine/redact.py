@@ -86,9 +86,14 @@ def redact(text: str, secrets: Iterable[str]) -> str:
 
 
 def _forms(secret: str) -> tuple[str, ...]:
-    """The secret as written, and as JSON escapes it (in an echoed request body)."""
-    escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
-    return (secret,) if escaped == secret else (secret, escaped)
+    """The secret as written, and as JSON escapes it (in an echoed request body): with its non-ASCII
+    characters as they are, and as `\\uXXXX` (what json.dumps writes by default)."""
+    forms = [secret]
+    for ascii_only in (False, True):
+        escaped = json.dumps(secret, ensure_ascii=ascii_only)[1:-1]
+        if escaped not in forms:
+            forms.append(escaped)
+    return tuple(forms)
 
 
 @functools.lru_cache(maxsize=256)

@@ -92,6 +92,19 @@ def test_samples_combine_by_vote_or_mean(given, method, score, choice, rationale
 
 
 @pytest.mark.parametrize(
+    ("scores", "spread", "uncertain"),
+    [
+        ((0.0, 1 / 3), 0.3333, True),  # the spread is rounded to 4 places
+        ((0.0, 1e-9), 0.0, False),  # closer than 1e-9 is the same score
+        ((0.5, 0.5), 0.0, False),
+    ],
+)
+def test_the_spread_of_samples_and_whether_they_disagree(scores, spread, uncertain):
+    combined = combine([Sample(score, "c", None) for score in scores], "mean")
+    assert (combined.spread, combined.uncertain) == (spread, uncertain)
+
+
+@pytest.mark.parametrize(
     ("scores", "method"),
     [
         (BUILTIN_CHOICES["closed_qa"], "majority"),

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from support.shown import whole
 
 from specengine.grade.deep_contains import deep_contains, scalars_equal
-from specengine.grade.match_result import MatchInput, MatchResult, number_text
+from specengine.grade.match_result import MatchInput, MatchResult, number_text, quote
 from specengine.grade.matchers import _scalar_name, default_name, match
 from specengine.transcript import ToolCall, Turn
 
@@ -919,11 +919,30 @@ def test_latency_below_sums_the_turns_it_is_given():
         ("includes", None, "includes"),
         ("equals", {"a": 1}, 'equals "{\\"a\\": 1}"'),
         ("smells_nice", "x", 'smells_nice "x"'),  # an unknown matcher is named as one of text
+        ("called_tool_with", {"args": {"a": 1}}, 'called_tool_with {"a": 1}'),  # no name: none shown
+        ("tool_calls_in_order", [{"args": {}}, "b"], "tool_calls_in_order → b"),
     ],
 )
 def test_default_name(matcher, argument, name):
     _scalar_name.cache_clear()  # worded here, not remembered from an earlier test
     assert default_name(matcher, argument) == name
+
+
+@pytest.mark.parametrize(
+    ("matcher", "argument", "options", "name"),
+    [
+        ("called_tool", "get_weather", {"times": "x"}, "called_tool get_weather"),  # no count to show
+        ("includes", "x", {"times": 2}, 'includes "x"'),  # an option only called_tool takes
+    ],
+)
+def test_default_name_with_options(matcher, argument, options, name):
+    assert default_name(matcher, argument, options) == name
+
+
+def test_a_value_json_cannot_write_is_quoted_as_python_shows_it():
+    circular: list = []
+    circular.append(circular)
+    assert quote(circular) == "[[...]]"
 
 
 @pytest.mark.parametrize(
@@ -942,6 +961,7 @@ def test_a_number_as_people_write_it(number, text):
 
 
 def test_default_name_is_short_and_single_line():
+    _scalar_name.cache_clear()
     name = default_name("includes", "a very long text\nthat goes on " * 10)
     assert len(name) == 60
     assert name.endswith("…")

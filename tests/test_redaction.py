@@ -238,6 +238,8 @@ def test_which_variable_values_are_secrets(name, path, secret):
         ('say "a\\"b-long-secret"', ['a"b-long-secret'], 'say "***"'),  # as JSON escapes it
         ('{"k": "tab\\there-secret"}', ["tab\there-secret"], '{"k": "***"}'),
         ("abc", ["", "abc"], "***"),  # an empty secret is no secret
+        ('{"k": "p\\u00e4ssw\\u00f6rd-long"} pässwörd-long', ["pässwörd-long"], '{"k": "***"} ***'),
+        ("a * b", ["*"], "a *** b"),  # masked once: the mask holds the secret again
     ],
 )
 def test_each_form_of_a_secret_is_masked(text, secrets, redacted):

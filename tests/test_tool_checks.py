@@ -740,6 +740,59 @@ def test_what_a_turn_check_shows(matcher, argument, data, shown):
                 "find_order",
             ),
         ),
+        (
+            [{"name": "refund", "args": {"amount": 1, "order_id": "X"}}],
+            "exact",
+            (REFUND,),  # every difference of the call, one after the other
+            (
+                0.0,
+                False,
+                "call 1 (refund): args.amount: expected 1, got 59.97;"
+                ' args.order_id: expected "X", got "ORD-1"; the actual order was: refund',
+                'refund({"amount": 1, "order_id": "X"}) (exact)',
+                "refund",
+            ),
+        ),
+        (
+            [{"name": "refund", "args": {"amount": 1, "order_id": "X"}}],
+            "in_order",
+            (REFUND,),
+            (
+                0.0,
+                False,
+                "no call of refund has the arguments asked for (args.amount: expected 1, got 59.97;"
+                ' args.order_id: expected "X", got "ORD-1"); the actual order was: refund',
+                'refund({"amount": 1, "order_id": "X"})',
+                "refund",
+            ),
+        ),
+        (
+            ["find_order", "notify", "refund"],
+            "exact",
+            (FIND,),
+            (
+                0.0,
+                False,
+                "expected 3 calls, got 1: notify, refund not called; the actual order was: find_order",
+                "find_order → notify → refund (exact)",
+                "find_order",
+            ),
+        ),
+        (
+            ["refund"],
+            "subset",
+            (REFUND, REFUND, NOTIFY),
+            (
+                0.0,
+                False,
+                'not in the list: notify({"channel": "email"});'
+                " more calls than listed, or with other arguments:"
+                ' refund({"order_id": "ORD-1", "amount": 59.97});'
+                " the actual order was: refund → refund → notify",
+                "refund (subset)",
+                "refund → refund → notify",
+            ),
+        ),
     ],
 )
 def test_what_a_trajectory_check_shows(argument, mode, made, shown):
