@@ -7,6 +7,8 @@ it cannot meet), and then the words must be there, the same as if they had been 
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
 from specengine.grade.grader import grade_check
@@ -231,3 +233,102 @@ def test_a_score_is_inverted_then_held_to_the_threshold(threshold, negate, score
                   negate=negate)  # fmt: skip
     result = _finish(check, TurnRecord(1, "hi", TURN, 0), True, score, "")
     assert (result.status, result.score, result.reason) == (status, 1.0 - score if negate else score, reason)
+
+
+# ---------------------------------------------------------------------------------------------------
+# What a judge is asked and what is kept of its samples; the turns a check sees
+
+
+FIRST = TurnRecord(1, "first", Turn(reply="one", tool_calls=(CALL,)), 0)
+SECOND = TurnRecord(2, "second", Turn(reply="two"), 0)
+OTHER = TurnRecord(3, "other", Turn(reply="three", tool_calls=(CALL,)), 1)  # another conversation
+LATER = TurnRecord(4, "later", Turn(reply="four", tool_calls=(CALL,)), 0)
+RECORDS = [FIRST, SECOND, OTHER, LATER]
+
+
+@pytest.mark.parametrize(
+    ("scope", "question"),
+    [
+        ("turn", "second"),
+        ("conversation", "user: first\nassistant: one\nuser: second\nassistant: two"),  # up to this turn
+    ],
+)
+def test_the_judge_is_asked_about_the_turn_or_the_conversation_so_far(scope, question):
+    from specengine.grade.grader import _question
+
+    check = Check(matcher="judge", argument="closed_qa", name="c", source=Source("s.yaml", 3), scope=scope)
+    assert _question(check, SECOND, RECORDS) == question
+
+
+QUIET_FIRST = TurnRecord(1, "first", Turn(reply="one"), 0)
+
+
+@pytest.mark.parametrize(
+    ("scope", "records", "status"),
+    [
+        ("turn", RECORDS, "failed"),
+        ("conversation", RECORDS, "passed"),  # the call was in the first turn
+        (
+            "conversation",
+            [QUIET_FIRST, SECOND, OTHER, LATER],
+            "failed",
+        ),  # never another conversation's, nor later
+    ],
+)
+def test_a_tool_check_sees_the_turns_of_its_scope(scope, records, status):
+    check = Check(
+        matcher="called_tool", argument="get_weather", name="c", source=Source("s.yaml", 3), scope=scope
+    )
+    case = Case(
+        id="s.yaml::e", index=0, suite="s", spec="s.yaml", eval_name="e", line=1, endpoint="agent",
+        steps=(Step("send", "hi", (check,)),), variables={},
+    )  # fmt: skip
+    assert grade_check(case, check, SECOND, records, strict=False).status == status
+
+
+def test_a_judge_option_is_rendered_to_text():
+    from specengine.grade.grader import _judge_text
+
+    variables = {"input": {"city": "Zürich", "when": datetime.date(2026, 1, 2)}}
+    assert _judge_text(None, variables) is None
+    assert _judge_text("{{ input.city }}", variables) == "Zürich"
+    assert (
+        _judge_text("{{ input }}", variables) == '{"city": "Zürich", "when": "2026-01-02"}'
+    )  # JSON, as written
+
+
+@pytest.mark.parametrize(
+    ("verdict", "kept"),
+    [
+        ({"score": None, "error": "boom"}, {"score": None, "error": "boom"}),
+        ({"score": None}, {"score": None, "error": "the judge gave no score"}),
+        ({"score": 0.5, "error": "late"}, {"score": None, "error": "late"}),
+        (
+            {"score": 1.0, "rationale": "why", "choice": "Y", "cached": True},
+            {"score": 1.0, "choice": "Y", "rationale": "why", "cached": True},
+        ),
+    ],
+)
+def test_what_is_kept_of_each_sample(verdict, kept):
+    from specengine.grade.grader import _sample_record
+    from specengine.judge.judge import JudgeVerdict
+
+    given = {"rationale": None, "choice": None, "usage": None, **verdict}
+    assert _sample_record(JudgeVerdict(**given)) == kept
+
+
+def test_the_samples_tokens_are_summed_by_name():
+    from specengine.grade.grader import _usage_sum
+
+    assert _usage_sum([{"a": 1}, None, {"a": 2, "b": 3}]) == {"a": 3, "b": 3}
+    assert _usage_sum([None, {}]) is None
+
+
+def test_a_check_whose_turn_never_ran_is_skipped_with_the_reason():
+    from specengine.grade.grader import grade_skipped
+
+    check = Check(matcher="includes", argument="x", name="c", source=Source("s.yaml", 3), gate=False)
+    skipped = grade_skipped(None, check, 2, True, "not run", "trial_error")  # type: ignore[arg-type]
+    assert skipped.as_dict() == _record(
+        turn=2, status="skipped", score=None, reason="not run", skip_code="trial_error"
+    )
