@@ -186,10 +186,10 @@ def test_a_list_file_that_no_spec_names_is_reported(tmp_path):
     assert result.stdout.startswith("specs/stray.yaml:1:1: a spec must be a mapping with evals:")
 
 
-def test_paths_are_shown_relative_to_the_project_folder(tmp_path):
+def test_paths_are_shown_relative_to_the_working_folder(tmp_path):
     make_project(tmp_path / "proj", {"specs/a.yaml": "evals: []\n"})
     result = run_cli(["validate", "proj/specs"], cwd=tmp_path)
-    assert result.stdout.startswith("specs/a.yaml:1:8: evals is empty")
+    assert result.stdout.startswith("proj/specs/a.yaml:1:8: evals is empty")
 
 
 # --- start-up: nothing heavy is imported -----------------------------------------------------------

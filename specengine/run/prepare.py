@@ -31,7 +31,7 @@ from specengine.source.project import (
     simulator_configs,
 )
 from specengine.suggest import closest_few
-from specengine.validate.validator import Validation, validate_paths
+from specengine.validate.validator import Validation, shown_in, validate_paths
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,7 @@ class Prepared:
     spec_files: Mapping[str, str] = field(default_factory=dict)
     project: Project | None = None
     warnings: tuple[Diagnostic, ...] = ()  # validate's warnings: shown, never stop the command
+    shown: Mapping[str, str] = field(default_factory=dict)  # display paths -> as seen from the cwd
 
     def cases(self) -> Iterator[Case]:
         return self.selection.apply(self.plan.cases(), dict(self.spec_files))
@@ -92,7 +93,7 @@ def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
         for spec in validation.specs
     ]
     named = _named_evals(targets, specs)
-    plan = _compile(specs, validation.project, options)
+    plan = _compile(specs, validation.project, options, validation.shown)
     selection = Selection(
         evals=named,
         labels=frozenset(options.labels),
@@ -102,7 +103,7 @@ def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
         only_ids=options.only_ids,
     )
     spec_files = {spec.display: str(spec.file.resolve()) for spec in specs}
-    return Prepared(plan, selection, spec_files, validation.project, validation.warnings)
+    return Prepared(plan, selection, spec_files, validation.project, validation.warnings, validation.shown)
 
 
 def parse_targets(arguments: Iterable[str]) -> list[Target]:
@@ -183,7 +184,9 @@ def _cells(project: Project, options: PrepareOptions) -> tuple[Cell, ...]:
     return chosen_cells(cells, options.cells)
 
 
-def _compile(specs: Sequence[SpecInput], project: Project | None, options: PrepareOptions) -> Plan:
+def _compile(
+    specs: Sequence[SpecInput], project: Project | None, options: PrepareOptions, shown: Mapping[str, str]
+) -> Plan:
     """The plan of every spec, with the judge of the project file and the command line."""
     environ = os.environ if options.environ is None else options.environ
     try:
@@ -202,7 +205,7 @@ def _compile(specs: Sequence[SpecInput], project: Project | None, options: Prepa
             return compile_matrix(specs, judge, compile_options, cells, simulators)
         return compile_plan(specs, judge, compile_options, simulators)
     except SpecError as exc:
-        raise UsageError([str(d) for d in exc.diagnostics]) from None
+        raise UsageError([str(shown_in(d, shown)) for d in exc.diagnostics]) from None
     except MissingVariable as exc:
         raise UsageError([str(exc) if exc.place else f"error: {exc}"]) from None
 
@@ -238,7 +241,7 @@ def count_cases(prepared: Prepared) -> Census:
                 simulated_cases += bool(named)
                 simulators |= named
     except SpecError as exc:
-        raise UsageError([str(d) for d in exc.diagnostics]) from None
+        raise UsageError([str(shown_in(d, prepared.shown)) for d in exc.diagnostics]) from None
     return Census(
         count, digest.hexdigest()[:16], judge_checks, judged_cases, simulated_cases, frozenset(simulators)
     )

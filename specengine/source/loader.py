@@ -273,6 +273,16 @@ def display_path(file: Path, base: Path | None = None) -> str:
     return file.as_posix()
 
 
+def shown_path(file: Path, cwd: Path) -> str:
+    """A file's path as messages show it: relative to the folder the command runs in, or absolute
+    when the file is outside it (never relative to some other folder, which a reader cannot tell)."""
+    resolved = file.resolve()
+    try:
+        return resolved.relative_to(cwd).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
 def parse_yaml(text: str | bytes, path: str, *, file: Path | None = None) -> Document:
     """Parse one YAML document with positions. Raises SpecError with a located message."""
     if isinstance(text, bytes):

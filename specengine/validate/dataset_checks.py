@@ -16,7 +16,7 @@ from typing import Any
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError
 from specengine.source.datasets import dataset_format, is_dataset_path, iter_rows, row_id
-from specengine.source.loader import KeyPath, display_path
+from specengine.source.loader import KeyPath, display_path, shown_path
 from specengine.source.project import Project
 from specengine.suggest import closest, did_you_mean
 from specengine.validate.file_report import Report
@@ -106,9 +106,9 @@ def check_dataset(
     base = project.folder if project is not None else None
     display = display_path(path, base)
     if not path.is_file():
-        report.at(
-            here, f"dataset file not found: {display}{_found_elsewhere(value.strip(), spec_file, project)}"
-        )
+        shown = shown_path(path, Path.cwd().resolve())  # as every message names a file
+        elsewhere = _found_elsewhere(value.strip(), spec_file, project)
+        report.at(here, f"dataset file not found: {shown}{elsewhere}")
         return
     problems, count = dataset_result(path, display, provers)
     report.items.extend(problems)

@@ -11,8 +11,9 @@ spec holds can raise a traceback.
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from specengine.source.loader import (
     kind_of,
     load_yaml_text,
     parse_yaml,
+    shown_path,
 )
 from specengine.source.project import Project, load_project
 from specengine.suggest import suggest
@@ -69,6 +71,7 @@ class Validation:
     notes: tuple[str, ...] = field(default=())  # files named on the command line that are not specs
     warnings: tuple[Diagnostic, ...] = field(default=())
     project_files: tuple[str, ...] = field(default=())  # the project files among `checked`
+    shown: Mapping[str, str] = field(default_factory=dict)  # display path -> path from the cwd
 
 
 # --- public entry point ---------------------------------------------------------------------------
@@ -107,6 +110,17 @@ class _Validator:
         self.dataset_results: dict[Path, tuple[list[Diagnostic], int]] = {}
         self.dataset_scan: dict[Path, set[Path]] = {}
         self.notes: list[str] = []
+        self.shown: dict[str, str] = {}  # a file's display path (case ids) -> its path from the cwd
+        self.cwd = Path.cwd().resolve()
+
+    def _shown_in(self, diagnostic: Diagnostic) -> Diagnostic:
+        return shown_in(diagnostic, self.shown)
+
+    def _note_shown(self, display: str, file: Path) -> None:
+        """Messages name a file from the folder the command runs in (`shown_path`), whatever folder
+        its case ids are relative to."""
+        if display not in self.shown:
+            self.shown[display] = shown_path(file, self.cwd)
 
     # projects
 
@@ -124,6 +138,7 @@ class _Validator:
 
     def _load_project(self, file: Path) -> Project | None:
         display = display_path(file)
+        self._note_shown(display, file)
         self.checked.setdefault(display, None)
         try:
             base = load_project(file)
@@ -182,6 +197,7 @@ class _Validator:
                 continue
             project = explicit_project if self.project_file is not None else self._project_for(project_path)
             display = _display(file, resolved, base, cwd)
+            self._note_shown(display, resolved)
             entry = _Parsed(file, project, project_path is not None and project is None, display, resolved)
             if under_data:
                 named_data.append(entry)
@@ -204,8 +220,8 @@ class _Validator:
                 self._check_named_dataset(entry)
             else:
                 self.notes.append(
-                    f"{entry.display}: not checked: it is under a folder named data, so it is data,"
-                    " not a spec, and no spec names it as its dataset"
+                    f"{self.shown[entry.display]}: not checked: it is under a folder named data, so it is"
+                    " data, not a spec, and no spec names it as its dataset"
                 )
         specs: list[SpecFile] = []
         for entry in parsed:
@@ -225,7 +241,7 @@ class _Validator:
                 continue
             if resolved in named and not_yaml:
                 self.notes.append(
-                    f"{entry.display}: not checked: specs are .yaml or .yml files,"
+                    f"{self.shown[entry.display]}: not checked: specs are .yaml or .yml files,"
                     " and no spec names it as its dataset"
                 )
                 continue
@@ -245,7 +261,7 @@ class _Validator:
         first = explicit_project or next((s.project for s in specs if s.project is not None), None)
         if first is None and self.projects:
             first = next((p for p in self.projects.values() if p is not None), None)
-        reported = sorted(set(self.diagnostics))
+        reported = sorted({self._shown_in(d) for d in self.diagnostics})
         return Validation(
             specs=tuple(specs),
             project=first,
@@ -254,6 +270,7 @@ class _Validator:
             notes=tuple(self.notes),
             warnings=tuple(d for d in reported if d.is_warning),
             project_files=tuple(display_path(file) for file in self.projects),
+            shown=dict(self.shown),
         )
 
     def _check_named_dataset(self, entry: _Parsed) -> None:
@@ -328,6 +345,7 @@ class _Validator:
     ) -> tuple[list[Diagnostic], int]:
         """The file's own problems (read once per run), its rows handed to the provers on the way."""
         key = path.resolve()
+        self._note_shown(display, key)
         if key not in self.dataset_results:
             self.dataset_results[key] = check_dataset_file(path, display, provers)
         elif provers:
@@ -347,6 +365,16 @@ class _Parsed:
     document: Document | None = None
     text: str = ""
     problems: list[Diagnostic] = field(default_factory=list)
+
+
+def shown_in(diagnostic: Diagnostic, shown: Mapping[str, str]) -> Diagnostic:
+    """The diagnostic with its file, and a `file:line` its message names, as seen from the cwd
+    (`shown` maps display paths to those)."""
+    message = diagnostic.message
+    for display, seen in shown.items():
+        if display != seen and display in message:
+            message = re.sub(rf"(?<=[\s(']){re.escape(display)}(?=:\d)", seen, message)
+    return replace(diagnostic, path=shown.get(diagnostic.path, diagnostic.path), message=message)
 
 
 def _display(file: Path, resolved: Path, base: Path | None, cwd: Path) -> str:
