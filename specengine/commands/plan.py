@@ -112,6 +112,7 @@ def plan_command(
                 limit=limit,
                 judge_model=judge_model,
                 resolve_endpoints=False,
+                check_variables=True,
                 matrix=matrix or bool(cell),
                 axes=tuple(axes),
                 cells=tuple(cell or ()),

@@ -26,6 +26,7 @@ from specengine.source.matrix import chosen_cells, command_line_axes, matrix_cel
 from specengine.source.project import (
     CheckedUnresolved,
     Project,
+    Unresolved,
     empty_project,
     judge_config,
     simulator_configs,
@@ -49,6 +50,7 @@ class PrepareOptions:
     shard: tuple[int, int] | None = None
     environ: Mapping[str, str] | None = None
     resolve_endpoints: bool = True  # False for commands that never call the agent (plan, regrade)
+    check_variables: bool = False  # without resolving: an unset ${VAR} still stops it (plan, as run would)
     matrix: bool = False  # --matrix (or --cell): every spec once per cell of the matrix
     axes: tuple[str, ...] = ()  # AXIS=V1,V2 after --matrix: axes over or beside the project's
     cells: tuple[str, ...] = ()  # --cell: only these cells
@@ -184,6 +186,12 @@ def _cells(project: Project, options: PrepareOptions) -> tuple[Cell, ...]:
     return chosen_cells(cells, options.cells)
 
 
+def _unresolved(environ: Mapping[str, str], checked: bool) -> Unresolved:
+    """The environment of a command that sends nothing: each ${VAR} kept as written; with `checked`
+    (plan), one the environment lacks is still an error, as `run` would find it."""
+    return CheckedUnresolved(environ) if checked else Unresolved()
+
+
 def _compile(
     specs: Sequence[SpecInput], project: Project | None, options: PrepareOptions, shown: Mapping[str, str]
 ) -> Plan:
@@ -195,7 +203,7 @@ def _compile(
         compile_options = CompileOptions(
             trials=options.trials,
             timeout=options.timeout,
-            environ=environ if options.resolve_endpoints else CheckedUnresolved(environ),
+            environ=environ if options.resolve_endpoints else _unresolved(environ, options.check_variables),
         )
         if options.given_cells:
             cells = chosen_cells(options.given_cells, options.cells)
