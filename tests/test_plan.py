@@ -33,6 +33,9 @@ evals:
 """
 
 
+SET = {"PLAN_TOKEN": "set"}
+
+
 @pytest.fixture
 def project(agent_server, tmp_path):
     write_project(
@@ -44,7 +47,10 @@ def project(agent_server, tmp_path):
 
 
 def test_plan_prints_ids_endpoints_messages_and_check_lines(project, agent_server):
-    result = run_cli(["plan", "specs"], cwd=project, env={"PLAN_TOKEN": None})
+    unset = run_cli(["plan", "specs"], cwd=project, env={"PLAN_TOKEN": None})
+    assert unset.exit_code == 2  # as run would stop on it, at its line, before anything is sent
+    assert "specengine.yaml:6:22: endpoint 'agent': environment variable PLAN_TOKEN not set" in unset.stderr
+    result = run_cli(["plan", "specs"], cwd=project, env=SET)  # its value is never read
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "specs/weather.yaml::single  (specs/weather.yaml:4)" in out
@@ -65,7 +71,7 @@ def test_plan_prints_ids_endpoints_messages_and_check_lines(project, agent_serve
 
 
 def test_plan_json_parses_and_holds_every_step(project, agent_server):
-    result = run_cli(["plan", "specs/weather.yaml", "--json"], cwd=project)
+    result = run_cli(["plan", "specs/weather.yaml", "--json"], cwd=project, env=SET)
     assert result.exit_code == 0, result.output
     cases = json.loads(result.stdout)["cases"]
     assert [case["id"] for case in cases] == [
@@ -104,7 +110,7 @@ def test_plan_json_parses_and_holds_every_step(project, agent_server):
     ],
 )
 def test_plan_selection_options(project, agent_server, selection, ids):
-    result = run_cli(["plan", *selection, "--json"], cwd=project)
+    result = run_cli(["plan", *selection, "--json"], cwd=project, env=SET)
     assert [case["id"] for case in json.loads(result.stdout)["cases"]] == ids
     assert agent_server.hits() == 0
 
