@@ -384,7 +384,11 @@ def ambiguous_scalars(root: yaml.Node | None) -> Iterator[tuple[KeyPath, yaml.Sc
                 key = key_node.value
                 if _is_ambiguous(key_node):
                     yield (*here, key), key_node, _ambiguous_kind(key), True
-                stack.append((value_node, (*here, key)))
+                if isinstance(value_node, yaml.ScalarNode):  # most values: checked here, not stacked
+                    if _is_ambiguous(value_node):
+                        yield (*here, key), value_node, _ambiguous_kind(value_node.value), False
+                else:
+                    stack.append((value_node, (*here, key)))
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
                 stack.append((item, (*here, index)))

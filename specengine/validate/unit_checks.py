@@ -9,7 +9,7 @@ schema reports (schema_messages words them).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from specengine.source.loader import KeyPath
@@ -21,17 +21,17 @@ LIMITS = {"latency_below": LATENCY_LIMIT_S, "timeout": TIMEOUT_LIMIT_S}
 
 def unit_warnings(value: Any, here: KeyPath = ()) -> Iterator[tuple[KeyPath, str]]:
     """(path, warning) for each `latency_below` or `timeout` that reads as milliseconds."""
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):  # parsed YAML: dicts and lists
         for key, item in value.items():
-            path = (*here, key)
             limit = LIMITS.get(str(key))
             if limit is not None and _number(item) and item >= limit:
-                yield path, f"{key}: {item:g} is in seconds: did you mean {item / 1000:g}?"
-            else:
-                yield from unit_warnings(item, path)
+                yield (*here, key), f"{key}: {item:g} is in seconds: did you mean {item / 1000:g}?"
+            elif isinstance(item, (dict, list)):  # text and numbers hold nothing to look into
+                yield from unit_warnings(item, (*here, key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from unit_warnings(item, (*here, index))
+            if isinstance(item, (dict, list)):
+                yield from unit_warnings(item, (*here, index))
 
 
 def _number(value: Any) -> bool:
