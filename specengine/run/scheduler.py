@@ -30,7 +30,7 @@ from specengine.transport.client import EndpointClient
 
 if TYPE_CHECKING:
     from specengine.judge.judge import Judge
-    from specengine.simulate.simulator import SimulatorPool
+    from specengine.simulate.pool import SimulatorPool
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from specengine.run.recording import (
 )
 from specengine.run.reporting import report_session
 from specengine.run.terminal import consoles, usage_error
-from specengine.simulate.simulator import SimulatorPool
+from specengine.simulate.pool import SimulatorPool
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -15,11 +15,14 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from specengine.errors import SimulatorFailure
 from specengine.plan import Simulation
-from specengine.simulate.simulator import Simulator
 from specengine.transcript import SimulationEnd, Turn, TurnRecord
+
+if TYPE_CHECKING:
+    from specengine.simulate.simulator import Simulator
 
 NO_SIMULATOR = "no simulator configured (simulator.model in specengine.yaml, or --simulator-model)"
 
