@@ -376,3 +376,47 @@ def test_regrade_that_matches_no_case_is_a_usage_error_not_a_pass(agent_server, 
     assert "spec.yaml::before" in again.cli.stderr
     assert "nothing was regraded" in " ".join(again.cli.stderr.split())
     assert agent_server.hits() == 1
+
+
+# ---------------------------------------------------------------------------------------------------
+# Which stored cases regrade grades, skips, or counts as missing (regrade_cases on its own)
+
+
+def _planned(name: str, skip: str | None = None):
+    from specengine.plan import Case, Check, Source, Step
+
+    check = Check(matcher="includes", argument="hi", name="c", source=Source("s.yaml", 3), named=True)
+    return Case(
+        id=f"s.yaml::{name}", index=0, suite="s", spec="s.yaml", eval_name=name, line=1, endpoint="agent",
+        steps=(Step("send", "hi", (check,)),), variables={}, skip=skip,
+    )  # fmt: skip
+
+
+def test_regrade_cases_grades_what_is_stored_and_counts_the_rest():
+    import asyncio
+
+    from specengine.grade.regrade import regrade_cases
+    from specengine.plan import JudgeConfig
+
+    end = {"step": 0, "stop_reason": "goal_reached", "turns": 1, "user": "u", "goal": "g", "simulator": None}
+    transcript = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hi there"}]
+    trial = {"transcript": transcript, "error": None, "attempts": 2, "simulations": [end]}
+    stored = {
+        "s.yaml::gone": {"trials": []},  # stored without trials: missing, like one not stored at all
+        "s.yaml::kept": {"trials": [trial]},
+        "s.yaml::later": {"trials": []},
+        "s.yaml::renamed": {"trials": [trial]},  # no longer planned: orphaned
+    }
+    cases = [_planned("gone"), _planned("absent"), _planned("kept"), _planned("later", skip="not yet")]
+    results: list = []
+    report = asyncio.run(
+        regrade_cases(cases, stored, results.append, strict=False, judge=None, judge_config=JudgeConfig())
+    )
+    assert (report.regraded, report.orphaned, report.not_in_results) == (
+        2, ("s.yaml::gone", "s.yaml::renamed"), 2,
+    )  # fmt: skip
+    written = {result.case.eval_name: result.as_dict() for result in results}
+    assert sorted(written) == ["kept", "later"]
+    assert (written["later"]["status"], written["later"]["skip_reason"]) == ("skipped", "not yet")
+    [regraded] = written["kept"]["trials"]
+    assert (regraded["status"], regraded["attempts"], regraded["simulations"]) == ("passed", 2, [end])

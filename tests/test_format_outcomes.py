@@ -322,3 +322,25 @@ def _row(status: str, score: float | None, **more) -> dict:
 )
 def test_a_cases_check_rows(trials, rate, rows):
     assert aggregate_checks([_trial("passed", *checks) for checks in trials], rate) == rows
+
+
+@pytest.mark.parametrize(
+    ("trials", "rate", "rows"),
+    [
+        (
+            [[_check("passed", score=1.0)], [_check("failed", score=0.0)], [_check("failed", score=0.0)]],
+            1 / 3 + 1e-9,  # exactly the rate, once the rounding slack is taken off
+            [_row("passed", 0.3333)],
+        ),
+        (
+            [
+                [_check("passed", score=0.0, judge={"model": "m"})],
+                [_check("passed", score=1 / 3, judge={"model": "m"})],
+            ],
+            0.5,
+            [_row("passed", 0.1667, spread=0.3333)],  # rounded to 4 places
+        ),
+    ],
+)
+def test_a_cases_check_rows_at_their_edges(trials, rate, rows):
+    assert aggregate_checks([_trial("passed", *checks) for checks in trials], rate) == rows

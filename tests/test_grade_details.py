@@ -159,6 +159,18 @@ BAD_PATTERN = "invalid regular expression /(/: missing ), unterminated subpatter
         ),
         ("includes", "Sunny", {"gate": False}, _record(name='includes "Sunny"', gate=False, reason=SUNNY)),
         (
+            "called_tool",
+            "get_weather",
+            {"options": {"times": 1}},  # its options are part of its name
+            _record(name="called_tool get_weather 1 time", reason="get_weather was called 1 time"),
+        ),
+        (
+            "succeeded",
+            None,
+            {"value": "x"},  # a value: beside a matcher that reads the turn still reads the turn
+            _record(name="succeeded", reason="the turn completed without an error"),
+        ),
+        (
             "includes",
             "Sunny",
             {"gate": False, "strict": True},
@@ -332,3 +344,30 @@ def test_a_check_whose_turn_never_ran_is_skipped_with_the_reason():
     assert skipped.as_dict() == _record(
         turn=2, status="skipped", score=None, reason="not run", skip_code="trial_error"
     )
+
+
+@pytest.mark.parametrize(
+    ("label", "scores", "method", "reason"),
+    [
+        ("closed_qa", [(1.0, "Y")], "majority", "closed_qa score 1.00 (choice Y)"),
+        ("custom", [(0.5, None)], "mean", "custom score 0.50"),
+        (
+            "closed_qa",
+            [(1.0, "Y"), (1.0, "Y"), (0.0, "N")],
+            "majority",
+            "closed_qa score 1.00 (choice Y in 2 of 3 samples: Y, Y, N)",
+        ),
+        (
+            "factuality",
+            [(0.6, "A"), (0.4, None)],
+            "mean",
+            "factuality score 0.50 (mean of 2 samples: A, 0.4)",
+        ),
+    ],
+)
+def test_a_judge_checks_reason_says_how_its_samples_were_combined(label, scores, method, reason):
+    from specengine.grade.grader import _judge_reason
+    from specengine.judge.samples import Sample, combine
+
+    samples = [Sample(score, choice, None) for score, choice in scores]
+    assert _judge_reason(label, combine(samples, method), samples) == reason
