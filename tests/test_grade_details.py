@@ -371,3 +371,106 @@ def test_a_judge_checks_reason_says_how_its_samples_were_combined(label, scores,
 
     samples = [Sample(score, choice, None) for score, choice in scores]
     assert _judge_reason(label, combine(samples, method), samples) == reason
+
+
+# ---------------------------------------------------------------------------------------------------
+# A judge check graded against a judge that answers as scripted (what is asked, recorded, combined)
+
+
+class _ScriptedJudge:
+    """Answers each sample with the next verdict given, and keeps what it was asked."""
+
+    def __init__(self, *verdicts: dict) -> None:
+        self.verdicts = list(verdicts)
+        self.asked: list = []
+
+    async def verdict(self, request, sample: int = 1):
+        from specengine.judge.judge import JudgeVerdict
+
+        self.asked.append((request, sample))
+        return JudgeVerdict(**{"rationale": None, "choice": None, "usage": None, **self.verdicts[sample - 1]})
+
+    def pin(self, spec):
+        class Pin:
+            def as_dict(self) -> dict:
+                return {"model": "m"}
+
+        return Pin()
+
+
+def _judged(judge, model: str | None = "m", samples: int = 1, criteria: str = "Polite?", spec: bool = True):
+    import asyncio
+
+    from specengine.grade.grader import grade_judge
+    from specengine.plan import JudgeConfig, JudgeSpec
+
+    rubric = JudgeSpec("closed_qa", criteria=criteria, samples=samples) if spec else None
+    check = Check(matcher="judge", argument="closed_qa", name="c", source=Source("s.yaml", 3), is_judge=True,
+                  judge=rubric, threshold=Threshold("gte", 0.5))  # fmt: skip
+    case = Case(
+        id="s.yaml::e", index=0, suite="s", spec="s.yaml", eval_name="e", line=1, endpoint="agent",
+        steps=(Step("send", "hi", (check,)),), variables={"input": {}},
+    )  # fmt: skip
+    record = TurnRecord(1, "hi", TURN, 0)
+    return asyncio.run(grade_judge(case, check, record, [record], False, judge, JudgeConfig(model=model)))
+
+
+YES = {"score": 1.0, "choice": "Y", "rationale": "fine", "usage": {"total_tokens": 3}}
+
+
+@pytest.mark.parametrize(
+    ("judge", "model", "spec"),
+    [
+        (None, "m", True),
+        (_ScriptedJudge(YES), None, True),
+        (_ScriptedJudge(YES), "", True),
+        (_ScriptedJudge(YES), "m", False),
+    ],
+)
+def test_a_judge_check_without_a_judge_is_skipped(judge, model, spec):
+    result = _judged(judge, model=model, spec=spec)
+    assert (result.status, result.score, result.skip_code) == ("skipped", None, "no_judge")
+
+
+def test_a_judge_check_asks_once_per_sample_and_sums_their_tokens():
+    judge = _ScriptedJudge(YES, {**YES, "score": 0.0, "choice": "N"}, YES)
+    result = _judged(judge, samples=3)
+    assert [sample for _, sample in judge.asked] == [1, 2, 3]
+    request = judge.asked[0][0]
+    assert (request.question, request.reply, request.criteria, request.goal) == (
+        "hi",
+        TURN.reply,
+        "Polite?",
+        None,
+    )
+    assert (result.status, result.score, result.usage, result.uncertain, result.spread) == (
+        "passed", 1.0, {"total_tokens": 9}, True, 1.0,
+    )  # fmt: skip
+    assert result.reason == "closed_qa score 1.00 (choice Y in 2 of 3 samples: Y, N, Y)"
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "samples", "reason"),
+    [
+        ([{"score": None, "error": "boom"}], 1, "boom"),
+        ([{"score": None}], 1, "the judge gave no score"),
+        ([YES, {"score": 1.0, "error": "late"}], 2, "sample 2 of 2: late"),  # an error, even with a score
+    ],
+)
+def test_a_judge_check_with_a_sample_it_could_not_score_is_an_error(verdicts, samples, reason):
+    result = _judged(_ScriptedJudge(*verdicts), samples=samples)
+    assert (result.status, result.score, result.reason, result.judge) == (
+        "error",
+        None,
+        reason,
+        {"model": "m"},
+    )
+
+
+def test_a_judge_rubric_that_cannot_render_is_an_error_located_in_the_spec():
+    result = _judged(_ScriptedJudge(YES), criteria="{{ input.city")
+    assert result.as_dict() == _record(
+        matcher="judge", status="error", score=None, threshold={"gte": 0.5},
+        reason="s.yaml:3: template syntax error: unexpected end of template,"
+        " expected 'end of print statement'.",
+    )  # fmt: skip
