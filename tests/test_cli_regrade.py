@@ -406,17 +406,25 @@ def test_regrade_cases_grades_what_is_stored_and_counts_the_rest():
         "s.yaml::kept": {"trials": [trial]},
         "s.yaml::later": {"trials": []},
         "s.yaml::renamed": {"trials": [trial]},  # no longer planned: orphaned
+        "s.yaml::once": {"trials": [{"transcript": transcript}]},  # tried once: no attempts written
     }
-    cases = [_planned("gone"), _planned("absent"), _planned("kept"), _planned("later", skip="not yet")]
+    cases = [
+        _planned("gone"),
+        _planned("absent"),
+        _planned("later", skip="not yet"),
+        _planned("kept"),
+        _planned("once"),
+    ]
     results: list = []
     report = asyncio.run(
         regrade_cases(cases, stored, results.append, strict=False, judge=None, judge_config=JudgeConfig())
     )
     assert (report.regraded, report.orphaned, report.not_in_results) == (
-        2, ("s.yaml::gone", "s.yaml::renamed"), 2,
+        3, ("s.yaml::gone", "s.yaml::renamed"), 2,
     )  # fmt: skip
     written = {result.case.eval_name: result.as_dict() for result in results}
-    assert sorted(written) == ["kept", "later"]
+    assert sorted(written) == ["kept", "later", "once"]
+    assert "attempts" not in written["once"]["trials"][0]
     assert (written["later"]["status"], written["later"]["skip_reason"]) == ("skipped", "not yet")
     [regraded] = written["kept"]["trials"]
     assert (regraded["status"], regraded["attempts"], regraded["simulations"]) == ("passed", 2, [end])

@@ -276,6 +276,7 @@ def _row(status: str, score: float | None, **more) -> dict:
     [
         ([], 1.0, []),
         ([[_check("failed", score=0.0)]], 0.0, [_row("passed", 0.0)]),  # one trial, pass rate 0
+        ([[_check("failed", score=0.0)]], 1e-9, [_row("passed", 0.0)]),  # within the rounding slack
         ([[_check("error")]], 1.0, [_row("error", None)]),
         ([[_check("skipped")]], 0.0, [_row("skipped", None)]),
         ([[_check("passed", score=0.123456, uncertain=True)]], 1.0, [_row("passed", 0.1235, uncertain=True)]),

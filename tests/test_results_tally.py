@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 import pytest
 from rich.console import Console
@@ -201,6 +202,8 @@ def test_a_case_writes_its_outcome_its_trials_and_what_it_reads():
     assert written["usage"] == {"input_tokens": 1, "output_tokens": 3, "total_tokens": 4}
     assert [trial["status"] for trial in written["trials"]] == ["error", "error"]
     assert "skip_reason" not in written
+    own = {"type": "CaseError", "message": "its own"}
+    assert replace(finished_case(case, trials), error=own).as_dict()["error"] == own  # kept over a trial's
     plain = finished_case(_case_of(), [TrialResult("passed", 0.1, None, (), ())]).as_dict()
     assert plain["error"] is None
     assert not {"row_line", "expected", "usage", "skip_reason"} & set(plain)
