@@ -247,6 +247,7 @@ def test_a_trials_status(error, checks, status):
         (["passed", "failed"], 0.51, ("failed", 1, 2, True, False)),
         (["passed", "failed", "failed"], 1 / 3 + 5e-10, ("passed", 1, 3, True, False)),  # a rounding slack
         (["passed", "failed", "failed"], 1 / 3 + 2e-9, ("failed", 1, 3, True, False)),
+        (["passed", "failed", "failed"], 1 / 3 + 1e-9, ("passed", 1, 3, True, False)),  # the slack's edge
         (["passed", "skipped"], 1.0, ("passed", 1, 2, True, True)),  # a skipped trial does not count
         (["error", "error", "passed"], 1.0, ("error", 1, 3, True, False)),
         (["error", "skipped"], 1.0, ("error", 0, 2, False, False)),

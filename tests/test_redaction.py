@@ -240,6 +240,7 @@ def test_which_variable_values_are_secrets(name, path, secret):
         ("abc", ["", "abc"], "***"),  # an empty secret is no secret
         ('{"k": "p\\u00e4ssw\\u00f6rd-long"} pässwörd-long', ["pässwörd-long"], '{"k": "***"} ***'),
         ("a * b", ["*"], "a *** b"),  # masked once: the mask holds the secret again
+        ('{"k": "pä\\"ss-long-secret"}', ['pä"ss-long-secret'], '{"k": "***"}'),  # escaped, ä kept
     ],
 )
 def test_each_form_of_a_secret_is_masked(text, secrets, redacted):

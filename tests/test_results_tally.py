@@ -206,7 +206,22 @@ def test_a_case_writes_its_outcome_its_trials_and_what_it_reads():
     assert replace(finished_case(case, trials), error=own).as_dict()["error"] == own  # kept over a trial's
     plain = finished_case(_case_of(), [TrialResult("passed", 0.1, None, (), ())]).as_dict()
     assert plain["error"] is None
-    assert not {"row_line", "expected", "usage", "skip_reason"} & set(plain)
+    assert not {"row_line", "expected", "usage", "skip_reason", "cell", "goal", "simulation"} & set(plain)
+    assert plain["endpoint"] == "demo"
+
+
+def test_a_simulated_case_in_a_matrix_cell_writes_its_cell_goal_and_how_it_ended():
+    from specengine.results.model import TrialResult, finished_case
+    from specengine.transcript import SimulationEnd
+
+    first = SimulationEnd(0, "max_turns", 3, "a buyer", "a refund", "sim-m")
+    last = SimulationEnd(0, "goal_reached", 2, "a buyer", "a refund", "sim-m")
+    trials = [
+        TrialResult("passed", 0.1, None, (), (), simulations=(first, last)),
+        TrialResult("passed", 0.1, None, (), ()),
+    ]
+    written = finished_case(_case_of(cell="gpt", goal="a refund"), trials).as_dict()
+    assert (written["cell"], written["goal"], written["simulation"]) == ("gpt", "a refund", last.as_dict())
 
 
 def test_a_skipped_case_says_why_and_ran_nothing():
@@ -225,12 +240,12 @@ def test_a_skipped_case_says_why_and_ran_nothing():
 
 def test_the_tally_counts_each_status_and_sums_the_tokens():
     tally = Tally()
-    for status in ("passed", "passed", "failed", "error", "skipped"):
+    for status in ("passed", "passed", "failed", "error", "error", "skipped", "skipped"):
         tally.add({"status": status, "usage": {"prompt_tokens": 2, "completion_tokens": 1}})
     tally.add({"status": "passed"})
     assert tally.as_dict(1.23456) == {
-        "cases": 6, "passed": 3, "failed": 1, "errored": 1, "skipped": 1, "gates_skipped": 0,
-        "duration_s": 1.235, "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15},
+        "cases": 8, "passed": 3, "failed": 1, "errored": 2, "skipped": 2, "gates_skipped": 0,
+        "duration_s": 1.235, "usage": {"input_tokens": 14, "output_tokens": 7, "total_tokens": 21},
     }  # fmt: skip
     assert "usage" not in Tally().as_dict(0.0)
 
@@ -239,6 +254,17 @@ def test_a_skipped_gate_without_a_code_or_reason_is_counted_as_unknown():
     tally = Tally()
     tally.add(_case({"gate": True, "status": "skipped"}, {"gate": True, "status": "failed"}))
     assert tally.gate_skip_reasons == {SkipReason("unknown", "skipped"): 1}
+
+
+def test_the_skipped_gates_of_every_trial_that_ran_are_counted():
+    tally = Tally()
+    errored = {"error": {"type": "ConnectError"}, "checks": [{"gate": True, "status": "skipped"}]}
+    ran = {
+        "error": None,
+        "checks": [{"gate": True, "status": "skipped", "skip_code": "no_judge", "reason": "r"}],
+    }
+    tally.add({"status": "error", "trials": [errored, {"error": None}, ran]})  # a trial may hold no checks
+    assert (tally.gates_skipped, tally.gate_skip_reasons) == (1, {SkipReason("no_judge", "r"): 1})
 
 
 @pytest.mark.parametrize(
