@@ -60,3 +60,98 @@ def test_a_name_that_differs_in_case_or_separators_gets_did_you_mean(hinted):
     for reason in reasons:
         assert reason.startswith(("LookupOrder was not called", "lookup-order was not called"))
         assert "did you mean lookup_order?" in reason
+
+
+# ---------------------------------------------------------------------------------------------------
+# The hint on its own: which calls it reads and what it says
+
+
+def _records(*turns: tuple[int, int, tuple[str, ...]]) -> list:
+    from specengine.transcript import ToolCall, Turn, TurnRecord
+
+    return [
+        TurnRecord(
+            number,
+            f"message {number}",
+            Turn(reply="", tool_calls=tuple(ToolCall(name) for name in names)),
+            conv,
+        )
+        for number, conv, names in turns
+    ]
+
+
+NEAR = "; did you mean LookupOrder? (a call of that name was made)"
+EARLIER = (
+    "; lookup_order was called in turn 1, an earlier turn of this conversation: a check sees its own turn"
+    " only; add `scope: conversation` to look at every turn"
+)
+
+
+@pytest.mark.parametrize(
+    ("matcher", "argument", "check", "turns", "hint"),
+    [
+        ("called_tool", "lookup_order", {}, [(1, 0, ("other_tool", "LookupOrder"))], NEAR),
+        ("called_tool", "lookup_order", {}, [(1, 0, ("other_tool",))], ""),
+        ("called_tool", "lookup_order", {"negate": True}, [(1, 0, ("LookupOrder",))], ""),
+        ("includes", "lookup_order", {}, [(1, 0, ("LookupOrder",))], ""),  # not a tool check
+        ("called_tool_with", {"args": {}}, {}, [(1, 0, ("LookupOrder",))], ""),  # no name to compare
+        ("called_tool_with", ["lookup_order"], {}, [(1, 0, ("LookupOrder",))], ""),
+        ("called_tool_with", {"name": "lookup_order"}, {}, [(1, 0, ("LookupOrder",))], NEAR),
+        ("tool_calls_in_order", [{"name": "lookup_order", "args": {}}], {}, [(1, 0, ("LookupOrder",))], NEAR),
+        (
+            "tool_calls_in_order",
+            ["lookup_order"],
+            {},
+            [(1, 0, ("lookup_order", "LookupOrder"))],
+            "",
+        ),  # called
+        # an earlier turn of the same conversation, not another conversation's
+        ("called_tool", "lookup_order", {}, [(1, 0, ("lookup_order",)), (2, 0, ())], EARLIER),
+        ("called_tool", "lookup_order", {}, [(0, 1, ()), (1, 0, ("lookup_order",)), (2, 0, ())], EARLIER),
+        ("called_tool", "lookup_order", {}, [(1, 1, ("lookup_order",)), (2, 0, ())], ""),
+        (
+            "called_tool_with",
+            {"name": "lookup_order"},
+            {},
+            [(1, 0, ("lookup_order",)), (2, 0, ("lookup_order",))],
+            "",
+        ),
+        # scope: conversation reads every turn of its conversation up to its own
+        (
+            "called_tool",
+            "lookup_order",
+            {"scope": "conversation"},
+            [(1, 0, ("LookupOrder",)), (2, 0, ())],
+            NEAR,
+        ),
+        (
+            "called_tool",
+            "lookup_order",
+            {"scope": "conversation"},
+            [(1, 0, ()), (2, 0, ("LookupOrder",))],
+            NEAR,
+        ),
+        (
+            "called_tool",
+            "lookup_order",
+            {"scope": "conversation"},
+            [(1, 1, ("LookupOrder",)), (2, 0, ())],
+            "",
+        ),
+        (
+            "called_tool",
+            "lookup_order",
+            {"scope": "conversation"},
+            [(2, 0, ()), (3, 0, ("LookupOrder",))],
+            "",
+        ),
+    ],
+)
+def test_the_hint_a_failed_tool_check_gets(matcher, argument, check, turns, hint):
+    from specengine.grade.tool_hints import tool_hint
+    from specengine.plan import Check, Source
+
+    checked = Check(matcher=matcher, argument=argument, name="c", source=Source("s.yaml", 3), **check)
+    records = _records(*turns)
+    record = next(r for r in records if r.number == 2) if len(records) > 1 else records[0]
+    assert tool_hint(checked, argument, record, records) == hint
