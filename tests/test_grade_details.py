@@ -409,7 +409,7 @@ def _judged(judge, model: str | None = "m", samples: int = 1, criteria: str = "P
                   judge=rubric, threshold=Threshold("gte", 0.5))  # fmt: skip
     case = Case(
         id="s.yaml::e", index=0, suite="s", spec="s.yaml", eval_name="e", line=1, endpoint="agent",
-        steps=(Step("send", "hi", (check,)),), variables={"input": {}},
+        steps=(Step("send", "hi", (check,)),), variables={"input": {}}, goal="a refund",
     )  # fmt: skip
     record = TurnRecord(1, "hi", TURN, 0)
     return asyncio.run(grade_judge(case, check, record, [record], False, judge, JudgeConfig(model=model)))
@@ -465,6 +465,7 @@ def test_a_judge_check_with_a_sample_it_could_not_score_is_an_error(verdicts, sa
         reason,
         {"model": "m"},
     )
+    assert result.usage == ({"total_tokens": 3} if samples > 1 else None)  # the tokens spent are kept
 
 
 def test_a_judge_rubric_that_cannot_render_is_an_error_located_in_the_spec():
