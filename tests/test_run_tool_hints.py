@@ -92,6 +92,20 @@ EARLIER = (
     [
         ("called_tool", "lookup_order", {}, [(1, 0, ("other_tool", "LookupOrder"))], NEAR),
         ("called_tool", "lookup_order", {}, [(1, 0, ("other_tool",))], ""),
+        (
+            "called_tool",
+            "lookup_order",
+            {},
+            [(1, 0, ("Lookup-Order",))],
+            NEAR.replace("LookupOrder", "Lookup-Order"),
+        ),
+        (
+            "called_tool",
+            "lookup_order",
+            {},
+            [(1, 0, ("lookup_order",)), (2, 0, ("LookupOrder",))],
+            NEAR + EARLIER,
+        ),
         ("called_tool", "lookup_order", {"negate": True}, [(1, 0, ("LookupOrder",))], ""),
         ("includes", "lookup_order", {}, [(1, 0, ("LookupOrder",))], ""),  # not a tool check
         ("called_tool_with", {"args": {}}, {}, [(1, 0, ("LookupOrder",))], ""),  # no name to compare
