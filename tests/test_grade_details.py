@@ -475,3 +475,52 @@ def test_a_judge_rubric_that_cannot_render_is_an_error_located_in_the_spec():
         reason="s.yaml:3: template syntax error: unexpected end of template,"
         " expected 'end of print statement'.",
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(("samples", "spread"), [(1, None), (2, 0.0)])
+def test_only_a_check_with_several_samples_records_their_spread(samples, spread):
+    result = _judged(_ScriptedJudge(YES, YES), samples=samples)
+    assert (result.spread, result.uncertain) == (spread, None if spread is None else False)
+
+
+# ---------------------------------------------------------------------------------------------------
+# A trial's checks, step by step
+
+
+def _case_of_steps(*steps: Step) -> Case:
+    return Case(id="s.yaml::e", index=0, suite="s", spec="s.yaml", eval_name="e", line=1, endpoint="agent",
+                steps=steps, variables={})  # fmt: skip
+
+
+def _check_of(argument: str) -> Check:
+    return Check(matcher="includes", argument=argument, name=argument, source=Source("s.yaml", 3), named=True)
+
+
+def test_a_trial_that_errored_grades_none_of_its_checks():
+    import asyncio
+
+    from specengine.grade.grader import grade_run
+    from specengine.plan import JudgeConfig
+    from specengine.transcript import TrialRun
+
+    case = _case_of_steps(Step("send", "hi", (_check_of("Sunny"),)))
+    run = TrialRun((TurnRecord(1, "hi", TURN, 0),), {"type": "ConnectError", "message": "refused"}, 1, ())
+    trial = asyncio.run(grade_run(case, run, False, None, JudgeConfig()))
+    [check] = trial.checks
+    assert (trial.status, check.status, check.skip_code) == ("error", "skipped", "trial_error")
+
+
+def test_each_check_reads_its_steps_turn_by_number():
+    import asyncio
+
+    from specengine.grade.grader import grade_trial
+    from specengine.plan import JudgeConfig
+
+    case = _case_of_steps(
+        Step("send", "hi", (_check_of("Sunny"),)), Step("send", "bye", (_check_of("Paris"),))
+    )
+    given = asyncio.run(grade_trial(case, [TurnRecord(3, "hi", TURN, 0)], None, False, None, JudgeConfig()))
+    assert [(check.turn, check.status) for check in given] == [(3, "passed"), (4, "skipped")]
+    assert given[1].reason == "not run: the transcript has no turn 4 (run the case again to send it)"
+    none = asyncio.run(grade_trial(case, [], None, False, None, JudgeConfig()))
+    assert [check.turn for check in none] == [1, 2]
