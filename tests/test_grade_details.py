@@ -503,11 +503,30 @@ def test_a_trial_that_errored_grades_none_of_its_checks():
     from specengine.plan import JudgeConfig
     from specengine.transcript import TrialRun
 
-    case = _case_of_steps(Step("send", "hi", (_check_of("Sunny"),)))
+    soft = Check(
+        matcher="includes", argument="Sunny", name="c", source=Source("s.yaml", 3), named=True, gate=False
+    )
+    case = _case_of_steps(Step("send", "hi", (soft,)))
     run = TrialRun((TurnRecord(1, "hi", TURN, 0),), {"type": "ConnectError", "message": "refused"}, 1, ())
     trial = asyncio.run(grade_run(case, run, False, None, JudgeConfig()))
-    [check] = trial.checks
-    assert (trial.status, check.status, check.skip_code) == ("error", "skipped", "trial_error")
+    assert trial.status == "error"
+    assert [check.as_dict() for check in trial.checks] == [
+        _record(gate=False, status="skipped", score=None, reason="not run: the trial ended in an error",
+                skip_code="trial_error")
+    ]  # fmt: skip
+
+
+def test_a_simulated_part_that_sent_nothing_leaves_its_checks_unrun():
+    import asyncio
+
+    from specengine.grade.grader import grade_trial
+    from specengine.plan import JudgeConfig
+
+    case = _case_of_steps(Step("simulate", "", (_check_of("Sunny"),)))
+    [check] = asyncio.run(grade_trial(case, [], None, False, None, JudgeConfig()))
+    assert (check.status, check.reason, check.skip_code) == (
+        "skipped", "not run: the simulated user sent no message", "turn_missing",
+    )  # fmt: skip
 
 
 def test_each_check_reads_its_steps_turn_by_number():
