@@ -522,11 +522,18 @@ def test_a_simulated_part_that_sent_nothing_leaves_its_checks_unrun():
     from specengine.grade.grader import grade_trial
     from specengine.plan import JudgeConfig
 
-    case = _case_of_steps(Step("simulate", "", (_check_of("Sunny"),)))
-    [check] = asyncio.run(grade_trial(case, [], None, False, None, JudgeConfig()))
+    case = _case_of_steps(
+        Step("simulate", "", (_check_of("Sunny"),)), Step("send", "bye", (_check_of("Paris"),))
+    )
+    check, _ = asyncio.run(grade_trial(case, [], None, False, None, JudgeConfig()))
     assert (check.status, check.reason, check.skip_code) == (
         "skipped", "not run: the simulated user sent no message", "turn_missing",
     )  # fmt: skip
+    simulated = [TurnRecord(1, "hi", TURN, 0, step=0), TurnRecord(2, "hi", TURN, 0, step=0)]
+    graded = asyncio.run(
+        grade_trial(case, [*simulated, TurnRecord(3, "bye", TURN, 0)], None, False, None, JudgeConfig())
+    )
+    assert [(check.turn, check.status) for check in graded] == [(2, "passed"), (3, "passed")]  # its last turn
 
 
 def test_each_check_reads_its_steps_turn_by_number():
@@ -535,11 +542,12 @@ def test_each_check_reads_its_steps_turn_by_number():
     from specengine.grade.grader import grade_trial
     from specengine.plan import JudgeConfig
 
-    case = _case_of_steps(
-        Step("send", "hi", (_check_of("Sunny"),)), Step("send", "bye", (_check_of("Paris"),))
-    )
+    later = Check(matcher="includes", argument="Paris", name="Paris", source=Source("s.yaml", 3), named=True,
+                  gate=False)  # fmt: skip
+    case = _case_of_steps(Step("send", "hi", (_check_of("Sunny"),)), Step("send", "bye", (later,)))
     given = asyncio.run(grade_trial(case, [TurnRecord(3, "hi", TURN, 0)], None, False, None, JudgeConfig()))
     assert [(check.turn, check.status) for check in given] == [(3, "passed"), (4, "skipped")]
+    assert (given[1].gate, given[1].skip_code) == (False, "turn_missing")
     assert given[1].reason == "not run: the transcript has no turn 4 (run the case again to send it)"
     none = asyncio.run(grade_trial(case, [], None, False, None, JudgeConfig()))
     assert [check.turn for check in none] == [1, 2]
