@@ -551,3 +551,28 @@ def test_each_check_reads_its_steps_turn_by_number():
     assert given[1].reason == "not run: the transcript has no turn 4 (run the case again to send it)"
     none = asyncio.run(grade_trial(case, [], None, False, None, JudgeConfig()))
     assert [check.turn for check in none] == [1, 2]
+
+
+def test_a_trial_adds_up_its_turns():
+    from specengine.grade.grader import trial_result
+    from specengine.transcript import SimulationEnd
+
+    first = TurnRecord(
+        1, "hi", Turn(reply="a", latency_s=0.5, usage={"prompt_tokens": 1, "completion_tokens": 2}), 0
+    )
+    usage = {"prompt_tokens": 3, "completion_tokens": 4}
+    second = TurnRecord(2, "bye", Turn(reply="b", latency_s=0.25, ttft_s=0.125, usage=usage), 0)
+    end = SimulationEnd(0, "goal_reached", 1, "u", "g", None)
+    failed = _graded("includes", "Rainy")
+    written = trial_result([first, second], None, [failed], 3, [end]).as_dict()
+    assert {key: value for key, value in written.items() if key not in ("transcript", "checks")} == {
+        "status": "failed",  # from its checks
+        "latency_s": 0.75,  # the turns' together
+        "error": None,
+        "ttft_s": 0.125,  # the first turn that reported one
+        "attempts": 3,
+        "usage": {"input_tokens": 4, "output_tokens": 6, "total_tokens": 10},
+        "simulations": [end.as_dict()],
+    }
+    assert [message["content"] for message in written["transcript"]] == ["hi", "a", "bye", "b"]
+    assert written["checks"] == [failed.as_dict()]
