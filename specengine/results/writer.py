@@ -11,7 +11,7 @@ import asyncio
 import json
 import os
 import secrets
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -84,13 +84,6 @@ class ResultsWriter:
         """
         written = self._write(case)
         self._flush_soon()
-        return written
-
-    def append_batch(self, cases: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-        """`append` each case, then flush the log once: the grading process, which has no event
-        loop, writes the cases the run handed it together, as `append` does within a turn."""
-        written = [self._write(case) for case in cases]
-        self._flush()
         return written
 
     def _write(self, case: Mapping[str, Any]) -> Mapping[str, Any]:
