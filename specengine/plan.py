@@ -309,10 +309,6 @@ class Plan:
     specs: tuple[str, ...] = ()
     simulators: Mapping[str | None, SimulatorConfig] = field(default_factory=dict)
 
-    def simulator_for(self, simulation: Simulation) -> SimulatorConfig:
-        """The simulator that plays a `simulate:` step (one with no model when none is named)."""
-        return self.simulators.get(simulation.simulator) or SimulatorConfig(name=simulation.simulator)
-
     cells: tuple[Cell, ...] = ()  # a matrix run's cells, in order; empty for a plain run
 
     def cases(self) -> Iterator[Case]:

@@ -133,13 +133,6 @@ def run_cases(conn: sqlite3.Connection, run_id: str, where: CaseFilter) -> list[
     return conn.execute(sql, params).fetchall()
 
 
-def case_row(conn: sqlite3.Connection, run_id: str, case_id: str) -> sqlite3.Row | None:
-    row: sqlite3.Row | None = conn.execute(
-        "SELECT * FROM cases WHERE run_id = ? AND case_id = ?", (run_id, case_id)
-    ).fetchone()
-    return row
-
-
 def case_document(conn: sqlite3.Connection, run_id: str, case_id: str) -> dict[str, Any] | None:
     """The case's whole entry as the results file holds it."""
     row = conn.execute(
