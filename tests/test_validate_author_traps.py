@@ -65,6 +65,32 @@ evals:
         "spec.yaml:6:19",
         "expected is empty, and the judge has nothing to judge by: write the reference answer",
     ),
+    "blank role": (
+        {},
+        """
+evals:
+  - name: in character
+    send: hi
+    expect:
+      - judge: role_adherence
+        role: "   "
+""",
+        "spec.yaml:6:15",
+        "role is empty, and the judge has nothing to judge by: write the role the agent must keep",
+    ),
+    "role with no text": (
+        {},
+        """
+evals:
+  - name: in character
+    send: hi
+    expect:
+      - judge: role_adherence
+        role:
+""",
+        "spec.yaml:6:14",
+        "role is empty, and the judge has nothing to judge by: write the role the agent must keep",
+    ),
     "pass_rate as a percentage": (
         {},
         "pass_rate: 80\n" + ONE_EVAL,

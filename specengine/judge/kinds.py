@@ -60,8 +60,13 @@ def choices_scoring(score: float, scores: Mapping[str, float]) -> list[str]:
     return [name for name, value in scores.items() if abs(value - score) < 1e-9]
 
 
-RUBRIC_OF = {"closed_qa": "criteria", "factuality": "expected", "custom": "prompt"}
-"""The text each kind cannot judge without."""
+RUBRIC_OF = {
+    "closed_qa": "criteria",
+    "factuality": "expected",
+    "custom": "prompt",
+    **{kind.name: kind.needs for kind in CONVERSATION_KINDS.values() if kind.needs},
+}
+"""The text each kind cannot judge without (a conversation kind's from its declaration)."""
 
 _RUBRIC_FIX = {
     "criteria": "write the question the judge answers yes or no about the reply, e.g."
@@ -70,10 +75,12 @@ _RUBRIC_FIX = {
     ' `expected: The order ships on Monday` (or `expected: "{{ expected.answer }}"`)',
     "prompt": "write the whole grading prompt, with {{ reply }} where the reply goes and the choices"
     ' at its end, e.g. `prompt: "Reply: {{ reply }} Is it (A) polite or (B) rude?"`',
+    "role": "write the role the agent must keep all through the conversation, e.g."
+    " `role: a support agent for Acme who only talks about Acme orders`",
 }
 
 
 def blank_rubric(key: str) -> str:
-    """What a judge check with an empty `criteria`, `expected` or `prompt` must write there: the
-    text itself, never an empty pair of quotes."""
+    """What a judge check with an empty `criteria`, `expected`, `prompt` or `role` must write there:
+    the text itself, never an empty pair of quotes."""
     return f"{key} is empty, and the judge has nothing to judge by: {_RUBRIC_FIX[key]}"
