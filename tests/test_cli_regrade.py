@@ -102,6 +102,7 @@ def test_a_changed_includes_changes_the_outcome_without_calling_the_agent(agent_
     assert again.status("echo") == "passed"
     assert forecast["trials"][0]["transcript"] == run.case("forecast")["trials"][0]["transcript"]
     assert again.results["run_id"] != run.results["run_id"]
+    assert again.results["selection"] == run.results["selection"]  # still the cases that run selected
     assert json.loads((tmp_path / RESULTS).read_text(encoding="utf-8")) == run.results  # untouched
     assert "spec.yaml:5:" in again.cli.output and 'includes "Rainy"' in again.cli.output
 

@@ -17,6 +17,8 @@ from support.cli import CliResult, run_cli, write_project, write_spec
 from support.runs import validate_results
 from support.servers import AgentServer
 
+from specengine.results.selection import coverage
+
 ROWS = [f"row-{n:02d}" for n in range(1, 29)]
 FAILING = {"row-05", "row-17", "row-23"}  # the agent answers these wrongly
 BULK = """\
@@ -128,6 +130,15 @@ def test_results_carry_the_shard_and_one_plan_hash(shards):
     hashes = {s["plan_hash"] for s in infos}
     assert len(hashes) == 1
     assert all(isinstance(h, str) and len(h) >= 8 for h in hashes)
+    for i, results in enumerate(shards, 1):  # each a lone shard: a partial run of the whole plan
+        selected = len(results["cases"])
+        assert results["selection"] == {
+            "paths": ["specs"],
+            "shard": f"{i}/3",
+            "plan_cases": 30,
+            "selected_cases": selected,
+        }
+        assert coverage(results["selection"], selected).text() == f"partial: --shard {i}/3"
 
 
 def test_the_split_is_stable_across_runs(suite, shards):
@@ -207,6 +218,7 @@ def test_shard_auto_takes_the_ci_engines_job_and_says_so(suite, shards):
     assert "shard 2/3 from GitLab CI (CI_NODE_INDEX=2, CI_NODE_TOTAL=3)" in cli.stderr
     results = json.loads((suite.folder / "auto/r2.json").read_text(encoding="utf-8"))
     assert ids(results) == ids(shards[1]) and results["shard"]["index"] == 2
+    assert results["selection"]["shard"] == "2/3"  # as resolved, not `auto`
     missing = run_cli(["run", "specs", "--shard", "auto"], cwd=suite.folder, env=NO_GITHUB)
     assert missing.exit_code == 2 and "CI_NODE_INDEX" in missing.stderr
 
@@ -221,6 +233,10 @@ def test_merge_gives_one_results_file_like_a_whole_run(suite, shards, tmp_path):
     validate_results(merged)
     assert "shard" not in merged
     assert ids(merged) == ids(whole) == ALL_IDS
+    # every shard of the plan merged: a full run, as the whole run is
+    everything = {"paths": ["specs"], "plan_cases": 30, "selected_cases": 30}
+    assert merged["selection"] == whole["selection"] == everything
+    assert coverage(merged["selection"], 30).full
     summary = merged["summary"]
     counts = {key: summary[key] for key in ("cases", "passed", "failed", "errored", "skipped")}
     assert counts == {"cases": 30, "passed": 27, "failed": 3, "errored": 0, "skipped": 0}
@@ -304,6 +320,10 @@ def test_merge_refuses_a_missing_shard_unless_partial_is_allowed(suite, shards, 
     merged = json.loads(out.read_text(encoding="utf-8"))
     assert len(merged["cases"]) == len(shards[0]["cases"]) + len(shards[2]["cases"])
     assert merged["summary"]["cases"] == len(merged["cases"])
+    validate_results(merged)
+    assert merged["selection"]["shard"] == "1,3/3"
+    assert merged["selection"]["selected_cases"] == len(merged["cases"])
+    assert coverage(merged["selection"], len(merged["cases"])).text() == "partial: --shard 1,3/3"
 
 
 def test_merge_refuses_shards_of_different_splits(suite, shards, tmp_path):
@@ -330,3 +350,7 @@ def test_limit_takes_the_first_cases_of_the_plan_before_splitting(suite):
     assert len({part["shard"]["plan_hash"] for part in parts}) == 1
     merged = suite.cli("merge", *(f"limited/r{i}.json" for i in (1, 2, 3)), "--output", "limited/all.json")
     assert merged.exit_code == 0, merged.output
+    joined = json.loads((suite.folder / "limited" / "all.json").read_text(encoding="utf-8"))
+    limited = {"paths": ["specs"], "limit": 10, "selected_cases": 10}  # the plan's size: not counted
+    assert joined["selection"] == whole["selection"] == limited
+    assert coverage(joined["selection"], 10).text() == "partial: --limit 10"

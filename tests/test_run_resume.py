@@ -24,6 +24,8 @@ from support.runs import (
 )
 from support.servers import Reply
 
+from specengine.results.selection import coverage
+
 CASES = 20
 FAILING = {"message 05", "message 13"}
 LATENCY = 0.2
@@ -79,6 +81,9 @@ def test_interrupt_then_resume_then_rerun_failed(agent_server, tmp_path):
     validate_results(partial)
     assert sorted(case["id"] for case in partial["cases"]) == sorted(finished)
     assert partial["summary"]["cases"] == len(finished)
+    assert partial["selection"] == {"paths": ["spec.yaml"], "plan_cases": CASES, "selected_cases": CASES}
+    stopped = coverage(partial["selection"], len(finished))
+    assert stopped.text() == f"partial: stopped early: {len(finished)} of {CASES} cases"
     after_interrupt = requests_per_message(agent_server)
     assert sum(after_interrupt.values()) < CASES
 
@@ -98,6 +103,13 @@ def test_interrupt_then_resume_then_rerun_failed(agent_server, tmp_path):
     assert results["summary"]["cases"] == CASES
     assert (results["summary"]["passed"], results["summary"]["failed"]) == (CASES - 2, 2)
     assert sorted(logged_ids(log)) == sorted(all_ids)
+    assert results["selection"] == {
+        "paths": ["spec.yaml"],
+        "resume": True,
+        "plan_cases": CASES,
+        "selected_cases": CASES,  # the cases finished before the resume count too
+    }
+    assert coverage(results["selection"], CASES).full
 
     # 3. Rerun only what failed, into a new results file.
     agent_server.clear()
@@ -108,6 +120,8 @@ def test_interrupt_then_resume_then_rerun_failed(agent_server, tmp_path):
     assert requests_per_message(agent_server) == collections.Counter(FAILING)
     again = json.loads((tmp_path / "out" / "rerun.json").read_text(encoding="utf-8"))
     assert [case["id"] for case in again["cases"]] == ["spec.yaml::case 05", "spec.yaml::case 13"]
+    assert again["selection"]["rerun_failed"] == str(output)
+    assert coverage(again["selection"], 2).text() == f"rerun: --rerun-failed {output}"
 
 
 def test_resume_without_a_log_exits_2(agent_server, tmp_path):

@@ -41,6 +41,7 @@ class RunRow:
     suites: str  # JSON list
     config: str | None
     shard: str | None
+    selection: str | None  # JSON: the results' `selection` record, when the file has one
     cases: int
     passed: int
     failed: int
@@ -197,6 +198,7 @@ def run_rows(results: Mapping[str, Any], file: Path) -> RunRows:
         suites=json.dumps(list(suites)),
         config=run_config(results),
         shard=_json_or_none(results.get("shard")),
+        selection=_json_or_none(results.get("selection")),
         cases=summary["cases"],
         passed=summary["passed"],
         failed=summary["failed"],

@@ -10,6 +10,7 @@ CREATE TABLE runs (
   suites TEXT NOT NULL,               -- JSON list of suites
   config TEXT,
   shard TEXT,                         -- JSON {index, count, plan_hash} for a shard's results
+  selection TEXT,                     -- JSON: what the run was asked to run (results' `selection`); NULL in older files
   cases INTEGER NOT NULL,
   passed INTEGER NOT NULL,
   failed INTEGER NOT NULL,

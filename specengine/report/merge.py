@@ -15,6 +15,7 @@ from typing import Any
 from specengine.errors import MergeError
 from specengine.report.facts import as_float, cases_usage, summarize
 from specengine.results.cells import cell_summary, tally_cases
+from specengine.results.selection import merged_selection
 
 
 def _parse_time(value: Any) -> datetime | None:
@@ -134,8 +135,13 @@ def merge(
     merged: dict[str, Any] = {}
     first = items[0][1]
     for key, value in first.items():
-        if key not in ("cases", "summary", "shard", "run_id", "started_at"):
+        if key not in ("cases", "summary", "shard", "run_id", "started_at", "selection"):
             merged[key] = value
+    selection = merged_selection(
+        [r.get("selection") for _, r in items], [r.get("shard") for _, r in items], _split(items)
+    )
+    if selection is not None:
+        merged["selection"] = selection
     run_ids = [r.get("run_id") for _, r in items]
     distinct = [rid for rid in dict.fromkeys(run_ids) if rid]
     if len(distinct) == 1:
@@ -150,6 +156,12 @@ def merge(
     merged["cases"] = cases
     order = ["run_id", "started_at", "summary"]
     return {k: merged[k] for k in order if k in merged} | {k: v for k, v in merged.items() if k not in order}
+
+
+def _split(items: list[tuple[str, dict]]) -> int | None:
+    """How many shards the inputs' plan was split into; None for inputs that are not shards."""
+    present = shards_present([results for _, results in items])
+    return present[1] if present else None
 
 
 def _summary(items: list[tuple[str, dict]], starts: list[datetime | None]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from specengine.compile.matrix_plan import compile_matrix
 from specengine.diagnostics import Diagnostic
 from specengine.errors import MissingVariable, SpecError, UsageError
 from specengine.plan import Case, Cell, Plan
-from specengine.run.select import Selection
+from specengine.run.select import BEYOND, OUTSIDE, RUNS, Selection
 from specengine.source.loader import as_text
 from specengine.source.matrix import chosen_cells, command_line_axes, matrix_cells, merged_axes, project_axes
 from specengine.source.project import (
@@ -229,6 +229,7 @@ class Census:
     judged_cases: int = 0
     simulated_cases: int = 0  # cases with a `simulate:` step
     simulators: frozenset[str | None] = frozenset()  # the simulators they name (None: the project's)
+    plan_cases: int | None = None  # every case compiled, before any filter; None: --limit cut the walk
 
 
 def count_cases(prepared: Prepared) -> Census:
@@ -236,10 +237,16 @@ def count_cases(prepared: Prepared) -> Census:
     errors before any request is sent."""
     digest = hashlib.sha256()
     count = judge_checks = judged_cases = simulated_cases = 0
+    compiled, cut = 0, False
     simulators: set[str | None] = set()
     try:
-        for case, runs in prepared.selection.walk(prepared.plan.cases(), dict(prepared.spec_files)):
+        for case, place in prepared.selection.places(prepared.plan.cases(), dict(prepared.spec_files)):
+            cut = place == BEYOND
+            compiled += not cut
+            if place in (OUTSIDE, BEYOND):
+                continue
             digest.update(case.id.encode("utf-8") + b"\n")
+            runs = place == RUNS
             count += runs
             if runs and case.skip is None:
                 judges = sum(1 for check in case.checks if check.is_judge)
@@ -251,5 +258,11 @@ def count_cases(prepared: Prepared) -> Census:
     except SpecError as exc:
         raise UsageError([str(shown_in(d, prepared.shown)) for d in exc.diagnostics]) from None
     return Census(
-        count, digest.hexdigest()[:16], judge_checks, judged_cases, simulated_cases, frozenset(simulators)
+        count,
+        digest.hexdigest()[:16],
+        judge_checks,
+        judged_cases,
+        simulated_cases,
+        frozenset(simulators),
+        None if cut else compiled,
     )

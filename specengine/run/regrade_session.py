@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from specengine.judge.judge import Judge
 
 MAX_LISTED_ORPHANS = 20
-CARRIED_HEADER = ("name", "endpoints", "matrix", "budgets")  # the transcripts regraded are still theirs
+# the transcripts regraded are still theirs, and so is what the run selected
+CARRIED_HEADER = ("name", "endpoints", "matrix", "budgets", "selection")
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,8 @@ def execute_regrade(request: RegradeRequest) -> int:
 
 
 def _carried_header(stored: Mapping[str, Any]) -> dict[str, Any]:
-    """What the regraded results keep of the stored run: its name and the endpoints that answered."""
+    """What the regraded results keep of the stored run: its name, the endpoints that answered and
+    what it selected."""
     return {key: stored[key] for key in CARRIED_HEADER if key in stored}
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from specengine.plan import Case
 
+OUTSIDE, PLANNED, RUNS, BEYOND = "outside", "planned", "runs", "beyond"  # a case's place: `places`
+
 
 def shard_of(case_id: str, count: int) -> int:
     """The 1-based shard a case belongs to: stable across runs, machines and Python versions."""
@@ -64,20 +66,31 @@ class Selection:
         splitting, so the shards of a limited run together run exactly what the unsharded run would.
         spec_files maps a case's display path to its resolved path.
         """
+        for case, place in self.places(cases, spec_files):
+            if place in (PLANNED, RUNS):
+                yield case, place == RUNS
+
+    def places(self, cases: Iterable[Case], spec_files: dict[str, str]) -> Iterator[tuple[Case, str]]:
+        """Every case the plan compiles, with its place: OUTSIDE the filters (PATH::eval, --label,
+        -k), PLANNED but not run here (another shard, done before, not failed before), RUNS, or
+        BEYOND: the first case past --limit, after which the walk stops (the rest is never
+        compiled), so a caller counting the whole plan knows the limit cut it."""
         planned = taken = 0
         for case in cases:
             spec_file = spec_files.get(case.spec, case.spec)
             if not self.in_plan(case, spec_file):
+                yield case, OUTSIDE
                 continue
             planned += 1
-            if self.limit is not None:
-                if self.shard is not None and planned > self.limit:
-                    return
-                if self.shard is None and taken >= self.limit:
-                    return
+            if self.limit is not None and (
+                (self.shard is not None and planned > self.limit)
+                or (self.shard is None and taken >= self.limit)
+            ):
+                yield case, BEYOND
+                return
             runs = self.accepts(case, spec_file)
             taken += runs
-            yield case, runs
+            yield case, RUNS if runs else PLANNED
 
     def apply(self, cases: Iterable[Case], spec_files: dict[str, str]) -> Iterator[Case]:
         """The cases that run here, in plan order."""

@@ -17,6 +17,7 @@ from specengine.errors import ResultsError, UsageError, WebServerError
 from specengine.results.budgets import budget_limits
 from specengine.results.reader import load_results
 from specengine.results.runs import named_run
+from specengine.results.selection import selection_record
 from specengine.results.writer import log_path, read_log
 from specengine.run import event_loop
 from specengine.run.breaker import DEFAULT_LIMIT
@@ -108,6 +109,7 @@ def execute_run(request: RunRequest) -> int:
                     ),
                     **settings_header(request.prepare, prepared.plan),
                     **({"budgets": budgets} if budgets else {}),
+                    "selection": _selection(request, census, len(done)),
                 },
                 done=done,
                 console=console,
@@ -240,6 +242,25 @@ def _shard(request: RunRequest, census: Census) -> dict[str, Any] | None:
         return None
     index, count = request.prepare.shard
     return {"index": index, "count": count, "plan_hash": census.plan_hash}
+
+
+def _selection(request: RunRequest, census: Census, done: int) -> dict[str, Any]:
+    """What the run was asked to run, so a reader can tell a full run from a partial one or a rerun
+    (`done`: the cases --resume found already run, selected by the same command before)."""
+    options = request.prepare
+    return selection_record(
+        request.paths,
+        labels=options.labels,
+        keyword=options.keyword,
+        limit=options.limit,
+        shard=options.shard,
+        rerun_failed=str(request.rerun_failed) if request.rerun_failed is not None else None,
+        resume=request.resume,
+        cells=options.cells,
+        only_ids=len(options.only_ids) if options.only_ids is not None else None,
+        plan_cases=census.plan_cases,
+        selected_cases=census.count + done,
+    )
 
 
 def _specs_folder(prepared: Prepared) -> Path | None:

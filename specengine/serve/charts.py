@@ -3,25 +3,32 @@
 Runs are spaced evenly in time order rather than by their timestamps: a week without runs would
 otherwise squeeze a busy day into a corner. Runs where nothing ran have no rate and no point.
 
-The line joins full runs only. A run is *partial* when it ran a part of what the full run before it
-ran: no spec the earlier run lacked, and fewer cases (a rerun of the failed cases, a run of one spec
-out of three). Its pass rate is of another population, so it is drawn as a mark apart from the line,
-and the page can hide it. The index keeps no record of what a run selected, so this is read from
-what ran; when evals are deleted from a spec, the next run reads as partial until a run adds a spec
-or a case.
+The line joins full runs only: runs that ran every case of their plan. A rerun of the failed cases,
+a `--label`, `-k`, `--limit`, `PATH::eval` or `--cell` run and a lone shard are *partial* (or a
+*rerun*): their pass rate is of another population, so each is drawn as a mark apart from the line,
+with its reason, and the page can hide them. Results files record what their run selected
+(`results.selection`), which makes this exact. Files written before that record existed fall back
+on what ran: such a run is partial when it ran a part of what the full run before it ran (no spec
+the earlier run lacked, and fewer cases); a shard among them says so in its `shard`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from specengine.report.facts import format_rate
+from specengine.results.selection import FULL, PARTIAL, Coverage, coverage
 
 WIDTH, HEIGHT = 760, 196
 LEFT, RIGHT, TOP, BOTTOM = 44, 12, 12, 42
 MAX_TICKS = 6
+
+
+GUESSED_FULL = Coverage(FULL, recorded=False)
 
 
 @dataclass(frozen=True)
@@ -32,7 +39,12 @@ class RatePoint:
     rate: float | None
     specs: frozenset[str] = frozenset()
     cases: int = 0
-    full: bool = True
+    recorded: Coverage | None = None  # from the run's recorded selection; None: guessed from what ran
+    coverage: Coverage = GUESSED_FULL  # as `mark_partial` found it
+
+    @property
+    def full(self) -> bool:
+        return self.coverage.full
 
 
 @dataclass(frozen=True)
@@ -65,15 +77,34 @@ class Chart:
     partial: int = 0  # partial runs drawn (or hidden, when the page hides them)
 
 
+def recorded_coverage(selection: str | None, shard: str | None, cases: int) -> Coverage | None:
+    """A run's coverage from what the index holds of its results file (`selection` and `shard` as
+    JSON): exact from its selection; a shard of a file without one is still a shard; else None."""
+    if selection:
+        recorded: Any = json.loads(selection)
+        if isinstance(recorded, dict):
+            return coverage(recorded, cases)
+    if shard:
+        split: Any = json.loads(shard)
+        if isinstance(split, dict):
+            return Coverage(PARTIAL, f"--shard {split.get('index')}/{split.get('count')}")
+    return None
+
+
 def mark_partial(points: Sequence[RatePoint]) -> list[RatePoint]:
-    """The points (oldest first) with `full` set: False for a run that ran a part of what the full run
-    before it ran (no other spec, fewer cases)."""
+    """The points (oldest first) with their coverage: as recorded, or, for runs that recorded none,
+    partial when the run ran a part of what the full run before it ran (no other spec, fewer cases)."""
     marked = []
     reference: RatePoint | None = None
     for point in points:
-        partial = reference is not None and point.specs <= reference.specs and point.cases < reference.cases
-        marked.append(replace(point, full=not partial))
-        if not partial:
+        found = point.recorded
+        if found is None:
+            found = GUESSED_FULL
+            if reference is not None and point.specs <= reference.specs and point.cases < reference.cases:
+                guess = f"{point.cases} of the {reference.cases} cases of a full run before"
+                found = Coverage(PARTIAL, guess, recorded=False)
+        marked.append(replace(point, coverage=found))
+        if found.full:
             reference = point
     return marked
 
@@ -104,7 +135,7 @@ def pass_rate_chart(points: Sequence[RatePoint], *, show_partial: bool = True) -
             y=y_of(p.rate or 0.0),
             run_id=p.run_id,
             title=f"{p.name} · {p.started_at[:16].replace('T', ' ')} · {format_rate(p.rate)}"
-            + ("" if p.full else f" · partial run ({p.cases} cases)"),
+            + ("" if p.full else f" · {p.coverage.text()} ({p.cases} cases)"),
             full=p.full,
         )
         for i, p in enumerate(rated)

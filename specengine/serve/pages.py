@@ -20,7 +20,7 @@ from specengine.index import queries
 from specengine.report.facts import failure_headline
 from specengine.review.agreement import MIN_REVIEWED
 from specengine.review.verdicts import review_counts
-from specengine.serve.charts import RatePoint, mark_partial, pass_rate_chart
+from specengine.serve.charts import RatePoint, pass_rate_chart
 from specengine.serve.export import cases_csv
 from specengine.serve.jobs import file_stem
 from specengine.serve.listing import REVIEW_CHOICES, listing
@@ -53,19 +53,17 @@ def runs_page(request: Request) -> HTMLResponse:
             row = item.row
             ran = row["suite_passed"] + row["suite_failed"] + row["suite_errored"]
             suite_rates[row["run_id"]] = row["suite_passed"] / ran if ran else None
-    points = mark_partial(
-        [
-            RatePoint(
-                item.row["run_id"],
-                item.row["name"],
-                item.row["started_at"],
-                suite_rates.get(item.row["run_id"]) if suite else item.row["pass_rate"],
-                frozenset(json.loads(item.row["specs"])),
-                item.row["suite_cases"] if suite else item.row["cases"],
-            )
-            for item in reversed(runs)
-        ]
-    )
+    points = [
+        RatePoint(
+            item.row["run_id"],
+            item.row["name"],
+            item.row["started_at"],
+            suite_rates.get(item.row["run_id"]) if suite else item.row["pass_rate"],
+            cases=item.row["suite_cases"] if suite else item.row["cases"],
+            coverage=item.coverage,
+        )
+        for item in reversed(runs)
+    ]
     show_partial = request.query_params.get("partial") != "hide"
     return page(
         request,
@@ -78,7 +76,7 @@ def runs_page(request: Request) -> HTMLResponse:
         specs_of={item.row["run_id"]: json.loads(item.row["specs"]) for item in runs},
         chart=pass_rate_chart(points, show_partial=show_partial),
         show_partial=show_partial,
-        partial_runs={point.run_id for point in points if not point.full},
+        partial_runs={item.row["run_id"]: item.coverage for item in runs if not item.coverage.full},
         problems=problems,
     )
 

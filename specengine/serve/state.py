@@ -18,9 +18,11 @@ from starlette.exceptions import HTTPException
 
 from specengine.index import queries
 from specengine.index.database import RunIndex
+from specengine.results.selection import Coverage
 from specengine.review.agreement import AgreementReport, measure_agreement
 from specengine.review.store import Review, ReviewStore, new_review
 from specengine.review.verdicts import CaseReviews, review_counts
+from specengine.serve.charts import GUESSED_FULL, RatePoint, mark_partial, recorded_coverage
 from specengine.serve.jobs import Job, Jobs
 
 
@@ -34,6 +36,7 @@ class RunSummary:
 
     row: sqlite3.Row
     reviews: dict[str, int]
+    coverage: Coverage = GUESSED_FULL  # full, partial or rerun, and why
 
     def as_dict(self) -> dict[str, Any]:
         row = self.row
@@ -50,7 +53,23 @@ class RunSummary:
             "judge_tokens": row["judge_tokens"],
             "summary": json.loads(row["summary"]),
             "reviews": self.reviews,
+            "selection": json.loads(row["selection"]) if row["selection"] else None,
+            "coverage": self.coverage.as_dict(),
         }
+
+
+def _point(row: sqlite3.Row, suite: str | None) -> RatePoint:
+    """A run as `mark_partial` weighs it: its recorded coverage, else its specs and cases (the
+    suite's cases when the runs are shown for one suite)."""
+    return RatePoint(
+        row["run_id"],
+        row["name"],
+        row["started_at"],
+        row["pass_rate"],
+        frozenset(json.loads(row["specs"])),
+        row["suite_cases"] if suite else row["cases"],
+        recorded_coverage(row["selection"], row["shard"], row["cases"]),
+    )
 
 
 class AppState:
@@ -70,7 +89,9 @@ class AppState:
         rows = queries.run_list(conn, suite=suite)
         counts = queries.review_counts_by_run(conn)
         none = review_counts([])
-        return [RunSummary(row, counts.get(row["run_id"], none)) for row in rows]
+        marked = mark_partial([_point(row, suite) for row in reversed(rows)])
+        marks = {point.run_id: point.coverage for point in marked}
+        return [RunSummary(row, counts.get(row["run_id"], none), marks[row["run_id"]]) for row in rows]
 
     def run(self, conn: sqlite3.Connection, run_id: str) -> sqlite3.Row:
         row = queries.run_row(conn, run_id)

@@ -1,0 +1,96 @@
+"""Full runs against partial runs in `specengine serve`, from what each run recorded it selected.
+
+One project: a scripted agent on loopback, a spec of four evals (two labelled `smoke`), run by the
+real CLI twice: every case, then `--label smoke`. A third file is the second one as results were
+written before they recorded a selection, which the app still judges from what ran. One app over it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+import pytest
+from support.app_server import AppServer
+from support.cli import run_cli, write_project, write_spec
+from support.servers import AgentServer
+
+SPEC = """\
+evals:
+  - {name: paris, labels: [smoke], send: weather in Paris, expect: [{includes: Sunny}]}
+  - {name: oslo, labels: [smoke], send: weather in Oslo, expect: [{includes: Sunny}]}
+  - {name: rome, send: weather in Rome, expect: [{includes: Sunny}]}
+  - {name: lima, send: weather in Lima, expect: [{includes: Sunny}]}
+"""
+RUNS = ".specengine/runs"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> Iterator[dict]:
+    folder = tmp_path_factory.mktemp("selection")
+    with AgentServer() as agent:
+        agent.script(lambda messages: "Sunny" if "Oslo" not in messages[-1]["content"] else "Rain")
+        write_project(folder, endpoints={"agent": agent})
+        write_spec(folder, "spec.yaml", SPEC)
+        ids = []
+        for args in ([], ["--label", "smoke"]):
+            cli = run_cli(["run", "spec.yaml", "-o", f"{RUNS}/run{len(ids)}.json", *args], cwd=folder)
+            assert cli.exit_code == 1, cli.output  # oslo fails in both
+            ids.append(json.loads((folder / RUNS / f"run{len(ids)}.json").read_text("utf-8"))["run_id"])
+    older = json.loads((folder / RUNS / "run1.json").read_text("utf-8"))
+    del older["selection"]
+    older.update(run_id="0ld0f11e", started_at="2099-01-01T00:00:00Z")  # the newest, recording nothing
+    (folder / RUNS / "older.json").write_text(json.dumps(older), "utf-8")
+    with AppServer(folder) as app:
+        yield {"app": app, "full": ids[0], "label": ids[1], "older": "0ld0f11e"}
+
+
+def test_the_api_marks_the_label_run_partial_with_its_reason(world):
+    runs = {run["run_id"]: run for run in world["app"].client.get("/api/runs").json()["runs"]}
+    full, label, older = runs[world["full"]], runs[world["label"]], runs[world["older"]]
+    assert full["coverage"] == {"kind": "full", "full": True, "reason": None, "recorded": True}
+    assert full["selection"] == {"paths": ["spec.yaml"], "plan_cases": 4, "selected_cases": 4}
+    assert label["coverage"] == {
+        "kind": "partial",
+        "full": False,
+        "reason": "--label smoke",
+        "recorded": True,
+    }
+    assert label["selection"] == {
+        "paths": ["spec.yaml"],
+        "labels": ["smoke"],
+        "plan_cases": 4,
+        "selected_cases": 2,
+    }
+    # without a record: guessed from what ran (two of the four cases of the full run before)
+    assert older["selection"] is None
+    assert older["coverage"] == {
+        "kind": "partial",
+        "full": False,
+        "reason": "2 of the 4 cases of a full run before",
+        "recorded": False,
+    }
+
+
+def test_the_runs_page_shows_why_a_run_is_partial_and_keeps_it_off_the_line(world):
+    page = world["app"].client.get("/").text
+    row = re.search(r'<tr class="runrow partial" data-run="' + world["label"] + r'">.*?</tr>', page, re.S)
+    assert row is not None
+    assert re.search(
+        r'<span class="tag partial partial" title="as its results record what it selected">'
+        r"partial: --label smoke</span>",
+        row.group(0),
+    )
+    full = re.search(r'<tr class="runrow" data-run="' + world["full"] + r'">.*?</tr>', page, re.S)
+    assert full is not None and "tag partial" not in full.group(0)
+    older = re.search(r'data-run="' + world["older"] + r'">.*?</tr>', page, re.S)
+    assert (
+        older is not None
+        and 'title="guessed from what ran: its results record no selection"' in older.group(0)
+    )
+    chart = re.search(r'<svg id="pass-rate-chart".*?</svg>', page, re.S)
+    assert chart is not None
+    assert chart.group(0).count("<circle") == 1 and chart.group(0).count('<rect class="mark partial"') == 2
+    assert "<title>" in chart.group(0) and "partial: --label smoke (2 cases)</title>" in chart.group(0)
+    assert 'id="partial-note">2 partial runs' in page
