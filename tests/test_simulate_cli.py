@@ -490,11 +490,22 @@ evals:
     assert frozen.exit_code == 0, frozen.output
     path = tmp_path / "frozen" / "spec-refund-for-a-late-order-dana.yaml"
     text = path.read_text(encoding="utf-8")
-    assert text.startswith("# Frozen by `specengine freeze` from out/results.json (run ")
+    schema_line, comment = text.split("\n", 1)  # no schemas/ folder here: the schema's public address
+    assert schema_line == "# yaml-language-server: $schema=https://specengine.dev/schemas/spec.schema.json"
+    assert comment.startswith("# Frozen by `specengine freeze` from out/results.json (run ")
     assert f"case {case_id}" in text and "stopped by goal_reached after 2 message(s)" in text
     assert run_cli(["validate", str(path)], cwd=tmp_path).exit_code == 0
     again = run_cli(["freeze", "out/results.json", case_id], cwd=tmp_path)
     assert again.exit_code == 2 and "--force" in again.stderr
+    # with the schemas in the project (as init copies them), the line names them by a relative path
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "spec.schema.json").write_text("{}", encoding="utf-8")
+    elsewhere = run_cli(["freeze", "out/results.json", case_id, "-o", "more/deep/x.yaml"], cwd=tmp_path)
+    assert elsewhere.exit_code == 0, elsewhere.output
+    written = (tmp_path / "more" / "deep" / "x.yaml").read_text(encoding="utf-8")
+    assert written.splitlines()[0] == "# yaml-language-server: $schema=../../schemas/spec.schema.json"
+    assert written.split("\n", 1)[1] == text.split("\n", 1)[1]
+    shutil.rmtree(tmp_path / "schemas")
     # the frozen eval replays the conversation with no simulator, and still finds the bug
     project(tmp_path, agent, None)
     simulator_hits = simulator.hits()

@@ -15,12 +15,10 @@ from typing import Annotated
 import typer
 
 from specengine.cli import app
-
-SCHEMA_URL = "https://specengine.dev/schemas/{name}.schema.json"
+from specengine.validate.schema import editor_schema_line
 
 PROJECT_TEMPLATE = """\
-# yaml-language-server: $schema={schema}
-# The specengine project file: endpoints, judge and defaults for every spec below this folder.
+{schema_line}# The specengine project file: endpoints, judge and defaults for every spec below this folder.
 
 endpoints:
   demo:
@@ -43,8 +41,7 @@ defaults:
 """
 
 SPEC_TEMPLATE = """\
-# yaml-language-server: $schema={schema}
-# Each eval sends a message to the agent and checks the reply and the tools it called.
+{schema_line}# Each eval sends a message to the agent and checks the reply and the tools it called.
 # Check it with `specengine validate specs/`, run it with `specengine run specs/`.
 suite: example
 description: The demo agent answers weather questions and books tables.
@@ -91,17 +88,6 @@ evals:
 """
 
 
-def schema_reference(name: str, folder: Path) -> str:
-    """The `$schema=` target for a file in folder: a relative path to schemas/<name>.schema.json when
-    one exists in folder or above it (init copies them there), else the schema's public URL."""
-    filename = f"{name}.schema.json"
-    for parent in (folder, *folder.parents):
-        candidate = parent / "schemas" / filename
-        if candidate.is_file():
-            return Path(os.path.relpath(candidate, folder)).as_posix()
-    return _schema_id(name)
-
-
 def _copy_schemas(directory: Path) -> list[Path]:
     """Give the project the installed schemas (schemas/*.schema.json) when it has none in reach, so
     editors complete keys offline; an existing copy, here or in a folder above, is left alone."""
@@ -122,16 +108,6 @@ def _copy_schemas(directory: Path) -> list[Path]:
         shutil.copyfile(source, target)
         copied.append(target)
     return copied
-
-
-def _schema_id(name: str) -> str:
-    try:
-        from specengine.validate.schema import load_schema
-
-        found = load_schema(name).get("$id")
-    except Exception:  # no schemas in this installation: the URL is still right
-        found = None
-    return found if isinstance(found, str) and found else SCHEMA_URL.format(name=name)
 
 
 @app.command()
@@ -156,8 +132,8 @@ def init(
     try:
         spec_file.parent.mkdir(parents=True, exist_ok=True)
         copied = _copy_schemas(directory)
-        project_text = PROJECT_TEMPLATE.format(schema=schema_reference("project", directory))
-        spec_text = SPEC_TEMPLATE.format(schema=schema_reference("spec", spec_file.parent))
+        project_text = PROJECT_TEMPLATE.format(schema_line=editor_schema_line("project", directory))
+        spec_text = SPEC_TEMPLATE.format(schema_line=editor_schema_line("spec", spec_file.parent))
         project_file.write_text(project_text, encoding="utf-8")
         spec_file.write_text(spec_text, encoding="utf-8")
     except OSError as exc:

@@ -1,6 +1,7 @@
 """The `freeze` command's flow: find a simulated conversation in a results file, freeze it into a
-scripted eval (simulate/freeze.py), write it as a new spec beside the one it came from, and prove
-that the new spec validates before saying so.
+scripted eval (simulate/freeze.py), write it as a new spec beside the one it came from (its first
+line the editor's schema line, as `init` writes), and prove that the new spec validates before
+saying so.
 
 The case's spec is read as it is now, from where the run read it (the results name it relative to
 the folder the run ran in), and planned again without resolving any ${VAR}: only the case's row
@@ -21,6 +22,7 @@ from specengine.simulate.freeze import default_name, freeze_eval
 from specengine.source.loader import as_text, load_yaml
 from specengine.source.project import Unresolved
 from specengine.suggest import closest_few
+from specengine.validate.schema import editor_schema_line
 from specengine.validate.validator import validate_paths
 
 FROZEN_FOLDER = "frozen"  # default: <spec folder>/frozen/, so the frozen eval runs with the suite
@@ -82,7 +84,7 @@ def freeze_case(
     target = output or spec.parent / FROZEN_FOLDER / default_name(spec.stem, planned.eval_name, planned.row)
     if target.exists() and not overwrite:
         raise UsageError([f"error: {target} exists; name another file with -o, or add --force to replace it"])
-    _write_checked(target, frozen.text, project)
+    _write_checked(target, editor_schema_line("spec", target.parent) + frozen.text, project)
     return FrozenCase(target, frozen.eval_name)
 
 

@@ -5,7 +5,8 @@ and validation reads the same names from them for "did you mean" hints, so the t
 A schema may refer to another file beside it (`"$ref": "endpoint.schema.json"`), which is how the
 spec and the project file share one endpoint definition; both jsonschema_rs (whether a document is
 valid) and jsonschema (what is wrong with one that is not) resolve such a reference to the file of
-that name here.
+that name here. The editor's schema line that `init` and `freeze` put atop the files they write
+is made here too, from the same schema files.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +45,33 @@ def schema_file(name: str) -> Path:
         if candidate.is_file():
             return candidate
     raise SchemaNotFound(f"{filename} not found in {' or '.join(str(d) for d in SCHEMA_DIRS)}")
+
+
+SCHEMA_URL = "https://specengine.dev/schemas/{name}.schema.json"
+EDITOR_LINE = "# yaml-language-server: $schema={reference}\n"
+"""The first line of every YAML file specengine writes (init, freeze): editors read it to complete
+and check the file against its schema."""
+
+
+def editor_schema_line(name: str, folder: Path) -> str:
+    """The editor's schema line for a file written in folder, ending in a newline."""
+    return EDITOR_LINE.format(reference=schema_reference(name, folder))
+
+
+def schema_reference(name: str, folder: Path) -> str:
+    """The `$schema=` target for a file in folder: a relative path to schemas/<name>.schema.json when
+    one exists in folder or above it (init copies them there), else the schema's public URL."""
+    filename = f"{name}.schema.json"
+    folder = folder.absolute()
+    for parent in (folder, *folder.parents):
+        candidate = parent / "schemas" / filename
+        if candidate.is_file():
+            return Path(os.path.relpath(candidate, folder)).as_posix()
+    try:
+        found = load_schema(name).get("$id")
+    except SchemaNotFound:  # no schemas in this installation: the URL is still right
+        found = None
+    return found if isinstance(found, str) and found else SCHEMA_URL.format(name=name)
 
 
 @functools.cache
