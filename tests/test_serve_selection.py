@@ -94,3 +94,14 @@ def test_the_runs_page_shows_why_a_run_is_partial_and_keeps_it_off_the_line(worl
     assert chart.group(0).count("<circle") == 1 and chart.group(0).count('<rect class="mark partial"') == 2
     assert "<title>" in chart.group(0) and "partial: --label smoke (2 cases)</title>" in chart.group(0)
     assert 'id="partial-note">2 partial runs' in page
+
+
+def test_the_run_page_and_its_json_say_what_the_run_selected(world):
+    client = world["app"].client
+    page = client.get(f"/runs/{world['label']}").text
+    assert re.search(
+        r'<span class="tag partial partial" id="coverage"[^>]*>partial: --label smoke</span>', page
+    )
+    assert 'id="coverage"' not in client.get(f"/runs/{world['full']}").text
+    answer = client.get(f"/api/runs/{world['label']}").json()
+    assert answer["selection"]["labels"] == ["smoke"] and answer["selection"]["selected_cases"] == 2

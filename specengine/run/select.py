@@ -59,22 +59,16 @@ class Selection:
             return False
         return not (self.keyword and self.keyword.casefold() not in case.id.casefold())
 
-    def walk(self, cases: Iterable[Case], spec_files: dict[str, str]) -> Iterator[tuple[Case, bool]]:
-        """The plan's cases in order, each with whether it runs here.
+    def places(self, cases: Iterable[Case], spec_files: dict[str, str]) -> Iterator[tuple[Case, str]]:
+        """Every case the plan compiles, in order, with its place: OUTSIDE the filters (PATH::eval,
+        --label, -k), PLANNED but not run here (another shard, done before, not failed before),
+        RUNS, or BEYOND: the first case past --limit, after which the walk stops (the rest is never
+        compiled), so a caller counting the whole plan knows the limit cut it.
 
         `--limit N` takes the first N cases; with `--shard` it takes them from the whole plan before
         splitting, so the shards of a limited run together run exactly what the unsharded run would.
         spec_files maps a case's display path to its resolved path.
         """
-        for case, place in self.places(cases, spec_files):
-            if place in (PLANNED, RUNS):
-                yield case, place == RUNS
-
-    def places(self, cases: Iterable[Case], spec_files: dict[str, str]) -> Iterator[tuple[Case, str]]:
-        """Every case the plan compiles, with its place: OUTSIDE the filters (PATH::eval, --label,
-        -k), PLANNED but not run here (another shard, done before, not failed before), RUNS, or
-        BEYOND: the first case past --limit, after which the walk stops (the rest is never
-        compiled), so a caller counting the whole plan knows the limit cut it."""
         planned = taken = 0
         for case in cases:
             spec_file = spec_files.get(case.spec, case.spec)
@@ -94,4 +88,4 @@ class Selection:
 
     def apply(self, cases: Iterable[Case], spec_files: dict[str, str]) -> Iterator[Case]:
         """The cases that run here, in plan order."""
-        return (case for case, runs in self.walk(cases, spec_files) if runs)
+        return (case for case, place in self.places(cases, spec_files) if place == RUNS)

@@ -50,6 +50,7 @@ def run(request: Request) -> JSONResponse:
             "started_at": row["started_at"],
             "file": row["file"],
             "summary": json.loads(row["summary"]),
+            "selection": json.loads(row["selection"]) if row["selection"] else None,
             "reviews": review_counts(reviews.values()),
             "cases": cases,
         }

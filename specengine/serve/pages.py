@@ -20,7 +20,7 @@ from specengine.index import queries
 from specengine.report.facts import failure_headline
 from specengine.review.agreement import MIN_REVIEWED
 from specengine.review.verdicts import review_counts
-from specengine.serve.charts import RatePoint, pass_rate_chart
+from specengine.serve.charts import RatePoint, pass_rate_chart, recorded_coverage
 from specengine.serve.export import cases_csv
 from specengine.serve.jobs import file_stem
 from specengine.serve.listing import REVIEW_CHOICES, listing
@@ -145,6 +145,7 @@ def run_page(request: Request) -> HTMLResponse:
         labels_of=lambda row: json.loads(row["labels"]),
         previous_run=earlier[0] if earlier else None,
         matrix=matrix,
+        coverage=recorded_coverage(run["selection"], run["shard"], run["cases"]),
     )
 
 
