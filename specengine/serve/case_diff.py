@@ -1,72 +1,99 @@
-"""What changed in one case between two runs, for the compare page: checks side by side, the tool
-calls (as `specengine compare` words them), and the final reply word by word.
+"""What changed in one case across the runs compared, for the compare page: its checks side by side (a
+column per run), and for each later run against the first (the baseline) its tool calls (as
+`specengine compare` words them) and its final reply word by word.
 
-Checks are matched as compare matches them (`report.facts.keyed_checks`: name, turn and occurrence,
-never the line), so a check moved by an edit elsewhere lines up with itself. The reply diff splits
-on whitespace and keeps the whitespace with each word, so the words joined again are the replies
-exactly; each piece is text, escaped by the template like any reply.
+Two runs are the case of one baseline and one later run, so the two-run page and the page of three or
+four runs read the same `CaseDiff`. Checks are matched as compare matches them
+(`report.facts.keyed_checks`: name, turn and occurrence, never the line), so a check moved by an edit
+elsewhere lines up with itself. The reply diff splits on whitespace and keeps the whitespace with
+each word, so the words joined again are the replies exactly; each piece is text, escaped by the
+template like any reply.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from specengine.index.extract import last_reply
 from specengine.report.call_diff import call_changes
-from specengine.report.facts import keyed_checks
+from specengine.report.facts import as_float, keyed_checks
 
 _WORDS = re.compile(r"\S+\s*|\s+")
 MAX_REPLY = 20_000  # characters of each reply diffed; longer replies are cut (and say so)
 
+Case = Mapping[str, Any]
+
 
 @dataclass(frozen=True)
-class CheckPair:
+class Outcome:
+    """A check's outcome in one run."""
+
+    status: str
+    score: float | None
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One check across the runs: its outcome in each (None where that run has no such check)."""
+
     name: str
     turn: int | None
-    base: str | None  # the check's status in the base run (None: not there)
-    head: str | None
+    outcomes: tuple[Outcome | None, ...]
 
     @property
     def changed(self) -> bool:
-        return self.base != self.head
+        return len(set(self.outcomes)) > 1
 
 
 @dataclass(frozen=True)
 class Piece:
-    kind: str  # "same", "gone" (only in the base reply) or "new" (only in the head reply)
+    kind: str  # "same", "gone" (only in the baseline reply) or "new" (only in the later reply)
     text: str
 
 
 @dataclass(frozen=True)
-class CaseDiff:
-    checks: tuple[CheckPair, ...]
+class Against:
+    """A later run's case against the baseline's: its tool-call changes and its reply's word diff."""
+
     calls: tuple[str, ...]
     reply: tuple[Piece, ...]
     reply_changed: bool
     cut: bool  # a reply was longer than MAX_REPLY
 
 
-def check_pairs(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[CheckPair, ...]:
-    """Every check of either case, in the head's order then the base's leftovers."""
-    old = dict(keyed_checks(dict(base)))
-    new = dict(keyed_checks(dict(head)))
-    pairs = []
-    for key in [*new, *(k for k in old if k not in new)]:
-        found = new.get(key) or old[key]
+@dataclass(frozen=True)
+class CaseDiff:
+    checks: tuple[CheckRow, ...]
+    # each later run against the baseline; None where either of the two lacks the case
+    against: tuple[Against | None, ...]
+
+
+def check_rows(cases: Sequence[Case | None]) -> tuple[CheckRow, ...]:
+    """Every check of any run's case, in the newest run's order, then the older runs' leftovers."""
+    keyed = [dict(keyed_checks(dict(case))) if case is not None else {} for case in cases]
+    order = list(dict.fromkeys(key for checks in reversed(keyed) for key in checks))
+    rows = []
+    for key in order:
+        found = next(checks[key] for checks in reversed(keyed) if key in checks)
         turn = found.get("turn")
-        pairs.append(
-            CheckPair(
+        rows.append(
+            CheckRow(
                 name=str(found.get("name") or found.get("matcher") or "check"),
                 turn=turn if isinstance(turn, int) else None,
-                base=str(old[key].get("status")) if key in old else None,
-                head=str(new[key].get("status")) if key in new else None,
+                outcomes=tuple(_outcome(checks.get(key)) for checks in keyed),
             )
         )
-    return tuple(pairs)
+    return tuple(rows)
+
+
+def _outcome(check: Mapping[str, Any] | None) -> Outcome | None:
+    if check is None:
+        return None
+    return Outcome(str(check.get("status")), as_float(check.get("score")))
 
 
 def word_diff(before: str, after: str) -> tuple[Piece, ...]:
@@ -85,13 +112,23 @@ def word_diff(before: str, after: str) -> tuple[Piece, ...]:
     return tuple(pieces)
 
 
-def case_diff(base: Mapping[str, Any], head: Mapping[str, Any]) -> CaseDiff:
+def against(base: Case, head: Case) -> Against:
     before, after = last_reply(dict(base)), last_reply(dict(head))
-    cut = len(before) > MAX_REPLY or len(after) > MAX_REPLY
-    return CaseDiff(
-        checks=check_pairs(base, head),
+    return Against(
         calls=tuple(str(change) for change in call_changes(base, head)),
         reply=word_diff(before[:MAX_REPLY], after[:MAX_REPLY]),
         reply_changed=before != after,
-        cut=cut,
+        cut=len(before) > MAX_REPLY or len(after) > MAX_REPLY,
+    )
+
+
+def case_diff(cases: Sequence[Case | None]) -> CaseDiff:
+    """One case in each run compared, oldest first (None where a run has no such case)."""
+    baseline = cases[0]
+    return CaseDiff(
+        checks=check_rows(cases),
+        against=tuple(
+            against(baseline, case) if baseline is not None and case is not None else None
+            for case in cases[1:]
+        ),
     )

@@ -4,7 +4,9 @@ runs side by side (a column per run).
 Two runs are compared exactly as `specengine compare` compares them (`report.compare`); each changed
 case adds its checks side by side, its tool-call changes and a word diff of its final reply
 (`case_diff`). Three or four runs show, for every case whose status is not the same in all of them,
-its status in each run, oldest run first.
+its status in each run, oldest run first, and the same `case_diff` taken against the first run (the
+baseline): each check's outcome and score in each run's column, each later run's tool-call changes and
+its final reply's word diff.
 """
 
 from __future__ import annotations
@@ -49,11 +51,12 @@ class Column:
 
     case_id: str
     statuses: tuple[str | None, ...]  # None where the run has no such case
+    diff: CaseDiff
 
 
-def side_by_side(conn: Any, run_ids: list[str]) -> list[Column]:
+def side_by_side(state: AppState, conn: Any, run_ids: list[str]) -> list[Column]:
     """Every case whose status differs between the runs (or that some run lacks), in the newest run's
-    plan order, then the rest."""
+    plan order, then the rest; each with what changed in it against the first run."""
     statuses: dict[str, list[str | None]] = {}
     order: dict[str, tuple[int, int]] = {}
     for column, run_id in enumerate(run_ids):
@@ -64,7 +67,17 @@ def side_by_side(conn: Any, run_ids: list[str]) -> list[Column]:
             order[case_id] = min(order.get(case_id, (99, 0)), (len(run_ids) - 1 - column, position))
     changed = [case_id for case_id, found in statuses.items() if len(set(found)) > 1]
     changed.sort(key=lambda case_id: order[case_id])
-    return [Column(case_id, tuple(statuses[case_id])) for case_id in changed]
+    if not changed:
+        return []
+    documents = [_by_id(state.results(conn, run_id)) for run_id in run_ids]
+    return [
+        Column(case_id, tuple(statuses[case_id]), case_diff([cases.get(case_id) for cases in documents]))
+        for case_id in changed
+    ]
+
+
+def _by_id(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {case["id"]: case for case in results["cases"]}
 
 
 def compare_page(request: Request) -> HTMLResponse:
@@ -75,7 +88,7 @@ def compare_page(request: Request) -> HTMLResponse:
     if len(run_ids) > 2:
         with state.db() as conn:
             runs = [state.run(conn, run_id) for run_id in run_ids]
-            columns = side_by_side(conn, run_ids)
+            columns = side_by_side(state, conn, run_ids)
         body = render(
             "compare_many.html.j2", title="Compare", project=str(state.project), runs=runs, columns=columns
         )
@@ -85,13 +98,12 @@ def compare_page(request: Request) -> HTMLResponse:
         base, head = state.run(conn, base_id), state.run(conn, head_id)
         base_results, head_results = state.results(conn, base_id), state.results(conn, head_id)
     comparison = compare(base_results, head_results)
-    old = {case["id"]: case for case in base_results["cases"]}
-    new = {case["id"]: case for case in head_results["cases"]}
+    old, new = _by_id(base_results), _by_id(head_results)
     diffs: dict[str, CaseDiff] = {}
     for item in (*comparison.regressions, *comparison.fixes, *comparison.other_changes,
                  *comparison.judged_differently):  # fmt: skip
         if item.id in old and item.id in new:
-            diffs[item.id] = case_diff(old[item.id], new[item.id])
+            diffs[item.id] = case_diff([old[item.id], new[item.id]])
     delta = None
     if comparison.base_pass_rate is not None and comparison.head_pass_rate is not None:
         delta = comparison.head_pass_rate - comparison.base_pass_rate
@@ -120,7 +132,7 @@ def compare_api(request: Request) -> JSONResponse:
     with state.db() as conn:
         if len(run_ids) > 2:
             runs = [state.run(conn, run_id) for run_id in run_ids]
-            columns = side_by_side(conn, run_ids)
+            columns = side_by_side(state, conn, run_ids)
             return JSONResponse(
                 {
                     "runs": [
@@ -132,8 +144,26 @@ def compare_api(request: Request) -> JSONResponse:
                         }
                         for r in runs
                     ],  # fmt: skip
-                    "cases": [{"id": c.case_id, "statuses": list(c.statuses)} for c in columns],
+                    "cases": [_column_json(c) for c in columns],
                 }
             )
         comparison = compare(state.results(conn, run_ids[0]), state.results(conn, run_ids[1]))
     return JSONResponse(comparison.as_dict())
+
+
+def _column_json(column: Column) -> dict[str, Any]:
+    """A case across the runs: statuses, checks (outcome per run) and each later run's tool-call
+    changes against the first run (None where either run lacks the case)."""
+    return {
+        "id": column.case_id,
+        "statuses": list(column.statuses),
+        "checks": [
+            {
+                "name": row.name,
+                "turn": row.turn,
+                "outcomes": [{"status": o.status, "score": o.score} if o else None for o in row.outcomes],
+            }
+            for row in column.diff.checks
+        ],
+        "tool_calls": [list(a.calls) if a else None for a in column.diff.against],
+    }
