@@ -111,7 +111,19 @@ document.addEventListener("DOMContentLoaded", () => {
   }
 
   // Keys: j/k next/previous case, c/i mark the case correct/incorrect, / search, ? the key list.
+  // On a run page j/k move a focus through the case rows as listed (filter, sort and page as shown)
+  // and Enter opens the focused case; on a case page they open the next/previous case.
   const keys = document.getElementById("keys");
+  const rows = [...document.querySelectorAll("#cases tr.caserow")];
+  const focusRow = (step) => {
+    const held = rows.findIndex((row) => row.contains(document.activeElement));
+    const at = held >= 0 ? held : rows.findIndex((row) => row.classList.contains("kbfocus"));
+    const next = at < 0 ? 0 : Math.min(Math.max(at + step, 0), rows.length - 1);
+    rows.forEach((row) => row.classList.remove("kbfocus"));
+    rows[next].classList.add("kbfocus");
+    rows[next].querySelector("a.caselink").focus();  // Enter then opens it, and a screen reader follows
+    rows[next].scrollIntoView({ block: "nearest" });
+  };
   const toggleKeys = () => { keys.hidden = !keys.hidden; };
   const showKeys = document.getElementById("show-keys");
   if (showKeys) showKeys.addEventListener("click", toggleKeys);
@@ -122,6 +134,15 @@ document.addEventListener("DOMContentLoaded", () => {
       if (event.key === "Escape") target.blur();
       return;
     }
+    if (event.key === "Enter") {
+      // A focused link opens itself; otherwise Enter opens the row j/k last focused.
+      const row = rows.find((r) => r.classList.contains("kbfocus"));
+      if (row && !(target.closest && target.closest("a, button, summary, label"))) {
+        event.preventDefault();
+        row.querySelector("a.caselink").click();
+      }
+      return;
+    }
     const go = (id) => { const link = document.getElementById(id); if (link) window.location.href = link.href; };
     const mark = (verdict) => {
       const form = document.getElementById("case-review-form");
@@ -130,8 +151,8 @@ document.addEventListener("DOMContentLoaded", () => {
       form.requestSubmit();
     };
     const actions = {
-      j: () => go("next-case"),
-      k: () => go("prev-case"),
+      j: () => (rows.length ? focusRow(1) : go("next-case")),
+      k: () => (rows.length ? focusRow(-1) : go("prev-case")),
       c: () => mark("correct"),
       i: () => mark("incorrect"),
       "/": () => { const search = document.querySelector("input[data-search]"); if (search) search.focus(); },
