@@ -9,6 +9,9 @@ Fixtures:
 - `run_cli`, `run_cli_subprocess`, `write_project`, `write_spec`: the helpers of `support.cli`.
 - `mlflow_server` (session): a real `mlflow server` (`support.mlflow_server`), launched while the
   first tests run when a collected test needs it; skipped when mlflow is not installed.
+- `page_at(width, height=900)`: a Chromium page on the app of the module's `world` fixture
+  (`world["app"]`, an `AppServer`), from the module's `browser` fixture (`test_report_browser`'s);
+  the test fails on script or console errors, answers of 400 and above, and requests outside the app.
 
 Helpers and servers are importable from the `support` package (`from support.servers import Reply`).
 """
@@ -63,6 +66,37 @@ def write_project_fixture():
 @pytest.fixture(name="write_spec")
 def write_spec_fixture():
     return write_spec
+
+
+@pytest.fixture
+def page_at(request):
+    """Pages of the given width on the module's app, each guarded; what went wrong fails the test."""
+    launched = request.getfixturevalue("browser")
+    url = request.getfixturevalue("world")["app"].url
+    contexts, problems = [], []
+
+    def open_page(width: int, height: int = 900):
+        context = launched.new_context(viewport={"width": width, "height": height})
+        context.set_default_timeout(20_000)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+        page.route(
+            "**/*",
+            lambda route: (
+                route.continue_()
+                if route.request.url.startswith(url + "/")
+                else (problems.append(route.request.url), route.abort())
+            ),
+        )
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+    assert problems == []
 
 
 @pytest.fixture(autouse=True)

@@ -330,37 +330,6 @@ def test_moving_a_judge_check_down_keeps_its_reviews_and_its_agreement_together(
 # In a browser (last: Playwright's loop stays in this thread while the module's browser lives).
 
 
-@pytest.fixture
-def page_at(request, world):
-    """A page of the given width that fails the test on script errors, dialogs or outside requests."""
-    launched = request.getfixturevalue("browser")
-    contexts, problems = [], []
-
-    def open_page(width: int, height: int = 900):
-        context = launched.new_context(viewport={"width": width, "height": height})
-        context.set_default_timeout(20_000)
-        contexts.append(context)
-        page = context.new_page()
-        url = world["app"].url
-        page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
-        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-        page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
-        page.route(
-            "**/*",
-            lambda route: (
-                route.continue_()
-                if route.request.url.startswith(url + "/")
-                else (problems.append(route.request.url), route.abort())
-            ),
-        )
-        return page
-
-    yield open_page
-    for context in contexts:
-        context.close()
-    assert problems == []
-
-
 def test_in_a_browser_the_bar_has_width_the_case_column_shows_narrow_and_compare_fits(world, page_at):
     url = world["app"].url
     page = page_at(1280)
