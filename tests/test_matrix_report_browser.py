@@ -9,20 +9,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from support.cli import run_cli
-from support.matrix import CELLS, QUESTIONS, two_agents, write_matrix_project
+from support.matrix import CELLS, QUESTIONS, run_matrix
 from test_report_browser import browser  # noqa: F401  (the module's Chromium, a fixture)
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     folder = tmp_path_factory.mktemp("matrix-report")
-    with two_agents() as agents:
-        write_matrix_project(folder, *agents)
-        result = run_cli(
-            ["run", "spec.yaml", "--matrix", "-o", "out/r.json", "--html", "out/r.html", "--md", "out/r.md"],
-            cwd=folder,
-        )
+    result = run_matrix(folder, "-o", "out/r.json", "--html", "out/r.html", "--md", "out/r.md")
     assert result.exit_code == 1, result.output
     return folder
 

@@ -88,6 +88,28 @@ def matrix_view(results: Mapping[str, Any], summary: Mapping[str, Any] | None = 
     )
 
 
+# how a column orders its cells: worst first, as the report's script (assets/matrix.js) ranks them
+STATUS_RANK = {"error": 0, "failed": 1, "skipped": 2, "passed": 3}
+
+
+def sort_rows(rows: Sequence[MatrixRow], column: int | None, descending: bool = False) -> list[MatrixRow]:
+    """The rows ordered by the case (column None) or by one cell's column: its status, worst first,
+    then its score, lowest first, then the case; a cell that did not run the case comes last.
+    Descending reverses the whole order."""
+
+    def key(row: MatrixRow) -> tuple[int, float, str]:
+        name = row.title.lower()
+        if column is None:
+            return (0, 0.0, name)
+        cell = row.cells[column]
+        if cell is None:
+            return (len(STATUS_RANK), -1.0, name)
+        score = -1.0 if cell.score is None else cell.score
+        return (STATUS_RANK.get(cell.status, len(STATUS_RANK)), score, name)
+
+    return sorted(rows, key=key, reverse=descending)
+
+
 def _score(case: Mapping[str, Any]) -> float | None:
     """The mean score of a case's checks that were scored."""
     checks: Sequence[Any] = case.get("checks") or ()

@@ -14,7 +14,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from specengine.serve import api, compare_pages, pages
+from specengine.serve import api, compare_pages, matrix_page, pages
 from specengine.serve.assets import report_stylesheet
 from specengine.serve.security import Guard, HostPolicy
 from specengine.serve.state import AppState
@@ -66,6 +66,7 @@ def create_app(
         Route("/", pages.runs_page),
         Route("/runs/{run_id}", pages.run_page),
         Route("/runs/{run_id}/case", pages.case_page),
+        Route("/runs/{run_id}/matrix", matrix_page.matrix_page),
         Route("/runs/{run_id}/report", pages.static_report),
         Route("/runs/{run_id}/export.csv", pages.export_csv),
         Route("/runs/{run_id}/review", pages.review_form, methods=["POST"]),
@@ -77,6 +78,7 @@ def create_app(
         Route("/queue", pages.queue_page),
         Route("/api/runs", api.runs),
         Route("/api/runs/{run_id}", api.run),
+        Route("/api/runs/{run_id}/matrix", matrix_page.matrix_api),
         Route("/api/runs/{run_id}/reviews", api.add_review, methods=["POST"]),
         Route("/api/runs/{run_id}/rerun", api.rerun, methods=["POST"]),
         Route("/api/cases/history", api.history),

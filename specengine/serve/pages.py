@@ -101,7 +101,7 @@ def run_page(request: Request) -> HTMLResponse:
             " ORDER BY started_at DESC, written_ns DESC, run_id DESC LIMIT 1",
             (run["started_at"], run["written_ns"], run["run_id"]),
         ).fetchone()
-        # a matrix run's cases carry their cell: its report has the cells side by side
+        # a matrix run's cases carry their cell: its matrix page has the cells side by side
         matrix = bool(listed.rows) and bool(state.case(conn, run_id, listed.rows[0]["case_id"]).get("cell"))
     rows, filters = listed.rows, dict(listed.filters)
     counts = {key: run[key] for key in ("cases", "passed", "failed", "errored", "skipped")}

@@ -12,7 +12,7 @@ from functools import cache
 from typing import Any
 from urllib.parse import urlencode
 
-from jinja2 import PackageLoader
+from jinja2 import ChoiceLoader, PackageLoader, PrefixLoader
 from jinja2.sandbox import SandboxedEnvironment
 
 from specengine.report.facts import format_duration, format_rate, format_score, format_threshold, format_time
@@ -40,7 +40,13 @@ def query(base: dict[str, Any], **changes: Any) -> str:
 @cache
 def environment() -> SandboxedEnvironment:
     env = SandboxedEnvironment(
-        loader=PackageLoader("specengine.serve", "templates"),
+        # the report's templates under report/: a part both show (the cells' table) is written once
+        loader=ChoiceLoader(
+            [
+                PackageLoader("specengine.serve", "templates"),
+                PrefixLoader({"report": PackageLoader("specengine.report", "assets")}),
+            ]
+        ),
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,

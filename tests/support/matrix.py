@@ -5,6 +5,7 @@ answers questions 5 and 6 wrong and reports 50 and 10. With the prices below, a 
 (100 × 2.5 + 20 × 10) / 1e6 = 0.00045 on gpt and (50 × 0.5 + 10 × 1) / 1e6 = 0.000035 on llama.
 `write_matrix_project` writes the project (two endpoints, a matrix of both with two greetings, one
 read from prompts/formal.txt) and a spec of six questions; the run has four cells of six cases.
+`run_matrix` writes it and runs it once.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from support.cli import write_project, write_spec
+from support.cli import CliResult, run_cli, write_project, write_spec
 from support.servers import AgentServer, Reply, last_user_message
 
 QUESTIONS = 6
@@ -79,3 +80,10 @@ def write_matrix_project(
     write_project(folder, endpoints=endpoints, defaults={"endpoint": "gpt"}, matrix=matrix, **more)
     write_spec(folder, "spec.yaml", SPEC)
     return endpoints
+
+
+def run_matrix(folder: Path, *args: str) -> CliResult:
+    """`run spec.yaml --matrix ARGS` in a fresh matrix project in `folder`, against the two agents."""
+    with two_agents() as agents:
+        write_matrix_project(folder, *agents)
+        return run_cli(["run", "spec.yaml", "--matrix", *args], cwd=folder)
