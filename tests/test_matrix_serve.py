@@ -54,6 +54,8 @@ def test_the_run_page_leads_to_the_matrix_page(world):
     page = client.get(f"/runs/{run}").text
     assert f'href="/runs/{run}/matrix" id="matrix-view"' in page
     assert 'id="matrix-view"' not in client.get(f"/runs/{world['plain']}").text
+    filtered = client.get(f"/runs/{run}", params={"q": "no case says this"}).text
+    assert "0 cases match" in filtered and 'id="matrix-view"' in filtered
     matrix = client.get(f"/runs/{run}/matrix")
     assert matrix.status_code == 200
     assert 'id="cells-table"' in matrix.text and all(cell in matrix.text for cell in CELLS)

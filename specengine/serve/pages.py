@@ -101,8 +101,10 @@ def run_page(request: Request) -> HTMLResponse:
             " ORDER BY started_at DESC, written_ns DESC, run_id DESC LIMIT 1",
             (run["started_at"], run["written_ns"], run["run_id"]),
         ).fetchone()
-        # a matrix run's cases carry their cell: its matrix page has the cells side by side
-        matrix = bool(listed.rows) and bool(state.case(conn, run_id, listed.rows[0]["case_id"]).get("cell"))
+        # a matrix run's cases carry their cell (whatever the filters show): its matrix page has the
+        # cells side by side
+        first = conn.execute("SELECT case_id FROM cases WHERE run_id = ? LIMIT 1", (run_id,)).fetchone()
+        matrix = first is not None and bool(state.case(conn, run_id, first[0]).get("cell"))
     rows, filters = listed.rows, dict(listed.filters)
     counts = {key: run[key] for key in ("cases", "passed", "failed", "errored", "skipped")}
     number = _page_number(request)
