@@ -211,6 +211,7 @@ def main() -> int:
             time.sleep(0.05)
         last = f"{args.runs - 1:08x}"
         first = f"{0:08x}"
+        four = [f"{n * (args.runs - 1) // 3:08x}" for n in range(4)]  # oldest to newest, spread out
         some_case = quote("specs/weather.yaml::city weather[row00000]")
         pages = [
             ("runs page  GET /", "/"),
@@ -221,6 +222,7 @@ def main() -> int:
             ("case page  GET /runs/<id>/case", f"/runs/{last}/case?id={some_case}"),
             ("history    GET /api/cases/history", f"/api/cases/history?id={some_case}"),
             ("compare    GET /compare", f"/compare?base={first}&head={last}"),
+            ("compare 4  GET /compare?run=…×4", "/compare?" + "&".join(f"run={r}" for r in four)),
             ("run JSON   GET /api/runs/<id>", f"/api/runs/{last}"),
         ]
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:

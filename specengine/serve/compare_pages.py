@@ -6,19 +6,23 @@ case adds its checks side by side, its tool-call changes and a word diff of its 
 (`case_diff`). Three or four runs show, for every case whose status is not the same in all of them,
 its status in each run, oldest run first, and the same `case_diff` taken against the first run (the
 baseline): each check's outcome and score in each run's column, each later run's tool-call changes and
-its final reply's word diff.
+its final reply's word diff, a page of cases at a time (as a run page pages its cases).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
+from specengine.index import queries
 from specengine.serve.case_diff import CaseDiff, case_diff
+from specengine.serve.pages import PAGE_SIZE, page_number
 from specengine.serve.state import AppState
 from specengine.serve.templating import render
 
@@ -54,9 +58,20 @@ class Column:
     diff: CaseDiff
 
 
-def side_by_side(state: AppState, conn: Any, run_ids: list[str]) -> list[Column]:
+@dataclass(frozen=True)
+class SideBySide:
+    """One page of the cases whose status differs between the runs."""
+
+    columns: tuple[Column, ...]
+    total: int  # changed cases on all pages
+    page: int
+    pages: int
+
+
+def side_by_side(conn: Any, run_ids: list[str], number: int = 1) -> SideBySide:
     """Every case whose status differs between the runs (or that some run lacks), in the newest run's
-    plan order, then the rest; each with what changed in it against the first run."""
+    plan order, then the rest, a page of PAGE_SIZE at a time; each with what changed in it against the
+    first run. Only the page's cases are read whole, so a page costs the same at any run size."""
     statuses: dict[str, list[str | None]] = {}
     order: dict[str, tuple[int, int]] = {}
     for column, run_id in enumerate(run_ids):
@@ -67,13 +82,24 @@ def side_by_side(state: AppState, conn: Any, run_ids: list[str]) -> list[Column]
             order[case_id] = min(order.get(case_id, (99, 0)), (len(run_ids) - 1 - column, position))
     changed = [case_id for case_id, found in statuses.items() if len(set(found)) > 1]
     changed.sort(key=lambda case_id: order[case_id])
-    if not changed:
-        return []
-    documents = [_by_id(state.results(conn, run_id)) for run_id in run_ids]
-    return [
-        Column(case_id, tuple(statuses[case_id]), case_diff([cases.get(case_id) for cases in documents]))
-        for case_id in changed
+    pages = max(1, math.ceil(len(changed) / PAGE_SIZE))
+    number = min(number, pages)
+    shown = changed[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]
+    documents = [
+        {case["id"]: case for case in queries.run_documents(conn, run_id, shown)} if shown else {}
+        for run_id in run_ids
     ]
+    columns = tuple(
+        Column(case_id, tuple(statuses[case_id]), case_diff([cases.get(case_id) for cases in documents]))
+        for case_id in shown
+    )
+    return SideBySide(columns, len(changed), number, pages)
+
+
+def page_url(run_ids: list[str], number: int) -> str:
+    """The compare page of these runs at page `number`."""
+    params: list[tuple[str, str | int]] = [("run", run_id) for run_id in run_ids]
+    return "/compare?" + urlencode(params + [("page", number)] * (number > 1))
 
 
 def _by_id(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -88,9 +114,14 @@ def compare_page(request: Request) -> HTMLResponse:
     if len(run_ids) > 2:
         with state.db() as conn:
             runs = [state.run(conn, run_id) for run_id in run_ids]
-            columns = side_by_side(state, conn, run_ids)
+            found = side_by_side(conn, run_ids, page_number(request))
         body = render(
-            "compare_many.html.j2", title="Compare", project=str(state.project), runs=runs, columns=columns
+            "compare_many.html.j2",
+            title="Compare",
+            project=str(state.project),
+            runs=runs,
+            found=found,
+            page_url=lambda number: page_url(run_ids, number),
         )
         return HTMLResponse(body)
     base_id, head_id = run_ids
@@ -132,7 +163,7 @@ def compare_api(request: Request) -> JSONResponse:
     with state.db() as conn:
         if len(run_ids) > 2:
             runs = [state.run(conn, run_id) for run_id in run_ids]
-            columns = side_by_side(state, conn, run_ids)
+            found = side_by_side(conn, run_ids, page_number(request))
             return JSONResponse(
                 {
                     "runs": [
@@ -144,7 +175,10 @@ def compare_api(request: Request) -> JSONResponse:
                         }
                         for r in runs
                     ],  # fmt: skip
-                    "cases": [_column_json(c) for c in columns],
+                    "cases": [_column_json(c) for c in found.columns],
+                    "total": found.total,
+                    "page": found.page,
+                    "pages": found.pages,
                 }
             )
         comparison = compare(state.results(conn, run_ids[0]), state.results(conn, run_ids[1]))

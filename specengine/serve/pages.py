@@ -81,7 +81,8 @@ def runs_page(request: Request) -> HTMLResponse:
     )
 
 
-def _page_number(request: Request) -> int:
+def page_number(request: Request) -> int:
+    """The `?page=` asked for, from 1; a page that is no number reads as the first (a page, not an API)."""
     try:
         return max(1, int(request.query_params.get("page", "1")))
     except ValueError:
@@ -107,7 +108,7 @@ def run_page(request: Request) -> HTMLResponse:
         matrix = first is not None and bool(state.case(conn, run_id, first[0]).get("cell"))
     rows, filters = listed.rows, dict(listed.filters)
     counts = {key: run[key] for key in ("cases", "passed", "failed", "errored", "skipped")}
-    number = _page_number(request)
+    number = page_number(request)
     pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
     number = min(number, pages)
     if number > 1:
@@ -288,7 +289,7 @@ def queue_page(request: Request) -> HTMLResponse:
 
     state = _state(request)
     with state.db() as conn:
-        found = review_queue(conn, _page_number(request))
+        found = review_queue(conn, page_number(request))
     return page(
         request, "queue.html.j2", "Review queue", queue=found, borderline=BORDERLINE, per_page=PAGE_SIZE
     )
