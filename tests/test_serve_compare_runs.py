@@ -9,6 +9,7 @@ One project for the module, three runs by the real CLI against the scripted agen
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -56,6 +57,22 @@ def test_the_api_gives_each_case_its_checks_per_run_and_calls_against_the_baseli
         ["turn 1: get_weather call removed"],
     ]
     assert cases[OSLO]["tool_calls"] == [[], []]
+    assert (data["total"], data["page"], data["pages"]) == (2, 1, 1)
+
+
+def test_changed_cases_come_a_page_at_a_time(world, monkeypatch):
+    from specengine.serve import compare_pages
+
+    monkeypatch.setattr(compare_pages, "PAGE_SIZE", 1)
+    client, picked = world["app"].client, [("run", r) for r in world["runs"]]
+    page = client.get("/compare", params=[*picked, ("page", "2")]).text
+    assert re.findall(r'<tbody class="casegroup" data-case="([^"]+)"', page) == [OSLO]
+    assert "page 2 of 2" in page and "2 cases changed" in page
+    first = "/compare?" + "&amp;".join(f"run={r}" for r in world["runs"])
+    assert f'<a href="{first}">← previous</a>' in page
+    data = client.get("/api/compare", params=[*picked, ("page", "2")]).json()
+    assert [c["id"] for c in data["cases"]] == [OSLO] and (data["page"], data["pages"]) == (2, 2)
+    assert client.get("/compare", params=[*picked, ("page", "9")]).text.count('class="casegroup"') == 1
 
 
 # In a browser (last: Playwright's loop stays in this thread while the module's browser lives).
