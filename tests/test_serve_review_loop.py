@@ -382,6 +382,7 @@ def test_in_a_browser_a_reviewer_walks_the_failures_with_keys_and_saves_in_place
     page = page_at(1280, 600)
     page.goto(f"{url}/runs/{run}?status=failed")
     page.click("a.caselink >> nth=0")
+    page.wait_for_load_state()  # the keys listen once the page's script has run
     assert page.locator("h1.casetitle").inner_text().endswith("oslo")
     assert page.locator("#case-position").inner_text() == "case 1 of 2 matching the filters"
     page.keyboard.press("j")
