@@ -11,7 +11,7 @@ it was.
 from __future__ import annotations
 
 import re
-from urllib.parse import quote
+from urllib.parse import urlencode
 
 import pytest
 from support.app_server import AppServer
@@ -20,7 +20,7 @@ from support.matrix import CELLS, run_matrix
 from test_report_browser import browser  # noqa: F401 - the fixture, shared with the report's tests
 
 from specengine.report.matrix_view import MatrixCell, MatrixRow, MatrixView, sort_rows
-from specengine.serve.matrix_page import matrix_query
+from specengine.serve.matrix_page import matrix_link, matrix_query
 from specengine.serve.templating import render
 
 FIFTH = "spec.yaml::question[q5]"
@@ -61,13 +61,20 @@ def test_the_run_page_leads_to_the_matrix_page(world):
     assert 'id="cells-table"' in matrix.text and all(cell in matrix.text for cell in CELLS)
     assert len(re.findall(r'<tr class="matrixrow"', matrix.text)) == 6
     # each cell links to that case in that cell
-    link = f'href="/runs/{run}/case?id={quote(FIFTH + " @ llama · hi")}"'
+    link = f'href="/runs/{run}/case?{urlencode({"id": FIFTH + " @ llama · hi"})}"'
     assert link in matrix.text
     policy = matrix.headers["content-security-policy"]
     assert "script-src 'self'" in policy and "unsafe-inline" not in policy
     assert re.findall(r"<script(?![^>]*\bsrc=)", matrix.text) == []
     case = client.get(f"/runs/{run}/case", params={"id": f"{FIFTH} @ gpt · hi"}).text
     assert f'id="back-to-matrix" href="/runs/{run}/matrix"' in case and ">gpt · hi</span>" in case
+    # opened from a sorted, filtered matrix, the case leads back to it (and only to it)
+    sorted_view = client.get(f"/runs/{run}/matrix", params={"sort": "2", "dir": "desc", "differs": "1"}).text
+    back = "sort=2&dir=desc&differs=1"
+    link = f'href="/runs/{run}/case?{urlencode({"id": FIFTH + " @ gpt · hi", "matrix": back})}"'
+    assert link.replace("&", "&amp;") in sorted_view
+    case = client.get(f"/runs/{run}/case", params={"id": f"{FIFTH} @ gpt · hi", "matrix": back + "&q=x"}).text
+    assert f'id="back-to-matrix" href="/runs/{run}/matrix?sort=2&amp;dir=desc&amp;differs=1"' in case
 
 
 def test_the_cells_table_and_the_rows(world):
@@ -205,6 +212,13 @@ def test_sorting_rows_and_reading_the_query():
     }
 
 
+def test_the_way_back_to_the_matrix_keeps_only_its_order_and_filter():
+    assert matrix_link("r1") == "/runs/r1/matrix"
+    assert matrix_link("r1", "sort=1&dir=desc&differs=1") == "/runs/r1/matrix?sort=1&dir=desc&differs=1"
+    assert matrix_link("r1", "q=x&status=failed&next=//evil.example") == "/runs/r1/matrix"
+    assert matrix_link("a/../b", "sort=case") == "/runs/a%2F..%2Fb/matrix?sort=case"
+
+
 # In a browser (last: Playwright's loop stays in this thread while the module's browser lives).
 
 
@@ -267,7 +281,8 @@ def test_in_a_browser_the_matrix_sorts_filters_and_keeps_a_review_in_its_cell(wo
 
     # Back on the matrix: that cell, and no other of the case, is marked reviewed.
     page.click("#back-to-matrix")
-    page.wait_for_url(f"**/runs/{run}/matrix")
+    page.wait_for_url(f"**/runs/{run}/matrix?sort=case&dir=desc")
+    assert _cases(page) == [f"[q{n}]" for n in range(6, 0, -1)]  # the order it was left in
     reviewed = page.locator('tr.matrixrow[data-case$="[q6]"] td.mcell[data-reviewed]')
     assert reviewed.count() == 1
     assert reviewed.get_attribute("data-cell") == "gpt · hi"

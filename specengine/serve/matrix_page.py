@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -49,6 +50,16 @@ def matrix_query(params: Mapping[str, str], cells: int) -> MatrixQuery:
     if column is not None and column != "case" and not (column.isdigit() and int(column) < cells):
         column = None
     return MatrixQuery(column, params.get("dir") == "desc", params.get("differs") == "1")
+
+
+MATRIX_KEYS = ("sort", "dir", "differs")
+
+
+def matrix_link(run_id: str, query: str = "") -> str:
+    """The matrix page of a run under a query the case page was given (`?matrix=sort%3D2...`), so
+    its way back returns to the order and filter it came from; other keys are dropped."""
+    kept = [(key, value) for key, value in parse_qsl(query) if key in MATRIX_KEYS]
+    return f"/runs/{quote(run_id, safe='')}/matrix" + ("?" + urlencode(kept) if kept else "")
 
 
 def shown_rows(view: MatrixView, query: MatrixQuery) -> list[MatrixRow]:
@@ -95,6 +106,7 @@ def matrix_page(request: Request) -> HTMLResponse:
             rows=loaded.rows,
             reviews=loaded.reviews,
             filters=loaded.query.params,
+            back=urlencode(loaded.query.params) or None,
             sort_column=loaded.query.column,
             sort_descending=loaded.query.descending,
             differs=loaded.query.differs,

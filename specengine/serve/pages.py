@@ -24,6 +24,7 @@ from specengine.serve.charts import RatePoint, pass_rate_chart, recorded_coverag
 from specengine.serve.export import cases_csv
 from specengine.serve.jobs import file_stem
 from specengine.serve.listing import REVIEW_CHOICES, listing
+from specengine.serve.matrix_page import matrix_link
 from specengine.serve.state import AppState
 from specengine.serve.templating import render
 from specengine.serve.views import LEGEND, case_history, status_segments, trial_views
@@ -197,6 +198,7 @@ def case_page(request: Request) -> HTMLResponse:
         previous_case=before,
         next_case=after,
         frozen=request.query_params.get("frozen"),
+        matrix_back=matrix_link(run_id, request.query_params.get("matrix", "")),
     )
 
 
