@@ -11,9 +11,9 @@ import asyncio
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-from contextlib import AsyncExitStack, ExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, ExitStack, nullcontext
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from specengine.endpoints import adapter_class
 from specengine.endpoints.base import Adapter
@@ -77,6 +77,7 @@ class Runner:
         self.simulators = simulators  # who plays simulated users; None: their cases are skipped
         self._adapters: dict[str, Adapter] = {}
         self._endpoint_limits: dict[str, asyncio.Semaphore] = {}
+        self._own_limits: dict[str, asyncio.Semaphore] = {}  # a cell's own, below its endpoint's
         self._breakers: dict[str, Breaker] = {}
         self._stop = asyncio.Event()
 
@@ -112,16 +113,23 @@ class Runner:
         return endpoints
 
     async def _open_clients(self, stack: AsyncExitStack, endpoints: Mapping[str, EndpointConfig]) -> None:
+        # a matrix cell's own settings of an endpoint share that endpoint's max_concurrency; when the
+        # cells give it different values (`{{ vars.NAME }}`), each cell holds its own and the
+        # endpoint as a whole the largest of them
+        shared: dict[str, int] = {}
+        for name, config in endpoints.items():
+            pool = config.pool or name
+            shared[pool] = max(shared.get(pool, 0), config.max_concurrency)
+        for pool, limit in shared.items():
+            self._endpoint_limits[pool] = asyncio.Semaphore(limit)
         for name, config in endpoints.items():
             client = await stack.enter_async_context(
                 EndpointClient(config.url, config.max_concurrency, config.timeout, config.max_reply_bytes)
             )
             self._adapters[name] = adapter_class(config.protocol)(config, client)
-            # a matrix cell's own settings of an endpoint share that endpoint's max_concurrency
-            pool = config.pool or name
-            if pool not in self._endpoint_limits:
-                self._endpoint_limits[pool] = asyncio.Semaphore(config.max_concurrency)
-            self._endpoint_limits[name] = self._endpoint_limits[pool]
+            self._endpoint_limits[name] = self._endpoint_limits[config.pool or name]
+            if config.max_concurrency < shared[config.pool or name]:
+                self._own_limits[name] = asyncio.Semaphore(config.max_concurrency)
             self._breakers[name] = Breaker(config.url, self.options.connection_failures)
 
     async def _schedule(self, cases: Iterable[Case]) -> None:
@@ -252,13 +260,14 @@ class Runner:
         """Send each turn; time spent waiting for an endpoint slot does not count against the timeout.
         A `simulate:` step sends what its simulated user writes, for as long as the conversation goes."""
         limit = self._endpoint_limits[case.endpoint]
+        own: AbstractAsyncContextManager[Any] = self._own_limits.get(case.endpoint) or nullcontext()
         conversation = adapter.conversation(case.variables)
         conversation_index = 0
         step_index: int | None = None
 
         async def send(message: str, simulator: str | None = None) -> Turn:
             queued = time.monotonic()
-            async with limit:
+            async with own, limit:
                 deadline.at += time.monotonic() - queued
                 turn = await _before(deadline.at, conversation.send(message))
             number = len(records) + 1

@@ -258,6 +258,17 @@ def matrix_vars(data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def declared_cells(data: Mapping[str, Any], folder: Path) -> tuple[Cell, ...]:
+    """The cells of a project file's own matrix, for validation to prove each; none when it has no
+    matrix or one that makes no cells (its mistakes are reported where they are written)."""
+    axes = project_axes(data)
+    endpoints = data.get("endpoints")
+    try:
+        return matrix_cells(axes, folder, endpoints if isinstance(endpoints, Mapping) else ()) if axes else ()
+    except (UsageError, OSError, UnicodeDecodeError):
+        return ()
+
+
 def stored_cells(results: Mapping[str, Any]) -> tuple[Cell, ...]:
     """The cells a results file's `matrix` describes, as the run had them."""
     matrix = results.get("matrix")

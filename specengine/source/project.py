@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from specengine.diagnostics import Diagnostic
-from specengine.errors import MissingVariable, SpecError
+from specengine.errors import MissingVariable, SpecError, UsageError
 from specengine.plan import DEFAULT_MAX_REPLY_BYTES, EndpointConfig, JudgeConfig, RequestAuth, SimulatorConfig
+from specengine.source.endpoint_numbers import number_problems, rendered_problem, with_numbers
 from specengine.source.loader import Document, display_path, load_yaml
 from specengine.suggest import suggest
 
@@ -200,7 +201,9 @@ def endpoint_config(
     resolved = resolve_variables(dict(raw), environ)
     if resolved.missing:
         raise MissingVariable(list(resolved.missing), f"endpoint '{name}'", resolved.missing_at)
-    data = resolved.value
+    data = with_numbers(resolved.value)  # a cell's `{{ vars.NAME }}` may have put in "30"
+    for setting, value in number_problems(data):  # located by the caller that knows where, if it can
+        raise UsageError(f"error: endpoint '{name}': {rendered_problem(setting, value, None)}")
     options = {key: value for key, value in data.items() if key not in ENDPOINT_FIELDS}
     url, secrets = data.get("url"), resolved.secrets
     auth = databricks_auth(data, f"endpoint '{name}'", environ)

@@ -11,11 +11,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from specengine.source.endpoint_numbers import reads_vars
 from specengine.source.loader import PROJECT_FILE, Document, KeyPath
-from specengine.source.matrix import matrix_vars
+from specengine.source.matrix import declared_cells, matrix_vars
 from specengine.source.project import ENV_REFERENCE, Project
 from specengine.suggest import suggest
-from specengine.validate.endpoint_templates import endpoint_template_problems
+from specengine.validate.endpoint_templates import cell_number_setting_problems, endpoint_template_problems
 from specengine.validate.file_report import Report, iter_strings
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\}")
@@ -77,6 +78,10 @@ def check_endpoint(
         templates = endpoint_template_problems(value, here, known_vars=known)
         for path, message in [*env_problems(value, here), *url_problems(value, here), *templates]:
             report.at(path, message)
+        if project is not None and reads_vars(value):
+            cells = declared_cells(project.data, project.folder)
+            for path, message in cell_number_setting_problems(value, here, cells, None):
+                report.at(path, message)
         for path, message in unset_variables(value, here):
             report.warn(path, message)
         return

@@ -5,16 +5,22 @@ input), and evaluates four expressions against the answer (`reply`, `tool_calls`
 `error`; variables: json, response, headers, status). They are checked like every spec template:
 syntax, unknown filters, and names with a "did you mean". Every other string of an endpoint is
 sent as written, so `{{ … }}` there (a session id in an openai-chat url, a header) is a mistake
-that `validate` reports instead of letting the braces reach the server.
+that `validate` reports instead of letting the braces reach the server. `{{ vars.NAME }}` is put
+in any setting per matrix cell; a number setting that reads one is rendered in every cell of the
+project's matrix here, and must come out a number in its range.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from specengine.plan import Cell
+from specengine.source.endpoint_numbers import cell_number_problems, reads_vars
 from specengine.source.loader import KeyPath
-from specengine.source.matrix import VAR_REFERENCE, AnyVars, matrix_vars, var_references
+from specengine.source.matrix import VAR_REFERENCE, AnyVars, declared_cells, matrix_vars, var_references
+from specengine.source.project import deep_merge
 from specengine.suggest import suggest
 from specengine.template_analysis import template_facts
 from specengine.templates import is_template
@@ -88,6 +94,45 @@ def project_template_problems(data: Mapping[str, Any]) -> Iterator[tuple[KeyPath
                 protocol = base.get("protocol") if isinstance(base, Mapping) else None
                 where = ("configs", config_name, "endpoints", name)
                 yield from endpoint_template_problems(endpoint, where, protocol, known)
+
+
+def cell_number_setting_problems(
+    endpoint: Mapping[str, Any], here: KeyPath, cells: Sequence[Cell], name: str | None
+) -> Iterator[tuple[KeyPath, str]]:
+    """Each number setting of the endpoint that reads `{{ vars.NAME }}`, rendered in every cell that
+    talks to it (with an endpoint axis, the cells of its name; an inline endpoint, `name` None, only
+    without one) and not a number in its range there. A var the matrix lacks is worded by the name
+    check, so a setting reading one is left to it."""
+    used = [cell for cell in cells if cell.endpoint is None or cell.endpoint == name]
+    known = set(used[0].vars) if used else set()
+    settings = {key: value for key, value in endpoint.items() if var_references(value) <= known}
+    for path, message in cell_number_problems(settings, used):
+        yield (*here, *path), message
+
+
+def project_number_problems(data: Mapping[str, Any], folder: Path) -> Iterator[tuple[KeyPath, str]]:
+    """The number settings of a project file's endpoints (and of its run configs' overrides, under
+    that config's matrix) proven in every cell of its matrix."""
+    endpoints = data.get("endpoints")
+    endpoints = endpoints if isinstance(endpoints, Mapping) else {}
+    if any(isinstance(e, Mapping) and reads_vars(e) for e in endpoints.values()):
+        cells = declared_cells(data, folder)
+        for name, endpoint in endpoints.items():
+            if isinstance(endpoint, Mapping):
+                yield from cell_number_setting_problems(endpoint, ("endpoints", name), cells, str(name))
+    configs = data.get("configs")
+    for config_name, config in configs.items() if isinstance(configs, Mapping) else ():
+        overrides = config.get("endpoints") if isinstance(config, Mapping) else None
+        for name, override in overrides.items() if isinstance(overrides, Mapping) else ():
+            if not (isinstance(override, Mapping) and reads_vars(override)):
+                continue
+            merged = deep_merge({k: v for k, v in data.items() if k != "configs"}, config)
+            endpoint = {**(endpoints.get(name) or {}), **override}
+            where = ("configs", config_name, "endpoints", name)
+            cells = declared_cells(merged, folder)
+            for path, message in cell_number_setting_problems(endpoint, (), cells, str(name)):
+                if path[0] in override:
+                    yield (*where, *path), message
 
 
 def _template(here: KeyPath, text: str, allowed: frozenset[str], what: str) -> Iterator[tuple[KeyPath, str]]:

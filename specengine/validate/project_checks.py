@@ -1,7 +1,8 @@
 """The checks of the project file (specengine.yaml) that its JSON Schema cannot express.
 
 Every endpoint a default or a config names must be defined under `endpoints:`, `${VAR}` must be
-well formed, endpoint templates must be where they are rendered (`endpoint_templates`); YAML 1.1's
+well formed, endpoint templates must be where they are rendered and number settings that read the
+matrix's vars numbers in every cell (`endpoint_templates`); YAML 1.1's
 surprises are pointed out as in specs.
 """
 
@@ -12,7 +13,7 @@ from specengine.source.matrix import looks_like_path
 from specengine.source.project import Project
 from specengine.suggest import suggest
 from specengine.validate.endpoint_checks import env_problems, unknown_endpoint, unset_variables, url_problems
-from specengine.validate.endpoint_templates import project_template_problems
+from specengine.validate.endpoint_templates import project_number_problems, project_template_problems
 from specengine.validate.file_report import Report
 from specengine.validate.judge_checks import check_named_judges
 from specengine.validate.schema_messages import check_document
@@ -34,6 +35,8 @@ def check_project(project: Project, display: str) -> list[Diagnostic]:
     report.items.extend(checked.diagnostics)
     data = document.data
     for path, message in [*env_problems(data, ()), *url_problems(data, ()), *project_template_problems(data)]:
+        report.at(path, message)
+    for path, message in project_number_problems(data, project.folder):
         report.at(path, message)
     for path, message in [*unset_variables(data, ()), *unit_warnings(data)]:
         report.warn(path, message)
