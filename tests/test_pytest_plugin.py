@@ -1,15 +1,23 @@
 """The pytest plugin, run by pytest's own `pytester`: inert unless asked, a case per item named as
 specengine names it, -k and --lf choosing what is sent, the chosen cases sent concurrently in one
-run, and each item reporting its case's stored outcome (failed checks' reasons, skips, errors)."""
+run, and each item reporting its case's stored outcome (failed checks' reasons, skips, errors);
+under pytest-xdist too, where the workers share that one run."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from support.cli import REPO_ROOT, write_project
+from support.runs import validate_results
 from support.servers import AgentServer, Reply
 
 pytest_plugins = ("pytester",)
 PLUGIN = ("-p", "specengine.pytest_plugin")
+XDIST = ("-p", "xdist", "-n", "2")
 
 SPEC = """
 dataset:
@@ -160,3 +168,71 @@ def test_an_unasked_session_loads_none_of_specengine(pytester, monkeypatch):
     )
     result = pytester.runpytest_subprocess(*PLUGIN, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+def reported(result) -> list[str]:
+    """The short summary's lines (-rA), worker labels aside, in order."""
+    kinds = ("PASSED ", "FAILED ", "ERROR ", "SKIPPED ")
+    return sorted(line for line in result.stdout.lines if line.startswith(kinds))
+
+
+@pytest.fixture
+def workers(project, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))  # the workers are processes of their own
+    return project
+
+
+def test_under_xdist_each_case_is_sent_once_with_the_outcomes_of_one_process(workers, server):
+    alone = workers.runpytest(*PLUGIN, "--specengine", "specs/", "-rA")
+    server.clear()
+    result = workers.runpytest(
+        *PLUGIN, *XDIST, "--specengine", "specs/", "-v", "-rA", "--specengine-output", "out/results.json"
+    )
+    result.assert_outcomes(passed=1, failed=1, skipped=1, errors=1)
+    # both workers were handed cases (by two), each needing outcomes: one run served them both
+    assert {"[gw0]", "[gw1]"} <= {line.split()[0] for line in result.stdout.lines if " specs/" in line}
+    assert sent(server) == ["What's the weather in Oslo?", "What's the weather in Paris?", "boom"]
+    assert server.max_in_flight >= 2  # still one concurrent run
+    assert reported(result) == reported(alone)  # the same outcomes, failure texts and skip places
+    assert (
+        'specs/weather.yaml:9: includes "Snowy" (turn 1): the reply does not include "Snowy"\n'
+        '  expected: "Snowy"\n  got:      Rainy today' in result.stdout.str()
+    )
+    written = workers.path / "out" / "results.json"
+    assert f"results: {written} (specengine report" in result.stdout.str()  # named by the controller
+    results = json.loads(written.read_text(encoding="utf-8"))
+    validate_results(results)
+    assert sorted(case["status"] for case in results["cases"]) == ["error", "failed", "passed", "skipped"]
+
+
+def test_under_xdist_k_sends_only_the_chosen_cases(workers, server):
+    result = workers.runpytest(*PLUGIN, *XDIST, "--specengine", "specs/", "-k", "paris or broken")
+    result.assert_outcomes(passed=1, errors=1)
+    assert sent(server) == ["What's the weather in Paris?", "boom"]
+    named = [line for line in result.stdout.lines if line.startswith("results: ")]
+    written = json.loads(Path(named[0].split()[1]).read_text(encoding="utf-8"))  # the default place
+    assert sorted(case["id"].rsplit("::", 1)[1] for case in written["cases"]) == [
+        "broken tool",
+        "weather by city[paris]",
+    ]
+
+
+def test_a_worker_that_dies_running_the_cases_frees_the_others_who_do_not_send_them_again(tmp_path):
+    from specengine.pytest_plugin.shared_run import SharedRun
+
+    shared = SharedRun(tmp_path, tmp_path / "results.json")
+    dies = (
+        "import os, sys; from pathlib import Path\n"
+        "from specengine.pytest_plugin.shared_run import SharedRun\n"
+        "SharedRun(Path(sys.argv[1]), Path(sys.argv[1], 'results.json')).run_once(lambda: os._exit(9), 'gw1')"
+    )
+    died = subprocess.run([sys.executable, "-c", dies, str(tmp_path)], cwd=REPO_ROOT, check=False)
+    assert died.returncode == 9
+
+    def sent_again():
+        raise AssertionError("the cases were sent a second time")
+
+    ran = shared.run_once(sent_again, "gw0")  # the lock died with its holder: no wait
+    assert ran.exit_code is None
+    assert "pytest-xdist worker gw1 ran it and stopped" in ran.printed
+    assert shared.finished() is None  # the controller names no results file

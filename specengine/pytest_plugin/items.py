@@ -56,6 +56,8 @@ class SpecItem(pytest.Item):
 
         outcome = self._outcome()
         case = outcome.case
+        if case is None and outcome.exit_code is None:  # under xdist: the worker running them died
+            pytest.fail(outcome.output, pytrace=False)
         if case is None:
             why = "the specengine run could not start" if outcome.exit_code == 2 else "the case did not run"
             pytest.fail(f"{why} (exit {outcome.exit_code})\n{outcome.output.strip()}", pytrace=False)

@@ -4,7 +4,8 @@ the items to report.
 
 pytest would call items one at a time; an agent answers in seconds, so the cases pytest kept after
 `-k`, `--lf` and the like run concurrently in one specengine run (as `specengine run` would run
-them), and a deselected case is never sent.
+them), and a deselected case is never sent. Under pytest-xdist, the first worker that needs an
+outcome runs them for every worker (shared_run.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from specengine.pytest_plugin.shared_run import Ran, SharedRun
     from specengine.run.prepare import Prepared
 
 
@@ -34,11 +36,12 @@ class CollectedCase:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What the run stored for a case (None when it did not run), and what the run printed."""
+    """What the run stored for a case (None when it did not run), what the run printed and its exit
+    code (None when it stopped midway: under pytest-xdist, the worker running it died)."""
 
     case: dict[str, Any] | None
     output: str
-    exit_code: int
+    exit_code: int | None
 
 
 class SpecSession:
@@ -52,6 +55,7 @@ class SpecSession:
         self._cases: dict[str, list[CollectedCase]] = {}
         self._outcomes: dict[str, Outcome] | None = None
         self._results: Path | None = None  # the run's results file, once written
+        self._shared: SharedRun | None = None  # xdist's controller: the run its workers share
 
     # --- collection ---
 
@@ -109,16 +113,37 @@ class SpecSession:
     def outcome(self, item: pytest.Item, case_id: str) -> Outcome:
         """The stored outcome of `case_id`, running every selected case first if nothing ran yet."""
         if self._outcomes is None:
-            self._outcomes = self._run(item.session)
+            self._outcomes = self._run_selected(item.session)
         return self._outcomes.get(case_id) or Outcome(None, "", 0)
 
-    def _run(self, session: pytest.Session) -> dict[str, Outcome]:
+    def _run_selected(self, session: pytest.Session) -> dict[str, Outcome]:
+        """Every selected case's outcome, from this process's run or, under pytest-xdist, from the
+        one run all workers share (shared_run.py)."""
         from specengine.pytest_plugin.items import SpecItem
+        from specengine.pytest_plugin.shared_run import SharedRun
+
+        wanted = frozenset(item.case_id for item in session.items if isinstance(item, SpecItem))
+        shared = SharedRun.of_worker(self.config)
+        if shared is None:
+            output = self._output()
+            ran = self._run(wanted, output)
+        else:
+            output = shared.output
+            worker = str(self.config.workerinput.get("workerid", "?"))  # type: ignore[attr-defined]
+            ran = shared.run_once(lambda: self._run(wanted, output), worker)
+        cases: dict[str, dict[str, Any]] = {}
+        if ran.exit_code is not None and output.exists():  # a run that stopped midway wrote no file
+            self._results = output
+            data = json.loads(output.read_text(encoding="utf-8"))
+            cases = {case["id"]: case for case in data.get("cases", []) if isinstance(case, dict)}
+        return {case_id: Outcome(cases.get(case_id), ran.printed, ran.exit_code) for case_id in wanted}
+
+    def _run(self, wanted: frozenset[str], output: Path) -> Ran:
+        """The wanted cases, run together in one specengine run that writes `output`."""
+        from specengine.pytest_plugin.shared_run import Ran
         from specengine.run.recording import SessionOptions
         from specengine.run.session import RunRequest, execute_run
 
-        wanted = frozenset(item.case_id for item in session.items if isinstance(item, SpecItem))
-        output = self._output()
         request = RunRequest(
             paths=tuple(str(root) for root in self.roots),
             prepare=self._options(only_ids=wanted),
@@ -129,22 +154,34 @@ class SpecSession:
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             exit_code = execute_run(request)
-        cases: dict[str, dict[str, Any]] = {}
-        if output.exists():
-            self._results = output
-            data = json.loads(output.read_text(encoding="utf-8"))
-            cases = {case["id"]: case for case in data.get("cases", []) if isinstance(case, dict)}
-        text = printed.getvalue()
-        return {case_id: Outcome(cases.get(case_id), text, exit_code) for case_id in wanted}
+        return Ran(exit_code, printed.getvalue())
+
+    # --- under pytest-xdist, in its controller ---
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist's controller starting a worker: every worker gets the same shared run."""
+        from specengine.pytest_plugin.shared_run import SharedRun
+
+        if self._shared is None:
+            given = self.config.getoption("--specengine-output")
+            self._shared = SharedRun.create(Path(given).resolve() if given else None)
+        node.workerinput.update(self._shared.worker_input())
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Where the run's results are, for `specengine report` and `compare`."""
-        if self._results is not None:
+        results = self._results
+        if self._shared is not None:  # xdist's controller: the file its workers' run wrote
+            results = self._shared.output if self._shared.finished() else None
+        if results is not None:
             terminalreporter.write_sep("-", "specengine")
-            terminalreporter.write_line(
-                f"results: {self._results} (specengine report {self._results} --html F)"
-            )
+            terminalreporter.write_line(f"results: {results} (specengine report {results} --html F)")
+
+    @pytest.hookimpl
+    def pytest_unconfigure(self) -> None:
+        if self._shared is not None:
+            self._shared.close()
 
     def _output(self) -> Path:
         given = self.config.getoption("--specengine-output")
