@@ -92,10 +92,15 @@ def test_each_case_is_an_item_with_its_stored_outcome_and_they_run_together(proj
 
 
 def test_a_run_that_cannot_start_fails_each_item_with_why(project, server, free_port):
+    kept = ("--specengine-output", "out/results.json")
+    project.runpytest(*PLUGIN, "--specengine", "specs/", "-k", "paris", *kept).assert_outcomes(
+        passed=1, deselected=3
+    )
+    server.clear()
     web_server = {"command": "exit 3", "url": f"http://127.0.0.1:{free_port}/health", "timeout": 5}
     write_project(project.path, endpoints={"agent": server.endpoint()}, web_server=web_server)
-    result = project.runpytest(*PLUGIN, "--specengine", "specs/", "-k", "paris")
-    result.assert_outcomes(errors=1, deselected=3)
+    result = project.runpytest(*PLUGIN, "--specengine", "specs/", "-k", "paris", *kept)
+    result.assert_outcomes(errors=1, deselected=3)  # not the earlier run's pass, still in the file
     result.stdout.fnmatch_lines(
         ["*the specengine run could not start (exit 2)*", "*web_server: `exit 3` exited with code 3*"]
     )

@@ -132,7 +132,7 @@ class SpecSession:
             worker = str(self.config.workerinput.get("workerid", "?"))  # type: ignore[attr-defined]
             ran = shared.run_once(lambda: self._run(wanted, output), worker)
         cases: dict[str, dict[str, Any]] = {}
-        if ran.exit_code is not None and output.exists():  # a run that stopped midway wrote no file
+        if ran.wrote:
             self._results = output
             data = json.loads(output.read_text(encoding="utf-8"))
             cases = {case["id"]: case for case in data.get("cases", []) if isinstance(case, dict)}
@@ -151,10 +151,12 @@ class SpecSession:
                 output=output, concurrency=int(self.config.getini("specengine_concurrency"))
             ),
         )
+        before = _stamp(output)
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             exit_code = execute_run(request)
-        return Ran(exit_code, printed.getvalue())
+        after = _stamp(output)
+        return Ran(exit_code, printed.getvalue(), wrote=after is not None and after != before)
 
     # --- under pytest-xdist, in its controller ---
 
@@ -188,6 +190,15 @@ class SpecSession:
         if given:
             return Path(given).resolve()
         return Path(tempfile.mkdtemp(prefix="specengine-pytest-")) / "results.json"
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What tells a results file the run wrote from one an earlier run left (the run replaces it)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns, stat.st_size
 
 
 class SpecProblem(Exception):

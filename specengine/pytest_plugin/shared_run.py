@@ -17,6 +17,7 @@ cases a second time.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import tempfile
@@ -32,10 +33,12 @@ _LOCK, _STARTED, _RAN = "run.lock", "started", "ran.json"
 
 @dataclass(frozen=True)
 class Ran:
-    """How the run ended: its exit code and what it printed; exit code None when it stopped midway."""
+    """How the run ended: its exit code (None when it stopped midway), what it printed, and whether
+    it wrote the results file (a run that could not start leaves an earlier one in place)."""
 
     exit_code: int | None
     printed: str
+    wrote: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ class SharedRun:
             ran = run()
             record = self.folder / _RAN
             temporary = record.with_name(record.name + ".tmp")
-            temporary.write_text(json.dumps({"exit_code": ran.exit_code, "printed": ran.printed}), "utf-8")
+            temporary.write_text(json.dumps(dataclasses.asdict(ran)), encoding="utf-8")
             os.replace(temporary, record)
             return ran
 
@@ -85,7 +88,7 @@ class SharedRun:
         record, started = self.folder / _RAN, self.folder / _STARTED
         if record.exists():
             data = json.loads(record.read_text(encoding="utf-8"))
-            return Ran(data["exit_code"], data["printed"])
+            return Ran(**data)
         if started.exists():
             worker = started.read_text(encoding="utf-8")
             return Ran(
@@ -98,7 +101,7 @@ class SharedRun:
     def finished(self) -> Ran | None:
         """The record of a run that ended with a results file (what the controller names at the end)."""
         ran = self.ran()
-        return ran if ran is not None and ran.exit_code is not None and self.output.exists() else None
+        return ran if ran is not None and ran.wrote and self.output.exists() else None
 
     def close(self) -> None:
         """The controller, at the end: the lock and the record go, and the folder unless it holds
