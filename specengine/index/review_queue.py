@@ -24,6 +24,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
+from specengine.index.paging import page_of
+
 BORDERLINE = 0.1
 PAGE_SIZE = 50
 KINDS = ("regressed", "uncertain", "borderline", "judge_disagreed_before")
@@ -189,7 +191,6 @@ def queue_items(conn: sqlite3.Connection) -> list[QueueItem]:
 def review_queue(conn: sqlite3.Connection, page: int = 1, per_page: int = PAGE_SIZE) -> QueuePage:
     """One page of the queue (pages count from 1; a page past the end is the last one)."""
     items = queue_items(conn)
-    pages = max(1, math.ceil(len(items) / per_page))
-    page = min(max(1, page), pages)
+    shown = page_of(items, page, per_page)
     counts = {kind: sum(1 for item in items if item.kind == kind) for kind in KINDS}
-    return QueuePage(tuple(items[(page - 1) * per_page : page * per_page]), len(items), page, pages, counts)
+    return QueuePage(tuple(shown.items), shown.total, shown.number, shown.pages, counts)

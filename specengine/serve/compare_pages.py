@@ -11,7 +11,7 @@ its final reply's word diff, a page of cases at a time (as a run page pages its 
 
 from __future__ import annotations
 
-import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
 from specengine.index import queries
+from specengine.index.paging import page_of
 from specengine.serve.case_diff import CaseDiff, case_diff
 from specengine.serve.pages import PAGE_SIZE, page_number
 from specengine.serve.state import AppState
@@ -82,18 +83,15 @@ def side_by_side(conn: Any, run_ids: list[str], number: int = 1) -> SideBySide:
             order[case_id] = min(order.get(case_id, (99, 0)), (len(run_ids) - 1 - column, position))
     changed = [case_id for case_id, found in statuses.items() if len(set(found)) > 1]
     changed.sort(key=lambda case_id: order[case_id])
-    pages = max(1, math.ceil(len(changed) / PAGE_SIZE))
-    number = min(number, pages)
-    shown = changed[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]
+    shown = page_of(changed, number, PAGE_SIZE)
     documents = [
-        {case["id"]: case for case in queries.run_documents(conn, run_id, shown)} if shown else {}
-        for run_id in run_ids
+        _by_id(queries.run_documents(conn, run_id, shown.items)) if shown.items else {} for run_id in run_ids
     ]
     columns = tuple(
         Column(case_id, tuple(statuses[case_id]), case_diff([cases.get(case_id) for cases in documents]))
-        for case_id in shown
+        for case_id in shown.items
     )
-    return SideBySide(columns, len(changed), number, pages)
+    return SideBySide(columns, shown.total, shown.number, shown.pages)
 
 
 def page_url(run_ids: list[str], number: int) -> str:
@@ -102,8 +100,8 @@ def page_url(run_ids: list[str], number: int) -> str:
     return "/compare?" + urlencode(params + [("page", number)] * (number > 1))
 
 
-def _by_id(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {case["id"]: case for case in results["cases"]}
+def _by_id(cases: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {case["id"]: case for case in cases}
 
 
 def compare_page(request: Request) -> HTMLResponse:
@@ -129,7 +127,7 @@ def compare_page(request: Request) -> HTMLResponse:
         base, head = state.run(conn, base_id), state.run(conn, head_id)
         base_results, head_results = state.results(conn, base_id), state.results(conn, head_id)
     comparison = compare(base_results, head_results)
-    old, new = _by_id(base_results), _by_id(head_results)
+    old, new = _by_id(base_results["cases"]), _by_id(head_results["cases"])
     diffs: dict[str, CaseDiff] = {}
     for item in (*comparison.regressions, *comparison.fixes, *comparison.other_changes,
                  *comparison.judged_differently):  # fmt: skip

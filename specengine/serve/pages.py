@@ -7,7 +7,6 @@ without waiting for a script. Forms post to the same actions as the JSON API (`s
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
@@ -17,6 +16,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from specengine.errors import UsageError
 from specengine.index import queries
+from specengine.index.paging import page_of
 from specengine.report.facts import failure_headline
 from specengine.review.agreement import MIN_REVIEWED
 from specengine.review.verdicts import review_counts
@@ -109,11 +109,9 @@ def run_page(request: Request) -> HTMLResponse:
         matrix = first is not None and bool(state.case(conn, run_id, first[0]).get("cell"))
     rows, filters = listed.rows, dict(listed.filters)
     counts = {key: run[key] for key in ("cases", "passed", "failed", "errored", "skipped")}
-    number = page_number(request)
-    pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
-    number = min(number, pages)
-    if number > 1:
-        filters["page"] = str(number)
+    shown = page_of(rows, page_number(request), PAGE_SIZE)
+    if shown.number > 1:
+        filters["page"] = str(shown.number)
     return page(
         request,
         "run.html.j2",
@@ -141,10 +139,10 @@ def run_page(request: Request) -> HTMLResponse:
         sort_descending=listed.descending,
         statuses=queries.STATUSES,
         review_choices=REVIEW_CHOICES,
-        rows=rows[(number - 1) * PAGE_SIZE : number * PAGE_SIZE],
-        total=len(rows),
-        page=number,
-        pages=pages,
+        rows=shown.items,
+        total=shown.total,
+        page=shown.number,
+        pages=shown.pages,
         reviews=reviews,
         labels_of=lambda row: json.loads(row["labels"]),
         previous_run=earlier[0] if earlier else None,
