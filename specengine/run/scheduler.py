@@ -127,8 +127,9 @@ class Runner:
                 EndpointClient(config.url, config.max_concurrency, config.timeout, config.max_reply_bytes)
             )
             self._adapters[name] = adapter_class(config.protocol)(config, client)
-            self._endpoint_limits[name] = self._endpoint_limits[config.pool or name]
-            if config.max_concurrency < shared[config.pool or name]:
+            pool = config.pool or name
+            self._endpoint_limits[name] = self._endpoint_limits[pool]
+            if config.max_concurrency < shared[pool]:
                 self._own_limits[name] = asyncio.Semaphore(config.max_concurrency)
             self._breakers[name] = Breaker(config.url, self.options.connection_failures)
 
