@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol
 
+from specengine.transcript import TurnRecord
+
 Scope = Literal["turn", "conversation"]
 
 
@@ -227,6 +229,40 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class Recording:
+    """Where a recorded case's conversation was read (a `source:` eval): the source, the
+    conversation's id, its traces (`turn_traces`: each turn's), the file, the link to each trace
+    (`trace_url` with `{trace_id}`), and its turns as they happened. `problem` says why a trace
+    could not be read (the case is then skipped with it). Such a case sends nothing: its turns are
+    graded as recorded."""
+
+    source: str
+    conversation: str
+    trace_ids: tuple[str, ...] = ()
+    file: str | None = None
+    turns: tuple[TurnRecord, ...] = field(default=(), repr=False)
+    turn_traces: tuple[str | None, ...] = ()
+    trace_url: str | None = None
+    started: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """What a results file says of it (`recorded`), for reports and the case page's links."""
+        data: dict[str, Any] = {
+            "source": self.source,
+            "conversation": self.conversation,
+            "trace_ids": list(self.trace_ids),
+            "turn_traces": list(self.turn_traces),
+        }
+        if self.file is not None:
+            data["file"] = self.file
+        if self.trace_url is not None:
+            data["trace_url"] = self.trace_url
+        if self.started is not None:
+            data["started"] = self.started
+        return data
+
+
+@dataclass(frozen=True)
 class Case:
     """One runnable case: an eval, or an eval × one dataset row, with everything rendered but checks."""
 
@@ -248,6 +284,7 @@ class Case:
     skip: str | None = None
     goal: str | None = None  # what the user wants: the rendered `simulate.goal`, for goal judges
     cell: str | None = None  # the matrix cell the case runs in; its id ends with ` @ <cell>`
+    recording: Recording | None = None  # a `source:` eval's case: the recorded conversation it grades
 
     @property
     def checks(self) -> tuple[Check, ...]:

@@ -20,7 +20,8 @@ from specengine.errors import TemplateError
 
 # Names a template may use. Checks also see the turn's outcome.
 CASE_VARIABLES = frozenset({"input", "expected", "metadata", "vars"})  # vars: a matrix cell's values
-CHECK_VARIABLES = CASE_VARIABLES | frozenset({"reply", "tool_calls", "session_id", "turn"})
+# trace: a recorded conversation (a `source:` eval's case, compile/recorded.py's TRACE_NAMES)
+CHECK_VARIABLES = CASE_VARIABLES | frozenset({"reply", "tool_calls", "session_id", "turn", "trace"})
 
 _WHOLE_EXPRESSION = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\}\}).)*)\}\}\s*$", re.DOTALL)
 

@@ -23,6 +23,7 @@ class ToolCall:
     args: Any = field(default_factory=dict)
     id: str | None = None
     note: str | None = None  # e.g. "arguments were not valid JSON: ..."
+    result: Any = None  # what the tool returned, when a recorded trace says (None: not known)
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "args": self.args}
@@ -135,7 +136,7 @@ def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
         out.append(user)
         assistant: dict[str, Any] = {"role": "assistant", "content": record.turn.reply}
         if record.turn.tool_calls:
-            assistant["tool_calls"] = [call.as_dict() for call in record.turn.tool_calls]
+            assistant["tool_calls"] = [_call_entry(call) for call in record.turn.tool_calls]
         if record.turn.error:
             assistant["error"] = record.turn.error
         if record.turn.session_id:
@@ -148,6 +149,14 @@ def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
             assistant["usage"] = tokens.as_dict()
         out.append(assistant)
     return out
+
+
+def _call_entry(call: ToolCall) -> dict[str, Any]:
+    """A tool call as the transcript stores it: name and arguments, and the result when known."""
+    entry = call.as_dict()
+    if call.result is not None:
+        entry["result"] = call.result
+    return entry
 
 
 def records_from_transcript(messages: Sequence[Mapping[str, Any]]) -> list[TurnRecord]:
@@ -165,7 +174,7 @@ def records_from_transcript(messages: Sequence[Mapping[str, Any]]) -> list[TurnR
             user = message
         elif role == "assistant" and pending_user is not None:
             calls = tuple(
-                ToolCall(name=str(call.get("name")), args=call.get("args", {}))
+                ToolCall(name=str(call.get("name")), args=call.get("args", {}), result=call.get("result"))
                 for call in message.get("tool_calls") or ()
             )
             turn = Turn(

@@ -15,6 +15,7 @@ from typing import Any
 from specengine.compile.case_stream import CaseStream
 from specengine.compile.endpoints import Endpoints
 from specengine.compile.judge_specs import default_scope, judge_spec
+from specengine.compile.recorded import source_cases, source_filter
 from specengine.compile.replay import ReplayProblem, messages_at, user_turns
 from specengine.compile.simulation import SIMULATE_TEMPLATES, goal_of, simulation_of
 from specengine.diagnostics import Diagnostic
@@ -90,6 +91,7 @@ class _EvalTemplate:
     variables: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # the eval's own, no row
     labels: tuple[str, ...] = ()  # the file's and the eval's
     replay: str | None = None  # `replay: input.messages`: the turns come from the row
+    source: Any = None  # `source: prod`: the cases are a source's recorded conversations
     simulates: bool = False  # a `simulate:` step is among its steps
 
 
@@ -113,7 +115,7 @@ def _step_plans(
 ) -> tuple[_StepPlan, ...]:
     """Each step's template, checks and source, worked out once per eval instead of once per row."""
     eval_path: tuple[str | int, ...] = ("evals", index)
-    if "replay" in raw:  # the turns come from each row (_replay_steps)
+    if "replay" in raw or "source" in raw:  # the turns come from each row, or each recording
         return ()
     turns = raw.get("turns", [raw])
     plans = []
@@ -245,13 +247,17 @@ def _eval_templates(
         endpoint_value = raw.get("endpoint", data.get("endpoint", project.default("endpoint")))
         if options.cell is not None and options.cell.endpoint is not None:
             endpoint_value = options.cell.endpoint
+        if "source" in raw:  # nothing is sent: the cases are recordings (compile/recorded.py)
+            endpoint_value = {"source": raw["source"]}
         if endpoint_value is None:
             raise SpecError(
                 Diagnostic(
                     spec.display, line, col, "no endpoint: set `endpoint:` here, in the file or in defaults"
                 )
             )
-        if isinstance(endpoint_value, Mapping):
+        if "source" in raw:
+            endpoint = f"source:{source_filter(raw['source']).name}"
+        elif isinstance(endpoint_value, Mapping):
             endpoint_line = spec.document.line(
                 (*eval_path, "endpoint") if "endpoint" in raw else ("endpoint",)
             )
@@ -292,6 +298,7 @@ def _eval_templates(
             },
             labels=_unique(data.get("labels"), raw.get("labels")),
             replay=as_text(raw["replay"]) if "replay" in raw else None,
+            source=raw.get("source"),
             simulates="simulate" in raw
             or any(isinstance(step, Mapping) and "simulate" in step for step in raw.get("turns") or ()),
         )
@@ -396,6 +403,11 @@ def _cases(templates: Sequence[_EvalTemplate]) -> Iterator[Case]:
     index = 0
     for template in templates:
         base_case_id = f"{template.spec.display}::{template.name}"
+        if template.source is not None:
+            for case in source_cases(template, base_case_id, index):
+                index += 1
+                yield case
+            continue
         skip = template.raw.get("skip")
         skip_text = as_text(skip) if skip is not None else None
         for row in _rows(template):

@@ -104,7 +104,10 @@ async def record(
     progress = progress_bar(console, count, quiet=options.reports.holds_stdout)
 
     def on_result(result: CaseResult) -> None:
-        case = writer.append(result.as_dict())
+        data = result.as_dict()
+        if result.case.recording is not None:  # a recorded conversation: where it was read
+            data["recorded"] = result.case.recording.as_dict()
+        case = writer.append(data)
         failures.add(case)
         if options.verbose:
             print_case_line(console, case)

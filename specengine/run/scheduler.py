@@ -204,7 +204,10 @@ class Runner:
         self.on_result(finished_case(case, trials))
 
     async def _run_trial(self, case: Case) -> TrialRun:
-        """Send every turn, retrying transport faults on a fresh conversation."""
+        """Send every turn, retrying transport faults on a fresh conversation. A recorded
+        conversation (a `source:` eval) sends nothing: its turns are graded as they happened."""
+        if case.recording is not None:
+            return TrialRun(case.recording.turns, None, 1)
         adapter = self._adapters[case.endpoint]
         config = adapter.config
         breaker = self._breakers[case.endpoint]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from specengine.diagnostics import Diagnostic
 from specengine.source.matrix import looks_like_path
 from specengine.source.project import Project
+from specengine.source.sources import source_problems
 from specengine.suggest import suggest
 from specengine.validate.endpoint_checks import env_problems, unknown_endpoint, unset_variables, url_problems
 from specengine.validate.endpoint_templates import project_number_problems, project_template_problems
@@ -68,6 +69,9 @@ def check_project(project: Project, display: str) -> list[Diagnostic]:
                         at_key=True,
                     )
     _check_matrix(report, data.get("matrix"), names, project)
+    if "sources" in data:
+        for path, message in source_problems(data["sources"]):
+            report.at(("sources", *path), message)
     check_named_judges(report, data)
     report_ambiguous(report)
     return report.items

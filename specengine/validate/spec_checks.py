@@ -115,7 +115,9 @@ class SpecChecks:
                 )
             else:
                 names[text] = self.document.line((*here, "name"))
-        if "endpoint" in item:
+        if "source" in item:
+            self._source(item["source"], (*here, "source"))
+        elif "endpoint" in item:
             self._endpoint(item["endpoint"], (*here, "endpoint"))
         elif "endpoint" not in self.data and not default_endpoint(self.project) and not self.project_failed:
             self.report.at(
@@ -199,6 +201,22 @@ class SpecChecks:
     def _send(self, value: Any, here: KeyPath) -> None:
         if isinstance(value, str):
             self._template(value, here, CASE_VARIABLES, "send")
+
+    def _source(self, value: Any, here: KeyPath) -> None:
+        """A `source:` names one of the project's `sources:`."""
+        name = value.get("name") if isinstance(value, dict) else value
+        if not isinstance(name, str) or self.project_failed:
+            return
+        known = (self.project.data.get("sources") if self.project is not None else None) or {}
+        if name not in known:
+            hint = suggest(name, sorted(known)) or (
+                f" (its sources: {', '.join(sorted(known))})"
+                if known
+                else f" ({PROJECT_FILE} has no sources:)"
+            )
+            self.report.at(
+                (*here, "name") if isinstance(value, dict) else here, f"unknown source '{name}'{hint}"
+            )
 
     def _simulate(self, value: Any, here: KeyPath) -> None:
         """A `simulate:` mapping: its templates read only the case's variables, and a simulator it

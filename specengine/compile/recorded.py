@@ -1,0 +1,220 @@
+"""`source: prod`: an eval whose cases are recorded conversations, graded as they happened.
+
+Each conversation the source gives (and the eval's filters keep: `agent`, `tool`, `label`) is one
+case: a `send` step per user message (the eval's checks on the last, `scope: conversation` for
+all of them) and a `Recording` holding the turns as recorded, which the runner grades instead of
+sending anything. A trace that could not be read is a skipped case that says which file, which
+trace and why. Templates read the conversation under `trace` (TRACE_NAMES, documented in
+docs/spec-format.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from specengine.plan import Case, Check, Recording, Source, Step
+from specengine.source.loader import as_text
+from specengine.source.sources import SourceConfig, source_config
+from specengine.traces.model import Conversation, Unreadable
+from specengine.traces.read import conversations
+from specengine.transcript import ToolCall, Turn, TurnRecord
+
+# what `{{ trace.<name> }}` reads of a recorded conversation
+TRACE_NAMES = (
+    "id",
+    "ids",
+    "conversation_id",
+    "source",
+    "file",
+    "agent",
+    "labels",
+    "started",
+    "first_user_message",
+    "last_user_message",
+    "user_messages",
+    "attributes",
+)
+
+
+@dataclass(frozen=True)
+class SourceFilter:
+    """Which of a source's conversations an eval grades: `source: {name, agent, tool, label}`."""
+
+    name: str
+    agent: str | None = None
+    tool: str | None = None
+    label: str | None = None
+
+    def keeps(self, conversation: Conversation) -> bool:
+        if self.agent is not None and conversation.agent != self.agent:
+            return False
+        if self.tool is not None and self.tool not in conversation.tools_called():
+            return False
+        return self.label is None or self.label in conversation.labels
+
+
+def source_filter(value: Any) -> SourceFilter:
+    """`source: prod` or `source: {name: prod, agent: ..., tool: ..., label: ...}`."""
+    if isinstance(value, Mapping):
+        return SourceFilter(
+            str(value["name"]),
+            *(str(value[key]) if value.get(key) is not None else None for key in ("agent", "tool", "label")),
+        )
+    return SourceFilter(str(value))
+
+
+@dataclass(frozen=True)
+class RecordedEval:
+    """What every case of a `source:` eval shares."""
+
+    base_id: str
+    suite: str
+    spec: str
+    name: str
+    line: int
+    checks: tuple[Check, ...]
+    source: Source
+    variables: Mapping[str, Any]
+    labels: tuple[str, ...]
+    timeout: float
+    skip: str | None = None
+
+
+def _started(start_ns: int) -> str | None:
+    if not start_ns:
+        return None
+    moment = datetime.fromtimestamp(start_ns / 1e9, tz=timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def trace_variables(conversation: Conversation) -> dict[str, Any]:
+    """The conversation as templates read it, under `trace`."""
+    users = conversation.user_messages
+    return {
+        "id": conversation.trace_ids[0] if conversation.trace_ids else None,
+        "ids": list(conversation.trace_ids),
+        "conversation_id": conversation.key,
+        "source": conversation.source,
+        "file": conversation.file,
+        "agent": conversation.agent,
+        "labels": list(conversation.labels),
+        "started": _started(conversation.start_ns),
+        "first_user_message": users[0] if users else "",
+        "last_user_message": users[-1] if users else "",
+        "user_messages": users,
+        "attributes": dict(conversation.attributes),
+    }
+
+
+def _records(conversation: Conversation) -> tuple[TurnRecord, ...]:
+    return tuple(
+        TurnRecord(
+            number,
+            turn.user,
+            Turn(
+                reply=turn.reply,
+                tool_calls=tuple(
+                    ToolCall(call.name, call.args, call.id, result=call.result) for call in turn.tool_calls
+                ),
+                session_id=conversation.key,
+                latency_s=turn.latency_s,
+                usage=turn.usage,
+            ),
+            0,
+        )
+        for number, turn in enumerate(conversation.turns, 1)
+    )
+
+
+def _labels(*groups: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(label for group in groups for label in group))
+
+
+def recorded_cases(
+    spec: RecordedEval,
+    chosen: SourceFilter,
+    config: SourceConfig,
+    found: Iterator[Conversation | Unreadable],
+    first_index: int,
+) -> Iterator[Case]:
+    """One case per conversation the filter keeps (and one skipped case per unreadable trace)."""
+    index = first_index
+    for item in found:
+        if isinstance(item, Unreadable):
+            key = f"unreadable {item.file}:{item.line}" if item.line else f"unreadable {item.trace_id}"
+            yield Case(
+                id=f"{spec.base_id}[{key}]",
+                index=index,
+                suite=spec.suite,
+                spec=spec.spec,
+                eval_name=spec.name,
+                line=spec.line,
+                endpoint=f"source:{config.name}",
+                steps=(Step("send", "", spec.checks, spec.source),),
+                variables=spec.variables,
+                labels=spec.labels,
+                row=key,
+                skip=f"unreadable trace: {item}",
+                recording=Recording(config.name, key, (item.trace_id,) if item.trace_id else (), item.file),
+            )
+            index += 1
+            continue
+        if not chosen.keeps(item):
+            continue
+        records = _records(item)
+        last = len(records) - 1
+        yield Case(
+            id=f"{spec.base_id}[{item.key}]",
+            index=index,
+            suite=spec.suite,
+            spec=spec.spec,
+            eval_name=spec.name,
+            line=spec.line,
+            endpoint=f"source:{config.name}",
+            steps=tuple(
+                Step("send", record.message, spec.checks if number == last else (), spec.source)
+                for number, record in enumerate(records)
+            ),
+            variables={**spec.variables, "trace": trace_variables(item)},
+            labels=_labels(spec.labels, item.labels),
+            row=item.key,
+            timeout=spec.timeout,
+            skip=spec.skip,
+            recording=Recording(
+                source=config.name,
+                conversation=item.key,
+                trace_ids=item.trace_ids,
+                file=item.file,
+                turns=records,
+                turn_traces=tuple(turn.trace_id for turn in item.turns),
+                trace_url=config.trace_url,
+                started=_started(item.start_ns),
+            ),
+        )
+        index += 1
+
+
+def source_cases(template: Any, base_case_id: str, index: int) -> Iterator[Case]:
+    """A `source:` eval's cases, from the compiler's eval (its `_EvalTemplate`): the source's
+    recorded conversations, read anew on each pass over the plan."""
+    chosen = source_filter(template.source)
+    project = template.spec.project
+    config = source_config(chosen.name, (project.data.get("sources") or {})[chosen.name])
+    key = ("evals", template.index, "source")
+    shared = RecordedEval(
+        base_case_id,
+        template.suite,
+        template.spec.display,
+        template.name,
+        template.line,
+        template.checks_by_turn[0],
+        Source(template.spec.document.path, template.spec.document.line(key)),
+        template.variables,
+        template.labels,
+        template.timeout,
+        as_text(template.raw["skip"]) if "skip" in template.raw else None,
+    )
+    return recorded_cases(shared, chosen, config, conversations(config, project.folder), index)

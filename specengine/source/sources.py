@@ -1,0 +1,119 @@
+"""The project file's `sources:`: named places where recorded conversations are read from.
+
+    sources:
+      prod:
+        otlp: traces/*.json            # OTLP JSON files (one pattern or a list), from the project folder
+        since: 2026-12-01              # conversations that started on or after (a date or a time, UTC)
+        until: 2026-12-08T00:00:00Z    # … and before
+        sample: 0.1                    # a fraction, chosen by conversation id: a rerun picks the same
+        limit: 1000                    # at most this many, the earliest first
+        trace_url: https://jaeger.example/trace/{trace_id}   # the case page links each trace here
+      support-logs:
+        jsonl: logs/*.jsonl
+
+Read here into `SourceConfig`s; `source_problems` says what is wrong with each, at its line, for
+`validate` (which runs nothing). The reading itself is `specengine/traces/`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from typing import Any
+
+FORMATS = ("otlp", "jsonl")
+OPTIONS = ("since", "until", "sample", "limit", "trace_url")
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """A named source as a run reads it: its format, its file patterns, and the filters that
+    choose its conversations."""
+
+    name: str
+    format: str
+    patterns: tuple[str, ...] = ()
+    since_ns: int | None = None
+    until_ns: int | None = None
+    sample: float | None = None
+    limit: int | None = None
+    trace_url: str | None = None
+
+
+def _instant_ns(value: Any) -> int | None:
+    """A date (midnight UTC) or a time (UTC unless it says otherwise) in Unix nanoseconds."""
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    elif isinstance(value, date):
+        moment = datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+    elif isinstance(value, str):
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        moment = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    else:
+        raise ValueError(f"a date or a time (2026-12-01, 2026-12-01T08:00:00Z), not {value!r}")
+    return int(moment.timestamp() * 1_000_000_000)
+
+
+def source_problems(raw: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Each problem of the `sources:` mapping: the key path under it and what to fix."""
+    if not isinstance(raw, Mapping):
+        yield (), "sources must be a mapping of names to sources (prod: {otlp: traces/*.json})"
+        return
+    for name, source in raw.items():
+        if not isinstance(source, Mapping):
+            yield (name,), f"source '{name}' must be a mapping with one of {', '.join(FORMATS)}"
+            continue
+        formats = [key for key in FORMATS if key in source]
+        if len(formats) != 1:
+            given = " and ".join(formats) if formats else "none"
+            yield (name,), f"source '{name}' needs exactly one of {', '.join(FORMATS)} (it has {given})"
+        for key in source:
+            if key not in FORMATS and key not in OPTIONS:
+                yield (
+                    (name, key),
+                    f"unknown key '{key}' in source '{name}' (known: {', '.join(FORMATS + OPTIONS)})",
+                )
+        for kind in formats:
+            value = source[kind]
+            if not (isinstance(value, str) and value) and not (
+                isinstance(value, list) and value and all(isinstance(item, str) and item for item in value)
+            ):
+                yield (name, kind), f"{kind} takes a file pattern or a list of them (traces/*.json)"
+        for key in ("since", "until"):
+            if key in source:
+                try:
+                    _instant_ns(source[key])
+                except ValueError as exc:
+                    yield (name, key), f"{key} must be {exc}" if "a date" in str(exc) else f"{key}: {exc}"
+        sample = source.get("sample")
+        if "sample" in source and not (
+            isinstance(sample, (int, float)) and not isinstance(sample, bool) and 0 < sample <= 1
+        ):
+            yield (name, "sample"), f"sample must be a fraction in (0, 1], e.g. 0.1 (got {sample!r})"
+        limit = source.get("limit")
+        if "limit" in source and not (isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1):
+            yield (
+                (name, "limit"),
+                f"limit must be a whole number of conversations, at least 1 (got {limit!r})",
+            )
+        if "trace_url" in source and (
+            not isinstance(source["trace_url"], str) or "{trace_id}" not in source["trace_url"]
+        ):
+            yield (name, "trace_url"), "trace_url must be a URL with {trace_id} in it"
+
+
+def source_config(name: str, raw: Mapping[str, Any]) -> SourceConfig:
+    """A valid source (source_problems found nothing) as a SourceConfig."""
+    kind = next(key for key in FORMATS if key in raw)
+    value = raw[kind]
+    return SourceConfig(
+        name=name,
+        format=kind,
+        patterns=tuple([value] if isinstance(value, str) else value),
+        since_ns=_instant_ns(raw["since"]) if "since" in raw else None,
+        until_ns=_instant_ns(raw["until"]) if "until" in raw else None,
+        sample=float(raw["sample"]) if "sample" in raw else None,
+        limit=int(raw["limit"]) if "limit" in raw else None,
+        trace_url=raw.get("trace_url"),
+    )

@@ -1,0 +1,155 @@
+"""The OpenTelemetry GenAI semantic conventions: what a span (or a log record) says of a conversation.
+
+Current attribute form (`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`): a `chat` span
+carries the history it read as `gen_ai.input.messages` and its answer as `gen_ai.output.messages`
+(JSON text: `{"role", "parts": [{"type": "text", "content"}, {"type": "tool_call", "id", "name",
+"arguments"}, {"type": "tool_call_response", "id", "response"}]}`), with `gen_ai.usage.input_tokens`
+and `gen_ai.usage.output_tokens`; an `execute_tool` span names the tool (`gen_ai.tool.name`,
+`gen_ai.tool.call.id`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`); an
+`invoke_agent` span the agent (`gen_ai.agent.name`) and the conversation (`gen_ai.conversation.id`).
+
+Older event form: the `chat` span carries no content; its messages are log records tied to it by
+trace and span id (`gen_ai.system.message`, `gen_ai.user.message`, `gen_ai.assistant.message`,
+`gen_ai.tool.message`, and `gen_ai.choice` for the answer), read by `event_messages`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from specengine.traces.model import AgentRun, CallMade, Message, ModelCall, ToolRun, TraceParts
+from specengine.traces.otlp import LogRecord, Span
+
+OPERATION = "gen_ai.operation.name"
+MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
+CONVERSATION_ID = "gen_ai.conversation.id"
+EVENT_ROLES = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
+CHOICE = "gen_ai.choice"
+
+
+def parsed(value: Any) -> Any:
+    """JSON text as its value (arguments, results); anything else as it is."""
+    if isinstance(value, (str, bytes)):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def part_messages(value: Any) -> tuple[Message, ...]:
+    """`gen_ai.input.messages` / `gen_ai.output.messages` (JSON text or a list) as Messages; a tool
+    result part becomes a tool message of its own."""
+    items = parsed(value)
+    if not isinstance(items, list):
+        raise ValueError("gen_ai messages are not a JSON list")
+    out: list[Message] = []
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        role = str(item.get("role") or "")
+        texts: list[str] = []
+        calls: list[CallMade] = []
+        for part in item.get("parts") or ():
+            if not isinstance(part, Mapping):
+                continue
+            kind = part.get("type")
+            if kind == "text":
+                texts.append(_text(part.get("content")))
+            elif kind == "tool_call":
+                calls.append(
+                    CallMade(str(part.get("name") or ""), parsed(part.get("arguments")), part.get("id"))
+                )
+            elif kind == "tool_call_response":
+                result = part.get("response", part.get("result"))
+                out.append(Message("tool", _text(result), call_id=part.get("id")))
+        if role != "tool" or texts or calls:
+            out.append(Message(role, "".join(texts), tuple(calls)))
+    return tuple(out)
+
+
+def _tokens(attributes: Mapping[str, Any], name: str) -> int | None:
+    value = attributes.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def take_span(span: Span, parts: TraceParts) -> bool:
+    """Add what a GenAI span says to its trace's parts; False when it is not a GenAI span."""
+    attributes = span.attributes
+    operation = attributes.get(OPERATION)
+    if isinstance(attributes.get(CONVERSATION_ID), str):
+        parts.conversation = attributes[CONVERSATION_ID]
+    if operation in MODEL_OPERATIONS:
+        has_content = "gen_ai.input.messages" in attributes or "gen_ai.output.messages" in attributes
+        parts.calls.append(
+            ModelCall(
+                span.start_ns,
+                span.end_ns,
+                part_messages(attributes.get("gen_ai.input.messages", "[]")) if has_content else (),
+                part_messages(attributes.get("gen_ai.output.messages", "[]")) if has_content else (),
+                _tokens(attributes, "gen_ai.usage.input_tokens"),
+                _tokens(attributes, "gen_ai.usage.output_tokens"),
+                span.parent_id,
+                span_id=None if has_content else span.span_id,
+            )
+        )
+    elif operation == "execute_tool":
+        parts.tools.append(
+            ToolRun(
+                span.start_ns,
+                str(attributes.get("gen_ai.tool.name") or span.name.removeprefix("execute_tool ")),
+                parsed(attributes.get("gen_ai.tool.call.arguments", {})),
+                parsed(attributes.get("gen_ai.tool.call.result")),
+                attributes.get("gen_ai.tool.call.id"),
+            )
+        )
+    elif operation in ("invoke_agent", "create_agent"):
+        name = attributes.get("gen_ai.agent.name")
+        parts.agents.append(
+            AgentRun(
+                span.span_id, span.start_ns, span.end_ns, name if isinstance(name, str) else None, attributes
+            )
+        )
+    else:
+        return isinstance(attributes.get(CONVERSATION_ID), str)
+    return True
+
+
+def event_messages(events: Iterable[LogRecord]) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
+    """A content-less `chat` span's messages from its log records: (input, output)."""
+    inputs: list[Message] = []
+    outputs: list[Message] = []
+    for event in sorted(events, key=lambda record: record.time_ns):
+        body = event.body if isinstance(event.body, Mapping) else {}
+        if event.event in EVENT_ROLES:
+            inputs.append(_event_message(EVENT_ROLES[event.event], body))
+        elif event.event == CHOICE:
+            message = body.get("message")
+            outputs.append(_event_message("assistant", message if isinstance(message, Mapping) else {}))
+    return tuple(inputs), tuple(outputs)
+
+
+def _event_message(role: str, body: Mapping[str, Any]) -> Message:
+    calls = []
+    for call in body.get("tool_calls") or ():
+        if not isinstance(call, Mapping):
+            continue
+        function = call.get("function")
+        function = function if isinstance(function, Mapping) else {}
+        calls.append(
+            CallMade(str(function.get("name") or ""), parsed(function.get("arguments", {})), call.get("id"))
+        )
+    return Message(role, _text(body.get("content")), tuple(calls), body.get("id") if role == "tool" else None)

@@ -1,0 +1,121 @@
+"""Plain logs of chat messages: one conversation a line, in the OpenAI chat shape.
+
+    {"id": "c-1", "timestamp": "2026-12-01T10:00:00Z", "agent": "support", "labels": ["vip"],
+     "messages": [{"role": "user", "content": "Refund ORD-1"},
+                  {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1",
+                    "type": "function",
+                    "function": {"name": "issue_refund", "arguments": "{\"order_id\": \"ORD-1\"}"}}]},
+                  {"role": "tool", "tool_call_id": "call_1", "content": "{\"refunded\": \"ORD-1\"}"},
+                  {"role": "assistant", "content": "Done.", "latency_s": 1.2,
+                   "usage": {"prompt_tokens": 120, "completion_tokens": 9}}]}
+
+The id is `id`, `conversation_id` or `session_id` (else the line number); a tool call may also be
+written `{"name", "arguments"}`. Each assistant message is read as a model call that read the
+messages before it, so the turns follow the same rules as traces' (`turns.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from specengine.traces.genai import parsed
+from specengine.traces.model import CallMade, Message, ModelCall, TraceParts, Unreadable
+from specengine.traces.otlp import MAX_LINE_BYTES
+from specengine.usage import read_usage
+
+ID_KEYS = ("id", "conversation_id", "session_id")
+
+
+def _calls(raw: Any) -> tuple[CallMade, ...]:
+    calls = []
+    for call in raw or ():
+        if not isinstance(call, Mapping):
+            continue
+        function = call.get("function")
+        function = function if isinstance(function, Mapping) else call
+        arguments = function.get("arguments", function.get("args", {}))
+        calls.append(CallMade(str(function.get("name") or ""), parsed(arguments), call.get("id")))
+    return tuple(calls)
+
+
+def _message(raw: Any, number: int) -> Message:
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("role"), str):
+        raise ValueError(f"message {number} is not a mapping with a role")
+    content = raw.get("content")
+    if isinstance(content, list):  # content parts: their text
+        content = "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+    return Message(
+        raw["role"],
+        "" if content is None else str(content),
+        _calls(raw.get("tool_calls")),
+        raw.get("tool_call_id"),
+    )
+
+
+def _start_ns(value: Any) -> int:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value * 1e9) if value < 1e12 else int(value)
+    if isinstance(value, str):
+        try:
+            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1e9)
+        except ValueError:
+            return 0
+    return 0
+
+
+def parts_of(record: Mapping[str, Any], file: str, number: int) -> TraceParts:
+    """One line's conversation as trace parts; ValueError when its messages cannot be read."""
+    key = next(
+        (str(record[name]) for name in ID_KEYS if record.get(name) not in (None, "")), f"line {number}"
+    )
+    raw_messages = record.get("messages")
+    if not isinstance(raw_messages, list):
+        raise ValueError("no messages list")
+    messages = [_message(raw, index) for index, raw in enumerate(raw_messages, 1)]
+    start = _start_ns(record.get("timestamp"))
+    parts = TraceParts(str(record.get("trace_id") or key), file, conversation=key, start_ns=start)
+    clock = start
+    for index, message in enumerate(messages):
+        if message.role != "assistant":
+            continue
+        raw = raw_messages[index]
+        latency = raw.get("latency_s")
+        took = int(float(latency) * 1e9) if isinstance(latency, (int, float)) else 0
+        usage = read_usage(raw.get("usage") if isinstance(raw.get("usage"), Mapping) else None)
+        parts.calls.append(
+            ModelCall(
+                clock + index,
+                clock + index + took,
+                tuple(messages[:index]),
+                (message,),
+                usage.input_tokens if usage else None,
+                usage.output_tokens if usage else None,
+            )
+        )
+        clock += took
+    if isinstance(record.get("labels"), list):
+        parts.labels.update(str(label) for label in record["labels"])
+    return parts
+
+
+def read_jsonl(path: Path, shown: str) -> Iterator[TraceParts | Unreadable]:
+    """Every line of a file as a conversation's parts, or why it cannot be read."""
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            if len(line) > MAX_LINE_BYTES:
+                yield Unreadable(shown, None, f"the line is longer than {MAX_LINE_BYTES:,} bytes", number)
+                continue
+            try:
+                record = orjson.loads(line)
+                if not isinstance(record, Mapping):
+                    raise ValueError("not a JSON object")
+                yield parts_of(record, shown, number)
+            except (ValueError, orjson.JSONDecodeError) as exc:
+                yield Unreadable(shown, None, str(exc), number)

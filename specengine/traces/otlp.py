@@ -1,0 +1,173 @@
+"""OTLP JSON files as the OpenTelemetry Collector's file exporter writes them, read span by span.
+
+Each line is one `{"resourceSpans": [...]}` (or `{"resourceLogs": [...]}`) object; a trace's spans
+may sit on several lines and in several files. Lines are read one at a time (a file is never held
+whole), attribute values decoded from OTLP's `AnyValue` (`stringValue`, `intValue` as text,
+`arrayValue`, `kvlistValue`, …), and ids given as the Collector writes them (hex) or as protobuf's
+JSON mapping writes bytes (base64) are both read as hex. Which convention a span follows is the
+business of `genai.py` and `openinference.py`; this module only walks the file.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+MAX_LINE_BYTES = 64 * 1024 * 1024  # one exported batch; a longer line is reported, not read
+
+
+@dataclass(frozen=True)
+class Span:
+    """One span: ids in hex, times in Unix nanoseconds, attributes as plain values."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start_ns: int
+    end_ns: int
+    attributes: Mapping[str, Any]
+    error: bool = False
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    """One log record tied to a span (the GenAI conventions' older event form): its event name,
+    body and attributes."""
+
+    trace_id: str
+    span_id: str | None
+    event: str
+    time_ns: int
+    body: Any
+    attributes: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class BadLine:
+    """A line that is not an OTLP JSON object."""
+
+    line: int
+    why: str
+
+
+def hex_id(value: Any) -> str:
+    """A trace or span id as hex: as written when it is hex already, else decoded from base64."""
+    text = str(value or "")
+    if len(text) in (16, 32):
+        try:
+            int(text, 16)
+            return text.lower()
+        except ValueError:
+            pass
+    try:
+        return base64.b64decode(text, validate=True).hex()
+    except (binascii.Error, ValueError):
+        return text
+
+
+def any_value(value: Any) -> Any:
+    """An OTLP `AnyValue` as a plain value."""
+    if not isinstance(value, Mapping):
+        return value
+    if "stringValue" in value:
+        return value["stringValue"]
+    if "intValue" in value:
+        try:
+            return int(value["intValue"])
+        except (TypeError, ValueError):
+            return value["intValue"]
+    if "doubleValue" in value:
+        return value["doubleValue"]
+    if "boolValue" in value:
+        return bool(value["boolValue"])
+    if "arrayValue" in value:
+        return [any_value(item) for item in (value["arrayValue"] or {}).get("values") or ()]
+    if "kvlistValue" in value:
+        return attributes((value["kvlistValue"] or {}).get("values"))
+    if "bytesValue" in value:
+        return value["bytesValue"]
+    return None
+
+
+def attributes(items: Any) -> dict[str, Any]:
+    """OTLP's `[{"key", "value"}]` list as a mapping."""
+    out: dict[str, Any] = {}
+    for item in items or ():
+        if isinstance(item, Mapping) and "key" in item:
+            out[str(item["key"])] = any_value(item.get("value"))
+    return out
+
+
+def _nanos(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _spans(batch: Mapping[str, Any]) -> Iterator[Span]:
+    for resource in batch.get("resourceSpans") or ():
+        for scope in (resource or {}).get("scopeSpans") or ():
+            for raw in (scope or {}).get("spans") or ():
+                if not isinstance(raw, Mapping):
+                    continue
+                parent = raw.get("parentSpanId")
+                status = raw.get("status") or {}
+                yield Span(
+                    trace_id=hex_id(raw.get("traceId")),
+                    span_id=hex_id(raw.get("spanId")),
+                    parent_id=hex_id(parent) if parent else None,
+                    name=str(raw.get("name") or ""),
+                    start_ns=_nanos(raw.get("startTimeUnixNano")),
+                    end_ns=_nanos(raw.get("endTimeUnixNano")),
+                    attributes=attributes(raw.get("attributes")),
+                    error=status.get("code") in (2, "STATUS_CODE_ERROR"),
+                )
+
+
+def _logs(batch: Mapping[str, Any]) -> Iterator[LogRecord]:
+    for resource in batch.get("resourceLogs") or ():
+        for scope in (resource or {}).get("scopeLogs") or ():
+            for raw in (scope or {}).get("logRecords") or ():
+                if not isinstance(raw, Mapping) or not raw.get("traceId"):
+                    continue
+                attrs = attributes(raw.get("attributes"))
+                event = raw.get("eventName") or attrs.get("event.name") or ""
+                span = raw.get("spanId")
+                yield LogRecord(
+                    trace_id=hex_id(raw.get("traceId")),
+                    span_id=hex_id(span) if span else None,
+                    event=str(event),
+                    time_ns=_nanos(raw.get("timeUnixNano")) or _nanos(raw.get("observedTimeUnixNano")),
+                    body=any_value(raw.get("body")),
+                    attributes=attrs,
+                )
+
+
+def read_file(path: Path) -> Iterator[Span | LogRecord | BadLine]:
+    """Every span and log record of an OTLP JSON file, line by line; a line that cannot be read is
+    a BadLine (its number and why), and the lines after it are still read."""
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            if len(line) > MAX_LINE_BYTES:
+                yield BadLine(number, f"the line is longer than {MAX_LINE_BYTES:,} bytes")
+                continue
+            try:
+                batch = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                yield BadLine(number, f"not JSON ({exc})")
+                continue
+            if not isinstance(batch, Mapping) or not ({"resourceSpans", "resourceLogs"} & batch.keys()):
+                yield BadLine(number, "not an OTLP JSON object (no resourceSpans or resourceLogs)")
+                continue
+            yield from _spans(batch)
+            yield from _logs(batch)

@@ -1,0 +1,209 @@
+"""A support agent in production, traced by real instrumentation, and the OTLP files it leaves.
+
+The agent is what a team would write: the `openai` client against a model (here `ScriptedModel`,
+a scripted OpenAI-compatible server), a loop that runs the tools the model asks for, and the
+OpenTelemetry SDK exporting what the instrumentation records. Two instrumentations can record it:
+
+- `genai`: `opentelemetry-instrumentation-openai-v2` (GenAI semantic conventions, the current
+  attribute form) for the `chat` spans, and `opentelemetry-util-genai`'s handler for the
+  application's `invoke_agent` span (carrying `gen_ai.conversation.id`) and `execute_tool` spans;
+- `openinference`: `openinference-instrumentation-openai` (flattened `llm.*` attributes) with
+  `using_session` for the session id.
+
+Spans are written as the OpenTelemetry Collector's file exporter writes them: one
+`{"resourceSpans": [...]}` object per line, `MessageToDict(encode_spans(batch))`.
+
+The model's script plants a production bug: a refund request that names two orders
+("I ordered ORD-0044 and ORD-0045; please refund ORD-0045") refunds the first one named.
+`conversations(n)` makes n two-turn conversations with that request in one of every hundred.
+Each recording runs in a child process (the instrumentations patch the `openai` module for good).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from support.servers import AgentServer, Reply
+
+ORDER = re.compile(r"ORD-\d+")
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {"order_id": {"type": "string"}},
+                "required": ["order_id"],
+            },
+        },
+    }
+    for name, description in (("lookup_order", "Where an order is"), ("issue_refund", "Refund an order"))
+]
+
+
+def model_reply(messages: Sequence[Mapping[str, Any]]) -> Reply:
+    """What the scripted model answers: a tool call for a request, a sentence for a tool's result."""
+    last = messages[-1]
+    if last.get("role") == "tool":
+        result = json.loads(str(last.get("content") or "{}"))
+        if "refunded" in result:
+            return Reply(content=f"Done: order {result['refunded']} is refunded.")
+        return Reply(content=f"Order {result.get('order_id')} is {result.get('status')}.")
+    text = str(last.get("content") or "")
+    orders = ORDER.findall(text)
+    if not orders:
+        return Reply(content="How can I help with your order?")
+    # the planted bug: with two orders named, the first one is refunded, not the one asked for
+    tool = "issue_refund" if "refund" in text.lower() else "lookup_order"
+    return Reply(tool_calls=[{"name": tool, "args": {"order_id": orders[0]}, "id": f"call_{orders[0]}"}])
+
+
+class ScriptedModel(AgentServer):
+    """The model the support agent calls (OpenAI chat completions), scripted by `model_reply`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.script(model_reply)
+
+    @property
+    def v1_url(self) -> str:
+        return self.url_for("/v1")
+
+
+def conversations(count: int, bug_every: int = 100) -> list[dict[str, Any]]:
+    """`count` conversations of two user messages; every `bug_every`-th asks to refund the second
+    of two orders (the planted bug's trigger)."""
+    out = []
+    for number in range(count):
+        order = f"ORD-{number:04d}"
+        second = (
+            f"I ordered {order} and ORD-9{number:03d}; please refund ORD-9{number:03d}"
+            if number % bug_every == bug_every - 1
+            else f"Please refund order {order}"
+        )
+        out.append({"id": f"conv-{number:04d}", "messages": [f"Where is my order {order}?", second]})
+    return out
+
+
+AGENT = textwrap.dedent(
+    """
+    import json, os, sys
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry import trace
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    job = json.loads(sys.argv[1])
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "support-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+
+    if job["style"] == "genai":
+        from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+        from opentelemetry.util.genai.handler import get_telemetry_handler
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
+        handler = get_telemetry_handler(tracer_provider=provider)
+    else:
+        from openinference.instrumentation import using_session
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
+        tracer = provider.get_tracer("support-agent")
+
+    import openai
+    client = openai.OpenAI(base_url=job["base_url"], api_key="unused", max_retries=0)
+    ORDERS = {"status": "shipped"}
+
+    def run_tool(name, args):
+        if name == "issue_refund":
+            return {"refunded": args["order_id"]}
+        return {"order_id": args["order_id"], "status": "shipped"}
+
+    def answer(history):
+        while True:
+            reply = client.chat.completions.create(
+                model="support-model", messages=history, tools=job["tools"]
+            )
+            message = reply.choices[0].message
+            calls = message.tool_calls or []
+            history.append({"role": "assistant", "content": message.content,
+                            **({"tool_calls": [call.model_dump() for call in calls]} if calls else {})})
+            if not calls:
+                return message.content
+            for call in calls:
+                args = json.loads(call.function.arguments)
+                if job["style"] == "genai":
+                    with handler.tool(call.function.name, tool_call_id=call.id) as tool:
+                        tool.arguments = args
+                        result = run_tool(call.function.name, args)
+                        tool.tool_result = result
+                else:
+                    with tracer.start_as_current_span("tool " + call.function.name, attributes={
+                        "openinference.span.kind": "TOOL", "tool.name": call.function.name,
+                        "input.value": call.function.arguments}) as span:
+                        result = run_tool(call.function.name, args)
+                        span.set_attribute("output.value", json.dumps(result))
+                history.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
+
+    for conversation in job["conversations"]:
+        history = [{"role": "system", "content": "You are the support agent of an online shop."}]
+        for text in conversation["messages"]:
+            history.append({"role": "user", "content": text})
+            if job["style"] == "genai":
+                with handler.invoke_local_agent(agent_name="support", request_model="support-model") as agent:
+                    agent.conversation_id = conversation["id"]
+                    answer(history)
+            else:
+                with using_session(conversation["id"]):
+                    with tracer.start_as_current_span("support", attributes={
+                        "openinference.span.kind": "AGENT", "input.value": text}) as span:
+                        span.set_attribute("output.value", answer(history) or "")
+
+    spans = exporter.get_finished_spans()
+    with open(job["out"], "w", encoding="utf-8") as out:
+        for start in range(0, len(spans), job["batch"]):
+            batch = encode_spans(spans[start:start + job["batch"]])
+            batch = MessageToDict(batch, use_integers_for_enums=True)
+            out.write(json.dumps(batch) + "\\n")
+    """
+)
+
+
+def record(
+    style: str,
+    model: ScriptedModel,
+    out: Path,
+    conversation_list: list[dict[str, Any]],
+    batch: int = 50,
+) -> Path:
+    """Run the traced agent over `conversation_list` in a child process; its spans land in `out`."""
+    job = {
+        "style": style,
+        "base_url": model.v1_url,
+        "tools": TOOLS,
+        "conversations": conversation_list,
+        "out": str(out),
+        "batch": batch,
+    }
+    env = {
+        **os.environ,
+        "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only",
+    }
+    subprocess.run(
+        [sys.executable, "-c", AGENT, json.dumps(job)], env=env, check=True, capture_output=True, timeout=120
+    )
+    return out
