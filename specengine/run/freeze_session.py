@@ -1,6 +1,6 @@
-"""The `freeze` command's flow: find a simulated conversation in a results file, freeze it into a
-scripted eval (simulate/freeze.py), write it as a new spec beside the one it came from (its first
-line the editor's schema line, as `init` writes), and prove that the new spec validates before
+"""The `freeze` command's flow: find a simulated or recorded conversation in a results file, freeze
+it into a scripted eval (simulate/freeze.py, traces/freeze.py), write it as a new spec beside the
+one it came from (its first line the editor's schema line, as `init` writes), and prove that the new spec validates before
 saying so.
 
 The case's spec is read as it is now, from where the run read it (the results name it relative to
@@ -22,6 +22,7 @@ from specengine.simulate.freeze import default_name, freeze_eval
 from specengine.source.loader import as_text, load_yaml
 from specengine.source.project import Unresolved
 from specengine.suggest import closest_few
+from specengine.traces.freeze import freeze_recorded
 from specengine.validate.schema import editor_schema_line
 from specengine.validate.validator import validate_paths
 
@@ -80,7 +81,10 @@ def freeze_case(
         i for i, raw in enumerate(document.data["evals"]) if as_text(raw.get("name")) == planned.eval_name
     )
     origin = f"{results} (run {stored.get('run_id')}, {stored.get('started_at')})"
-    frozen = freeze_eval(document.data, index, case, planned.variables, trial - 1, origin)
+    if case.get("recorded"):  # a recorded conversation (a `source:` eval), not a simulated one
+        frozen = freeze_recorded(document.data, index, case, planned.variables, origin)
+    else:
+        frozen = freeze_eval(document.data, index, case, planned.variables, trial - 1, origin)
     target = output or spec.parent / FROZEN_FOLDER / default_name(spec.stem, planned.eval_name, planned.row)
     if target.exists() and not overwrite:
         raise UsageError([f"error: {target} exists; name another file with -o, or add --force to replace it"])

@@ -158,7 +158,19 @@ AGENT = textwrap.dedent(
                         span.set_attribute("output.value", json.dumps(result))
                 history.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
 
+    def write(path):
+        spans = exporter.get_finished_spans()
+        exporter.clear()
+        with open(path, "w", encoding="utf-8") as out:
+            for start in range(0, len(spans), job["batch"]):
+                batch = encode_spans(spans[start:start + job["batch"]])
+                batch = MessageToDict(batch, use_integers_for_enums=True)
+                out.write(json.dumps(batch) + "\\n")
+
     for conversation in job["conversations"]:
+        if conversation.get("out"):  # the spans so far go to this file
+            write(conversation["out"])
+            continue
         history = [{"role": "system", "content": "You are the support agent of an online shop."}]
         for text in conversation["messages"]:
             history.append({"role": "user", "content": text})
@@ -172,12 +184,7 @@ AGENT = textwrap.dedent(
                         "openinference.span.kind": "AGENT", "input.value": text}) as span:
                         span.set_attribute("output.value", answer(history) or "")
 
-    spans = exporter.get_finished_spans()
-    with open(job["out"], "w", encoding="utf-8") as out:
-        for start in range(0, len(spans), job["batch"]):
-            batch = encode_spans(spans[start:start + job["batch"]])
-            batch = MessageToDict(batch, use_integers_for_enums=True)
-            out.write(json.dumps(batch) + "\\n")
+    write(job["out"])
     """
 )
 

@@ -1,0 +1,231 @@
+"""`source:` end to end: a support agent's production traces, recorded by real instrumentation
+(`opentelemetry-instrumentation-openai-v2` with util-genai's agent and tool spans, and
+`openinference-instrumentation-openai`), exported as the Collector's file exporter writes them,
+graded by the CLI with no request to any agent; the planted bug (a refund to the wrong order in one
+conversation in a hundred) found, frozen, and failing the same way against the live agent. Also
+JSONL chat logs, an unreadable trace reported with the rest scored, and mistakes located."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from support.cli import run_cli, write_project, write_spec
+from support.traced_agent import ScriptedModel, conversations, record
+
+pytest.importorskip("opentelemetry.instrumentation.openai_v2")
+pytest.importorskip("openinference.instrumentation.openai")
+
+SPEC = """
+evals:
+  - name: refunds the order asked for
+    source: {name: prod, tool: issue_refund}
+    expect:
+      - called_tool_with:
+          name: issue_refund
+          args: {order_id: "{{ trace.last_user_message.split()[-1] }}"}
+      - latency_below: 30
+      - called_tool: lookup_order
+        scope: conversation
+"""
+
+
+@pytest.fixture(scope="module")
+def model():
+    with ScriptedModel() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def recorded(model, tmp_path_factory) -> Path:
+    """100 conversations in two files (GenAI attribute form) and 10 in OpenInference's form."""
+    folder = tmp_path_factory.mktemp("traces")
+    everything = conversations(100)
+    split = [*everything[:50], {"out": str(folder / "genai-1.json")}, *everything[50:]]
+    record("genai", model, folder / "genai-2.json", split)
+    record("openinference", model, folder / "openinference.json", conversations(10, bug_every=10))
+    return folder
+
+
+def project(tmp_path: Path, recorded: Path, pattern: str, model: ScriptedModel | None = None) -> Path:
+    endpoints = {"support": model.endpoint()} if model is not None else None
+    write_project(
+        tmp_path,
+        endpoints=endpoints,
+        sources={
+            "prod": {"otlp": str(recorded / pattern), "trace_url": "http://jaeger.test/trace/{trace_id}"}
+        },
+    )
+    write_spec(tmp_path, "specs/refunds", SPEC)
+    return tmp_path
+
+
+def results(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_genai_traces_are_graded_without_a_request_and_the_wrong_refund_is_found(tmp_path, recorded, model):
+    folder = project(tmp_path, recorded, "genai-*.json")
+    before = model.hits()
+    run = run_cli(["run", "specs", "-o", "out.json"], cwd=folder)
+    assert run.exit_code == 1, run.output
+    assert model.hits() == before  # nothing was sent to any agent
+    data = results(folder / "out.json")
+    assert data["summary"]["passed"] == 99 and data["summary"]["failed"] == 1
+    failed = [case for case in data["cases"] if case["status"] == "failed"]
+    assert [case["row"] for case in failed] == ["conv-0099"]
+    check = next(
+        check for check in failed[0]["trials"][0]["checks"] if check["matcher"] == "called_tool_with"
+    )
+    assert check["got"] == 'issue_refund({"order_id": "ORD-0099"})'
+    assert check["expected"] == 'issue_refund({"order_id": "ORD-9099"})'
+    transcript = failed[0]["trials"][0]["transcript"]
+    assert [message["content"] for message in transcript if message["role"] == "user"] == [
+        "Where is my order ORD-0099?",
+        "I ordered ORD-0099 and ORD-9099; please refund ORD-9099",
+    ]
+    # the execute_tool span and the tool call in the chat span's answer are one call, with its result
+    assert transcript[-1]["tool_calls"] == [
+        {"name": "issue_refund", "args": {"order_id": "ORD-0099"}, "result": {"refunded": "ORD-0099"}}
+    ]
+    recorded_case = failed[0]["recorded"]
+    assert recorded_case["source"] == "prod" and recorded_case["conversation"] == "conv-0099"
+    assert len(recorded_case["trace_ids"]) == 2 and all(len(one) == 32 for one in recorded_case["trace_ids"])
+    assert recorded_case["file"].endswith("genai-2.json")
+
+
+def test_a_frozen_production_failure_fails_the_same_way_against_the_live_agent(tmp_path, recorded, model):
+    folder = project(tmp_path, recorded, "genai-2.json", model)
+    assert run_cli(["run", "specs", "-o", "out.json"], cwd=folder).exit_code == 1
+    case_id = "specs/refunds.yaml::refunds the order asked for[conv-0099]"
+    frozen = run_cli(["freeze", "out.json", case_id], cwd=folder)
+    assert frozen.exit_code == 0, frozen.output
+    path = next((folder / "specs" / "frozen").glob("*.yaml"))
+    text = path.read_text(encoding="utf-8")
+    assert "source" not in yaml.safe_load(text)["evals"][0]
+    assert "send: I ordered ORD-0099 and ORD-9099; please refund ORD-9099" in text
+    before = model.hits()
+    live = run_cli(["run", str(path), "-o", "live.json"], cwd=folder)
+    assert live.exit_code == 1, live.output
+    assert model.hits() > before  # this time the agent was asked
+    case = results(folder / "live.json")["cases"][0]
+    check = next(check for check in case["checks"] if check["matcher"] == "called_tool_with")
+    assert check["status"] == "failed"
+    trial_check = next(c for c in case["trials"][0]["checks"] if c["matcher"] == "called_tool_with")
+    assert trial_check["got"] == 'issue_refund({"order_id": "ORD-0099"})'
+
+
+def test_openinference_traces_are_read_as_the_same_conversations(tmp_path, recorded):
+    folder = project(tmp_path, recorded, "openinference.json")
+    run = run_cli(["run", "specs", "-o", "out.json"], cwd=folder)
+    assert run.exit_code == 1, run.output
+    data = results(folder / "out.json")
+    assert [(case["row"], case["status"]) for case in data["cases"] if case["status"] != "passed"] == [
+        ("conv-0009", "failed")
+    ]
+    assert data["summary"]["passed"] == 9
+    last = data["cases"][0]["trials"][0]["transcript"][-1]
+    assert last["content"] == "Done: order ORD-0000 is refunded."
+    assert last["tool_calls"] == [
+        {"name": "issue_refund", "args": {"order_id": "ORD-0000"}, "result": {"refunded": "ORD-0000"}}
+    ]
+
+
+def test_sample_and_limit_choose_the_same_conversations_on_every_run(tmp_path, recorded):
+    write_project(
+        tmp_path, sources={"prod": {"otlp": str(recorded / "genai-*.json"), "sample": 0.3, "limit": 20}}
+    )
+    write_spec(tmp_path, "specs/refunds", SPEC)
+    rows = []
+    for name in ("one.json", "two.json"):
+        run_cli(["run", "specs", "-o", name], cwd=tmp_path)
+        rows.append([case["row"] for case in results(tmp_path / name)["cases"]])
+    assert rows[0] == rows[1] and 10 <= len(rows[0]) <= 20 and rows[0] == sorted(rows[0])
+
+
+CHAT_LOG = [
+    {
+        "id": "chat-1",
+        "timestamp": "2026-12-01T10:00:00Z",
+        "labels": ["vip"],
+        "messages": [
+            {"role": "user", "content": "Refund ORD-1"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "issue_refund", "arguments": '{"order_id": "ORD-1"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": '{"refunded": "ORD-1"}'},
+            {
+                "role": "assistant",
+                "content": "Done.",
+                "latency_s": 1.5,
+                "usage": {"prompt_tokens": 100, "completion_tokens": 5},
+            },
+        ],
+    },
+    {
+        "id": "chat-2",
+        "timestamp": "2026-11-01T10:00:00Z",
+        "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello"}],
+    },
+]
+
+
+def test_jsonl_logs_with_an_unreadable_line_reported_and_the_rest_scored(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    lines = [json.dumps(line) for line in CHAT_LOG] + ['{"id": "broken", "messages": "not a list"}']
+    (logs / "day.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_project(tmp_path, sources={"support-logs": {"jsonl": "logs/*.jsonl", "since": "2026-11-15"}})
+    write_spec(
+        tmp_path,
+        "specs/logs",
+        """
+        evals:
+          - name: refunds
+            source: {name: support-logs, label: vip}
+            expect:
+              - called_tool_with: {name: issue_refund, args: {order_id: ORD-1}}
+              - latency_below: 1
+              - tokens_below: 200
+        """,
+    )
+    run = run_cli(["run", "specs", "-o", "out.json"], cwd=tmp_path)
+    data = results(tmp_path / "out.json")
+    statuses = {case["row"]: case["status"] for case in data["cases"]}
+    assert statuses == {"unreadable logs/day.jsonl:3": "skipped", "chat-1": "failed"}, run.output
+    skipped = next(case for case in data["cases"] if case["status"] == "skipped")
+    assert skipped["skip_reason"] == "unreadable trace: logs/day.jsonl:3: no messages list"
+    checks = {check["matcher"]: check["status"] for check in data["cases"][-1]["checks"]}
+    assert checks == {"called_tool_with": "passed", "latency_below": "failed", "tokens_below": "passed"}
+
+
+def test_mistakes_are_located_before_anything_is_read(tmp_path):
+    write_project(tmp_path, sources={"prod": {"otlp": "traces/*.json", "sample": 2}})
+    write_spec(
+        tmp_path,
+        "specs/refunds",
+        """
+        evals:
+          - name: refunds
+            source: prdo
+            expect: [succeeded]
+          - name: both
+            source: prod
+            send: hi
+        """,
+    )
+    run = run_cli(["validate", "specs"], cwd=tmp_path)
+    assert run.exit_code != 0
+    assert "specs/refunds.yaml:3:13: unknown source 'prdo' - did you mean 'prod'?" in run.output
+    assert "an eval with source (recorded conversations) sends nothing" in run.output
+    assert "specengine.yaml:4:13: sample must be a fraction in (0, 1], e.g. 0.1 (got 2)" in run.output
