@@ -1,7 +1,7 @@
 """The `freeze` command's flow: find a simulated or recorded conversation in a results file, freeze
 it into a scripted eval (simulate/freeze.py, traces/freeze.py), write it as a new spec beside the
-one it came from (its first line the editor's schema line, as `init` writes), and prove that the new spec validates before
-saying so.
+one it came from (its first line the editor's schema line, as `init` writes), and prove that the
+new spec validates before saying so.
 
 The case's spec is read as it is now, from where the run read it (the results name it relative to
 the folder the run ran in), and planned again without resolving any ${VAR}: only the case's row
