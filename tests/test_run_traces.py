@@ -229,3 +229,23 @@ def test_mistakes_are_located_before_anything_is_read(tmp_path):
     assert "specs/refunds.yaml:3:13: unknown source 'prdo' - did you mean 'prod'?" in run.output
     assert "an eval with source (recorded conversations) sends nothing" in run.output
     assert "specengine.yaml:4:13: sample must be a fraction in (0, 1], e.g. 0.1 (got 2)" in run.output
+
+
+def test_the_case_page_links_each_trace_and_freezes_the_conversation(tmp_path, recorded, model):
+    from support.app_server import AppServer
+
+    folder = project(tmp_path, recorded, "openinference.json", model)
+    assert run_cli(["run", "specs"], cwd=folder).exit_code == 1
+    case_id = "specs/refunds.yaml::refunds the order asked for[conv-0009]"
+    with AppServer(folder) as app:
+        run_id = app.client.get("/api/runs").json()["runs"][0]["run_id"]
+        page = app.client.get(f"/runs/{run_id}/case", params={"id": case_id}).text
+        assert 'id="recorded">conversation <span class="mono">conv-0009</span> of source prod' in page
+        assert page.count('<a class="mono trace" href="http://jaeger.test/trace/') == 2
+        frozen = app.client.post(
+            f"/runs/{run_id}/freeze",
+            data={"case": case_id},
+            headers={"Origin": app.url},
+            follow_redirects=True,
+        )
+        assert frozen.status_code == 200 and 'id="frozen"' in frozen.text, frozen.text

@@ -18,6 +18,7 @@ from specengine.compile.judge_specs import default_scope, judge_spec
 from specengine.compile.recorded import source_cases, source_filter
 from specengine.compile.replay import ReplayProblem, messages_at, user_turns
 from specengine.compile.simulation import SIMULATE_TEMPLATES, goal_of, simulation_of
+from specengine.compile.unrendered import unrendered_steps
 from specengine.diagnostics import Diagnostic
 from specengine.errors import DatasetUnavailable, SpecError, TemplateError
 from specengine.grade.matchers import MATCHERS, default_name
@@ -415,7 +416,7 @@ def _cases(templates: Sequence[_EvalTemplate]) -> Iterator[Case]:
             variables = _row_variables(template, row_data)
             rid = row_id(row_data) if row else None
             if skip is not None:
-                steps = _steps_unrendered(template)
+                steps = unrendered_steps(template.raw, template.replay, template.checks_by_turn)
             elif template.replay is not None:
                 steps = _replay_steps(template, variables, row)
             else:
@@ -466,27 +467,6 @@ def _replay_steps(
     checks = template.checks_by_turn[0]
     last = len(turns) - 1
     return tuple(Step("send", text, checks if i == last else (), source) for i, text in enumerate(turns))
-
-
-def _steps_unrendered(template: _EvalTemplate) -> tuple[Step, ...]:
-    """A skipped eval is never sent, so its templates are not rendered (they may need missing data)."""
-    raw = template.raw
-    if template.replay is not None:
-        return (Step("send", f"(the user messages of {template.replay})", template.checks_by_turn[0]),)
-    if "simulate" in raw:
-        return (Step("simulate", "", template.checks_by_turn[0], simulation=simulation_of(raw["simulate"])),)
-    if "turns" not in raw:
-        return (Step("send", as_text(raw["send"]), template.checks_by_turn[0]),)
-    return tuple(
-        (
-            Step("simulate", "", template.checks_by_turn[i], simulation=simulation_of(step["simulate"]))
-            if "simulate" in step
-            else Step("send", as_text(step["send"]), template.checks_by_turn[i])
-        )
-        if isinstance(step, Mapping)
-        else Step("reset")
-        for i, step in enumerate(raw["turns"])
-    )
 
 
 def compile_plan(
