@@ -198,7 +198,8 @@ def main() -> None:
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(done.stdout.strip().splitlines()[-2] if done.stdout.strip() else done.stderr[-500:])
         print(
-            f"{spans:,} spans, {args.conversations:,} conversations: {took:.1f} s, peak memory {peak_mb:.0f} MB"
+            f"{spans:,} spans, {args.conversations:,} conversations:"
+            f" {took:.1f} s, peak memory {peak_mb:.0f} MB"
         )
 
 
