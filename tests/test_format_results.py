@@ -27,7 +27,7 @@ TRIAL_KEYS = {"status", "latency_s", "error", "transcript", "checks"}
 TRIAL_CHECK_KEYS = {
     "name", "matcher", "line", "turn", "gate", "status", "score", "threshold", "reason", "rationale",
 }  # fmt: skip
-CASE_CHECK_KEYS = {"name", "matcher", "line", "turn", "gate", "status", "score"}
+CASE_CHECK_KEYS = {"name", "matcher", "line", "turn", "gate", "status", "score", "definition", "fingerprint"}
 
 WEATHER = """\
 suite: weather
@@ -95,8 +95,10 @@ def test_results_have_every_key_of_the_contract_example(agent_server, tmp_path):
     }  # fmt: skip
     assert case["checks"] == [
         {"name": 'includes "Sunny"', "matcher": "includes", "line": 7, "turn": 1, "gate": True,
-         "status": "passed", "score": 1.0}
+         "status": "passed", "score": 1.0, "definition": "{includes: Sunny}",
+         "fingerprint": trial_check["fingerprint"]}
     ]  # fmt: skip
+    assert trial_check["definition"] == "{includes: Sunny}" and len(case["fingerprint"]) == 16
     assert set(case["checks"][0]) == CASE_CHECK_KEYS
 
 

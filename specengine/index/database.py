@@ -23,7 +23,7 @@ from specengine.index import INDEX_FILE, RUNS_FOLDER
 from specengine.index.extract import CaseRow, RunRows, run_rows
 from specengine.review.store import REVIEWS_FILE, ReviewStore
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 REVIEWS_SOURCE = "reviews.jsonl"
 _LOCKS: dict[Path, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()

@@ -145,9 +145,21 @@ def agent_tokens(summary: Mapping[str, Any]) -> int | None:
 
 
 def check_shape(case: dict[str, Any]) -> str:
-    """The case's checks as the spec declares them (name, matcher, turn, gate): not their lines, so
-    an edit elsewhere in the spec that moves a check down keeps the case's history together."""
-    shape = [[c.get("name"), c.get("matcher"), c.get("turn"), c.get("gate")] for c in checks_of(case)]
+    """What defined the case in this run: the fingerprints the run recorded of the case and each
+    check (results/definition.py) with each judge check's judge, or, in a file written before them,
+    the checks as the spec declares them (name, matcher, turn, gate). Never their lines, so an edit
+    elsewhere in the spec that moves a check down keeps the case's history together; any edit of
+    the case, its checks or its judge starts a new one (results/trend.py)."""
+    shape: list[Any] = [
+        [c.get("name"), c.get("matcher"), c.get("turn"), c.get("gate")] for c in checks_of(case)
+    ]
+    if isinstance(case.get("fingerprint"), str):
+        shape = [case["fingerprint"], [c.get("fingerprint") for c in checks_of(case)]]
+    trials = trials_of(case)
+    if trials:
+        pins = [pin for c in checks_of(trials[0]) if isinstance(pin := c.get("judge"), dict)]
+        if pins:
+            shape.append([[pin.get("model"), pin.get("prompt_hash")] for pin in pins])
     return str(zlib.crc32(json.dumps(shape, default=str).encode("utf-8")))
 
 

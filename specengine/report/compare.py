@@ -5,10 +5,11 @@ main branch's run locally, with no service. The answer a reviewer needs first is
 used to pass stop passing?", and for each such case what the agent now calls differently (its tool
 calls and their arguments, call_diff.py); judge score drifts below the pass line come next.
 
-A judge check records who judged it (model, prompt hash, autoevals version). When that changed
-between the runs, a changed score or status says something about the judge, not the agent: a case
-whose status changed only through such checks is "judged differently", never a regression or a fix,
-and a score change says which judge change came with it.
+Only the agent's doing is a regression or a fix. A case whose status changed because its spec
+changed (a soft check made a gate, a threshold moved, a check edited, added or removed, another
+message sent) is "spec changed", shown with the check's before and after; one whose judge changed
+(model, prompt hash, autoevals version) is "judged differently" (report/change_cause.py decides).
+A score change says which spec or judge change came with it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 from specengine.report.call_diff import CallChange, call_changes
+from specengine.report.change_cause import case_cause, check_difference, paired_checks
 from specengine.report.facts import (
     as_float,
     case_line,
@@ -49,6 +51,7 @@ class CaseChange:
     reason: str
     tool_calls: tuple[CallChange, ...] = ()  # for a regression: what the agent called differently
     judged_differently: str | None = None  # how the judge of the checks that moved it changed
+    spec_changed: str | None = None  # how the spec of the checks that moved it changed
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class ScoreChange:
     base: float
     head: float
     judged_differently: str | None = None  # `model a → b`, `prompt changed`: the judge changed too
+    spec_changed: str | None = None  # `at_least 0.7 → 0.8`: the check's spec changed too
 
     @property
     def delta(self) -> float:
@@ -84,6 +88,7 @@ class Comparison:
     base_pass_rate: float | None
     head_pass_rate: float | None
     judged_differently: tuple[CaseChange, ...] = ()  # status changes that only a changed judge made
+    spec_changed: tuple[CaseChange, ...] = ()  # status changes that a changed spec made
     base_name: str | None = None  # run --name of each run
     head_name: str | None = None
 
@@ -112,21 +117,18 @@ def _judge_changes(base: dict, head: dict) -> dict[tuple, str]:
     return changes
 
 
-def _moved_only_by_the_judge(bad_case: dict, changes: dict[tuple, str]) -> str | None:
-    """How the judge changed, when every gate that did not pass in `bad_case` is a judge check whose
-    judge changed (so the status change is the judge's doing); None when anything else failed."""
-    if not changes or bad_case.get("error"):
-        return None
-    found: list[str | None] = []
-    for trial in trials_of(bad_case):
-        if trial.get("error"):
-            return None  # the agent could not be reached or answered wrong: not the judge's doing
-        for key, check in keyed_checks(trial):
-            if check.get("gate", True) is not False and check.get("status") in _BAD:
-                found.append(changes.get(key))
-    if not found or None in found:
-        return None
-    return ", ".join(dict.fromkeys(text for text in found if text))
+def _spec_changes(base: dict, head: dict) -> dict[tuple, str]:
+    """The checks of a case (keyed as keyed_checks keys them in `head`) whose spec changed."""
+    trials = trials_of(head) or [head]
+    old_trials = trials_of(base) or [base]
+    keys = {id(check): key for key, check in keyed_checks(trials[0])}
+    changes = {}
+    for old, new in paired_checks(old_trials[0], trials[0]):
+        if old is not None and new is not None:
+            difference = check_difference(old, new)
+            if difference is not None:
+                changes[keys[id(new)]] = difference
+    return changes
 
 
 def _check_scores(case: dict) -> dict[tuple, tuple[str, int | None, float]]:
@@ -167,7 +169,7 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
     base_cases = {c["id"]: c for c in base.get("cases", []) if isinstance(c, dict) and "id" in c}
     head_cases = [c for c in head.get("cases", []) if isinstance(c, dict) and "id" in c]
     head_ids = {c["id"] for c in head_cases}
-    regressions, fixes, other, new, scores, rejudged = [], [], [], [], [], []
+    regressions, fixes, other, new, scores, rejudged, respecced = [], [], [], [], [], [], []
     matched = 0
     for case in head_cases:
         old = base_cases.get(case["id"])
@@ -178,21 +180,22 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
         matched += 1
         was = old.get("status")
         judge_changes = _judge_changes(old, case)
-        if was == "passed" and now in _BAD:
-            by_judge = _moved_only_by_the_judge(case, judge_changes)
-            if by_judge is not None:
-                rejudged.append(replace(_change(case, was, now, case), judged_differently=by_judge))
+        if (was == "passed" and now in _BAD) or (was in _BAD and now == "passed"):
+            regressed = was == "passed"
+            change = _change(case, was, now, case if regressed else old)
+            cause = case_cause(old, case, head_is_bad=regressed)
+            if cause.kind == "spec":
+                respecced.append(replace(change, spec_changed=cause.detail or "the spec changed"))
+            elif cause.kind == "judge":
+                rejudged.append(replace(change, judged_differently=cause.detail))
+            elif regressed:
+                regressions.append(replace(change, tool_calls=call_changes(old, case)))
             else:
-                regressions.append(_change(case, was, now, case, call_changes(old, case)))
-        elif was in _BAD and now == "passed":
-            by_judge = _moved_only_by_the_judge(old, judge_changes)
-            if by_judge is not None:
-                rejudged.append(replace(_change(case, was, now, old), judged_differently=by_judge))
-            else:
-                fixes.append(_change(case, was, now, old))
+                fixes.append(change)
         elif was != now:
             other.append(_change(case, was, now, case if now != "passed" else None))
         old_scores = _check_scores(old)
+        spec_changes = _spec_changes(old, case)
         for key, (name, line, score) in _check_scores(case).items():
             if key in old_scores:
                 before = old_scores[key][2]
@@ -206,6 +209,7 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
                             base=before,
                             head=score,
                             judged_differently=judge_changes.get(key),
+                            spec_changed=spec_changes.get(key),
                         )
                     )
     removed = [
@@ -225,6 +229,7 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
         base_pass_rate=pass_rate(summary_of(base)),
         head_pass_rate=pass_rate(summary_of(head)),
         judged_differently=tuple(rejudged),
+        spec_changed=tuple(respecced),
         base_name=run_name(base),
         head_name=run_name(head),
     )
@@ -238,6 +243,8 @@ def headline(comparison: Comparison) -> str:
     """One line: matched cases and the count of each kind of change."""
     c = comparison
     rejudged = f", {len(c.judged_differently)} judged differently" if c.judged_differently else ""
+    if c.spec_changed:
+        rejudged = f", {len(c.spec_changed)} spec changed{rejudged}"
     return (
         f"{_plural(c.matched, 'case')} matched: {_plural(len(c.regressions), 'regression')}, "
         f"{_plural(len(c.fixes), 'fix', 'fixes')}, {len(c.new)} new, {len(c.removed)} removed, "
@@ -248,6 +255,11 @@ def headline(comparison: Comparison) -> str:
 def judged_text(difference: str) -> str:
     """`judged differently (model a → b)`: what a reader sees instead of a regression or a fix."""
     return f"judged differently ({difference})"
+
+
+def spec_text(difference: str) -> str:
+    """`spec changed (soft → gate)`: what a reader sees instead of a regression or a fix."""
+    return f"spec changed ({difference})"
 
 
 def render_text(comparison: Comparison, *, max_items: int = 50) -> str:
@@ -277,6 +289,8 @@ def render_text(comparison: Comparison, *, max_items: int = 50) -> str:
             reason = f"  {item.reason}" if show_reason and item.reason else ""
             if item.judged_differently:
                 reason = f"  {judged_text(item.judged_differently)}{reason}"
+            if item.spec_changed:
+                reason = f"  {spec_text(item.spec_changed)}{reason}"
             lines.append(f"  {where}  {item.id}  {move}{reason}")
             lines.extend(f"    {change}" for change in item.tool_calls[:MAX_CALL_CHANGES])
             if len(item.tool_calls) > MAX_CALL_CHANGES:
@@ -285,6 +299,7 @@ def render_text(comparison: Comparison, *, max_items: int = 50) -> str:
             lines.append(f"  … and {len(items) - max_items} more")
 
     section("Regressions", c.regressions, True)
+    section("Spec changed, not counted as regressions or fixes", c.spec_changed, True)
     section("Judged differently, not counted as regressions or fixes", c.judged_differently, True)
     section("Fixes", c.fixes, False)
     section("Other status changes", c.other_changes, True)
@@ -296,6 +311,8 @@ def render_text(comparison: Comparison, *, max_items: int = 50) -> str:
         for s in c.score_changes[:max_items]:
             where = f"{s.spec}:{s.line}" if s.line else s.spec
             judged = f"  {judged_text(s.judged_differently)}" if s.judged_differently else ""
+            if s.spec_changed:
+                judged = f"  {spec_text(s.spec_changed)}{judged}"
             lines.append(
                 f"  {where}  {s.case_id}  {s.check}: {s.base:.2f} -> {s.head:.2f} ({s.delta:+.2f}){judged}"
             )

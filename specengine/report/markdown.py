@@ -12,7 +12,14 @@ import re
 from pathlib import Path
 
 from specengine.report.cell_table import format_cost, markdown_lines
-from specengine.report.compare import MAX_CALL_CHANGES, CaseChange, Comparison, headline, judged_text
+from specengine.report.compare import (
+    MAX_CALL_CHANGES,
+    CaseChange,
+    Comparison,
+    headline,
+    judged_text,
+    spec_text,
+)
 from specengine.report.facts import (
     case_error,
     case_line,
@@ -306,6 +313,17 @@ def _comparison_section(c: Comparison, max_rows: int, source_url: str | None) ->
             "regressions",
         )
         lines += _call_change_list(c.regressions, max_rows)
+    if c.spec_changed:
+        lines += ["", f"#### ✏️ Spec changed ({len(c.spec_changed)})", ""]
+        lines.append("The spec changed between the runs: these are not counted as regressions or fixes.")
+        lines.append("")
+        rows = [
+            f"| {escape_cell(item.id, 160)} | {_status(item.base_status)} → {_status(item.head_status)} "
+            f"| {_where(item.spec, item.line, source_url)} "
+            f"| {escape_cell(spec_text(item.spec_changed or ''))} |"
+            for item in c.spec_changed
+        ]
+        lines += _table("| Case | Status | Where | Why |", rows, max_rows, "cases whose spec changed")
     if c.judged_differently:
         lines += ["", f"#### ⚖️ Judged differently ({len(c.judged_differently)})", ""]
         lines.append("The judge changed between the runs: these are not counted as regressions or fixes.")
@@ -324,7 +342,7 @@ def _comparison_section(c: Comparison, max_rows: int, source_url: str | None) ->
         )
     if c.score_changes:
         lines += ["", f"<details><summary>Judge score changes ({len(c.score_changes)})</summary>", ""]
-        judged = any(s.judged_differently for s in c.score_changes)
+        judged = any(s.judged_differently or s.spec_changed for s in c.score_changes)
         rows = []
         for s in c.score_changes:
             row = (
@@ -332,10 +350,12 @@ def _comparison_section(c: Comparison, max_rows: int, source_url: str | None) ->
                 f"| {s.base:.2f} | {s.head:.2f} | {s.delta:+.2f} |"
             )
             if judged:
-                note = judged_text(s.judged_differently) if s.judged_differently else ""
+                notes = [spec_text(s.spec_changed)] if s.spec_changed else []
+                notes += [judged_text(s.judged_differently)] if s.judged_differently else []
+                note = ", ".join(notes)
                 row += f" {escape_cell(note)} |"
             rows.append(row)
-        header = "| Case | Check | Base | Head | Δ |" + (" Judge |" if judged else "")
+        header = "| Case | Check | Base | Head | Δ |" + (" Spec or judge |" if judged else "")
         lines += _table(header, rows, max_rows, "score changes")
         lines += ["", "</details>"]
     for label, items in (

@@ -18,6 +18,7 @@ from specengine.index.hook import index_finished_run
 from specengine.mlflow.target import with_mlflow
 from specengine.report.console import FailureLog, print_case_line
 from specengine.report.formats import ReportRequest
+from specengine.results.definition import add_definitions
 from specengine.results.writer import ResultsWriter, default_output, new_run_id, utc_now
 from specengine.run.interrupt import run_until_interrupted
 from specengine.run.progress import progress_bar
@@ -104,7 +105,7 @@ async def record(
     progress = progress_bar(console, count, quiet=options.reports.holds_stdout)
 
     def on_result(result: CaseResult) -> None:
-        data = result.as_dict()
+        data = add_definitions(result.as_dict(), result.case)
         if result.case.recording is not None:  # a recorded conversation: where it was read
             data["recorded"] = result.case.recording.as_dict()
         case = writer.append(data)

@@ -1,0 +1,176 @@
+"""Why a case's outcome changed between two runs: the agent, the spec, or the judge.
+
+Only a change the agent made is a regression or a fix. A check that became a gate, a raised
+threshold, an edited argument, a new check or a new message is the spec's doing; a new judge model
+or prompt is the judge's. The results say which: every check records its `gate`, its `threshold`
+and (since runs knew their specs, results/definition.py) its `definition` and `fingerprint`; every
+case the `fingerprint` of what it sends; a judge check who judged it. A file without fingerprints
+still tells gate and threshold apart. Compare, the pull-request comment, the review queue and the
+case history all ask this module, with plain dicts from results files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from specengine.report.facts import format_threshold, judge_difference, keyed_checks, trials_of
+
+Kind = Literal["agent", "spec", "judge"]
+KINDS_WORDED = {
+    "agent": "the agent changed",
+    "spec": "the spec changed",
+    "judge": "the judge changed",
+}
+_BAD = ("failed", "error")
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Who moved a case: `kind`, and for the spec or the judge what changed, worded for people."""
+
+    kind: Kind
+    detail: str = ""
+
+
+def _threshold_words(threshold: Any) -> str:
+    """`at_least 0.7` for the common bound, the symbols otherwise (`< 0.2`)."""
+    if isinstance(threshold, Mapping) and set(threshold) == {"gte"}:
+        return f"at_least {threshold['gte']:g}"
+    return format_threshold(threshold) or "the default threshold"
+
+
+def check_difference(base: Mapping[str, Any], head: Mapping[str, Any]) -> str | None:
+    """How one check's spec changed between two runs (`soft → gate`, `at_least 0.7 → 0.8`,
+    `{contains: a} → {contains: b}`), or None when nothing that defines it differs."""
+    parts = []
+    if bool(base.get("gate", True)) != bool(head.get("gate", True)):
+        parts.append("soft → gate" if head.get("gate", True) else "gate → soft")
+    was_at, now_at = base.get("threshold"), head.get("threshold")
+    if was_at and now_at and was_at != now_at:
+        before, after = _threshold_words(was_at), _threshold_words(now_at)
+        if (
+            isinstance(was_at, Mapping)
+            and isinstance(now_at, Mapping)
+            and set(was_at) == set(now_at) == {"gte"}
+        ):
+            after = f"{now_at['gte']:g}"  # `at_least 0.7 → 0.8`
+        parts.append(f"{before} → {after}")
+    was, now = base.get("definition"), head.get("definition")
+    if isinstance(was, str) and isinstance(now, str) and was != now:
+        parts.append(f"{was} → {now}")
+    elif not parts and base.get("name") != head.get("name"):
+        parts.append(f"{base.get('name')} → {head.get('name')}")
+    if not parts:
+        old, new = base.get("fingerprint"), head.get("fingerprint")
+        if isinstance(old, str) and isinstance(new, str) and old != new:
+            parts.append("the check's definition changed")
+    return ", ".join(parts) or None
+
+
+def paired_checks(
+    base: Mapping[str, Any], head: Mapping[str, Any]
+) -> list[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]:
+    """The checks of two trials (or two cases) paired: the same name on the same turn first, then
+    what is left by matcher and turn in order (an edited argument renames a check), the rest alone."""
+    olds = keyed_checks(dict(base))
+    news = keyed_checks(dict(head))
+    by_key = {key: check for key, check in olds}
+    used: set[int] = set()
+    pairs: list[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = []
+    left: list[Mapping[str, Any]] = []
+    for key, check in news:
+        old = by_key.get(key)
+        if old is not None and id(old) not in used:
+            used.add(id(old))
+            pairs.append((old, check))
+        else:
+            left.append(check)
+    spare = [check for _, check in olds if id(check) not in used]
+    for waiting in left:
+        match: Mapping[str, Any] | None = next(
+            (
+                old
+                for old in spare
+                if id(old) not in used
+                and old.get("matcher") == waiting.get("matcher")
+                and old.get("turn") == waiting.get("turn")
+            ),
+            None,
+        )
+        if match is not None:
+            used.add(id(match))
+        pairs.append((match, waiting))
+    pairs.extend((old, None) for old in spare if id(old) not in used)
+    return pairs
+
+
+def _first_trial(case: Mapping[str, Any]) -> Mapping[str, Any]:
+    trials = trials_of(dict(case))
+    return trials[0] if trials else case
+
+
+def _one_cause(bad: Mapping[str, Any] | None, other: Mapping[str, Any] | None, bad_is_head: bool) -> Cause:
+    """The cause of one check that did not pass in the run where the case did not pass."""
+    if bad is None:
+        return Cause("agent")
+    if other is None:
+        name = bad.get("name") or bad.get("matcher") or "check"
+        return Cause("spec", f"new check: {name}" if bad_is_head else f"check removed: {name}")
+    base, head = (other, bad) if bad_is_head else (bad, other)
+    spec = check_difference(base, head)
+    if spec is not None:
+        return Cause("spec", spec)
+    old_pin, new_pin = base.get("judge"), head.get("judge")
+    judge = judge_difference(
+        old_pin if isinstance(old_pin, dict) else None, new_pin if isinstance(new_pin, dict) else None
+    )
+    if judge is not None:
+        return Cause("judge", judge)
+    return Cause("agent")
+
+
+def case_cause(base: Mapping[str, Any], head: Mapping[str, Any], head_is_bad: bool = True) -> Cause:
+    """Why a case that passed in one run and not in the other moved: `head_is_bad` when it passed in
+    `base` (a regression, unless the spec or the judge did it), else a fix.
+
+    The agent did it when its answer failed (a trial error) or when any gate that did not pass is
+    the same check, judged the same way, in both runs. Otherwise the spec did it (what the case sends
+    changed, or each such gate is new or defined differently) or the judge did (its judge changed).
+    """
+    old, new = base.get("fingerprint"), head.get("fingerprint")
+    if isinstance(old, str) and isinstance(new, str) and old != new:
+        return Cause("spec", "what the case sends changed")
+    bad_case = head if head_is_bad else base
+    other_case = base if head_is_bad else head
+    if bad_case.get("error") or any(trial.get("error") for trial in trials_of(dict(bad_case))):
+        return Cause("agent")
+    other_first = _first_trial(other_case)
+    causes: list[Cause] = []
+    trials: list[Mapping[str, Any]] = list(trials_of(dict(bad_case))) or [bad_case]
+    for trial in trials:
+        base_side, head_side = (other_first, trial) if head_is_bad else (trial, other_first)
+        for old_check, new_check in paired_checks(base_side, head_side):
+            bad, other = (new_check, old_check) if head_is_bad else (old_check, new_check)
+            if bad is None or bad.get("gate", True) is False or bad.get("status") not in _BAD:
+                continue
+            causes.append(_one_cause(bad, other, head_is_bad))
+    return _combined(causes)
+
+
+def _combined(causes: Sequence[Cause]) -> Cause:
+    if not causes or any(cause.kind == "agent" for cause in causes):
+        return Cause("agent")
+    kinds: tuple[Kind, ...] = ("spec", "judge")
+    for kind in kinds:
+        found = [cause.detail for cause in causes if cause.kind == kind and cause.detail]
+        if any(cause.kind == kind for cause in causes):
+            return Cause(kind, ", ".join(dict.fromkeys(found)))
+    return Cause("agent")
+
+
+def worded(cause: Cause) -> str:
+    """`the spec changed (soft → gate)`: what a reader sees in place of a regression or a fix."""
+    words = KINDS_WORDED[cause.kind]
+    return f"{words} ({cause.detail})" if cause.detail else words

@@ -1,0 +1,152 @@
+"""What defined each case and check of a run, written beside its outcome: a run that knows its specs.
+
+Two runs of one case differ either because the agent answered differently or because someone edited
+the spec between them (a soft check made a gate, a threshold raised, a new argument, another message
+sent). Comparing outcomes alone cannot tell the two apart; comparing what defined them can. So every
+check in the results carries its `definition` (its own YAML as the case's row renders it, without
+`soft` and the threshold, which the results hold already as `gate` and `threshold`) and a
+`fingerprint` of the definition, gate and threshold together; every case carries a `fingerprint` of
+what it sends and how it passes (its messages, simulated users, trials and pass rate). A template
+that reads the reply (known only when grading) stays as written. Files written before these fields
+still read: a reader treats a missing fingerprint as "unknown" and compares gate and threshold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from specengine.errors import TemplateError
+from specengine.plan import Case, Check, Simulation
+from specengine.templates import render_native
+
+MAX_DEFINITION = 400  # characters of a check's definition kept in the results; the fingerprint reads it whole
+
+
+def _rendered(value: Any, variables: Mapping[str, Any]) -> Any:
+    """`value` rendered with the case's row; as written when it reads what only grading knows."""
+    try:
+        return render_native(value, dict(variables))
+    except (TemplateError, TypeError, ValueError):
+        return value
+
+
+def _plain(value: Any) -> Any:
+    """JSON-able: mappings and sequences as dicts and lists, everything else as text."""
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def check_mapping(check: Check, variables: Mapping[str, Any]) -> dict[str, Any]:
+    """The check as its YAML says it (modifiers but `soft` and the threshold), rendered for the row."""
+    written: dict[str, Any] = {}
+    if check.is_judge and check.judge is not None:
+        spec = check.judge
+        written["judge"] = spec.name or spec.kind
+        for key in ("criteria", "expected", "prompt", "goal", "role"):
+            value = getattr(spec, key)
+            if value is not None:
+                written[key] = _rendered(value, variables)
+        if spec.choices:
+            written["choices"] = dict(spec.choices)
+        if spec.samples is not None:
+            written["samples"] = spec.samples
+        if spec.model is not None:
+            written["model"] = spec.model
+        if spec.examples:
+            written["examples"] = len(spec.examples)
+    else:
+        written[check.matcher] = _rendered(check.argument, variables)
+        for key, value in check.options.items():
+            written[key] = _rendered(value, variables)
+    if check.negate:
+        written["not"] = True
+    if check.value is not None:
+        written["value"] = check.value
+    if check.scope != "turn":
+        written["scope"] = check.scope
+    return _plain(written)
+
+
+def definition_text(written: Mapping[str, Any]) -> str:
+    """One line of flow YAML: `{contains: refund, not: true}`."""
+    text = yaml.safe_dump(
+        dict(written), default_flow_style=True, width=1_000_000, sort_keys=False, allow_unicode=True
+    )
+    return text.strip()
+
+
+def _digest(value: Any) -> str:
+    data = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def check_fingerprint(text: str, gate: bool, threshold: Mapping[str, float] | None) -> str:
+    """The fingerprint of a check's definition, gate and threshold (what decides its outcome)."""
+    return _digest([text, bool(gate), dict(threshold or {})])
+
+
+def _simulation(simulation: Simulation | None) -> Any:
+    if simulation is None:
+        return None
+    return [
+        simulation.user,
+        simulation.goal,
+        simulation.first_message,
+        simulation.max_turns,
+        simulation.simulator,
+    ]
+
+
+def case_fingerprint(case: Case) -> str:
+    """The fingerprint of what a case sends (or which recorded conversation it grades) and how it
+    passes; its checks have their own."""
+    steps = [[step.kind, step.message, _simulation(step.simulation)] for step in case.steps]
+    defined: list[Any] = [steps, case.trials, case.pass_rate]
+    if case.recording is not None:  # a recorded conversation: which one it grades
+        defined.append(case.recording.as_dict())
+    return _digest(defined)
+
+
+def add_definitions(data: dict[str, Any], case: Case) -> dict[str, Any]:
+    """`data` (a case as the results log writes it) with the definitions and fingerprints put in.
+
+    The trials' checks are the case's checks in spec order (grade.grader grades every one of them,
+    skipped or not), and so are the case's aggregated checks; a list of another length (a log from
+    an older version, adopted by --resume) is left as it is.
+    """
+    checks = case.checks
+    texts = [definition_text(check_mapping(check, case.variables)) for check in checks]
+    data["fingerprint"] = case_fingerprint(case)
+    holders = [trial for trial in data.get("trials", ()) if isinstance(trial, dict)] + [data]
+    for holder in holders:
+        found = holder.get("checks")
+        if not isinstance(found, list) or len(found) != len(texts):
+            continue
+        for position, (entry, text) in enumerate(zip(found, texts, strict=True)):
+            if not isinstance(entry, dict):
+                continue
+            entry["definition"] = text[:MAX_DEFINITION]
+            threshold = entry.get("threshold")
+            if holder is data:  # an aggregated check keeps no threshold: the first trial's is the one
+                threshold = _first_threshold(data, len(found), position)
+            entry["fingerprint"] = check_fingerprint(text, bool(entry.get("gate")), threshold)
+    return data
+
+
+def _first_threshold(data: Mapping[str, Any], count: int, position: int) -> Mapping[str, float] | None:
+    for trial in data.get("trials", ()):
+        checks = trial.get("checks") if isinstance(trial, Mapping) else None
+        if isinstance(checks, list) and len(checks) == count and isinstance(checks[position], Mapping):
+            threshold = checks[position].get("threshold")
+            return threshold if isinstance(threshold, Mapping) else None
+    return None
