@@ -4,7 +4,8 @@ A reviewer's hour is best spent where the engine is least sure or where somethin
 queue looks at each case in its newest run (the `latest` table of the index) and lists, in this
 order:
 
-1. *regressed*: the case passed in the run before and fails or errors now;
+1. *regressed*: what results/trend.py calls regressed (the case history says the same): it passed,
+   then failed or errored once since, with the same spec; a spec edit or a flaky case is not;
 2. *uncertain*: a judge check whose samples disagreed;
 3. *borderline*: a judge check whose score sits within BORDERLINE of its threshold (closest first);
 4. *judge disagreed before*: a case nobody has reviewed with a judge check that a reviewer has turned
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specengine.index.paging import page_of
+from specengine.results.trend import GOOD, RunOutcome, trend
 
 BORDERLINE = 0.1
 PAGE_SIZE = 50
@@ -77,11 +79,18 @@ class QueuePage:
         }
 
 
-_REGRESSED = """
-SELECT l.case_id, l.run_id, r.name, r.started_at, l.status, l.previous_run, p.name AS previous_name
-FROM latest l JOIN runs r ON r.run_id = l.run_id LEFT JOIN runs p ON p.run_id = l.previous_run
-WHERE l.previous_status = 'passed' AND l.status IN ('failed', 'error')
+_FAILING = """
+SELECT l.case_id, l.run_id, r.name, r.started_at, l.status
+FROM latest l JOIN runs r ON r.run_id = l.run_id
+WHERE l.previous_run IS NOT NULL AND l.status IN ('failed', 'error')
   AND NOT EXISTS (SELECT 1 FROM reviews v WHERE v.case_id = l.case_id AND v.transcript = l.transcript)
+"""
+
+_RUNS_OF_FAILING = """
+SELECT c.case_id, c.run_id, r.name, c.status, c.passed_trials, c.n_trials, c.shape
+FROM latest l JOIN cases c ON c.case_id = l.case_id JOIN runs r ON r.run_id = c.run_id
+WHERE l.previous_run IS NOT NULL AND l.status IN ('failed', 'error')
+ORDER BY c.case_id, r.started_at, r.written_ns, c.run_id
 """
 
 _DOUBTFUL = """
@@ -113,6 +122,14 @@ WHERE k.matcher = 'judge' AND k.status IN ('passed', 'failed')
 """
 
 
+def _histories(conn: sqlite3.Connection) -> dict[str, list[sqlite3.Row]]:
+    """Every run of each case failing in its newest run, oldest first (for results/trend.py)."""
+    found: dict[str, list[sqlite3.Row]] = {}
+    for row in conn.execute(_RUNS_OF_FAILING):
+        found.setdefault(row["case_id"], []).append(row)
+    return found
+
+
 def _score(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
 
@@ -138,8 +155,18 @@ def queue_items(conn: sqlite3.Connection) -> list[QueueItem]:
         item["why"].append(why)
         item.update({key: value for key, value in extra.items() if value is not None})
 
-    for row in conn.execute(_REGRESSED):
-        before = row["previous_name"] or row["previous_run"]
+    histories = _histories(conn)
+    for row in conn.execute(_FAILING):
+        runs = histories.get(row["case_id"], [])
+        outcomes = [
+            RunOutcome(run["status"], run["passed_trials"], run["n_trials"], run["shape"]) for run in runs
+        ]
+        if trend(outcomes) != "regressed":
+            continue  # flaky, or failing since its spec last changed: the case history says the same
+        shape = runs[-1]["shape"]
+        before = next(
+            run["name"] for run in reversed(runs) if run["shape"] == shape and run["status"] in GOOD
+        )
         add(row, None, "regressed", f"regressed: passed in run {before}, {row['status']} in this run")
     for row in conn.execute(_DOUBTFUL, (BORDERLINE,)):
         if row["uncertain"]:

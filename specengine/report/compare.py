@@ -33,6 +33,7 @@ from specengine.report.facts import (
     trials_of,
 )
 from specengine.results.model import pass_rate
+from specengine.results.trend import RunOutcome, trend
 
 MIN_SCORE_DELTA = 0.05
 MAX_CALL_CHANGES = 8  # tool call changes shown per regressed case
@@ -89,6 +90,7 @@ class Comparison:
     head_pass_rate: float | None
     judged_differently: tuple[CaseChange, ...] = ()  # status changes that only a changed judge made
     spec_changed: tuple[CaseChange, ...] = ()  # status changes that a changed spec made
+    flaky: tuple[CaseChange, ...] = ()  # status changes of cases whose trials disagreed (results/trend.py)
     base_name: str | None = None  # run --name of each run
     head_name: str | None = None
 
@@ -115,6 +117,20 @@ def _judge_changes(base: dict, head: dict) -> dict[tuple, str]:
         if difference is not None:
             changes[key] = difference
     return changes
+
+
+def _label(base: dict, head: dict) -> str | None:
+    """What the one rule of results/trend.py says of two runs of the same spec."""
+    runs = [
+        RunOutcome(str(case.get("status")), _count(case, "passed_trials"), _count(case, "n_trials"))
+        for case in (base, head)
+    ]
+    return trend(runs)
+
+
+def _count(case: dict, key: str) -> int:
+    value = case.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _spec_changes(base: dict, head: dict) -> dict[tuple, str]:
@@ -169,7 +185,7 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
     base_cases = {c["id"]: c for c in base.get("cases", []) if isinstance(c, dict) and "id" in c}
     head_cases = [c for c in head.get("cases", []) if isinstance(c, dict) and "id" in c]
     head_ids = {c["id"] for c in head_cases}
-    regressions, fixes, other, new, scores, rejudged, respecced = [], [], [], [], [], [], []
+    regressions, fixes, other, new, scores, rejudged, respecced, flaky = [], [], [], [], [], [], [], []
     matched = 0
     for case in head_cases:
         old = base_cases.get(case["id"])
@@ -188,6 +204,8 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
                 respecced.append(replace(change, spec_changed=cause.detail or "the spec changed"))
             elif cause.kind == "judge":
                 rejudged.append(replace(change, judged_differently=cause.detail))
+            elif _label(old, case) == "flaky":
+                flaky.append(change)
             elif regressed:
                 regressions.append(replace(change, tool_calls=call_changes(old, case)))
             else:
@@ -230,6 +248,7 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
         head_pass_rate=pass_rate(summary_of(head)),
         judged_differently=tuple(rejudged),
         spec_changed=tuple(respecced),
+        flaky=tuple(flaky),
         base_name=run_name(base),
         head_name=run_name(head),
     )
@@ -245,6 +264,8 @@ def headline(comparison: Comparison) -> str:
     rejudged = f", {len(c.judged_differently)} judged differently" if c.judged_differently else ""
     if c.spec_changed:
         rejudged = f", {len(c.spec_changed)} spec changed{rejudged}"
+    if c.flaky:
+        rejudged = f", {len(c.flaky)} flaky{rejudged}"
     return (
         f"{_plural(c.matched, 'case')} matched: {_plural(len(c.regressions), 'regression')}, "
         f"{_plural(len(c.fixes), 'fix', 'fixes')}, {len(c.new)} new, {len(c.removed)} removed, "
@@ -299,6 +320,7 @@ def render_text(comparison: Comparison, *, max_items: int = 50) -> str:
             lines.append(f"  … and {len(items) - max_items} more")
 
     section("Regressions", c.regressions, True)
+    section("Flaky (its trials disagreed), not counted as regressions or fixes", c.flaky, True)
     section("Spec changed, not counted as regressions or fixes", c.spec_changed, True)
     section("Judged differently, not counted as regressions or fixes", c.judged_differently, True)
     section("Fixes", c.fixes, False)

@@ -313,6 +313,16 @@ def _comparison_section(c: Comparison, max_rows: int, source_url: str | None) ->
             "regressions",
         )
         lines += _call_change_list(c.regressions, max_rows)
+    if c.flaky:
+        lines += ["", f"#### 🎲 Flaky ({len(c.flaky)})", ""]
+        lines.append("Their trials disagreed: these are not counted as regressions or fixes.")
+        lines.append("")
+        lines += _table(
+            "| Case | Status | Where | Reason |",
+            _change_rows(c.flaky, source_url, True),
+            max_rows,
+            "flaky cases",
+        )
     if c.spec_changed:
         lines += ["", f"#### ✏️ Spec changed ({len(c.spec_changed)})", ""]
         lines.append("The spec changed between the runs: these are not counted as regressions or fixes.")

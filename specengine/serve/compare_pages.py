@@ -130,7 +130,7 @@ def compare_page(request: Request) -> HTMLResponse:
     old, new = _by_id(base_results["cases"]), _by_id(head_results["cases"])
     diffs: dict[str, CaseDiff] = {}
     for item in (*comparison.regressions, *comparison.fixes, *comparison.other_changes,
-                 *comparison.judged_differently, *comparison.spec_changed):  # fmt: skip
+                 *comparison.judged_differently, *comparison.spec_changed, *comparison.flaky):  # fmt: skip
         if item.id in old and item.id in new:
             diffs[item.id] = case_diff([old[item.id], new[item.id]])
     delta = None

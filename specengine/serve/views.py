@@ -11,17 +11,16 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from specengine.report.facts import checks_of, error_text, trials_of
-
-_GOOD = frozenset({"passed"})
+from specengine.results.trend import BAD as _BAD
+from specengine.results.trend import GOOD as _GOOD
+from specengine.results.trend import MEANINGS, WINDOW, RunOutcome
+from specengine.results.trend import trend as rule
 
 
 class Row(Protocol):
     """A row read by column name: a mapping, or an index row (sqlite3.Row)."""
 
     def __getitem__(self, key: str) -> Any: ...
-
-
-_BAD = frozenset({"failed", "error"})
 
 
 @dataclass(frozen=True)
@@ -53,13 +52,8 @@ def status_segments(counts: Mapping[str, Any]) -> list[Segment]:
     return segments
 
 
-FLAKY_WINDOW = 10  # runs of the same checks that flakiness looks back over
-LEGEND = (
-    ("flaky", "the trials of one run disagreed, or the outcome changed at least twice in the last"
-     f" {FLAKY_WINDOW} runs with the same checks"),
-    ("regressed", "passed, then failed once since (one change: not flaky)"),
-    ("fixed", "failed, then passed once since (one change: not flaky)"),
-)  # fmt: skip
+FLAKY_WINDOW = WINDOW
+LEGEND = MEANINGS
 
 
 @dataclass(frozen=True)
@@ -93,27 +87,10 @@ class History:
 
 
 def trend(entries: Sequence[HistoryEntry], at: int | None = None) -> str | None:
-    """What the case's recent history says, seen from the run at `at` (default: the newest).
-
-    Only runs with the same checks as that run count, the last FLAKY_WINDOW of them up to it:
-    *flaky* when the trials of one of them disagreed or the outcome (passed against failed or
-    errored) changed at least twice; *fixed* or *regressed* when it changed once; None when steady.
-    One fix or one regression is a change someone made, not flakiness.
-    """
-    if not entries:
-        return None
-    at = len(entries) - 1 if at is None else at
-    here = entries[at]
-    window = [entry for entry in entries[: at + 1] if entry.shape == here.shape][-FLAKY_WINDOW:]
-    if any(entry.partial for entry in window):
-        return "flaky"
-    outcomes = [entry.status in _GOOD for entry in window if entry.status in _GOOD | _BAD]
-    changes = [after for before, after in zip(outcomes, outcomes[1:], strict=False) if before != after]
-    if len(changes) >= 2:
-        return "flaky"
-    if len(changes) == 1:
-        return "fixed" if changes[0] else "regressed"
-    return None
+    """What the case's recent history says, seen from the run at `at` (default: the newest): the
+    one rule of results/trend.py, which the queue and compare read too."""
+    outcomes = [RunOutcome(e.status, e.passed_trials, e.n_trials, e.shape) for e in entries]
+    return rule(outcomes, at)
 
 
 def case_history(rows: Sequence[Row], current: str | None = None) -> History:
