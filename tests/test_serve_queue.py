@@ -1,8 +1,10 @@
 """The review queue (`/queue`, `/api/queue`, `specengine queue`) over two real runs.
 
 A scripted agent and judge on loopback. Run 1, then run 2 in which `turns` stops passing. In run 2
-the judge's samples on `wobbly` disagree, `close` scores 0.6 against the default 0.5 line, and
-`alpha` and `beta` share a judge check that a reviewer turns around on `alpha` during the test.
+the judge's samples on `wobbly` disagree, `close` scores 0.6 against the default 0.5 line (and so
+does the soft `softclose`, which ranks last), the soft `softtop` scores 1.0 against 0.95 (at its
+maximum: never borderline), and `alpha` and `beta` share a judge check that a reviewer overturns on
+`alpha` during the test.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from support.app_server import JUDGE_KEY, JUDGE_KEY_ENV, AppServer, ServeProject
 from support.cli import run_cli, write_project, write_spec
 from support.judge_server import JudgeCall, JudgeServer, choose
 from support.servers import AgentServer, Reply
+
+from specengine.index.queue_rank import RANKING
 
 SPEC = """\
 suite: queue
@@ -51,8 +55,23 @@ evals:
     expect:
       - judge: closed_qa
         criteria: Is the reply fine?
+  - name: softclose
+    send: softclose
+    expect:
+      - judge: factuality
+        expected: fine
+        soft: true
+  - name: softtop
+    send: softtop
+    expect:
+      - judge: closed_qa
+        name: top
+        criteria: Is the reply fine?
+        at_least: 0.95
+        soft: true
 """
-REPLIES = {name: f"{name} is fine" for name in ("steady", "turns", "wobbly", "close", "alpha", "beta")}
+NAMES = ("steady", "turns", "wobbly", "close", "alpha", "beta", "softclose", "softtop")
+REPLIES = {name: f"{name} is fine" for name in NAMES}
 
 
 def case(name: str) -> str:
@@ -104,8 +123,9 @@ def test_the_queue_lists_regressions_uncertain_and_borderline_verdicts_in_order(
         ("regressed", case("turns")),
         ("uncertain", case("wobbly")),
         ("borderline", case("close")),
+        ("soft", case("softclose")),
     ]
-    regressed, uncertain, borderline = data["items"]
+    regressed, uncertain, borderline, soft = data["items"]
     assert regressed["check"] is None and regressed["run_id"] == world["second"]
     assert regressed["why"] == [f"regressed: passed in run {world['first']}, failed in this run"]
     assert uncertain["check"] == _check(world, "wobbly") and uncertain["why"] == [
@@ -113,8 +133,16 @@ def test_the_queue_lists_regressions_uncertain_and_borderline_verdicts_in_order(
     ]
     assert borderline["score"] == pytest.approx(0.6) and borderline["margin"] == pytest.approx(0.1)
     assert borderline["why"] == ["borderline: score 0.60, 0.10 from its threshold"]
-    assert data["counts"] == {"regressed": 1, "uncertain": 1, "borderline": 1, "judge_disagreed_before": 0}
-    assert (data["total"], data["page"], data["pages"]) == (3, 1, 1)
+    assert soft["why"] == ["borderline: soft check, score 0.60, 0.10 from its threshold"]
+    assert (borderline["gate"], soft["gate"]) == (True, False)
+    assert data["counts"] == {
+        "regressed": 1,
+        "judge_overturned": 0,
+        "uncertain": 1,
+        "borderline": 1,
+        "soft": 1,
+    }
+    assert (data["total"], data["page"], data["pages"]) == (4, 1, 1)
 
 
 def test_the_queue_page_and_command_say_the_same(world):
@@ -125,14 +153,16 @@ def test_the_queue_page_and_command_say_the_same(world):
         "regressed",
         "uncertain",
         "borderline",
+        "soft",
     ]
+    assert [name for name, _ in RANKING] == re.findall(r"<li><b>([^<]+)</b>", page.text)
     assert f'href="/runs/{world["second"]}/case?id=spec.yaml%3A%3Aturns"' in page.text
     assert "script-src 'self'" in page.headers["content-security-policy"]
     assert re.findall(r"<script(?![^>]*\bsrc=)", page.text) == []
     printed = run_cli(["queue", "--dir", str(folder)])
     assert printed.exit_code == 0, printed.output
     lines = printed.stdout.splitlines()
-    assert lines[0] == "3 items to review (1 regressed, 1 uncertain, 1 borderline); page 1 of 1"
+    assert lines[0] == "4 items to review (1 regressed, 1 uncertain, 1 borderline, 1 soft); page 1 of 1"
     assert lines[1].startswith("   1. spec.yaml::turns  (run ")
     assert "uncertain: the judge's samples disagreed" in printed.stdout
     as_json = json.loads(run_cli(["queue", "--dir", str(folder), "--json"]).stdout)
@@ -149,7 +179,7 @@ def test_the_queue_refuses_what_other_endpoints_refuse(world):
     assert client.post("/api/queue", json={}, headers={"Origin": "http://evil.example"}).status_code == 403
 
 
-def test_reviewing_takes_items_off_and_a_judge_turned_around_brings_its_unreviewed_cases(world):
+def test_reviewing_takes_items_off_and_a_judge_overturned_brings_its_unreviewed_checks(world):
     client, run = world["app"].client, world["second"]
 
     def review(name: str, check: str | None, verdict: str) -> None:
@@ -160,19 +190,29 @@ def test_reviewing_takes_items_off_and_a_judge_turned_around_brings_its_unreview
     items = client.get("/api/queue").json()["items"]
     assert [(i["kind"], i["case"]) for i in items] == [
         ("regressed", case("turns")),
-        ("uncertain", case("wobbly")),
+        ("judge_overturned", case("beta")),  # a gating check whose judge was overturned: before doubt
+        ("judge_overturned", case("wobbly")),
         ("borderline", case("close")),
-        ("judge_disagreed_before", case("beta")),
+        ("soft", case("softclose")),
     ]
-    assert "a reviewer turned" in items[3]["why"][0] and items[3]["check"] == _check(world, "beta")
-    assert len(items[1]["why"]) == 2  # wobbly: uncertain first, and the judge was turned around before
+    beta = items[1]
+    assert beta["check"] == _check(world, "beta") and (beta["overturned"], beta["reviewed"]) == (1, 1)
+    assert beta["why"] == [
+        f"judge overturned: reviewers overturned “{beta['check']}” on 1 of 1 reviewed cases"
+        " of spec.yaml (100%)"
+    ]
+    assert items[2]["why"][1] == "uncertain: the judge's samples disagreed"  # every reason, the first decides
     review("turns", None, "correct")
     review("close", _check(world, "close"), "correct")
     review("wobbly", _check(world, "wobbly"), "correct")
-    assert [(i["kind"], i["case"]) for i in client.get("/api/queue").json()["items"]] == [
-        ("judge_disagreed_before", case("beta"))
+    items = client.get("/api/queue").json()["items"]
+    assert [(i["kind"], i["case"]) for i in items] == [
+        ("judge_overturned", case("beta")),
+        ("soft", case("softclose")),
     ]
+    assert (items[0]["overturned"], items[0]["reviewed"]) == (1, 2)
     review("beta", _check(world, "beta"), "correct")
+    review("softclose", _check(world, "softclose"), "correct")
     assert client.get("/api/queue").json()["total"] == 0
     assert "Nothing waits for a review" in client.get("/queue").text
     assert run_cli(["queue", "--dir", str(world["folder"])]).stdout == "nothing waits for a review\n"

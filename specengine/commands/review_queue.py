@@ -17,8 +17,8 @@ def queue(
     page: Annotated[int, typer.Option("--page", min=1, metavar="N", help="Which page of 50 items.")] = 1,
     json_out: Annotated[bool, typer.Option("--json", help="Print the page as JSON.")] = False,
 ) -> None:
-    """List what most needs a human review next: regressions, uncertain and borderline judge verdicts,
-    and unreviewed cases of judge checks a reviewer has turned around before.
+    """List what most needs a human review next, ranked: regressions, gating judge checks whose judge
+    reviewers overturned, uncertain and borderline gating judge verdicts, soft checks last.
 
     \b
     Each item says why; reviewing it (in `specengine serve`) takes it off the queue.

@@ -1,43 +1,36 @@
 """The review queue: what most needs a person next, across runs, each with why.
 
 A reviewer's hour is best spent where the engine is least sure or where something just changed. The
-queue looks at each case in its newest run (the `latest` table of the index) and lists, in this
-order:
-
-1. *regressed*: what results/trend.py calls regressed (the case history says the same): it passed,
-   then failed or errored once since, with the same spec; a spec edit or a flaky case is not;
-2. *uncertain*: a judge check whose samples disagreed;
-3. *borderline*: a judge check whose score sits within BORDERLINE of its threshold (closest first);
-4. *judge disagreed before*: a case nobody has reviewed with a judge check that a reviewer has turned
-   around on another case of the same spec (the same check name; the latest review of that check
-   said the engine's verdict was incorrect): where the judge was wrong once, it may be wrong again.
+queue looks at each case in its newest run (the `latest` table of the index) and ranks what it finds
+as index/queue_rank.py says: regressions of gates (results/trend.py's rule, which the case history
+reads too), then gating judge checks whose judge reviewers overturned elsewhere (by the lower bound
+of the overturn rate), uncertain verdicts, borderline scores of gates, and soft checks last.
 
 Reviewing an item removes it: a review of that check of that reply for a check item, any review of
-that reply for a regression, any review of the case for the last kind. Each query reads the one
-row per case id of `latest` and the checks of those rows only, so the queue answers in
-milliseconds at 100 runs × 1,000 cases (`bench/queue_bench.py`).
+that reply for a regression. Each query reads the one row per case id of `latest` and the checks of
+those rows only, so the queue answers in milliseconds at 100 runs × 1,000 cases
+(`bench/queue_bench.py`).
 """
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
 from specengine.index.paging import page_of
+from specengine.index.queue_rank import BORDERLINE, TIERS, Overturns, is_borderline, rank_key, tier
 from specengine.results.trend import GOOD, RunOutcome, trend
 
-BORDERLINE = 0.1
 PAGE_SIZE = 50
-KINDS = ("regressed", "uncertain", "borderline", "judge_disagreed_before")
+KINDS = TIERS
 
 
 @dataclass(frozen=True)
 class QueueItem:
     """One thing to review: a case (check None) or one of its checks, in its newest run."""
 
-    kind: str  # the most pressing reason, one of KINDS
+    kind: str  # the tier of its most pressing reason, one of KINDS (index/queue_rank.py)
     run_id: str
     run_name: str
     started_at: str
@@ -46,6 +39,8 @@ class QueueItem:
     why: tuple[str, ...]  # every reason, worded for people, most pressing first
     score: float | None = None
     margin: float | None = None
+    gate: bool = True
+    overturns: Overturns | None = None  # judge_overturned: how often reviewers overturned its judge
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +53,9 @@ class QueueItem:
             "why": list(self.why),
             "score": self.score,
             "margin": self.margin,
+            "gate": self.gate,
+            "overturned": self.overturns.overturned if self.overturns else None,
+            "reviewed": self.overturns.reviewed if self.overturns else None,
         }
 
 
@@ -95,7 +93,7 @@ ORDER BY c.case_id, r.started_at, r.written_ns, c.run_id
 
 _DOUBTFUL = """
 SELECT l.case_id, l.run_id, r.name, r.started_at, k.name AS check_name, k.status, k.score, k.margin,
-  k.uncertain
+  k.uncertain, k.gate
 FROM latest l CROSS JOIN checks k ON k.run_id = l.run_id AND k.case_id = l.case_id
 JOIN runs r ON r.run_id = l.run_id
 WHERE k.matcher = 'judge' AND k.status IN ('passed', 'failed')
@@ -104,21 +102,24 @@ WHERE k.matcher = 'judge' AND k.status IN ('passed', 'failed')
     WHERE v.case_id = l.case_id AND v.check_name = k.name AND v.transcript = l.transcript)
 """
 
-_TURNED_AROUND = """
-SELECT DISTINCT (SELECT c.spec FROM cases c WHERE c.case_id = v.case_id LIMIT 1), v.check_name
+# Each judge check's reviews (the latest per reply): how many said the engine's verdict was wrong.
+_OVERTURNS = """
+SELECT (SELECT c.spec FROM cases c WHERE c.case_id = v.case_id LIMIT 1) AS spec, v.check_name,
+  sum(v.verdict = 'incorrect') AS overturned, count(*) AS reviewed
 FROM reviews v
 WHERE v.check_name IS NOT NULL AND v.seq = (SELECT max(w.seq) FROM reviews w
   WHERE w.case_id = v.case_id AND w.check_name = v.check_name AND w.transcript = v.transcript)
-  AND v.verdict = 'incorrect'
+GROUP BY 1, 2
 """
 
 _UNREVIEWED_JUDGED = """
-SELECT l.case_id, l.run_id, r.name, r.started_at, c.spec, k.name AS check_name, k.status
+SELECT l.case_id, l.run_id, r.name, r.started_at, c.spec, k.name AS check_name, k.status, k.gate
 FROM latest l CROSS JOIN cases c ON c.run_id = l.run_id AND c.case_id = l.case_id
 CROSS JOIN checks k ON k.run_id = l.run_id AND k.case_id = l.case_id
 JOIN runs r ON r.run_id = l.run_id
 WHERE k.matcher = 'judge' AND k.status IN ('passed', 'failed')
-  AND NOT EXISTS (SELECT 1 FROM reviews v WHERE v.case_id = l.case_id)
+  AND NOT EXISTS (SELECT 1 FROM reviews v
+    WHERE v.case_id = l.case_id AND v.check_name = k.name AND v.transcript = l.transcript)
 """
 
 
@@ -149,10 +150,13 @@ def queue_items(conn: sqlite3.Connection) -> list[QueueItem]:
                 "started_at": row["started_at"],
                 "score": None,
                 "margin": None,
+                "gate": True,
+                "overturns": None,
             },
         )
         item["kinds"].append(kind)
         item["why"].append(why)
+        item["gate"] = item["gate"] and kind != "soft"
         item.update({key: value for key, value in extra.items() if value is not None})
 
     histories = _histories(conn)
@@ -169,27 +173,41 @@ def queue_items(conn: sqlite3.Connection) -> list[QueueItem]:
         )
         add(row, None, "regressed", f"regressed: passed in run {before}, {row['status']} in this run")
     for row in conn.execute(_DOUBTFUL, (BORDERLINE,)):
+        gate = bool(row["gate"])
+        soft = "" if gate else "soft check, "
         if row["uncertain"]:
-            add(row, row["check_name"], "uncertain", "uncertain: the judge's samples disagreed")
-        if row["margin"] is not None and row["margin"] <= BORDERLINE:
             add(
                 row,
                 row["check_name"],
-                "borderline",
-                f"borderline: score {_score(row['score'])}, {row['margin']:.2f} from its threshold",
+                tier("uncertain", gate),
+                f"uncertain: {soft}the judge's samples disagreed",
+            )
+        if is_borderline(row["score"], row["margin"]):
+            add(
+                row,
+                row["check_name"],
+                tier("borderline", gate),
+                f"borderline: {soft}score {_score(row['score'])}, {row['margin']:.2f} from its threshold",
                 score=row["score"],
                 margin=row["margin"],
             )
-    turned = {(spec, name) for spec, name in conn.execute(_TURNED_AROUND)}
-    if turned:
+    overturns = {
+        (spec, name): Overturns(overturned, reviewed)
+        for spec, name, overturned, reviewed in conn.execute(_OVERTURNS)
+        if overturned
+    }
+    if overturns:
         for row in conn.execute(_UNREVIEWED_JUDGED):
-            if (row["spec"], row["check_name"]) in turned:
+            found_overturns = overturns.get((row["spec"], row["check_name"]))
+            if found_overturns is not None:
+                gate = bool(row["gate"])
+                why = found_overturns.words(row["check_name"], row["spec"])
                 add(
                     row,
                     row["check_name"],
-                    "judge_disagreed_before",
-                    f"never reviewed; a reviewer turned “{row['check_name']}” around on another case"
-                    f" of {row['spec']}",
+                    tier("judge_overturned", gate),
+                    why if gate else f"{why}; a soft check",
+                    overturns=found_overturns,
                 )
     items = []
     for (case_id, check), item in found.items():
@@ -205,13 +223,15 @@ def queue_items(conn: sqlite3.Connection) -> list[QueueItem]:
                 why=tuple(item["why"][i] for i in order),
                 score=item["score"],
                 margin=item["margin"],
+                gate=item["gate"],
+                overturns=item["overturns"],
             )
         )
-    # Most pressing kind first, then the closest to its threshold, then the newest run, then by id:
-    # stable sorts from the last key to the first.
-    items.sort(key=lambda i: (i.case_id, i.check or ""))
-    items.sort(key=lambda i: i.started_at, reverse=True)
-    items.sort(key=lambda i: (KINDS.index(i.kind), i.margin if i.margin is not None else math.inf))
+    items.sort(
+        key=lambda i: rank_key(
+            i.kind, i.started_at, i.case_id, i.check, i.margin, i.overturns.bound if i.overturns else None
+        )
+    )
     return items
 
 

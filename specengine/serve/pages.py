@@ -285,14 +285,13 @@ def job_page(request: Request) -> HTMLResponse:
 
 def queue_page(request: Request) -> HTMLResponse:
     """What most needs a reviewer next, across runs (index.review_queue)."""
-    from specengine.index.review_queue import BORDERLINE, PAGE_SIZE, review_queue
+    from specengine.index.queue_rank import RANKING
+    from specengine.index.review_queue import PAGE_SIZE, review_queue
 
     state = _state(request)
     with state.db() as conn:
         found = review_queue(conn, page_number(request))
-    return page(
-        request, "queue.html.j2", "Review queue", queue=found, borderline=BORDERLINE, per_page=PAGE_SIZE
-    )
+    return page(request, "queue.html.j2", "Review queue", queue=found, ranking=RANKING, per_page=PAGE_SIZE)
 
 
 def agreement_page(request: Request) -> HTMLResponse:
