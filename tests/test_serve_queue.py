@@ -149,14 +149,14 @@ def test_the_queue_page_and_command_say_the_same(world):
     client, folder = world["app"].client, world["folder"]
     page = client.get("/queue")
     assert page.status_code == 200
-    assert re.findall(r'<tr class="queueitem" data-kind="([^"]+)">', page.text) == [
+    assert re.findall(r'<tr class="queueitem" data-kind="([^"]+)" id="queue-item-\d+">', page.text) == [
         "regressed",
         "uncertain",
         "borderline",
         "soft",
     ]
     assert [name for name, _ in RANKING] == re.findall(r"<li><b>([^<]+)</b>", page.text)
-    assert f'href="/runs/{world["second"]}/case?id=spec.yaml%3A%3Aturns"' in page.text
+    assert f'href="/runs/{world["second"]}/case?id=spec.yaml%3A%3Aturns&amp;queue=1"' in page.text
     assert "script-src 'self'" in page.headers["content-security-policy"]
     assert re.findall(r"<script(?![^>]*\bsrc=)", page.text) == []
     printed = run_cli(["queue", "--dir", str(folder)])

@@ -396,7 +396,9 @@ def test_in_a_browser_a_reviewer_walks_the_failures_with_keys_and_saves_in_place
     saved = page.locator("section.review-case .saved")
     saved.filter(has_text="saved ✓").wait_for()
     assert saved.inner_text() == "saved ✓ incorrect (human says passed)"
-    assert page.evaluate("window.__stayed") is True and page.evaluate("window.scrollY") == scrolled
+    # the page stays where it was (the verdict line above, updated in place, may shift it a pixel)
+    assert page.evaluate("window.__stayed") is True and abs(page.evaluate("window.scrollY") - scrolled) <= 2
+    assert "overridden: human says passed" in page.locator("#verdicts").inner_text()
     assert "incorrect" in page.locator("#case-reviews").inner_text()
     review = next(c for c in world["app"].client.get(f"/api/runs/{run}").json()["cases"] if c["id"] == OSLO)
     assert review["review"]["case"]["verdict"] == "incorrect"

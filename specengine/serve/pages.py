@@ -173,6 +173,7 @@ def case_page(request: Request) -> HTMLResponse:
         run_reviews = state.run_reviews(conn, run_id)
         listed = listing(conn, run_id, run_reviews, request.query_params)
         history = case_history(queries.case_history(conn, case_id), current=run_id)
+        walk = _queue_walk(conn, request, run_id, case_id)
     position, before, after = listed.neighbours(case_id)
     checks = [c for c in case.get("checks") or () if isinstance(c, dict)]
     return page(
@@ -197,7 +198,19 @@ def case_page(request: Request) -> HTMLResponse:
         next_case=after,
         frozen=request.query_params.get("frozen"),
         matrix_back=matrix_link(run_id, request.query_params.get("matrix", "")),
+        walk=walk,
     )
+
+
+def _queue_walk(conn: Any, request: Request, run_id: str, case_id: str) -> Any:
+    """The review queue around this case when it was opened from the queue (`?queue=N`), else None."""
+    place = request.query_params.get("queue", "")
+    if not place.isdigit():
+        return None
+    from specengine.index.review_queue import queue_items
+    from specengine.serve.queue_walk import walk
+
+    return walk(queue_items(conn), run_id, case_id, request.query_params.get("check") or None, int(place))
 
 
 async def _form(request: Request) -> dict[str, str]:
@@ -287,11 +300,16 @@ def queue_page(request: Request) -> HTMLResponse:
     """What most needs a reviewer next, across runs (index.review_queue)."""
     from specengine.index.queue_rank import RANKING
     from specengine.index.review_queue import PAGE_SIZE, review_queue
+    from specengine.serve.queue_walk import item_url
 
     state = _state(request)
     with state.db() as conn:
         found = review_queue(conn, page_number(request))
-    return page(request, "queue.html.j2", "Review queue", queue=found, ranking=RANKING, per_page=PAGE_SIZE)
+    first = (found.page - 1) * PAGE_SIZE + 1
+    links = [item_url(item, first + offset) for offset, item in enumerate(found.items)]
+    return page(
+        request, "queue.html.j2", "Review queue", queue=found, ranking=RANKING, first=first, links=links
+    )
 
 
 def agreement_page(request: Request) -> HTMLResponse:

@@ -70,44 +70,135 @@ document.addEventListener("DOMContentLoaded", () => {
     setTimeout(poll, 500);
   }
 
-  // Reviews save in place: the page stays where it is and says that it saved.
-  for (const form of document.querySelectorAll("form.reviewform[data-api]")) {
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      const status = form.querySelector(".saved");
-      const fields = new FormData(form);
-      const body = {
-        case: fields.get("case"),
-        check: fields.get("check") || null,
-        verdict: fields.get("verdict"),
-        note: fields.get("note") || "",
+  // Reviews save in place: the page stays where it is, says that it saved, and shows the verdict
+  // line and the check's mark as the server now renders them. Opened from the review queue, saving
+  // the item in question moves on to the next item.
+  const walk = document.getElementById("queue-walk");
+  const main = document.querySelector("main[data-queue-check]");
+  const isQueueItem = (form) => main && (new FormData(form).get("check") || "") === main.dataset.queueCheck;
+  const refreshVerdicts = async (form) => {
+    try {
+      const response = await fetch(window.location.href, { headers: { Accept: "text/html" } });
+      const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+      const swap = (selector) => {
+        const now = document.querySelector(selector);
+        const then = fresh.querySelector(selector);
+        if (now && then) now.replaceWith(document.importNode(then, true));
       };
-      status.className = "saved";
-      status.textContent = "saving…";
-      let answer;
-      try {
-        const response = await fetch(form.dataset.api, {
-          method: "POST",
-          headers: { "Content-Type": "application/json" },
-          body: JSON.stringify(body),
-        });
-        answer = await response.json();
-        if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
-      } catch (error) {
-        status.className = "saved failed";
-        status.textContent = `not saved: ${error.message}`;
-        return;
-      }
-      const human = (answer.engine === "passed") === (answer.verdict === "correct") ? "passed" : "failed";
-      status.textContent = `saved ✓ ${answer.verdict} (human says ${human})`;
-      const log = form.parentElement.querySelector(".reviewlog");
-      if (log) {
-        const item = document.createElement("li");
-        item.textContent = `${answer.verdict} of “${answer.engine}” by ${answer.reviewer}, just now` +
-          (answer.note ? `: “${answer.note}”` : "");
-        log.prepend(item);
-      }
+      swap("#verdicts");
+      const check = new FormData(form).get("check");
+      if (check) swap(`.check[data-check="${CSS.escape(check)}"] > .head`);
+    } catch (error) {
+      // the saved status already says what happened; the line catches up on the next load
+    }
+  };
+  const save = async (form, options = {}) => {
+    const status = form.querySelector(".saved");
+    const fields = new FormData(form);
+    const body = {
+      case: fields.get("case"),
+      check: fields.get("check") || null,
+      verdict: fields.get("verdict"),
+      note: fields.get("note") || "",
+    };
+    status.className = "saved";
+    status.textContent = "saving…";
+    let answer;
+    try {
+      const response = await fetch(form.dataset.api, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+        keepalive: Boolean(options.keepalive),
+      });
+      answer = await response.json();
+      if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
+    } catch (error) {
+      status.className = "saved failed";
+      status.textContent = `not saved: ${error.message}`;
+      return false;
+    }
+    const human = (answer.engine === "passed") === (answer.verdict === "correct") ? "passed" : "failed";
+    status.textContent = `saved ✓ ${answer.verdict} (human says ${human})`;
+    const log = form.parentElement.querySelector(".reviewlog");
+    if (log) {
+      const item = document.createElement("li");
+      item.textContent = `${answer.verdict} of “${answer.engine}” by ${answer.reviewer}, just now` +
+        (answer.note ? `: “${answer.note}”` : "");
+      log.prepend(item);
+    }
+    if (options.keepalive) return true;
+    if (walk && isQueueItem(form)) {
+      const next = document.getElementById("queue-next") || document.getElementById("back-to-queue");
+      window.location.href = next.href;
+      return true;
+    }
+    await refreshVerdicts(form);
+    return true;
+  };
+  for (const form of document.querySelectorAll("form.reviewform[data-api]")) {
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      cancelPending();
+      save(form);
     });
+  }
+
+  // `c`/`i` mark the case after a moment in which `u` (or the Undo button) takes the mark back;
+  // leaving the page saves a mark still pending.
+  let pending = null;
+  const UNDO_MS = 4000;
+  const cancelPending = () => {
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    pending = null;
+  };
+  const undo = () => {
+    if (!pending) return;
+    const { form, before } = pending;
+    cancelPending();
+    for (const radio of form.querySelectorAll('input[name="verdict"]')) radio.checked = radio.value === before;
+    const status = form.querySelector(".saved");
+    status.className = "saved";
+    status.textContent = "undone: nothing saved";
+  };
+  const flushPending = async (options = {}) => {
+    if (!pending) return;
+    const { form } = pending;
+    cancelPending();
+    await save(form, options);
+  };
+  const markLater = (form, verdict) => {
+    cancelPending();
+    const checked = form.querySelector('input[name="verdict"]:checked');
+    const before = checked ? checked.value : null;
+    form.querySelector(`input[name="verdict"][value="${verdict}"]`).checked = true;
+    const status = form.querySelector(".saved");
+    status.className = "saved pending";
+    status.textContent = `marked ${verdict}; saving in ${UNDO_MS / 1000} s `;
+    const button = document.createElement("button");
+    button.type = "button";
+    button.id = "undo-mark";
+    button.className = "linklike";
+    button.textContent = "undo (u)";
+    button.addEventListener("click", undo);
+    status.append(button);
+    pending = { form, before, timer: setTimeout(() => flushPending(), UNDO_MS) };
+  };
+  window.addEventListener("pagehide", () => { if (pending) flushPending({ keepalive: true }); });
+
+  // Opened from the review queue: the item's check (or the case's verdict) in view, its form focused.
+  if (main) {
+    const name = main.dataset.queueCheck;
+    const place = name ? document.querySelector(`.check[data-check="${CSS.escape(name)}"]`)
+      : document.getElementById("case-review-form");
+    if (place) {
+      const details = place.querySelector("details.checkreview");
+      if (details) details.open = true;
+      place.scrollIntoView({ block: "center" });
+      const radio = place.querySelector('input[name="verdict"]:checked') || place.querySelector('input[name="verdict"]');
+      if (radio) radio.focus({ preventScroll: true });
+    }
   }
 
   // Keys: j/k next/previous case, c/i mark the case correct/incorrect, / search, ? the key list.
@@ -130,7 +221,9 @@ document.addEventListener("DOMContentLoaded", () => {
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const target = event.target;
-    if (target.closest && target.closest("input, textarea, select, [contenteditable]")) {
+    // Keys stay with what takes text; a focused radio button (a review's choice) leaves them to the page.
+    const typing = target.closest && target.closest("textarea, select, [contenteditable], input:not([type=radio]):not([type=checkbox])");
+    if (typing) {
       if (event.key === "Escape") target.blur();
       return;
     }
@@ -143,18 +236,22 @@ document.addEventListener("DOMContentLoaded", () => {
       }
       return;
     }
-    const go = (id) => { const link = document.getElementById(id); if (link) window.location.href = link.href; };
+    const go = async (id) => {
+      const link = document.getElementById(id);
+      if (!link) return;
+      await flushPending();
+      window.location.href = link.href;
+    };
     const mark = (verdict) => {
       const form = document.getElementById("case-review-form");
-      if (!form) return;
-      form.querySelector(`input[name="verdict"][value="${verdict}"]`).checked = true;
-      form.requestSubmit();
+      if (form) markLater(form, verdict);
     };
     const actions = {
-      j: () => (rows.length ? focusRow(1) : go("next-case")),
-      k: () => (rows.length ? focusRow(-1) : go("prev-case")),
+      j: () => (rows.length ? focusRow(1) : go(walk ? "queue-next" : "next-case")),
+      k: () => (rows.length ? focusRow(-1) : go(walk ? "queue-prev" : "prev-case")),
       c: () => mark("correct"),
       i: () => mark("incorrect"),
+      u: undo,
       "/": () => { const search = document.querySelector("input[data-search]"); if (search) search.focus(); },
       "?": toggleKeys,
       Escape: () => { keys.hidden = true; },
