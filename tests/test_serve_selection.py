@@ -1,8 +1,10 @@
 """Full runs against partial runs in `specengine serve`, from what each run recorded it selected.
 
 One project: a scripted agent on loopback, a spec of four evals (two labelled `smoke`), run by the
-real CLI twice: every case, then `--label smoke`. A third file is the second one as results were
-written before they recorded a selection, which the app still judges from what ran. One app over it.
+real CLI twice: every case, then `--label smoke`; before them, a full run of another file (a frozen
+spec, `frozen.yaml`), which is a line of its own on the chart. A further file is the second one as
+results were written before they recorded a selection, which the app still judges from what ran.
+One app over it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ def world(tmp_path_factory) -> Iterator[dict]:
         agent.script(lambda messages: "Sunny" if "Oslo" not in messages[-1]["content"] else "Rain")
         write_project(folder, endpoints={"agent": agent})
         write_spec(folder, "spec.yaml", SPEC)
+        write_spec(
+            folder, "frozen.yaml", "evals: [{name: oslo, send: weather in Oslo, expect: [{includes: Sunny}]}]"
+        )
+        cli = run_cli(["run", "frozen.yaml", "-o", f"{RUNS}/frozen.json"], cwd=folder)
+        assert cli.exit_code == 1, cli.output
+        frozen = json.loads((folder / RUNS / "frozen.json").read_text("utf-8"))["run_id"]
         ids = []
         for args in ([], ["--label", "smoke"]):
             cli = run_cli(["run", "spec.yaml", "-o", f"{RUNS}/run{len(ids)}.json", *args], cwd=folder)
@@ -43,7 +51,7 @@ def world(tmp_path_factory) -> Iterator[dict]:
     older.update(run_id="0ld0f11e", started_at="2099-01-01T00:00:00Z")  # the newest, recording nothing
     (folder / RUNS / "older.json").write_text(json.dumps(older), "utf-8")
     with AppServer(folder) as app:
-        yield {"app": app, "full": ids[0], "label": ids[1], "older": "0ld0f11e"}
+        yield {"app": app, "full": ids[0], "label": ids[1], "older": "0ld0f11e", "frozen": frozen}
 
 
 def test_the_api_marks_the_label_run_partial_with_its_reason(world):
@@ -91,7 +99,7 @@ def test_the_runs_page_shows_why_a_run_is_partial_and_keeps_it_off_the_line(worl
     )
     chart = re.search(r'<svg id="pass-rate-chart".*?</svg>', page, re.S)
     assert chart is not None
-    assert chart.group(0).count("<circle") == 1 and chart.group(0).count('<rect class="mark partial"') == 2
+    assert chart.group(0).count("<circle") == 2 and chart.group(0).count('<rect class="mark partial"') == 2
     assert "<title>" in chart.group(0) and "partial: --label smoke (2 cases)</title>" in chart.group(0)
     assert 'id="partial-note">2 partial runs' in page
 
@@ -105,3 +113,18 @@ def test_the_run_page_and_its_json_say_what_the_run_selected(world):
     assert 'id="coverage"' not in client.get(f"/runs/{world['full']}").text
     answer = client.get(f"/api/runs/{world['label']}").json()
     assert answer["selection"]["labels"] == ["smoke"] and answer["selection"]["selected_cases"] == 2
+
+
+def test_a_full_run_of_other_files_is_a_line_of_its_own(world):
+    page = world["app"].client.get("/").text
+    chart = re.search(r'<svg id="pass-rate-chart".*?</svg>', page, re.S)
+    assert chart is not None
+    main = re.search(r'<path class="rate" d="([^"]*)"', chart.group(0))
+    other = re.search(r'<path class="rate other" d="([^"]*)" data-ran="frozen.yaml">', chart.group(0))
+    assert main is not None and other is not None
+    assert main.group(1).count("M") == 1 and "L" not in main.group(1)  # the one full run of spec.yaml
+    assert other.group(1).count("M") == 1  # the frozen spec's 0% never drags the suite's line
+    assert chart.group(0).count('<circle class="dot other"') == 1
+    assert "ran frozen.yaml: a line of its own" in chart.group(0)
+    assert re.search(r'id="other-lines">Full runs of other files are lines of their own \(dashed\): '
+                     r'<span class="mono">frozen.yaml</span>', page)  # fmt: skip

@@ -10,6 +10,11 @@ with its reason, and the page can hide them. Results files record what their run
 (`results.selection`), which makes this exact. Files written before that record existed fall back
 on what ran: such a run is partial when it ran a part of what the full run before it ran (no spec
 the earlier run lacked, and fewer cases); a shard among them says so in its `shard`.
+
+A full run joins a line only with runs that ran the same selection (the paths it was given, from
+`selection`; the spec files that ran, for older files): a full run of other files, such as a frozen
+spec, is a point of its own line, never a drop in the suite's. The line with the most runs is the
+main one; each other is drawn apart and named.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ class RatePoint:
     cases: int = 0
     recorded: Coverage | None = None  # from the run's recorded selection; None: guessed from what ran
     coverage: Coverage = GUESSED_FULL  # as `mark_partial` found it
+    ran: str = ""  # what the run was given to run (`line_key`): full runs join a line only when equal
 
     @property
     def full(self) -> bool:
@@ -54,6 +60,7 @@ class ChartDot:
     run_id: str
     title: str
     full: bool = True
+    main: bool = True  # on the main line (False: a full run of other files, on a line of its own)
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,7 @@ class Chart:
     bottom: float
     ticks: tuple[Tick, ...] = ()
     partial: int = 0  # partial runs drawn (or hidden, when the page hides them)
+    others: tuple[tuple[str, str], ...] = ()  # (SVG path, what its runs ran) of each line of other files
 
 
 def recorded_coverage(selection: str | None, shard: str | None, cases: int) -> Coverage | None:
@@ -89,6 +97,16 @@ def recorded_coverage(selection: str | None, shard: str | None, cases: int) -> C
         if isinstance(split, dict):
             return Coverage(PARTIAL, f"--shard {split.get('index')}/{split.get('count')}")
     return None
+
+
+def line_key(selection: str | None, specs: str | None) -> str:
+    """What a run was given to run, for telling its trend line: the paths of its recorded selection,
+    else (older files) the spec files that ran; as one text, sorted."""
+    found: Any = json.loads(selection) if selection else None
+    paths = found.get("paths") if isinstance(found, dict) else None
+    if not isinstance(paths, list):
+        paths = json.loads(specs) if specs else []
+    return " ".join(sorted(str(path) for path in paths)) if isinstance(paths, list) else ""
 
 
 def mark_partial(points: Sequence[RatePoint]) -> list[RatePoint]:
@@ -140,8 +158,23 @@ def pass_rate_chart(points: Sequence[RatePoint], *, show_partial: bool = True) -
         )
         for i, p in enumerate(rated)
     )
-    joined = [d for d in dots if d.full]
-    line = " ".join(f"{'M' if i == 0 else 'L'}{d.x},{d.y}" for i, d in enumerate(joined))
+    lines: dict[str, list[ChartDot]] = {}
+    for point, dot in zip(rated, dots, strict=True):
+        if dot.full:
+            lines.setdefault(point.ran, []).append(dot)
+    main_key = max(lines, key=lambda key: (len(lines[key]), lines[key][-1].x), default="")
+    dots = tuple(
+        replace(dot, main=False, title=f"{dot.title} · ran {point.ran or 'other files'}: a line of its own")
+        if dot.full and point.ran != main_key
+        else dot
+        for point, dot in zip(rated, dots, strict=True)
+    )
+
+    def path(joined: Sequence[ChartDot]) -> str:
+        return " ".join(f"{'M' if i == 0 else 'L'}{d.x},{d.y}" for i, d in enumerate(joined))
+
+    line = path(lines.get(main_key, []))
+    others = tuple((path(found), key or "other files") for key, found in lines.items() if key != main_key)
     grid = tuple((y_of(rate), label) for rate, label in ((1.0, "100%"), (0.5, "50%"), (0.0, "0%")))
     count = min(MAX_TICKS, len(rated))
     picks = sorted({round(i * (len(rated) - 1) / (count - 1)) for i in range(count)}) if count > 1 else [0]
@@ -156,4 +189,5 @@ def pass_rate_chart(points: Sequence[RatePoint], *, show_partial: bool = True) -
         bottom=HEIGHT - 6,
         ticks=tuple(_tick(rated[i].started_at, dots[i].x) for i in picks),
         partial=sum(1 for p in points if p.rate is not None and not p.full),
+        others=others,
     )

@@ -20,7 +20,7 @@ from specengine.index.paging import page_of
 from specengine.report.facts import failure_headline
 from specengine.review.agreement import MIN_REVIEWED
 from specengine.review.verdicts import review_counts
-from specengine.serve.charts import RatePoint, pass_rate_chart, recorded_coverage
+from specengine.serve.charts import RatePoint, line_key, pass_rate_chart, recorded_coverage
 from specengine.serve.export import cases_csv
 from specengine.serve.jobs import file_stem
 from specengine.serve.listing import REVIEW_CHOICES, listing
@@ -62,6 +62,7 @@ def runs_page(request: Request) -> HTMLResponse:
             suite_rates.get(item.row["run_id"]) if suite else item.row["pass_rate"],
             cases=item.row["suite_cases"] if suite else item.row["cases"],
             coverage=item.coverage,
+            ran=line_key(item.row["selection"], item.row["specs"]),
         )
         for item in reversed(runs)
     ]
