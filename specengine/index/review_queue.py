@@ -20,7 +20,7 @@ from typing import Any
 
 from specengine.index.paging import page_of
 from specengine.index.queue_rank import BORDERLINE, TIERS, Overturns, is_borderline, rank_key, tier
-from specengine.results.trend import GOOD, RunOutcome, trend
+from specengine.results.trend import GOOD, WINDOW, RunOutcome, trend
 
 PAGE_SIZE = 50
 KINDS = TIERS
@@ -84,11 +84,13 @@ WHERE l.previous_run IS NOT NULL AND l.status IN ('failed', 'error')
   AND NOT EXISTS (SELECT 1 FROM reviews v WHERE v.case_id = l.case_id AND v.transcript = l.transcript)
 """
 
+# Every run of the same spec of each case failing in its newest run: read from one covering index
+# (cases_by_shape), put in time order in Python (runs are few), so the queue stays fast at scale.
 _RUNS_OF_FAILING = """
-SELECT c.case_id, c.run_id, r.name, c.status, c.passed_trials, c.n_trials, c.shape
-FROM latest l JOIN cases c ON c.case_id = l.case_id JOIN runs r ON r.run_id = c.run_id
+SELECT c.case_id, c.run_id, c.status, c.passed_trials, c.n_trials, c.shape
+FROM latest l CROSS JOIN cases n ON n.run_id = l.run_id AND n.case_id = l.case_id
+CROSS JOIN cases c ON c.case_id = l.case_id AND c.shape = n.shape
 WHERE l.previous_run IS NOT NULL AND l.status IN ('failed', 'error')
-ORDER BY c.case_id, r.started_at, r.written_ns, c.run_id
 """
 
 _DOUBTFUL = """
@@ -123,11 +125,21 @@ WHERE k.matcher = 'judge' AND k.status IN ('passed', 'failed')
 """
 
 
-def _histories(conn: sqlite3.Connection) -> dict[str, list[sqlite3.Row]]:
-    """Every run of each case failing in its newest run, oldest first (for results/trend.py)."""
-    found: dict[str, list[sqlite3.Row]] = {}
+def _histories(conn: sqlite3.Connection) -> dict[str, list[dict[str, Any]]]:
+    """The last WINDOW runs of the same spec of each case failing in its newest run, oldest first,
+    each with its run's name: all that results/trend.py reads."""
+    runs = {
+        row["run_id"]: ((row["started_at"], row["written_ns"], row["run_id"]), row["name"])
+        for row in conn.execute("SELECT run_id, started_at, written_ns, name FROM runs")
+    }
+    found: dict[str, list[dict[str, Any]]] = {}
     for row in conn.execute(_RUNS_OF_FAILING):
-        found.setdefault(row["case_id"], []).append(row)
+        entry = dict(row)
+        entry["name"] = runs[row["run_id"]][1]
+        found.setdefault(row["case_id"], []).append(entry)
+    for case_id, entries in found.items():
+        entries.sort(key=lambda entry: runs[entry["run_id"]][0])
+        found[case_id] = entries[-WINDOW:]
     return found
 
 

@@ -49,6 +49,7 @@ CREATE TABLE cases (
   PRIMARY KEY (run_id, case_id)
 );
 CREATE INDEX cases_by_id ON cases (case_id, transcript);
+CREATE INDEX cases_by_shape ON cases (case_id, shape, run_id, status, passed_trials, n_trials);  -- a case's runs of one spec (the queue's regressions)
 
 CREATE TABLE checks (
   run_id TEXT NOT NULL,
