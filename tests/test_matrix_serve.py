@@ -58,6 +58,17 @@ def test_the_run_page_leads_to_the_matrix_page(world):
     assert "0 cases match" in filtered and 'id="matrix-view"' in filtered
     matrix = client.get(f"/runs/{run}/matrix")
     assert matrix.status_code == 200
+    # a cell column and a cell filter tell the cells' cases of one question apart
+    offered = page.split('name="cell"')[1].split("</select>")[0]
+    assert re.findall(r"<option>([^<]+)</option>", offered) == sorted(CELLS)
+    assert (
+        page.count('<td class="mono cell">') == 4 * len(QUESTIONS)
+        and '<th class="col-cell">Cell</th>' in page
+    )
+    one = client.get(f"/runs/{run}", params={"cell": "llama · hi"}).text
+    assert f"{len(QUESTIONS)} cases match" in one
+    assert re.findall(r'<td class="mono cell">([^<]+)</td>', one) == ["llama · hi"] * len(QUESTIONS)
+    assert 'name="cell"' not in client.get(f"/runs/{world['plain']}").text
     assert 'id="cells-table"' in matrix.text and all(cell in matrix.text for cell in CELLS)
     assert len(re.findall(r'<tr class="matrixrow"', matrix.text)) == 6
     # each cell links to that case in that cell
@@ -84,7 +95,12 @@ def test_the_cells_table_and_the_rows(world):
     figures = {row[0]: row for row in found["table"]["rows"]}
     assert figures["gpt · hi"][1:6] == ["100.0%", "61–100%", "6", "0", "0"]
     assert figures["llama · formal"][1:6] == ["66.7%", "30–90%", "4", "2", "0"]
-    assert figures["gpt · hi"][9:] == ["720", "0.0027"] and figures["llama · hi"][9:] == ["360", "0.00021"]
+    assert figures["gpt · hi"][9:11] == ["720", "0.0027"] and figures["llama · hi"][9:11] == [
+        "360",
+        "0.00021",
+    ]
+    assert found["table"]["columns"][-1] == "after review"  # nothing reviewed yet: the engine's rate
+    assert [row[-1] for row in found["table"]["rows"]] == [row[1] for row in found["table"]["rows"]]
     assert [row["case"] for row in found["rows"]] == QUESTIONS  # the plan's order
     assert found["differing"] == 2
     fifth = found["rows"][4]
@@ -143,6 +159,12 @@ def test_reviews_are_kept_per_cell(world):
         ("llama · hi", "changed"),
     ]
     assert "✎ after review: passed" in page
+    figures = {row[0]: row for row in _matrix(world)["table"]["rows"]}
+    assert figures["gpt · hi"][-1] == figures["gpt · hi"][1]  # the cells' rates after reviews
+    assert (figures["llama · hi"][1], figures["llama · hi"][-1]) == ("66.7%", "83.3%")
+    runs = client.get("/").text  # and the runs list's
+    row = re.search(r'data-run="' + run + r'">.*?</tr>', runs, re.S)
+    assert row is not None and re.search(r'<td class="num after-review">[0-9.]+%</td>', row.group(0))
     # the same question in another cell: not reviewed
     other = client.get(f"/runs/{run}/case", params={"id": f"{FIFTH} @ gpt · hi"}).text
     assert "q5 has two answers" not in other and "not reviewed" in other

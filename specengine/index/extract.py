@@ -77,6 +77,7 @@ class CaseRow:
     reply: str
     transcript: str  # fingerprint of what a reviewer reads
     shape: str  # fingerprint of the case's checks: a changed spec changes it
+    cell: str | None  # the matrix cell the case ran in; None outside a matrix run
     document: bytes  # the case's whole entry, JSON compressed with zlib
 
 
@@ -250,6 +251,7 @@ def _case_row(run_id: str, position: int, case: dict[str, Any]) -> CaseRow:
         reply=last_reply(case),
         transcript=transcript_fingerprint(case),
         shape=check_shape(plain),
+        cell=str(case["cell"]) if isinstance(case.get("cell"), str) else None,
         document=compress(case),
     )
 

@@ -31,6 +31,7 @@ class CaseFilter:
     kind: str | None = None  # a check kind (matcher) the case has
     text: str | None = None  # in the case id, its reason, its reply and its transcripts
     reviewed: str | None = None  # "yes", "no" or "overridden"
+    cell: str | None = None  # a matrix run's cell
 
 
 def run_list(conn: sqlite3.Connection, *, suite: str | None = None) -> list[sqlite3.Row]:
@@ -57,7 +58,7 @@ def run_row(conn: sqlite3.Connection, run_id: str) -> sqlite3.Row | None:
 
 
 def run_facets(conn: sqlite3.Connection, run_id: str) -> dict[str, list[str]]:
-    """The values the run page's filters offer: the run's suites, labels and check kinds."""
+    """The values the run page's filters offer: the run's suites, labels, check kinds and cells."""
     suites = [
         r[0]
         for r in conn.execute("SELECT DISTINCT suite FROM cases WHERE run_id = ? ORDER BY suite", (run_id,))
@@ -76,7 +77,13 @@ def run_facets(conn: sqlite3.Connection, run_id: str) -> dict[str, list[str]]:
             (run_id,),
         )
     ]
-    return {"suites": suites, "labels": labels, "kinds": kinds}
+    cells = [
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT cell FROM cases WHERE run_id = ? AND cell IS NOT NULL ORDER BY cell", (run_id,)
+        )
+    ]
+    return {"suites": suites, "labels": labels, "kinds": kinds, "cells": cells}
 
 
 @lru_cache(maxsize=4096)
@@ -111,6 +118,9 @@ def run_cases(conn: sqlite3.Connection, run_id: str, where: CaseFilter) -> list[
     if where.suite:
         clauses.append("c.suite = ?")
         params.append(where.suite)
+    if where.cell:
+        clauses.append("c.cell = ?")
+        params.append(where.cell)
     if where.label:
         clauses.append("EXISTS (SELECT 1 FROM json_each(c.labels) j WHERE j.value = ?)")
         params.append(where.label)

@@ -46,6 +46,7 @@ CREATE TABLE cases (
   reply TEXT NOT NULL,                -- the agent's last reply (first trial)
   transcript TEXT NOT NULL,           -- fingerprint of the transcripts (reviews attach to it)
   shape TEXT NOT NULL,                -- fingerprint of the case's checks (changes with the spec)
+  cell TEXT,                          -- the matrix cell it ran in; NULL outside a matrix run
   PRIMARY KEY (run_id, case_id)
 );
 CREATE INDEX cases_by_id ON cases (case_id, transcript);

@@ -193,7 +193,8 @@ def case_suite(case: dict) -> str:
 
 
 def case_title(case: dict) -> str:
-    """The eval name plus its row id, the short name a person recognises."""
+    """The eval name plus its row id, the short name a person recognises; in a matrix run with its
+    cell (`greets @ gpt-4o`), or the cells' four cases of one eval would read alike."""
     name = case.get("eval")
     if not isinstance(name, str) or not name:
         name = str(case.get("id", "")).split("::", 1)[-1]
@@ -201,7 +202,11 @@ def case_title(case: dict) -> str:
     row = case.get("row")
     if isinstance(row, dict):
         row = row.get("id")
-    return f"{name}[{row}]" if row not in (None, "") and f"[{row}]" not in name else name
+    title = f"{name}[{row}]" if row not in (None, "") and f"[{row}]" not in name else name
+    cell = case.get("cell")
+    return (
+        f"{title} @ {cell}" if isinstance(cell, str) and cell and not title.endswith(f" @ {cell}") else title
+    )
 
 
 def as_int(value: Any) -> int | None:

@@ -77,7 +77,7 @@ def matrix_view(results: Mapping[str, Any], summary: Mapping[str, Any] | None = 
         key = base_case_id(case_id, cell)
         row = by_case.setdefault(key, [None] * len(names))
         row[column[cell]] = MatrixCell(str(case.get("status")), _score(case), case_id)
-        titles.setdefault(key, case_title({**case, "id": key}))
+        titles.setdefault(key, case_title({**case, "id": key, "cell": None}))  # a row spans the cells
     figures = (summary or {}).get("cells") or cell_figures(results, cases)
     return MatrixView(
         cells=tuple(plain_text(name) for name in names),

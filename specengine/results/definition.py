@@ -41,8 +41,11 @@ def _plain(value: Any) -> Any:
         return {str(key): _plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(item) for item in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
+    if value is None or isinstance(value, bool):
         return value
+    for kind in (int, float, str):  # the loader's located scalars are subclasses: plain ones dump
+        if isinstance(value, kind):
+            return kind(value)
     return str(value)
 
 

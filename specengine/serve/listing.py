@@ -16,7 +16,7 @@ from specengine.index import queries
 from specengine.review.verdicts import CaseReviews
 from specengine.serve import sorting
 
-FILTER_KEYS = ("q", "status", "suite", "label", "kind", "reviewed")
+FILTER_KEYS = ("q", "status", "suite", "label", "kind", "reviewed", "cell")
 REVIEW_CHOICES = (("yes", "Reviewed"), ("no", "Not reviewed"), ("overridden", "Overridden by a reviewer"))
 
 
@@ -68,6 +68,7 @@ def listing(
         kind=filters.get("kind"),
         text=filters.get("q"),
         reviewed=filters.get("reviewed"),
+        cell=filters.get("cell"),
     )
     rows: list[Any] = [
         row

@@ -10,7 +10,7 @@ cell (`… @ gpt · hi`), so a review made in one cell is that cell's alone, and
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
@@ -18,8 +18,10 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
+from specengine.report.facts import format_rate
 from specengine.report.matrix_view import MatrixRow, MatrixView, matrix_view, sort_rows
 from specengine.review.verdicts import CaseReviews
+from specengine.serve.after_review import cell_rates_after_review
 from specengine.serve.state import AppState
 from specengine.serve.templating import render
 
@@ -79,6 +81,12 @@ class _Loaded:
     rows: list[MatrixRow]
 
 
+def with_rates_after_review(view: MatrixView, rates: Mapping[str, float | None]) -> MatrixView:
+    """The cells' table with a column of each cell's pass rate after reviews (serve/after_review.py)."""
+    figures = tuple((*row, format_rate(rates.get(row[0]))) for row in view.figures)
+    return replace(view, columns=(*view.columns, "after review"), figures=figures)
+
+
 def _load(request: Request) -> _Loaded:
     state: AppState = request.app.state.serve
     run_id = request.path_params["run_id"]
@@ -89,6 +97,7 @@ def _load(request: Request) -> _Loaded:
     view = matrix_view(results, results.get("summary"))
     if view is None:
         raise HTTPException(404, f"run {run_id} has no matrix: its cases have no cells")
+    view = with_rates_after_review(view, cell_rates_after_review(results.get("cases") or (), reviews))
     query = matrix_query(request.query_params, len(view.cells))
     return _Loaded(run, view, reviews, query, shown_rows(view, query))
 

@@ -20,6 +20,7 @@ from specengine.index.paging import page_of
 from specengine.report.facts import failure_headline
 from specengine.review.agreement import MIN_REVIEWED
 from specengine.review.verdicts import review_counts
+from specengine.serve.after_review import run_rate_after_review
 from specengine.serve.charts import RatePoint, line_key, pass_rate_chart, recorded_coverage
 from specengine.serve.export import cases_csv
 from specengine.serve.jobs import file_stem
@@ -48,6 +49,17 @@ def runs_page(request: Request) -> HTMLResponse:
         runs = state.run_summaries(conn, suite)
         suites = queries.all_suites(conn)
         problems = state.index.problems(conn)
+        changed = [
+            item.row["run_id"]
+            for item in runs
+            if item.reviews["overridden"] or item.reviews["check_overrides"]
+        ]
+        reviewed = queries.reviews_by_run(conn, changed) if changed and not suite else {}
+    after_review = {
+        item.row["run_id"]: run_rate_after_review(item.row, reviewed.get(item.row["run_id"], {}))
+        for item in runs
+        if item.reviews["reviewed"] and not suite
+    }
     suite_rates = {}
     if suite:
         for item in runs:
@@ -75,6 +87,7 @@ def runs_page(request: Request) -> HTMLResponse:
         suites=suites,
         suite=suite,
         suite_rates=suite_rates,
+        after_review=after_review,
         specs_of={item.row["run_id"]: json.loads(item.row["specs"]) for item in runs},
         chart=pass_rate_chart(points, show_partial=show_partial),
         show_partial=show_partial,
@@ -131,7 +144,7 @@ def run_page(request: Request) -> HTMLResponse:
             )
         ],
         review_counts=review_counts(reviews.values()),
-        human_rate=_human_rate(run, reviews) if reviews else None,
+        human_rate=run_rate_after_review(run, reviews) if reviews else None,
         facets=facets,
         filters=filters,
         list_query=listed.filters,
@@ -150,16 +163,6 @@ def run_page(request: Request) -> HTMLResponse:
         matrix=matrix,
         coverage=recorded_coverage(run["selection"], run["shard"], run["cases"]),
     )
-
-
-def _human_rate(run: Any, reviews: dict[str, Any]) -> float | None:
-    """The pass rate with every review applied: case overrides, and check overrides that turn a
-    gate around and with it the case (`review.verdicts.outcome_after_review`)."""
-    passed, ran = run["passed"], run["passed"] + run["failed"] + run["errored"]
-    for item in reviews.values():
-        if item.changed:
-            passed += (item.outcome == "passed") - (item.status == "passed")
-    return passed / ran if ran else None
 
 
 def case_page(request: Request) -> HTMLResponse:
