@@ -82,9 +82,12 @@ def check_mapping(check: Check, variables: Mapping[str, Any]) -> dict[str, Any]:
 
 def definition_text(written: Mapping[str, Any]) -> str:
     """One line of flow YAML: `{contains: refund, not: true}`."""
-    text = yaml.safe_dump(
-        dict(written), default_flow_style=True, width=1_000_000, sort_keys=False, allow_unicode=True
-    )
+    try:
+        text = yaml.safe_dump(
+            dict(written), default_flow_style=True, width=1_000_000, sort_keys=False, allow_unicode=True
+        )
+    except yaml.YAMLError:  # a value YAML cannot write: JSON, which writes anything as text
+        text = json.dumps(written, ensure_ascii=False, default=str)
     return text.strip()
 
 
