@@ -165,9 +165,10 @@ def test_every_report_shows_the_simulated_user_and_why_the_conversation_ended(
         "--format",
         "github",
     )
-    stopped = "stopped: goal_reached after 2 simulated turns (simulator sim-model-1)"
+    said = "(the simulated user said the goal was reached)"  # its claim; the checks failed the case
+    stopped = f"stopped: goal_reached {said} after 2 simulated turns (simulator sim-model-1)"
     assert "user:     Dana, a customer whose order ORD-123 arrived late." in run.cli.stdout
-    assert "stopped:  goal_reached after 2 simulated turns (simulator sim-model-1)" in run.cli.stdout
+    assert f"stopped:  goal_reached {said} after 2 simulated turns (simulator sim-model-1)" in run.cli.stdout
     assert re.search(r"simulator: 3 calls, 0 cache hits, 180 tokens", run.cli.stdout), run.cli.stdout
     annotations = [line for line in run.cli.stdout.splitlines() if line.startswith("::error")]
     assert annotations and all(f"%0A{stopped}" in line for line in annotations)
@@ -180,7 +181,7 @@ def test_every_report_shows_the_simulated_user_and_why_the_conversation_ended(
         out.text or ""
     )
     markdown = (tmp_path / "out/m.md").read_text(encoding="utf-8")
-    assert "stopped: goal\\_reached after 2 simulated turns (simulator sim-model-1) — " in markdown
+    assert f"stopped: goal\\_reached {said} after 2 simulated turns (simulator sim-model-1) — " in markdown
     assert "simulator: 3 calls, 0 cache hits" in markdown
     html = (tmp_path / "out/r.html").read_text(encoding="utf-8")
     assert '"stop_reason":"goal_reached"' in html and '"simulated":true' in html

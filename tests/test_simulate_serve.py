@@ -46,13 +46,29 @@ def test_the_case_page_shows_the_simulated_user_and_freezes_the_conversation(tmp
         (tmp_path / "spec.yaml").write_text(SPEC, encoding="utf-8")
         ran = run_cli(["run", "spec.yaml"], cwd=tmp_path)
         assert ran.exit_code == 1, ran.output
+        # the same run as a spec with a `first_message` writes it: its opening sent as written
+        [written] = (tmp_path / ".specengine" / "runs").glob("*.json")
+        opened = json.loads(written.read_text(encoding="utf-8"))
+        first = next(m for m in opened["cases"][0]["trials"][0]["transcript"] if m["role"] == "user")
+        assert first["simulated"] is True and first.pop("simulator")
+        opened["run_id"] = "0pen1ng0"
+        (written.parent / "opening.json").write_text(json.dumps(opened), encoding="utf-8")
         with AppServer(tmp_path) as app:
-            run_id = app.client.get("/api/runs").json()["runs"][0]["run_id"]
+            run_id = next(
+                r["run_id"] for r in app.client.get("/api/runs").json()["runs"] if r["run_id"] != "0pen1ng0"
+            )
             page = app.client.get(f"/runs/{run_id}/case", params={"id": CASE}).text
             assert 'id="simulated-user">Dana &lt;b&gt;, a customer.' in page
             assert 'data-stop="goal_reached"' in page and "after 2 simulated turns (simulator sim-x)" in page
+            # the simulated user's word beside the checks' verdict: a claim, not the outcome
+            assert (
+                '<span class="claim" id="goal-claim">· the simulated user said the goal was reached;'
+                " the checks say failed</span>" in page
+            )
             assert "Hi &lt;script&gt;x&lt;/script&gt;" in page and "<script>x</script>" not in page
             assert page.count("user · simulated") == 2
+            opening = app.client.get("/runs/0pen1ng0/case", params={"id": CASE}).text
+            assert opening.count("user · opening, as written") == 1 and opening.count("user · simulated") == 1
             frozen = app.client.post(
                 f"/runs/{run_id}/freeze",
                 data={"case": CASE},
@@ -64,7 +80,18 @@ def test_the_case_page_shows_the_simulated_user_and_freezes_the_conversation(tmp
             again = app.client.post(
                 f"/runs/{run_id}/freeze", data={"case": CASE}, headers={"Origin": app.url}
             )
-            assert again.status_code == 400 and "exists" in again.text
+            # frozen before: the page offers what the command line would (replace it), no dead end
+            assert (
+                again.status_code == 409 and "frozen/spec-refund.yaml</code> already holds" in again.text
+            ), again.text[-1500:]
+            assert 'name="replace" value="1"' in again.text and 'id="freeze-replace"' in again.text
+            replaced = app.client.post(
+                f"/runs/{run_id}/freeze",
+                data={"case": CASE, "replace": "1"},
+                headers={"Origin": app.url},
+                follow_redirects=True,
+            )
+            assert replaced.status_code == 200 and 'id="frozen"' in replaced.text
         path = tmp_path / "frozen" / "spec-refund.yaml"
         assert run_cli(["validate", str(path)], cwd=tmp_path).exit_code == 0
         write_project(tmp_path, endpoints={"agent": agent.endpoint()})  # no simulator any more

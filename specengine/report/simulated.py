@@ -12,12 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-STOP_WORDS = {
-    "goal_reached": "the simulated user reached its goal",
-    "gave_up": "the simulated user gave up",
-    "max_turns": "the simulated user ran out of turns (max_turns)",
-    "agent_error": "the agent failed",
-    "simulator_error": "the simulator failed",
+# What a stop reason claims, when the simulated user claimed it: its word, not the checks' verdict.
+CLAIMS = {
+    "goal_reached": "the simulated user said the goal was reached",
+    "gave_up": "the simulated user said it gave up",
 }
 
 
@@ -27,12 +25,21 @@ def simulation_of(case: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return simulation if isinstance(simulation, Mapping) else None
 
 
+def user_claim(simulation: Mapping[str, Any]) -> str | None:
+    """Who said the conversation ended as it did, when the simulated user said it: a claim, which
+    the checks may contradict (a case can fail after its simulated user said the goal was reached)."""
+    return CLAIMS.get(str(simulation.get("stop_reason")))
+
+
 def stop_text(simulation: Mapping[str, Any]) -> str:
-    """`stopped: goal_reached after 2 simulated turns (simulator gpt-4o-mini)`."""
+    """`stopped: goal_reached (the simulated user said the goal was reached) after 2 simulated turns
+    (simulator gpt-4o-mini)`."""
     turns = simulation.get("turns", 0)
     count = f"{turns} simulated turn{'' if turns == 1 else 's'}"
     by = f" (simulator {simulation['simulator']})" if simulation.get("simulator") else ""
-    return f"stopped: {simulation.get('stop_reason')} after {count}{by}"
+    claim = user_claim(simulation)
+    said = f" ({claim})" if claim else ""
+    return f"stopped: {simulation.get('stop_reason')}{said} after {count}{by}"
 
 
 def is_simulated(message: Mapping[str, Any]) -> bool:

@@ -7,6 +7,7 @@ without waiting for a script. Forms post to the same actions as the JSON API (`s
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
@@ -18,6 +19,7 @@ from specengine.errors import UsageError
 from specengine.index import queries
 from specengine.index.paging import page_of
 from specengine.report.facts import failure_headline
+from specengine.report.simulated import stop_text, user_claim
 from specengine.review.agreement import MIN_REVIEWED
 from specengine.review.verdicts import review_counts
 from specengine.serve.after_review import run_rate_after_review
@@ -201,6 +203,8 @@ def case_page(request: Request) -> HTMLResponse:
         previous_case=before,
         next_case=after,
         frozen=request.query_params.get("frozen"),
+        stopped=stop_text(case["simulation"]).removeprefix("stopped: ") if case.get("simulation") else None,
+        claim=user_claim(case["simulation"]) if case.get("simulation") else None,
         matrix_back=matrix_link(run_id, request.query_params.get("matrix", "")),
         walk=walk,
     )
@@ -259,11 +263,26 @@ async def freeze_form(request: Request) -> Response:
 
     state = _state(request)
     run_id = request.path_params["run_id"]
-    case_id = (await _form(request)).get("case", "")
+    form = await _form(request)
+    case_id, replace = form.get("case", ""), form.get("replace") == "1"
     try:
-        path = await run_in_threadpool(state.freeze, run_id, case_id)
+        path = await run_in_threadpool(state.freeze, run_id, case_id, replace)
     except UsageError as exc:
-        raise HTTPException(400, " ".join(exc.lines)) from None
+        said = " ".join(exc.lines)
+        if " exists; " in said and not replace:  # frozen before: offer to replace it, here
+            target = Path(said.removeprefix("error: ").split(" exists; ")[0])
+            shown = target.relative_to(state.project) if target.is_relative_to(state.project) else target
+            answer = page(
+                request,
+                "freeze_exists.html.j2",
+                "Frozen before",
+                run_id=run_id,
+                case_id=case_id,
+                target=shown,
+            )
+            answer.status_code = 409
+            return answer
+        raise HTTPException(400, said) from None
     return RedirectResponse(
         f"/runs/{run_id}/case?{urlencode({'id': case_id, 'frozen': str(path)})}", status_code=303
     )

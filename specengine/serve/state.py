@@ -131,14 +131,17 @@ class AppState:
             config=run["config"] if run["config"] and not run["config"].startswith(("{", "[")) else None,
         )
 
-    def freeze(self, run_id: str, case_id: str) -> Path:
+    def freeze(self, run_id: str, case_id: str, replace: bool = False) -> Path:
         """Freeze a case's simulated conversation into a scripted eval (run/freeze_session.py) beside
-        its spec; the new file's path, relative to the project. UsageError when it cannot be."""
+        its spec (`replace`: over a file frozen before); the new file's path, relative to the
+        project. UsageError when it cannot be."""
         from specengine.run.freeze_session import freeze_case
 
         with self.db() as conn:
             run = self.run(conn, run_id)
-        frozen = freeze_case(self.index.runs_folder / run["file"], case_id, folder=self.project)
+        frozen = freeze_case(
+            self.index.runs_folder / run["file"], case_id, folder=self.project, overwrite=replace
+        )
         return (
             frozen.path.relative_to(self.project) if frozen.path.is_relative_to(self.project) else frozen.path
         )
