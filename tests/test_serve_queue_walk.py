@@ -113,3 +113,47 @@ def test_in_a_browser_the_verdict_line_updates_in_place_and_c_can_be_undone(worl
     page.wait_for_url("**id=spec.yaml%3A%3Abeta*")
     added = _reviews(world)[before:]
     assert [(r["case"], r["check"], r["verdict"]) for r in added] == [(case("alpha"), None, "incorrect")]
+
+
+def test_in_a_browser_the_key_list_names_only_the_keys_a_page_answers(world, page_at):  # noqa: F811
+    url, run = world["app"].url, world["second"]
+    page = page_at(1280, 800)
+
+    def listed() -> list[str]:
+        page.keyboard.press("?")
+        keys = page.locator("#keys")
+        assert keys.is_visible()
+        shown = [k.inner_text() for k in keys.locator("dt kbd").all() if k.is_visible()]
+        page.keyboard.press("Escape")
+        return shown
+
+    page.goto(f"{url}/queue")
+    page.wait_for_load_state()
+    assert listed() == ["?"]
+    page.goto(f"{url}/runs/{run}")
+    page.wait_for_load_state()
+    assert listed() == ["j", "k", "Enter", "/", "?"]
+    page.goto(f"{url}/runs/{run}/case?id=spec.yaml%3A%3Asteady")
+    page.wait_for_load_state()
+    assert listed() == ["j", "k", "c", "i", "u", "/", "?"]
+
+
+def test_in_a_browser_compare_says_why_it_is_off_for_five_runs(world, page_at):  # noqa: F811
+    runs = world["folder"] / ".specengine" / "runs"  # three more runs: copies of the second
+    second = json.loads((runs / f"{world['second']}.json").read_text(encoding="utf-8"))
+    for number in range(3):
+        copy = {**second, "run_id": f"c0ffee0{number}", "started_at": f"2000-01-0{number + 1}T00:00:00Z"}
+        (runs / f"copy{number}.json").write_text(json.dumps(copy), encoding="utf-8")
+    page = page_at(1280, 800)
+    page.goto(world["app"].url + "/")
+    page.wait_for_load_state()
+    boxes = page.locator('input[name="run"]')
+    assert boxes.count() == 5
+    boxes.nth(0).check()
+    assert page.locator("#compare-count").inner_text() == "1 run selected: select one more"
+    for index in range(1, 5):
+        boxes.nth(index).check()
+    assert page.locator("#compare-button").is_disabled()
+    assert page.locator("#compare-count").inner_text() == "5 runs selected: compare takes at most four"
+    boxes.nth(4).uncheck()
+    assert page.locator("#compare-button").is_enabled()

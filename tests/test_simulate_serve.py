@@ -67,6 +67,9 @@ def test_the_case_page_shows_the_simulated_user_and_freezes_the_conversation(tmp
             )
             assert "Hi &lt;script&gt;x&lt;/script&gt;" in page and "<script>x</script>" not in page
             assert page.count("user · simulated") == 2
+            found = app.client.get(f"/runs/{run_id}", params={"q": "goal_reached"}).text
+            assert "1 case match" in found  # a stop reason is searched like a reply
+            assert "0 cases match" in app.client.get(f"/runs/{run_id}", params={"q": "gave_up"}).text
             opening = app.client.get("/runs/0pen1ng0/case", params={"id": CASE}).text
             assert opening.count("user · opening, as written") == 1 and opening.count("user · simulated") == 1
             frozen = app.client.post(

@@ -91,6 +91,9 @@ def _searchable(document: bytes) -> str:
     """Everything a person can read in a case entry, lower-cased: replies, tool calls, reasons."""
     case = json.loads(zlib.decompress(document))
     parts: list[str] = []
+    simulation = case.get("simulation")
+    if isinstance(simulation, dict):  # how a simulated conversation ended: `goal_reached`, `gave_up`
+        parts.append(str(simulation.get("stop_reason") or ""))
     for trial in case.get("trials") or ():
         for message in trial.get("transcript") or ():
             if isinstance(message, dict):

@@ -14,9 +14,13 @@ document.addEventListener("DOMContentLoaded", () => {
   const compare = document.getElementById("compare-button");
   if (compare) {
     const boxes = [...document.querySelectorAll('input[name="run"][form="compare-form"]')];
+    const count = document.getElementById("compare-count");
     const update = () => {
       const picked = boxes.filter((b) => b.checked).length;
       compare.disabled = picked < 2 || picked > 4;
+      // say why the button does nothing rather than leave it silently greyed out
+      count.textContent = picked > 4 ? `${picked} runs selected: compare takes at most four` :
+        picked === 1 ? "1 run selected: select one more" : picked ? `${picked} runs selected` : "";
     };
     boxes.forEach((box) => box.addEventListener("change", update));
     update();
@@ -215,6 +219,14 @@ document.addEventListener("DOMContentLoaded", () => {
     rows[next].querySelector("a.caselink").focus();  // Enter then opens it, and a screen reader follows
     rows[next].scrollIntoView({ block: "nearest" });
   };
+  // The key list names only the keys this page answers to.
+  const here = {
+    walk: rows.length > 0 || Boolean(document.getElementById("next-case") || document.getElementById("prev-case") || walk),
+    open: rows.length > 0,
+    mark: Boolean(document.getElementById("case-review-form")),
+    search: Boolean(document.querySelector("input[data-search]")),
+  };
+  for (const entry of keys.querySelectorAll("[data-keys]")) entry.hidden = !here[entry.dataset.keys];
   const toggleKeys = () => { keys.hidden = !keys.hidden; };
   const showKeys = document.getElementById("show-keys");
   if (showKeys) showKeys.addEventListener("click", toggleKeys);
