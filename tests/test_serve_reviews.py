@@ -241,7 +241,12 @@ def test_the_pass_rate_chart_has_a_dot_per_run_that_ran():
     )
     assert [d.run_id for d in chart.dots] == ["a", "c"]
     assert chart.dots[0].y < chart.dots[1].y and chart.line.startswith("M") and chart.first == "2024-01-01"
-    assert [(t.date, t.time) for t in chart.ticks] == [("Jan 1", "00:00"), ("Jan 3", "00:00")]
+    assert [(t.date, t.time, t.anchor) for t in chart.ticks] == [
+        ("Jan 1", "00:00", "start"),
+        ("Jan 3", "00:00", "end"),
+    ]
+    same_day = pass_rate_chart([RatePoint(n, n, f"2024-01-01T0{i}:00Z", 1.0) for i, n in enumerate("abc")])
+    assert [t.date for t in same_day.ticks] == ["Jan 1", "", ""]  # named once
 
 
 def test_reruns_and_runs_of_fewer_specs_are_partial_and_off_the_line():

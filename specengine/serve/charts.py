@@ -66,8 +66,9 @@ class ChartDot:
 @dataclass(frozen=True)
 class Tick:
     x: float
-    date: str  # `Dec 3`
+    date: str  # `Dec 3`; empty when the tick before it says the same day
     time: str  # `14:05`
+    anchor: str = "middle"  # the first tick's text starts at it and the last one's ends there: never cut
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,20 @@ def _tick(started_at: str, x: float) -> Tick:
     return Tick(x, f"{moment:%b} {moment.day}", f"{moment:%H:%M}")
 
 
+def _ticks(ticks: Sequence[Tick]) -> tuple[Tick, ...]:
+    """The axis labels: a day named once, at its first tick; the ends anchored inside the chart."""
+    shown = []
+    for index, tick in enumerate(ticks):
+        anchor = "middle"
+        if len(ticks) > 1 and index == 0:
+            anchor = "start"
+        elif len(ticks) > 1 and index == len(ticks) - 1:
+            anchor = "end"
+        repeated = index > 0 and ticks[index - 1].date == tick.date
+        shown.append(replace(tick, date="" if repeated else tick.date, anchor=anchor))
+    return tuple(shown)
+
+
 def pass_rate_chart(points: Sequence[RatePoint], *, show_partial: bool = True) -> Chart | None:
     """The chart for runs oldest first; None when no run has a pass rate."""
     rated = [p for p in points if p.rate is not None and (show_partial or p.full)]
@@ -187,7 +202,7 @@ def pass_rate_chart(points: Sequence[RatePoint], *, show_partial: bool = True) -
         first=rated[0].started_at[:10],
         last=rated[-1].started_at[:10],
         bottom=HEIGHT - 6,
-        ticks=tuple(_tick(rated[i].started_at, dots[i].x) for i in picks),
+        ticks=_ticks([_tick(rated[i].started_at, dots[i].x) for i in picks]),
         partial=sum(1 for p in points if p.rate is not None and not p.full),
         others=others,
     )
