@@ -157,3 +157,21 @@ def test_in_a_browser_compare_says_why_it_is_off_for_five_runs(world, page_at): 
     assert page.locator("#compare-count").inner_text() == "5 runs selected: compare takes at most four"
     boxes.nth(4).uncheck()
     assert page.locator("#compare-button").is_enabled()
+
+
+def test_a_case_review_and_a_check_review_that_disagree_are_said_to(world):  # noqa: F811
+    client, run, url = world["app"].client, world["second"], world["app"].url
+    check = next(c["name"] for c in client.get(f"/api/runs/{run}").json()["cases"][3]["checks"])
+    assert client.get(f"/api/runs/{run}").json()["cases"][3]["id"] == case("close")
+    for body in ({"check": check, "verdict": "incorrect"}, {"check": None, "verdict": "correct"}):
+        answer = client.post(
+            f"/api/runs/{run}/reviews", json={"case": case("close"), **body}, headers={"Origin": url}
+        )
+        assert answer.status_code == 201, answer.text
+    page = client.get(f"/runs/{run}/case", params={"id": case("close")}).text
+    assert (
+        '<dd id="review-conflict">The case review says it passed, and decides its outcome; the review of'
+        f" “{check}” says a gate failed, and counts for judge agreement.</dd>"
+    ) in page
+    alone = client.get(f"/runs/{run}/case", params={"id": case("steady")}).text
+    assert 'id="review-conflict"' not in alone
