@@ -77,6 +77,9 @@ def test_the_queue_the_history_compare_and_the_comment_agree(agent_server, tmp_p
             for name in ("breaks", "mends", "wavers", "edited")
         }
     assert labels == {"breaks": "regressed", "mends": "fixed", "wavers": "flaky", "edited": None}
+    with RunIndex(tmp_path).open() as conn:  # the history marks where the spec changed
+        edited = case_history(history_rows(conn, "spec.yaml::edited"))
+    assert [entry.spec_changed for entry in edited.entries] == [False, False, True]
 
     # the queue: only the agent's regression is one
     queue = json.loads(run_cli(["queue", "--dir", str(tmp_path), "--json"], cwd=tmp_path).stdout)

@@ -81,6 +81,7 @@ def history(request: Request) -> JSONResponse:
                     "passed_trials": entry.passed_trials,
                     "n_trials": entry.n_trials,
                     "flipped": entry.flipped,
+                    "spec_changed": entry.spec_changed,
                 }
                 for entry in strip.entries
             ],

@@ -67,6 +67,9 @@ class HistoryEntry:
     flipped: bool  # passed <-> failed since the previous run of the same spec
     current: bool
     shape: str = ""  # the fingerprint of the case's checks in that run
+    spec_changed: bool = (
+        False  # what defined the case (its checks, their judges) changed since the run before
+    )
 
     @property
     def partial(self) -> bool:
@@ -99,7 +102,7 @@ def case_history(rows: Sequence[Row], current: str | None = None) -> History:
     "Same spec" is judged from the results alone: the case's checks (names, matchers, turns) are
     fingerprinted at indexing; a flip across a change of them is a spec change, not flakiness.
     """
-    entries = []
+    entries: list[HistoryEntry] = []
     last_verdict: dict[str, str] = {}  # check shape -> last pass/fail
     for row in rows:
         status = row["status"]
@@ -117,6 +120,7 @@ def case_history(rows: Sequence[Row], current: str | None = None) -> History:
                 passed_trials=row["passed_trials"],
                 n_trials=row["n_trials"],
                 flipped=flipped,
+                spec_changed=bool(entries) and entries[-1].shape != row["shape"],
                 current=row["run_id"] == current,
                 shape=row["shape"],
             )
