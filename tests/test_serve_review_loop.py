@@ -325,6 +325,13 @@ def test_moving_a_judge_check_down_keeps_its_reviews_and_its_agreement_together(
     assert paris[0]["kappa_text"] == "too few reviews: n = 2 < 10"
     page = client.get("/agreement").text
     assert 'id="kappa-rule"' in page and "too few reviews: n = 3 &lt; 10" in page
+    pooled = re.search(r'<div class="sub" id="kappa-pooled">([^<]*)</div>', page)
+    counts = [a["reviewed"] for a in report["checks"]]
+    assert len(counts) > 1 and pooled is not None  # the headline says what it pools
+    assert pooled.group(1).startswith(
+        f"pooled over {len(counts)} judge checks (n = {', '.join(map(str, counts))})"
+    )
+    assert "2 of them with too few reviews to stand alone: read each judge's own kappa" in pooled.group(1)
     history = client.get("/api/cases/history", params={"id": PARIS}).json()
     assert [r["run_id"] for r in history["runs"]][-1] == moved
 
