@@ -103,3 +103,16 @@ def test_the_case_page_shows_the_simulated_user_and_freezes_the_conversation(tmp
         replayed = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["cases"][0]
         users = [m["content"] for m in replayed["trials"][0]["transcript"] if m["role"] == "user"]
         assert users == ["Hi <script>x</script>", "ORD-123, not ORD-456"]
+        # a run of the frozen spec links the conversation it was frozen from
+        (tmp_path / ".specengine" / "runs" / "of-frozen.json").write_text(
+            (tmp_path / "out.json").read_text(encoding="utf-8"), encoding="utf-8"
+        )
+        with AppServer(tmp_path) as app:
+            ran_frozen = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["run_id"]
+            page = app.client.get(f"/runs/{ran_frozen}/case", params={"id": replayed["id"]}).text
+            assert (
+                f'<a id="frozen-from" href="/runs/{run_id}/case?id=spec.yaml%3A%3Arefund">'
+                f"frozen from {CASE} in run {run_id}</a>"
+            ) in page
+            original = app.client.get(f"/runs/{run_id}/case", params={"id": CASE}).text
+            assert 'id="frozen-from"' not in original

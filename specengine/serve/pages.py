@@ -180,6 +180,7 @@ def case_page(request: Request) -> HTMLResponse:
         listed = listing(conn, run_id, run_reviews, request.query_params)
         history = case_history(queries.case_history(conn, case_id), current=run_id)
         walk = _queue_walk(conn, request, run_id, case_id)
+        origin = _frozen_origin(conn, state, case)
     position, before, after = listed.neighbours(case_id)
     checks = [c for c in case.get("checks") or () if isinstance(c, dict)]
     return page(
@@ -207,7 +208,17 @@ def case_page(request: Request) -> HTMLResponse:
         claim=user_claim(case["simulation"]) if case.get("simulation") else None,
         matrix_back=matrix_link(run_id, request.query_params.get("matrix", "")),
         walk=walk,
+        frozen_origin=origin,
     )
+
+
+def _frozen_origin(conn: Any, state: AppState, case: dict[str, Any]) -> tuple[str, str] | None:
+    """The run and case a frozen eval's conversation came from, when that run is in the index."""
+    from specengine.serve.frozen_origin import frozen_from
+
+    spec = case.get("spec")
+    found = frozen_from(state.project / spec) if isinstance(spec, str) and spec else None
+    return found if found is not None and queries.run_row(conn, found[0]) is not None else None
 
 
 def _queue_walk(conn: Any, request: Request, run_id: str, case_id: str) -> Any:
