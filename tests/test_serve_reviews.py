@@ -245,6 +245,10 @@ def test_the_pass_rate_chart_has_a_dot_per_run_that_ran():
         ("Jan 1", "00:00", "start"),
         ("Jan 3", "00:00", "end"),
     ]
+    times = ("2024-01-01T00:00:00Z", "2024-01-01T01:00:00Z", "2024-01-11T00:00:00Z")
+    spaced = pass_rate_chart([RatePoint(n, n, t, 1.0) for n, t in zip("abc", times, strict=True)])
+    a, b, c = (dot.x for dot in spaced.dots)
+    assert c - b > 2 * (b - a) > 0  # ten days apart show wider than an hour, and an hour still shows
     same_day = pass_rate_chart([RatePoint(n, n, f"2024-01-01T0{i}:00Z", 1.0) for i, n in enumerate("abc")])
     assert [t.date for t in same_day.ticks] == ["Jan 1", "", ""]  # named once
 

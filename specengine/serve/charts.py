@@ -1,7 +1,8 @@
 """The pass-rate chart of the runs page, as geometry for an inline SVG (no script, no chart library).
 
-Runs are spaced evenly in time order rather than by their timestamps: a week without runs would
-otherwise squeeze a busy day into a corner. Runs where nothing ran have no rate and no point.
+A run's place on the time axis is half its rank among the runs and half its time: a week without
+runs shows as a wider gap than an hour without, yet a busy day is not squeezed into a corner (as it
+would be by time alone). Runs where nothing ran have no rate and no point.
 
 The line joins full runs only: runs that ran every case of their plan. A rerun of the failed cases,
 a `--label`, `-k`, `--limit`, `PATH::eval` or `--cell` run and a lone shard are *partial* (or a
@@ -136,6 +137,29 @@ def _tick(started_at: str, x: float) -> Tick:
     return Tick(x, f"{moment:%b} {moment.day}", f"{moment:%H:%M}")
 
 
+def _seconds(started_at: str) -> float | None:
+    try:
+        return datetime.fromisoformat(started_at.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _places(started: Sequence[str]) -> list[float]:
+    """Each run's place from 0 to 1: half its rank, half its time (evenly by rank when a time is
+    unreadable or all are equal); one run sits in the middle."""
+    count = len(started)
+    if count == 1:
+        return [0.5]
+    ranks = [index / (count - 1) for index in range(count)]
+    seconds = [_seconds(text) for text in started]
+    known = [value for value in seconds if value is not None]
+    if len(known) != count or max(known) <= min(known):
+        return ranks
+    first, span = min(known), max(known) - min(known)
+    times = [((value or first) - first) / span for value in seconds]
+    return [max(0.0, min(1.0, (rank + moment) / 2)) for rank, moment in zip(ranks, times, strict=True)]
+
+
 def _ticks(ticks: Sequence[Tick]) -> tuple[Tick, ...]:
     """The axis labels: a day named once, at its first tick; the ends anchored inside the chart."""
     shown = []
@@ -157,14 +181,14 @@ def pass_rate_chart(points: Sequence[RatePoint], *, show_partial: bool = True) -
         return None
     inner_w = WIDTH - LEFT - RIGHT
     inner_h = HEIGHT - TOP - BOTTOM
-    step = inner_w / (len(rated) - 1) if len(rated) > 1 else 0.0
+    places = _places([p.started_at for p in rated])
 
     def y_of(rate: float) -> float:
         return round(TOP + (1 - rate) * inner_h, 1)
 
     dots = tuple(
         ChartDot(
-            x=round(LEFT + (i * step if len(rated) > 1 else inner_w / 2), 1),
+            x=round(LEFT + places[i] * inner_w, 1),
             y=y_of(p.rate or 0.0),
             run_id=p.run_id,
             title=f"{p.name} · {p.started_at[:16].replace('T', ' ')} · {format_rate(p.rate)}"
