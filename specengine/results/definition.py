@@ -13,6 +13,7 @@ still read: a reader treats a missing fingerprint as "unknown" and compares gate
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
@@ -24,13 +25,14 @@ from specengine.errors import TemplateError
 from specengine.plan import Case, Check, Simulation
 from specengine.templates import render_native
 
+_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's writer where installed
 MAX_DEFINITION = 400  # characters of a check's definition kept in the results; the fingerprint reads it whole
 
 
 def _rendered(value: Any, variables: Mapping[str, Any]) -> Any:
     """`value` rendered with the case's row; as written when it reads what only grading knows."""
     try:
-        return render_native(value, dict(variables))
+        return render_native(value, variables if isinstance(variables, dict) else dict(variables))
     except (TemplateError, TypeError, ValueError):
         return value
 
@@ -83,8 +85,30 @@ def check_mapping(check: Check, variables: Mapping[str, Any]) -> dict[str, Any]:
 def definition_text(written: Mapping[str, Any]) -> str:
     """One line of flow YAML: `{contains: refund, not: true}`."""
     try:
-        text = yaml.safe_dump(
-            dict(written), default_flow_style=True, width=1_000_000, sort_keys=False, allow_unicode=True
+        key = json.dumps(written, ensure_ascii=False)
+    except (TypeError, ValueError):
+        key = None
+    if key is None:  # not plain data: written as it comes, uncached
+        return _flow_yaml(dict(written))
+    return _cached_text(key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_text(key: str) -> str:
+    """A definition's YAML, written once per distinct definition (most cases of a dataset share
+    their checks' definitions; YAML is slow to write)."""
+    return _flow_yaml(json.loads(key))
+
+
+def _flow_yaml(written: dict[str, Any]) -> str:
+    try:
+        text = yaml.dump(
+            written,
+            Dumper=_DUMPER,
+            default_flow_style=True,
+            width=1_000_000,
+            sort_keys=False,
+            allow_unicode=True,
         )
     except yaml.YAMLError:  # a value YAML cannot write: JSON, which writes anything as text
         text = json.dumps(written, ensure_ascii=False, default=str)
@@ -131,7 +155,8 @@ def add_definitions(data: dict[str, Any], case: Case) -> dict[str, Any]:
     an older version, adopted by --resume) is left as it is.
     """
     checks = case.checks
-    texts = [definition_text(check_mapping(check, case.variables)) for check in checks]
+    variables = dict(case.variables)  # once per case: every check renders with the same row
+    texts = [definition_text(check_mapping(check, variables)) for check in checks]
     data["fingerprint"] = case_fingerprint(case)
     holders = [trial for trial in data.get("trials", ()) if isinstance(trial, dict)] + [data]
     for holder in holders:
