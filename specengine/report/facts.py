@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from specengine.results.decode import read_case
 from specengine.usage import TokenUsage, read_usage, total_usage
 
 _THRESHOLD_OPS = (("gte", ">="), ("gt", ">"), ("lte", "<="), ("lt", "<"))
@@ -254,42 +255,14 @@ def error_text(error: Any) -> str:
 
 
 def case_error(case: dict) -> dict | None:
-    """The error of an errored case: its own, else the first trial error."""
-    own = case.get("error")
-    if isinstance(own, dict):
-        return own
-    if isinstance(own, str) and own:
-        return {"type": "error", "message": own}
-    for trial in trials_of(case):
-        err = trial.get("error")
-        if isinstance(err, dict):
-            return err
-        if isinstance(err, str) and err:
-            return {"type": "error", "message": err}
-    return None
+    """The error of an errored case: its own, else the first trial error (results/loaded.py)."""
+    error = read_case(case).first_error
+    return dict(error) if error else None
 
 
 def skip_reason(case: dict) -> str:
-    """Why a case was skipped: `skip_reason`/`reason`, else its error, else its skipped checks' reasons."""
-    for key in ("skip_reason", "reason"):
-        value = case.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    err = case.get("error")
-    if err:
-        return error_text(err)
-    reasons: list[str] = []
-    for trial in trials_of(case) or [case]:
-        for check in checks_of(trial):
-            reason = check.get("reason")
-            if (
-                check.get("status") == "skipped"
-                and isinstance(reason, str)
-                and reason
-                and reason not in reasons
-            ):
-                reasons.append(reason)
-    return "; ".join(reasons) or "skipped"
+    """Why a case was skipped (results/loaded.py: `Case.why_skipped`)."""
+    return read_case(case).why_skipped
 
 
 def is_gate(check: dict) -> bool:

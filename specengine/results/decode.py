@@ -101,7 +101,9 @@ def read_case(case: Mapping[str, Any]) -> Case:
     """One case of a results file (its `id` and `status` already checked by reader.py); its trials
     and checks are read when first asked for (Case.trials, Case.checks)."""
     get = case.get
-    case_id = case["id"]
+    case_id, status = get("id"), get("status")
+    if type(case_id) is not str:
+        case_id = "" if case_id is None else str(case_id)
     spec, suite, name, line = get("spec"), get("suite"), get("eval"), get("line")
     if type(spec) is not str or not spec:
         spec = case_id.split("::", 1)[0]
@@ -113,7 +115,7 @@ def read_case(case: Mapping[str, Any]) -> Case:
         Case,
         {
             "id": case_id,
-            "status": case["status"],
+            "status": status if status in _STATUSES else "error",
             "suite": suite if type(suite) is str and suite else spec,
             "spec": spec,
             "eval": name if type(name) is str and name else case_id.split("::", 1)[-1],

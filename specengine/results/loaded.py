@@ -117,6 +117,28 @@ class Case:
     def passed(self) -> bool:
         return self.status == "passed"
 
+    @property
+    def first_error(self) -> Mapping[str, str] | None:
+        """The error of an errored case: its own, else its first trial's."""
+        if self.error:
+            return self.error
+        return next((trial.error for trial in self.trials if trial.error), None)
+
+    @property
+    def why_skipped(self) -> str:
+        """Why the case was skipped: its skip reason, else its error, else its skipped checks' reasons."""
+        if self.skip_reason and self.skip_reason.strip():
+            return self.skip_reason.strip()
+        if self.error:
+            return error_text(self.error)
+        reasons: list[str] = []
+        checks: Iterator[CheckResult | CaseCheck] = self.trial_checks() if self.trials else iter(self.checks)
+        for check in checks:
+            reason = getattr(check, "reason", "")
+            if check.status == "skipped" and reason and reason not in reasons:
+                reasons.append(reason)
+        return "; ".join(reasons) or "skipped"
+
     def trial_checks(self) -> Iterator[CheckResult]:
         """Every check of every trial, in order."""
         for trial in self.trials:
@@ -154,6 +176,14 @@ class Case:
         data.update((key, value) for key, value in optional if value is not None)
         data.update(self.extra)
         return data
+
+
+def error_text(error: Mapping[str, str]) -> str:
+    """`type: message` for an error, or whichever of the two it has."""
+    kind, message = error.get("type"), error.get("message")
+    if kind and message:
+        return f"{kind}: {message}"
+    return str(message or kind or "error")
 
 
 @dataclass(frozen=True)
