@@ -58,6 +58,7 @@ _CASE_KEYS = frozenset(
         "simulation",
         "goal",
         "duration_s",
+        "recorded",
     )
 )
 _HEADER_KEYS = frozenset(("run_id", "started_at", "name", "summary", "cases"))
@@ -139,6 +140,7 @@ def read_case(case: Mapping[str, Any]) -> Case:
             "simulation": _simulation(get("simulation")),
             "goal": _text(get("goal")),
             "duration_s": number(get("duration_s")),
+            "recorded": _mapping(get("recorded")),
             "extra": {key: case[key] for key in extra_keys} if extra_keys else _NOTHING,
             "trial_data": trials if type(trials) is list else (),
             "check_data": checks if type(checks) is list else (),

@@ -89,6 +89,7 @@ class Case:
     simulation: SimulationEnd | None = None
     goal: str | None = None
     duration_s: float | None = None
+    recorded: Mapping[str, Any] | None = None  # a `source:` eval's case: the conversation it graded
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
     trial_data: Sequence[Mapping[str, Any]] = field(default=(), repr=False)  # the file's `trials`
     check_data: Sequence[Mapping[str, Any]] = field(default=(), repr=False)  # the file's `checks`
@@ -172,6 +173,7 @@ class Case:
             ("simulation", self.simulation.as_dict() if self.simulation is not None else None),
             ("goal", self.goal),
             ("duration_s", self.duration_s),
+            ("recorded", dict(self.recorded) if self.recorded is not None else None),
         )
         data.update((key, value) for key, value in optional if value is not None)
         data.update(self.extra)

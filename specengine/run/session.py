@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from specengine.errors import ResultsError, UsageError, WebServerError
 from specengine.results.budgets import budget_limits
-from specengine.results.reader import load_results
+from specengine.results.reader import load_results, load_run
 from specengine.results.runs import named_run
 from specengine.results.selection import selection_record
 from specengine.results.writer import log_path, read_log
@@ -160,10 +160,10 @@ def _failed_before(results: Path | None) -> frozenset[str] | None:
     if results is None:
         return None
     try:
-        previous = load_results(results)
+        previous = load_run(results)
     except ResultsError as exc:
         raise UsageError([f"error: --rerun-failed: {exc}"]) from None
-    return frozenset(case["id"] for case in previous["cases"] if case["status"] in ("failed", "error"))
+    return frozenset(case.id for case in previous.failed)
 
 
 def _prepare(request: RunRequest, rerun: frozenset[str] | None) -> tuple[Prepared, Done]:
