@@ -149,6 +149,14 @@ def test_a_case_reads_back_as_the_objects_the_run_wrote():
     assert case.extra == {}
 
 
+def test_a_recorded_case_keeps_the_conversation_it_graded():
+    recorded = {"source": "prod", "conversation": "c1", "trace_ids": ["t1", "t2"], "file": "traces.jsonl"}
+    stored = json.loads(json.dumps(finished_case(_plan_case(), []).as_dict())) | {"recorded": recorded}
+    case = read_case(stored)
+    assert case.recorded == recorded and case.extra == {}
+    assert case.as_dict() == stored
+
+
 def test_a_skipped_case_and_an_errored_one_read_back_whole():
     skipped = skipped_case(_plan_case(row=None, cell=None, goal=None, variables={}), "not built yet")
     stored = json.loads(json.dumps(skipped.as_dict()))
