@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specengine.results.model import CheckResult, Status, TrialResult
+from specengine.results.model import CheckResult, Status, TrialResult, pass_rate
 from specengine.transcript import SimulationEnd
 from specengine.usage import TokenUsage
 
@@ -205,9 +205,9 @@ class Summary:
 
     @property
     def pass_rate(self) -> float | None:
-        """passed / (passed + failed + errored), the rate `--min-pass-rate` gates on; None if nothing ran."""
-        ran = self.passed + self.failed + self.errored
-        return self.passed / ran if ran else None
+        """passed / (passed + failed + errored), the rate `--min-pass-rate` gates on (model.py's rule);
+        None if nothing ran."""
+        return pass_rate({"passed": self.passed, "failed": self.failed, "errored": self.errored})
 
 
 @dataclass(frozen=True)
