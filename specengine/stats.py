@@ -11,6 +11,11 @@
   passed only in the first and c only in the second. If neither is better, each disagreement is a
   fair coin: the two-sided p-value is min(1, 2 · Σ_{i=0}^{min(b,c)} C(b+c, i) / 2^(b+c)). Cases both
   passed or both failed say nothing about which is better, and are left out.
+- **Cohen's kappa** (a judge against people, over the same verdicts): with p_o the share of
+  verdicts they agree on and p_e = (a₊·b₊ + a₋·b₋)/n² the share two raters with their pass rates
+  would agree on by chance, κ = (p_o − p_e)/(1 − p_e); undefined when p_e = 1 (both raters gave one
+  answer throughout). Its 95% interval is κ ± z·√(p_o(1 − p_o)/n)/(1 − p_e) (the large-sample
+  standard error), within [−1, 1].
 """
 
 from __future__ import annotations
@@ -49,3 +54,37 @@ def mcnemar_exact(only_first: int, only_second: int) -> float:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(min(only_first, only_second) + 1))
     return min(1.0, 2 * tail / 2**n)
+
+
+def cohen_kappa(both_passed: int, both_failed: int, only_first: int, only_second: int) -> float | None:
+    """Cohen's kappa of two raters' pass/fail verdicts on the same items (only_first: the first said
+    passed, the second failed); None when undefined (no items, or one answer throughout)."""
+    chance, observed = _kappa_parts(both_passed, both_failed, only_first, only_second)
+    if chance is None or chance >= 1:
+        return None
+    return (observed - chance) / (1 - chance)
+
+
+def kappa_interval(
+    both_passed: int, both_failed: int, only_first: int, only_second: int, z: float = Z_95
+) -> tuple[float, float] | None:
+    """Cohen's kappa's interval (95% by default), within [-1, 1]; None when kappa is undefined."""
+    kappa = cohen_kappa(both_passed, both_failed, only_first, only_second)
+    chance, observed = _kappa_parts(both_passed, both_failed, only_first, only_second)
+    if kappa is None or chance is None:
+        return None
+    n = both_passed + both_failed + only_first + only_second
+    error = math.sqrt(observed * (1 - observed) / n) / (1 - chance)
+    return max(-1.0, kappa - z * error), min(1.0, kappa + z * error)
+
+
+def _kappa_parts(
+    both_passed: int, both_failed: int, only_first: int, only_second: int
+) -> tuple[float | None, float]:
+    """(chance agreement p_e, observed agreement p_o); p_e is None with no items."""
+    n = both_passed + both_failed + only_first + only_second
+    if not n:
+        return None, 0.0
+    first_pass, second_pass = both_passed + only_first, both_passed + only_second
+    chance = (first_pass * second_pass + (n - first_pass) * (n - second_pass)) / (n * n)
+    return chance, (both_passed + both_failed) / n

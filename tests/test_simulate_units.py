@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from specengine.errors import SimulatorFailure, UsageError
+from specengine.results.decode import read_case
 from specengine.simulate.contract import OPENING, TOOL_NAME, read_reply, request_body, request_messages
 from specengine.simulate.freeze import _literal, freeze_eval
 from specengine.templates import render
@@ -84,16 +85,19 @@ def test_a_frozen_message_renders_to_itself(text: str) -> None:
 
 def test_a_simulated_part_that_sent_nothing_cannot_be_frozen() -> None:
     data = {"evals": [{"name": "e", "turns": [{"send": "hi"}, {"simulate": {"user": "u", "goal": "g"}}]}]}
-    case = {
-        "id": "s.yaml::e",
-        "trials": [
-            {
-                "transcript": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "x"}],
-                "simulations": [
-                    {"step": 1, "stop_reason": "goal_reached", "turns": 0, "user": "u", "goal": "g"}
-                ],
-            }
-        ],
-    }
+    case = read_case(
+        {
+            "id": "s.yaml::e",
+            "status": "failed",
+            "trials": [
+                {
+                    "transcript": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "x"}],
+                    "simulations": [
+                        {"step": 1, "stop_reason": "goal_reached", "turns": 0, "user": "u", "goal": "g"}
+                    ],
+                }
+            ],
+        }
+    )
     with pytest.raises(UsageError, match="sent no message"):
         freeze_eval(data, 0, case, {}, 0, "r.json")

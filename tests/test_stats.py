@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from specengine.stats import mcnemar_exact, percentile, wilson_interval
+from specengine.stats import cohen_kappa, kappa_interval, mcnemar_exact, percentile, wilson_interval
 
 
 @pytest.mark.parametrize(
@@ -49,3 +49,15 @@ def test_nearest_rank_percentile_is_always_a_measured_value():
     assert percentile(values, 95) == 0.5
     assert percentile(list(range(1, 101)), 95) == 95
     assert percentile([], 50) is None
+
+
+def test_cohen_kappa_and_its_interval_by_the_formula():
+    # n = 50, the first rater passed 25, the second 30: chance 0.5, observed 0.7, kappa 0.4
+    assert cohen_kappa(20, 15, 5, 10) == pytest.approx(0.4)
+    low, high = kappa_interval(20, 15, 5, 10)
+    half = 1.959963984540054 * (0.7 * 0.3 / 50) ** 0.5 / 0.5
+    assert (low, high) == (pytest.approx(0.4 - half), pytest.approx(0.4 + half))
+    assert cohen_kappa(0, 0, 0, 0) is None and kappa_interval(0, 0, 0, 0) is None
+    assert cohen_kappa(12, 0, 0, 0) is None  # one answer throughout: undefined
+    assert cohen_kappa(10, 10, 0, 0) == 1.0 and kappa_interval(10, 10, 0, 0) == (1.0, 1.0)
+    assert kappa_interval(1, 0, 5, 5)[0] == -1.0  # held within [-1, 1]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -158,11 +157,10 @@ def run_command(
     Exit 0 when every case passed or was skipped, 1 when a case failed or errored, 2 when a spec
     or the command line is wrong (nothing ran), 130 when interrupted (finish with --resume).
     """
+    from specengine.api import run_request
     from specengine.run.ci_shard import choose_shard
     from specengine.run.exit_codes import EXIT_USAGE
-    from specengine.run.prepare import PrepareOptions
-    from specengine.run.recording import SessionOptions
-    from specengine.run.session import RunRequest, execute_run
+    from specengine.run.session import execute_run
     from specengine.source.matrix import split_axis_arguments
 
     try:
@@ -172,47 +170,38 @@ def run_command(
         raise typer.Exit(EXIT_USAGE) from None
     if chosen is not None and chosen.source:
         typer.echo(chosen.said(), err=True)
-    shard_share = chosen.share if chosen is not None else None
 
     paths, axes = split_axis_arguments(paths) if matrix else (paths, [])
-    request = RunRequest(
-        paths=tuple(paths),
-        prepare=PrepareOptions(
-            project=project,
-            config=config,
-            judge_model=judge_model,
-            judge_base_url=judge_base_url,
-            trials=trials,
-            timeout=timeout,
-            labels=tuple(label or ()),
-            keyword=keyword,
-            limit=limit,
-            shard=shard_share,
-            matrix=matrix or bool(cell),
-            axes=tuple(axes),
-            cells=tuple(cell or ()),
-        ),
-        options=SessionOptions(
-            reports=reports.adding("github") if output_format is RunFormat.github else reports,
-            concurrency=concurrency,
-            strict=strict,
-            output=output,
-            min_pass_rate=min_pass_rate,
-            use_cache=not no_cache,
-            require_judge=require_judge,
-            verbose=verbose,
-        ),
+    request = run_request(
+        paths,
+        project=project,
+        config=config,
+        judge_model=judge_model,
+        judge_base_url=judge_base_url,
+        simulator_model=simulator_model,
+        require_simulator=require_simulator,
+        trials=trials,
+        timeout=timeout,
+        labels=label or (),
+        keyword=keyword,
+        limit=limit,
+        shard=chosen.share if chosen is not None else None,
+        matrix=matrix,
+        axes=axes,
+        cells=cell or (),
+        reports=reports.adding("github") if output_format is RunFormat.github else reports,
+        concurrency=concurrency,
+        strict=strict,
+        output=output,
+        min_pass_rate=min_pass_rate,
+        use_cache=not no_cache,
+        require_judge=require_judge,
+        verbose=verbose,
         resume=resume,
         rerun_failed=rerun_failed,
         baseline=baseline,
         name=name,
         connection_failures=max_connection_failures,
-        budgets=tuple(budget or ()),
+        budgets=budget or (),
     )
-    if simulator_model or require_simulator:
-        request = replace(
-            request,
-            prepare=replace(request.prepare, simulator_model=simulator_model),
-            require_simulator=require_simulator,
-        )
     raise typer.Exit(execute_run(request))

@@ -7,12 +7,12 @@ trials); metrics are the summary's counts, the pass rate, latency percentiles an
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from specengine.mlflow.records import RunRecord
 from specengine.results.model import pass_rate
+from specengine.stats import percentile
 
 PARAM_LIMIT = 6000  # MLflow rejects longer param values
 RUN_TYPE_TAG = "mlflow.runType"
@@ -67,25 +67,20 @@ def run_metrics(summary: Mapping[str, Any], cases: list[Mapping[str, Any]]) -> d
     rate = pass_rate(summary)
     if rate is not None:
         metrics["pass_rate"] = rate
-    latencies = sorted(
+    latencies = [
         float(trial["latency_s"])
         for case in cases
         for trial in case.get("trials") or ()
         if isinstance(trial, Mapping) and isinstance(trial.get("latency_s"), (int, float))
-    )
-    if latencies:
-        metrics["latency_p50_s"] = percentile(latencies, 50)
-        metrics["latency_p95_s"] = percentile(latencies, 95)
+    ]
+    for rank in (50, 95):
+        value = percentile(latencies, rank)
+        if value is not None:
+            metrics[f"latency_p{rank}_s"] = value
     for key in ("judge_calls", "judge_tokens", "judge_cache_hits"):
         if isinstance(summary.get(key), (int, float)):
             metrics[key] = float(summary[key])
     return metrics
-
-
-def percentile(ordered: list[float], rank: float) -> float:
-    """The nearest-rank percentile of sorted values: a latency some trial actually had."""
-    index = max(0, math.ceil(rank / 100 * len(ordered)) - 1)
-    return ordered[min(index, len(ordered) - 1)]
 
 
 def _joined(values: Iterable[Any]) -> str:

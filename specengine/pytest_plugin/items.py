@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from specengine.pytest_plugin.session import Outcome, SpecProblem, SpecSession
+from specengine.results.loaded import Case
 
 
 class SpecFile(pytest.File):
@@ -52,7 +53,7 @@ class SpecItem(pytest.Item):
 
     def setup(self) -> None:
         """Run the session's cases (the first item only), then skip or error as the case did."""
-        from specengine.report.facts import case_error, error_text, skip_reason
+        from specengine.results.loaded import error_text
 
         outcome = self._outcome()
         case = outcome.case
@@ -61,25 +62,24 @@ class SpecItem(pytest.Item):
         if case is None:
             why = "the specengine run could not start" if outcome.exit_code == 2 else "the case did not run"
             pytest.fail(f"{why} (exit {outcome.exit_code})\n{outcome.output.strip()}", pytrace=False)
-        if case.get("status") == "skipped":  # reported at the case's line, as a skip mark is
-            raise pytest.skip.Exception(skip_reason(case), _use_item_location=True)
-        if case.get("status") == "error":  # failing in setup: pytest counts it an error
-            error = case_error(case)
+        if case.status == "skipped":  # reported at the case's line, as a skip mark is
+            raise pytest.skip.Exception(case.why_skipped, _use_item_location=True)
+        if case.status == "error":  # failing in setup: pytest counts it an error
+            error = case.first_error
             pytest.fail(error_text(error) if error else "the case errored", pytrace=False)
 
     def runtest(self) -> None:
         case = self._outcome().case
-        if case is not None and case.get("status") == "failed":
+        if case is not None and case.status == "failed":
             pytest.fail(failure_text(case), pytrace=False)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, self.line - 1, self.name  # a dotless name: pytest shows its dots as ::
 
 
-def failure_text(case: dict[str, Any]) -> str:
+def failure_text(case: Case) -> str:
     """Each failed check at its line with its reason, expected and got: JUnit's words."""
     from specengine.report import junit
-    from specengine.report.facts import case_spec
 
-    message, _, details = junit.failure_text(case, case_spec(case))
+    message, _, details = junit.failure_text(case.as_dict(), case.spec)
     return details or message

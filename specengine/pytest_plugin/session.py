@@ -10,9 +10,7 @@ outcome runs them for every worker (shared_run.py).
 
 from __future__ import annotations
 
-import contextlib
 import io
-import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +20,7 @@ import pytest
 
 if TYPE_CHECKING:
     from specengine.pytest_plugin.shared_run import Ran, SharedRun
+    from specengine.results.loaded import Case
     from specengine.run.prepare import Prepared
 
 
@@ -39,7 +38,7 @@ class Outcome:
     """What the run stored for a case (None when it did not run), what the run printed and its exit
     code (None when it stopped midway: under pytest-xdist, the worker running it died)."""
 
-    case: dict[str, Any] | None
+    case: Case | None
     output: str
     exit_code: int | None
 
@@ -131,32 +130,36 @@ class SpecSession:
             output = shared.output
             worker = str(self.config.workerinput.get("workerid", "?"))  # type: ignore[attr-defined]
             ran = shared.run_once(lambda: self._run(wanted, output), worker)
-        cases: dict[str, dict[str, Any]] = {}
+        cases: dict[str, Case] = {}
         if ran.wrote:
+            from specengine import load
+
             self._results = output
-            data = json.loads(output.read_text(encoding="utf-8"))
-            cases = {case["id"]: case for case in data.get("cases", []) if isinstance(case, dict)}
+            cases = {case.id: case for case in load(output).cases}
         return {case_id: Outcome(cases.get(case_id), ran.printed, ran.exit_code) for case_id in wanted}
 
     def _run(self, wanted: frozenset[str], output: Path) -> Ran:
-        """The wanted cases, run together in one specengine run that writes `output`."""
+        """The wanted cases, run together in one specengine run that writes `output` (the Python
+        API's run, its progress and summary kept for the items to show)."""
+        from specengine.api import run_request, run_with
+        from specengine.errors import UsageError
         from specengine.pytest_plugin.shared_run import Ran
-        from specengine.run.recording import SessionOptions
-        from specengine.run.session import RunRequest, execute_run
+        from specengine.run.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
-        request = RunRequest(
-            paths=tuple(str(root) for root in self.roots),
-            prepare=self._options(only_ids=wanted),
-            options=SessionOptions(
-                output=output, concurrency=int(self.config.getini("specengine_concurrency"))
-            ),
+        config = self.config.getoption("--specengine-config") or self.config.getini("specengine_config")
+        request = run_request(
+            [str(root) for root in self.roots],
+            config=config or None,
+            only_ids=wanted,
+            output=output,
+            concurrency=int(self.config.getini("specengine_concurrency")),
         )
-        before = _stamp(output)
         printed = io.StringIO()
-        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
-            exit_code = execute_run(request)
-        after = _stamp(output)
-        return Ran(exit_code, printed.getvalue(), wrote=after is not None and after != before)
+        try:
+            run = run_with(request, log=printed)
+        except UsageError as exc:
+            return Ran(EXIT_USAGE, "\n".join([printed.getvalue().rstrip(), *exc.lines]).strip())
+        return Ran(EXIT_FAILED if run.failed else EXIT_OK, printed.getvalue(), wrote=True)
 
     # --- under pytest-xdist, in its controller ---
 
@@ -190,15 +193,6 @@ class SpecSession:
         if given:
             return Path(given).resolve()
         return Path(tempfile.mkdtemp(prefix="specengine-pytest-")) / "results.json"
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    """What tells a results file the run wrote from one an earlier run left (the run replaces it)."""
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return stat.st_ino, stat.st_mtime_ns, stat.st_size
 
 
 class SpecProblem(Exception):

@@ -7,14 +7,16 @@ same gaps (a field missing from an older or hand-made results file never crashes
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from specengine.results.decode import read_case
+from specengine.results.loaded import Case, CaseCheck
+from specengine.results.model import CheckResult
 from specengine.usage import TokenUsage, read_usage, total_usage
 
 _THRESHOLD_OPS = (("gte", ">="), ("gt", ">"), ("lte", "<="), ("lt", "<"))
@@ -259,42 +261,14 @@ def error_text(error: Any) -> str:
 
 
 def case_error(case: dict) -> dict | None:
-    """The error of an errored case: its own, else the first trial error."""
-    own = case.get("error")
-    if isinstance(own, dict):
-        return own
-    if isinstance(own, str) and own:
-        return {"type": "error", "message": own}
-    for trial in trials_of(case):
-        err = trial.get("error")
-        if isinstance(err, dict):
-            return err
-        if isinstance(err, str) and err:
-            return {"type": "error", "message": err}
-    return None
+    """The error of an errored case: its own, else the first trial error (results/loaded.py)."""
+    error = read_case(case).first_error
+    return dict(error) if error else None
 
 
 def skip_reason(case: dict) -> str:
-    """Why a case was skipped: `skip_reason`/`reason`, else its error, else its skipped checks' reasons."""
-    for key in ("skip_reason", "reason"):
-        value = case.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    err = case.get("error")
-    if err:
-        return error_text(err)
-    reasons: list[str] = []
-    for trial in trials_of(case) or [case]:
-        for check in checks_of(trial):
-            reason = check.get("reason")
-            if (
-                check.get("status") == "skipped"
-                and isinstance(reason, str)
-                and reason
-                and reason not in reasons
-            ):
-                reasons.append(reason)
-    return "; ".join(reasons) or "skipped"
+    """Why a case was skipped (results/loaded.py: `Case.why_skipped`)."""
+    return read_case(case).why_skipped
 
 
 def is_gate(check: dict) -> bool:
@@ -302,48 +276,62 @@ def is_gate(check: dict) -> bool:
     return check.get("gate", True) is not False
 
 
-def failed_gates(case: dict) -> list[FailedCheck]:
-    """Gate checks that failed or errored in any trial, once each, in check order.
+def failed_gates(case: Mapping[str, Any] | Case) -> list[FailedCheck]:
+    """Gate checks that failed or errored in any trial, once each, in check order (a results dict
+    is read as results/decode.py reads it).
 
     A check is identified by (name, line, turn) so the same check across trials folds into one
     entry that says in how many trials it failed; its reason comes from the first failing trial.
     Without trials, the case-level aggregate checks are used.
     """
-    trials = trials_of(case)
-    sources = [checks_of(t) for t in trials] if trials else [checks_of(case)]
-    n_trials = len(trials) if trials else (as_int(case.get("n_trials")) or 1)
-    doubted = {
-        _check_key(check) for trial in trials for check in checks_of(trial) if check.get("uncertain") is True
-    }
-    across = {_check_key(row): row for row in checks_of(case) if as_float(row.get("spread")) is not None}
-    result = []
-    failing = folded_checks(sources, lambda c: is_gate(c) and c.get("status") in ("failed", "error"))
-    for c, count in failing:
-        row = across.get(_check_key(c), {})
-        rationale = c.get("rationale")
-        threshold = c.get("threshold")
-        reason = c.get("reason")
-        result.append(
-            FailedCheck(
-                name=str(c.get("name") or c.get("matcher") or "check"),
-                matcher=c.get("matcher") if isinstance(c.get("matcher"), str) else None,
-                line=as_int(c.get("line")),
-                turn=as_int(c.get("turn")),
-                status=str(c.get("status")),
-                reason=reason if isinstance(reason, str) else "",
-                rationale=rationale if isinstance(rationale, str) and rationale.strip() else None,
-                score=as_float(c.get("score")),
-                threshold=threshold if isinstance(threshold, dict) else None,
-                failed_trials=count,
-                trial_spread=as_float(row.get("spread")),
-                trial_mean=as_float(row.get("score")),
-                n_trials=n_trials,
-                expected=_text_or_none(c.get("expected")),
-                got=_text_or_none(c.get("got")),
-                uncertain=_check_key(c) in doubted,
-            )
-        )
-    return result
+    if not isinstance(case, Case):
+        case = read_case(case)
+    trials = case.trials
+    sources: list[Sequence[CheckResult | CaseCheck]] = [t.checks for t in trials] if trials else [case.checks]
+    doubted = {_key(check) for trial in trials for check in trial.checks if check.uncertain}
+    across = {_key(row): row for row in case.checks if row.spread is not None}
+    first: dict[tuple[str, int, int], CheckResult | CaseCheck] = {}
+    counts: dict[tuple[str, int, int], int] = {}
+    for checks in sources:
+        for check in checks:
+            if check.gate and check.status in ("failed", "error"):
+                key = _key(check)
+                first.setdefault(key, check)
+                counts[key] = counts.get(key, 0) + 1
+    return [
+        _failed(check, counts[key], across.get(key), len(trials) or case.n_trials or 1, key in doubted)
+        for key, check in first.items()
+    ]
+
+
+def _failed(
+    check: CheckResult | CaseCheck, count: int, row: CaseCheck | None, n_trials: int, uncertain: bool
+) -> FailedCheck:
+    full = check if isinstance(check, CheckResult) else None  # a case-level row keeps no reason
+    rationale = full.rationale if full is not None else None
+    return FailedCheck(
+        name=check.name,
+        matcher=check.matcher or None,
+        line=check.line or None,
+        turn=check.turn or None,
+        status=check.status,
+        reason=full.reason if full is not None else "",
+        rationale=rationale if rationale and rationale.strip() else None,
+        score=check.score,
+        threshold=dict(full.threshold) if full is not None and full.threshold else None,
+        failed_trials=count,
+        trial_spread=row.spread if row is not None else None,
+        trial_mean=row.score if row is not None else None,
+        n_trials=n_trials,
+        expected=full.expected if full is not None else None,
+        got=full.got if full is not None else None,
+        uncertain=uncertain,
+    )
+
+
+def _key(check: CheckResult | CaseCheck) -> tuple[str, int, int]:
+    """The same check across trials: its name, line and turn."""
+    return (check.name, check.line, check.turn)
 
 
 def folded_checks(sources: list[list[dict]], keep: Callable[[dict], bool]) -> list[tuple[dict, int]]:
@@ -363,12 +351,6 @@ def folded_checks(sources: list[list[dict]], keep: Callable[[dict], bool]) -> li
 def _check_key(check: dict) -> tuple:
     """The same check across trials: its name, line and turn."""
     return (check.get("name"), check.get("line"), check.get("turn"))
-
-
-def _text_or_none(value: Any) -> str | None:
-    if value is None:
-        return None
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def failure_headline(case: dict) -> str:

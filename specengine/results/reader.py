@@ -7,18 +7,55 @@ naming the file and what is wrong with it, never a traceback, so the commands ca
 
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from specengine.errors import ResultsError
+
+if TYPE_CHECKING:
+    from specengine.results.loaded import Run
 
 CASE_STATUSES = ("passed", "failed", "error", "skipped")
 
 
+def load_run(path: str | Path) -> Run:
+    """A results file as the typed run (loaded.py); ResultsError with a plain message on any problem."""
+    from specengine.results.decode import read_run
+
+    with _collector_paused():
+        return read_run(load_results(path), Path(path))
+
+
 def load_results(path: str | Path) -> dict[str, Any]:
     """Read and shape-check a results file; raise ResultsError with a plain message on any problem."""
-    p = Path(path)
+    with _collector_paused():
+        return _load(Path(path))
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused while a file is read, and what was read frozen (as
+    validate_paths does): what reading builds holds no cycles, and on 100,000 cases the collector
+    walking the growing heap took more time than the parsing, then again each time a report built a
+    case's trials from it (3.5 s instead of 1.0 s for 30,000 cases). Frozen objects are still freed
+    by their reference counts when the run is dropped; the collector only stops walking them."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.freeze()
+            gc.enable()
+
+
+def _load(p: Path) -> dict[str, Any]:
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
@@ -29,6 +66,10 @@ def load_results(path: str | Path) -> dict[str, Any]:
         raise ResultsError(f"{p}: is a folder, not a results file") from None
     except OSError as exc:
         raise ResultsError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    try:  # orjson reads a large file in a third of json's time; whatever it refuses, json decides
+        return check_results(orjson.loads(raw), str(p))
+    except orjson.JSONDecodeError:
+        pass
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -20,17 +20,16 @@ library for it; the tests hold it to published examples.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from specengine.review.store import Review
 from specengine.review.verdicts import by_target
+from specengine.stats import cohen_kappa, kappa_interval
 
 _VERDICTS = ("passed", "failed")
 MIN_REVIEWED = 10  # fewer reviewed verdicts than this: no kappa is given
-Z_95 = 1.959964
 
 
 @dataclass(frozen=True)
@@ -93,17 +92,19 @@ class Agreement:
 
     @property
     def kappa(self) -> float | None:
-        """Cohen's kappa; None when undefined (no reviews, or both raters gave one answer throughout)."""
-        n = self.reviewed
-        if not n:
-            return None
-        judge_pass = self.both_passed + self.judge_passed_human_failed
-        human_pass = self.both_passed + self.judge_failed_human_passed
-        chance = (judge_pass * human_pass + (n - judge_pass) * (n - human_pass)) / (n * n)
-        if chance >= 1:
-            return None
-        observed = (self.both_passed + self.both_failed) / n
-        return (observed - chance) / (1 - chance)
+        """Cohen's kappa (stats.py); None when undefined (no reviews, or both raters gave one answer
+        throughout)."""
+        return cohen_kappa(*self._pairs())
+
+    def _pairs(self) -> tuple[int, int, int, int]:
+        """The verdicts as stats.py counts them: both passed, both failed, only the judge passed,
+        only the person passed."""
+        return (
+            self.both_passed,
+            self.both_failed,
+            self.judge_passed_human_failed,
+            self.judge_failed_human_passed,
+        )
 
     @property
     def enough(self) -> bool:
@@ -114,15 +115,7 @@ class Agreement:
     def interval(self) -> tuple[float, float] | None:
         """The 95% interval of kappa (large-sample standard error), within [-1, 1]; None when kappa is
         not given (too few reviews, or undefined)."""
-        kappa, n = self.kappa, self.reviewed
-        if kappa is None or not self.enough:
-            return None
-        judge_pass = self.both_passed + self.judge_passed_human_failed
-        human_pass = self.both_passed + self.judge_failed_human_passed
-        chance = (judge_pass * human_pass + (n - judge_pass) * (n - human_pass)) / (n * n)
-        observed = (self.both_passed + self.both_failed) / n
-        error = math.sqrt(observed * (1 - observed) / n) / (1 - chance)
-        return max(-1.0, kappa - Z_95 * error), min(1.0, kappa + Z_95 * error)
+        return kappa_interval(*self._pairs()) if self.enough else None
 
     @property
     def kappa_text(self) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specengine.errors import ResultsError, SpecError, UsageError
-from specengine.results.reader import load_results
+from specengine.results.reader import load_run
 from specengine.results.runs import named_run
 from specengine.run.prepare import PrepareOptions, prepare
 from specengine.simulate.freeze import default_name, freeze_eval
@@ -53,16 +53,16 @@ def freeze_case(
     given (`serve` gives its project's)."""
     try:
         results = named_run(results)
-        stored = load_results(results)
+        stored = load_run(results)
     except ResultsError as exc:
         raise UsageError([f"error: {exc}"]) from None
-    cases = {case["id"]: case for case in stored["cases"]}
+    cases = {case.id: case for case in stored.cases}
     case = cases.get(case_id)
     if case is None:
         close = closest_few(case_id, cases)
         hint = f" - did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise UsageError([f"error: {results} has no case '{case_id}'{hint}"])
-    spec = (folder or Path()) / case["spec"]
+    spec = (folder or Path()) / case.spec
     if not spec.is_file():
         raise UsageError(
             [f"error: the spec {spec} of case {case_id} is not here; run freeze in the folder the run ran in"]
@@ -80,8 +80,8 @@ def freeze_case(
     index = next(
         i for i, raw in enumerate(document.data["evals"]) if as_text(raw.get("name")) == planned.eval_name
     )
-    origin = f"{results} (run {stored.get('run_id')}, {stored.get('started_at')})"
-    if case.get("recorded"):  # a recorded conversation (a `source:` eval), not a simulated one
+    origin = f"{results} (run {stored.run_id or None}, {stored.started_at})"
+    if case.recorded:  # a recorded conversation (a `source:` eval), not a simulated one
         frozen = freeze_recorded(document.data, index, case, planned.variables, origin)
     else:
         frozen = freeze_eval(document.data, index, case, planned.variables, trial - 1, origin)

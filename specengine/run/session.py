@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from specengine.errors import ResultsError, UsageError, WebServerError
 from specengine.results.budgets import budget_limits
-from specengine.results.reader import load_results
+from specengine.results.reader import load_results, load_run
 from specengine.results.runs import named_run
 from specengine.results.selection import selection_record
 from specengine.results.writer import log_path, read_log
@@ -64,36 +64,52 @@ class RunRequest:
     budgets: tuple[str, ...] = ()  # --budget NAME=VALUE, over the project file's budgets:
 
 
+@dataclass(frozen=True)
+class Finished:
+    """How a run ended: its exit code, and the results file it wrote (None when nothing ran)."""
+
+    exit_code: int
+    output: Path | None
+
+
 def execute_run(request: RunRequest) -> int:
     """Run the selected cases; return the exit code (problems found before running exit 2)."""
     console, errors = consoles(request.options.reports.holds_stdout)
     try:
-        request = _with_named_runs(request)
-        rerun = _failed_before(request.rerun_failed)
-        if rerun is not None and not rerun:  # a CI retry step after a green run must stay green
-            console.print(
-                f"nothing to rerun: {request.rerun_failed} has no failed or errored case",
-                markup=False,
-                highlight=False,
-            )
-            return EXIT_OK
-        prepared, done = _prepare(request, rerun)
-        for warning in prepared.warnings:  # what validate warns of, before the run it concerns
-            errors.print(str(warning), markup=False, soft_wrap=True)
-        request = replace(request, options=with_project_reports(request.options, prepared))
-        census = count_cases(prepared)
-        preflight_judge(prepared, census, request.options)
-        preflight_simulators(prepared, census, request.require_simulator)
-        budgets = budget_limits(prepared.project.data if prepared.project else None, request.budgets)
+        return run_session(request, console, errors).exit_code
     except UsageError as exc:
         return usage_error(errors, exc)
+
+
+def run_session(request: RunRequest, console: Console, errors: Console) -> Finished:
+    """Run the selected cases, printing to `console` (progress, report) and `errors` (warnings).
+
+    Every problem found before anything is sent raises UsageError (the command exits 2 with it,
+    the Python API raises it).
+    """
+    request = _with_named_runs(request)
+    rerun = _failed_before(request.rerun_failed)
+    if rerun is not None and not rerun:  # a CI retry step after a green run must stay green
+        console.print(
+            f"nothing to rerun: {request.rerun_failed} has no failed or errored case",
+            markup=False,
+            highlight=False,
+        )
+        return Finished(EXIT_OK, None)
+    prepared, done = _prepare(request, rerun)
+    for warning in prepared.warnings:  # what validate warns of, before the run it concerns
+        errors.print(str(warning), markup=False, soft_wrap=True)
+    request = replace(request, options=with_project_reports(request.options, prepared))
+    census = count_cases(prepared)
+    preflight_judge(prepared, census, request.options)
+    preflight_simulators(prepared, census, request.require_simulator)
+    budgets = budget_limits(prepared.project.data if prepared.project else None, request.budgets)
     if census.count == 0 and not done and request.prepare.shard is None:
-        errors.print("error: the selection matched no case (check --label, -k and PATH::eval)", markup=False)
-        return EXIT_USAGE
+        raise UsageError(["error: the selection matched no case (check --label, -k and PATH::eval)"])
     simulators = SimulatorPool(prepared.plan.simulators, request.options.use_cache)
     with app_under_test(prepared.project, errors) as started:
         if not started:
-            return EXIT_USAGE
+            return Finished(EXIT_USAGE, None)
         recording = event_loop.run(
             record(
                 _scheduler(request, prepared, simulators),
@@ -116,9 +132,10 @@ def execute_run(request: RunRequest) -> int:
                 more_summary=simulators.summary,
             )
         )
-    return report_session(
+    code = report_session(
         recording, request.options, baseline=request.baseline, spec_files=prepared.spec_files, console=console
     )
+    return Finished(code, recording.output)
 
 
 def _with_named_runs(request: RunRequest) -> RunRequest:
@@ -143,10 +160,10 @@ def _failed_before(results: Path | None) -> frozenset[str] | None:
     if results is None:
         return None
     try:
-        previous = load_results(results)
+        previous = load_run(results)
     except ResultsError as exc:
         raise UsageError([f"error: --rerun-failed: {exc}"]) from None
-    return frozenset(case["id"] for case in previous["cases"] if case["status"] in ("failed", "error"))
+    return frozenset(case.id for case in previous.failed)
 
 
 def _prepare(request: RunRequest, rerun: frozenset[str] | None) -> tuple[Prepared, Done]:

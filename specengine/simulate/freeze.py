@@ -16,10 +16,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specengine.errors import UsageError
 from specengine.source.loader import as_text
+
+if TYPE_CHECKING:
+    from specengine.results.loaded import Case
+    from specengine.transcript import SimulationEnd
 
 GOAL_JUDGES = ("goal_completed",)  # conversation judges that read the eval's goal when they have none
 _TEMPLATE_MARKUP = re.compile(r"\{[{%#]")
@@ -50,7 +54,7 @@ def simulated_messages(transcript: Sequence[Mapping[str, Any]]) -> dict[int, lis
 def freeze_eval(
     document_data: Mapping[str, Any],
     eval_index: int,
-    case: Mapping[str, Any],
+    case: Case,
     variables: Mapping[str, Mapping[str, Any]],
     trial: int,
     origin: str,
@@ -61,18 +65,16 @@ def freeze_eval(
     names the results file and run for the comment. UsageError when the trial holds no simulated
     conversation to freeze.
     """
-    trials = case.get("trials") or []
+    trials = case.trials
     if not 0 <= trial < len(trials):
-        raise UsageError(
-            f"error: case {case['id']} has {len(trials)} trial(s); there is no trial {trial + 1}"
-        )
+        raise UsageError(f"error: case {case.id} has {len(trials)} trial(s); there is no trial {trial + 1}")
     ran = trials[trial]
-    sent = simulated_messages(ran.get("transcript") or ())
-    ends = ran.get("simulations") or []
+    sent = simulated_messages(ran.transcript)
+    ends = ran.simulations
     if not ends:
-        raise UsageError(f"error: case {case['id']} has no simulated conversation to freeze")
+        raise UsageError(f"error: case {case.id} has no simulated conversation to freeze")
     raw = _plain(document_data["evals"][eval_index])
-    name = _frozen_name(as_text(raw["name"]), case.get("row"))
+    name = _frozen_name(as_text(raw["name"]), case.row)
     frozen: dict[str, Any] = {"name": name}
     for key, value in raw.items():
         if key in ("name", "simulate", "turns", "dataset", "input", "expected", "metadata", "expect"):
@@ -83,7 +85,7 @@ def freeze_eval(
             frozen[key] = _plain(dict(variables[key]))
     if "dataset" in document_data or "dataset" in raw:
         frozen["dataset"] = "none"
-    goal = next((str(end.get("goal") or "") for end in ends), "")
+    goal = ends[0].goal
     if "simulate" in raw:
         frozen["turns"] = [{"send": _literal(text)} for text in _block(sent, 0, case)]
     else:
@@ -101,9 +103,7 @@ def default_name(spec_stem: str, eval_name: str, row: str | None) -> str:
     return "-".join(_SLUG.sub("-", part.lower()).strip("-") or "case" for part in parts) + ".yaml"
 
 
-def _turns(
-    turns: Sequence[Any], sent: Mapping[int, list[str]], case: Mapping[str, Any], goal: str
-) -> list[Any]:
+def _turns(turns: Sequence[Any], sent: Mapping[int, list[str]], case: Case, goal: str) -> list[Any]:
     out: list[Any] = []
     for index, step in enumerate(turns):
         if not (isinstance(step, Mapping) and "simulate" in step):
@@ -117,11 +117,11 @@ def _turns(
     return out
 
 
-def _block(sent: Mapping[int, list[str]], index: int, case: Mapping[str, Any]) -> list[str]:
+def _block(sent: Mapping[int, list[str]], index: int, case: Case) -> list[str]:
     messages = sent.get(index) or []
     if not messages:
         raise UsageError(
-            f"error: the simulated user of case {case['id']} sent no message: there is nothing to freeze"
+            f"error: the simulated user of case {case.id} sent no message: there is nothing to freeze"
         )
     return messages
 
@@ -154,18 +154,16 @@ def _frozen_name(name: str, row: str | None) -> str:
     return (name + suffix).replace("::", ":").replace("[", "(").replace("]", ")")
 
 
-def _comment(origin: str, case: Mapping[str, Any], ends: Sequence[Mapping[str, Any]]) -> str:
+def _comment(origin: str, case: Case, ends: Sequence[SimulationEnd]) -> str:
     lines = [
-        f"Frozen by `specengine freeze` from {origin}, case {case['id']}:",
+        f"Frozen by `specengine freeze` from {origin}, case {case.id}:",
         "a simulated user's conversation with the agent, replayed as scripted turns (no simulator needed).",
     ]
     for end in ends:
-        who = f" ({end['simulator']})" if end.get("simulator") else ""
-        lines.append(
-            f"Simulated user{who}, stopped by {end.get('stop_reason')} after {end.get('turns')} message(s):"
-        )
-        lines.extend(f"  user: {line}" for line in str(end.get("user") or "").splitlines())
-        lines.extend(f"  goal: {line}" for line in str(end.get("goal") or "").splitlines())
+        who = f" ({end.simulator})" if end.simulator else ""
+        lines.append(f"Simulated user{who}, stopped by {end.stop_reason} after {end.turns} message(s):")
+        lines.extend(f"  user: {line}" for line in end.user.splitlines())
+        lines.extend(f"  goal: {line}" for line in end.goal.splitlines())
     return "".join(f"# {line}".rstrip() + "\n" for line in lines) + "\n"
 
 

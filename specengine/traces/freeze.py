@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specengine.errors import UsageError
 from specengine.simulate.freeze import Frozen, _dump, _frozen_name, _literal, _plain
 from specengine.source.loader import as_text
+
+if TYPE_CHECKING:
+    from specengine.results.loaded import Case
 
 _TRACE_READ = re.compile(r"(?<![\w.])trace\.")
 
@@ -36,19 +39,18 @@ def _reading_input(value: Any) -> Any:
 def freeze_recorded(
     document_data: Mapping[str, Any],
     eval_index: int,
-    case: Mapping[str, Any],
+    case: Case,
     variables: Mapping[str, Any],
     origin: str,
 ) -> Frozen:
     """The frozen spec for a results `case` of the `source:` eval at `eval_index`; `variables` are
     the case's as the run had them (its `trace` among them)."""
-    trials = case.get("trials") or []
-    transcript = (trials[0].get("transcript") if trials else None) or []
+    transcript = case.trials[0].transcript if case.trials else ()
     messages = [str(message.get("content") or "") for message in transcript if message.get("role") == "user"]
     if not messages:
-        raise UsageError(f"error: case {case['id']} has no recorded user message to freeze")
+        raise UsageError(f"error: case {case.id} has no recorded user message to freeze")
     raw = _plain(document_data["evals"][eval_index])
-    name = _frozen_name(as_text(raw["name"]), case.get("row"))
+    name = _frozen_name(as_text(raw["name"]), case.row)
     frozen: dict[str, Any] = {"name": name}
     for key, value in raw.items():
         if key not in ("name", "source", "expect", "input"):
@@ -64,10 +66,10 @@ def freeze_recorded(
     return Frozen(_comment(origin, case) + _dump(data), name)
 
 
-def _comment(origin: str, case: Mapping[str, Any]) -> str:
-    recorded = case.get("recorded") or {}
+def _comment(origin: str, case: Case) -> str:
+    recorded = case.recorded or {}
     lines = [
-        f"Frozen by `specengine freeze` from {origin}, case {case['id']}:",
+        f"Frozen by `specengine freeze` from {origin}, case {case.id}:",
         f"conversation {recorded.get('conversation')} recorded in source {recorded.get('source')}"
         + (f" ({recorded['file']})" if recorded.get("file") else "")
         + ", replayed against the live agent.",

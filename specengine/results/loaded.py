@@ -1,0 +1,269 @@
+"""A results file read back: the run, its cases and their checks as typed, frozen values.
+
+A run writes `CaseResult`s (model.py); every command that starts from a results file (report,
+compare, merge, regrade, serve, the index, the GitHub comment, the pytest plugin, the Python API)
+reads the file into these. A trial and its checks come back as the very `TrialResult` and
+`CheckResult` the run wrote; a case comes back as `Case`, which holds what the results file keeps of
+the plan's case (a plan cannot be rebuilt from a results file). Fields that older or hand-made files
+lack are filled in once, in decode.py, so no reader of these values guesses at a missing key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from specengine.results.model import CheckResult, Status, TrialResult, pass_rate
+from specengine.transcript import SimulationEnd
+from specengine.usage import TokenUsage
+
+if TYPE_CHECKING:
+    import pandas
+
+
+@dataclass(frozen=True)
+class CaseCheck:
+    """One check of a case over its trials (the case's `checks`): the mean score over the trials
+    that scored it, the status the case's pass rate gives it, a judge's spread across trials."""
+
+    name: str
+    matcher: str
+    line: int
+    turn: int
+    gate: bool
+    status: Status
+    score: float | None
+    spread: float | None = None
+    uncertain: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "name": self.name,
+            "matcher": self.matcher,
+            "line": self.line,
+            "turn": self.turn,
+            "gate": self.gate,
+            "status": self.status,
+            "score": self.score,
+        }
+        if self.spread is not None:
+            data["spread"] = self.spread
+        if self.uncertain:
+            data["uncertain"] = True
+        return data
+
+
+@dataclass(frozen=True)
+class Case:
+    """A case as its run finished it: where it is declared, its outcome, its trials and checks.
+
+    `line` and a check's `line`/`turn` are 0 when a file does not say; `extra` keeps the keys this
+    version does not know, so a file rewritten from these values (merge) keeps them. `trials` and
+    `checks` are read from the file's lists when first asked for: a run of 100,000 cases loads in
+    the time its JSON takes to parse, and a page that shows fifty cases builds fifty cases' trials.
+    """
+
+    id: str
+    status: Status
+    suite: str
+    spec: str
+    eval: str
+    line: int
+    labels: tuple[str, ...] = ()
+    row: str | None = None
+    index: int | None = None
+    endpoint: str | None = None
+    error: Mapping[str, str] | None = None
+    passed_trials: int = 0
+    n_trials: int = 0
+    pass_at_k: bool = False
+    pass_hat_k: bool = False
+    cell: str | None = None
+    row_line: int | None = None
+    expected: Mapping[str, Any] | None = None
+    skip_reason: str | None = None
+    usage: TokenUsage | None = None
+    simulation: SimulationEnd | None = None
+    goal: str | None = None
+    duration_s: float | None = None
+    recorded: Mapping[str, Any] | None = None  # a `source:` eval's case: the conversation it graded
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    trial_data: Sequence[Mapping[str, Any]] = field(default=(), repr=False)  # the file's `trials`
+    check_data: Sequence[Mapping[str, Any]] = field(default=(), repr=False)  # the file's `checks`
+
+    @cached_property
+    def trials(self) -> tuple[TrialResult, ...]:
+        """The case's trials, in the order they ran."""
+        from specengine.results.decode import read_trial
+
+        return tuple(read_trial(trial) for trial in self.trial_data if isinstance(trial, dict))
+
+    @cached_property
+    def checks(self) -> tuple[CaseCheck, ...]:
+        """The case's checks over its trials (a file without trials may hold only these)."""
+        from specengine.results.decode import read_case_check
+
+        return tuple(read_case_check(check) for check in self.check_data if isinstance(check, dict))
+
+    @property
+    def title(self) -> str:
+        """The eval name plus its row id (`sunny[paris]`), the short name a person recognises."""
+        row = self.row
+        return f"{self.eval}[{row}]" if row and f"[{row}]" not in self.eval else self.eval
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    @property
+    def first_error(self) -> Mapping[str, str] | None:
+        """The error of an errored case: its own, else its first trial's."""
+        if self.error:
+            return self.error
+        return next((trial.error for trial in self.trials if trial.error), None)
+
+    @property
+    def why_skipped(self) -> str:
+        """Why the case was skipped: its skip reason, else its error, else its skipped checks' reasons."""
+        if self.skip_reason and self.skip_reason.strip():
+            return self.skip_reason.strip()
+        if self.error:
+            return error_text(self.error)
+        reasons: list[str] = []
+        checks: Iterator[CheckResult | CaseCheck] = self.trial_checks() if self.trials else iter(self.checks)
+        for check in checks:
+            reason = getattr(check, "reason", "")
+            if check.status == "skipped" and reason and reason not in reasons:
+                reasons.append(reason)
+        return "; ".join(reasons) or "skipped"
+
+    def trial_checks(self) -> Iterator[CheckResult]:
+        """Every check of every trial, in order."""
+        for trial in self.trials:
+            yield from trial.checks
+
+    def as_dict(self) -> dict[str, Any]:
+        """The case as the results file holds it (what `CaseResult.as_dict` wrote)."""
+        data: dict[str, Any] = {"id": self.id}
+        if self.index is not None:
+            data["index"] = self.index
+        data.update(suite=self.suite, spec=self.spec, eval=self.eval, line=self.line, row=self.row)
+        data["labels"] = list(self.labels)
+        if self.endpoint is not None:
+            data["endpoint"] = self.endpoint
+        data.update(
+            status=self.status,
+            error=dict(self.error) if self.error else None,
+            passed_trials=self.passed_trials,
+            n_trials=self.n_trials,
+            pass_at_k=self.pass_at_k,
+            pass_hat_k=self.pass_hat_k,
+            trials=[trial.as_dict() for trial in self.trials],
+            checks=[check.as_dict() for check in self.checks],
+        )
+        optional = (
+            ("cell", self.cell),
+            ("row_line", self.row_line),
+            ("expected", dict(self.expected) if self.expected else None),
+            ("skip_reason", self.skip_reason),
+            ("usage", self.usage.as_dict() if self.usage is not None else None),
+            ("simulation", self.simulation.as_dict() if self.simulation is not None else None),
+            ("goal", self.goal),
+            ("duration_s", self.duration_s),
+            ("recorded", dict(self.recorded) if self.recorded is not None else None),
+        )
+        data.update((key, value) for key, value in optional if value is not None)
+        data.update(self.extra)
+        return data
+
+
+def error_text(error: Mapping[str, str]) -> str:
+    """`type: message` for an error, or whichever of the two it has."""
+    kind, message = error.get("type"), error.get("message")
+    if kind and message:
+        return f"{kind}: {message}"
+    return str(message or kind or "error")
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A run's counts, taken from its cases so they always agree with them; the rest of what the
+    file's summary holds (judge calls, cells, budgets, cost) stays in `stored`."""
+
+    cases: int
+    passed: int
+    failed: int
+    errored: int
+    skipped: int
+    gates_skipped: int = 0
+    duration_s: float | None = None
+    usage: TokenUsage | None = None
+    stored: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def pass_rate(self) -> float | None:
+        """passed / (passed + failed + errored), the rate `--min-pass-rate` gates on (model.py's rule);
+        None if nothing ran."""
+        return pass_rate({"passed": self.passed, "failed": self.failed, "errored": self.errored})
+
+
+@dataclass(frozen=True)
+class Run:
+    """A results file: the run's id, start, name and summary, its cases in plan order, and what
+    else its header says (`header`: settings, endpoints, git, matrix, selection, shard, budgets)."""
+
+    run_id: str
+    started_at: str | None
+    name: str | None
+    summary: Summary
+    cases: tuple[Case, ...]
+    header: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    path: Path | None = None  # the file it was read from (None for a run built in memory)
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def __iter__(self) -> Iterator[Case]:
+        return iter(self.cases)
+
+    def case(self, case_id: str) -> Case:
+        """The case with this id; KeyError names it when the run has none."""
+        for case in self.cases:
+            if case.id == case_id:
+                return case
+        raise KeyError(case_id)
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.summary.pass_rate
+
+    @property
+    def failed(self) -> tuple[Case, ...]:
+        """The cases that failed or errored, in plan order."""
+        return tuple(case for case in self.cases if case.status in ("failed", "error"))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The run as its results file holds it (the summary as stored)."""
+        data: dict[str, Any] = {"run_id": self.run_id, "started_at": self.started_at}
+        if self.name is not None:
+            data["name"] = self.name
+        data.update(self.header)
+        data["summary"] = dict(self.summary.stored)
+        data["cases"] = [case.as_dict() for case in self.cases]
+        return data
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """One row per case (id, eval, status, trials, latency, tokens, why it did not pass); needs
+        pandas, which specengine does not install."""
+        from specengine.results.tables import data_frame
+
+        return data_frame(self)
+
+    def _repr_html_(self) -> str:
+        """A notebook shows a run as its summary and a table of its cases (agent text escaped)."""
+        from specengine.results.tables import run_html
+
+        return run_html(self)
