@@ -14,9 +14,10 @@ import re
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from specengine.errors import TemplateError
+from specengine.template_budget import TemplateBudgetError, budgeted, refusal
 
 # Names a template may use. Checks also see the turn's outcome.
 CASE_VARIABLES = frozenset({"input", "expected", "metadata", "vars"})  # vars: a matrix cell's values
@@ -37,11 +38,13 @@ def _json_text(value: Any) -> str:
 
 @functools.cache
 def environment():
-    """The one sandboxed environment every spec template renders in."""
+    """The one sandboxed environment every spec template renders in, under a budget of loop
+    iterations, output size and integer size (template_budget.py)."""
     from jinja2 import StrictUndefined
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    env = ImmutableSandboxedEnvironment(
+    from specengine.template_budget import budgeted_environment_class
+
+    env = budgeted_environment_class()(
         undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True, finalize=value_text
     )
     env.filters["tojson"] = _json_text  # the built-in one HTML-escapes quotes and brackets
@@ -111,6 +114,8 @@ def _render_failure(exc: Exception, source: str = "") -> TemplateError:
         message = _undefined_message(exc, source)
     elif name == "SecurityError":
         message = f"not allowed in a template: {exc}"
+    elif isinstance(exc, TemplateBudgetError):
+        message = refusal(exc)
     else:
         message = f"template error: {name}: {exc}"
     return TemplateError(message, line)
@@ -229,11 +234,15 @@ def render_native(source: Any, variables: dict[str, Any]) -> Any:
     if whole and "{{" not in whole.group("expr") and "{%" not in source:
         expression = _compiled_expression(whole.group("expr").strip())
         try:
-            value = expression(**variables)
+            with budgeted():
+                value = expression(**variables)
             if _is_undefined(value):  # compile_expression hands back Undefined instead of raising
                 value._fail_with_undefined_error()
-        except Exception as exc:
-            raise _render_failure(exc, source) from None
+        except Exception:
+            from jinja2.debug import rewrite_traceback_stack
+
+            # an expression's frames keep the generated code's lines until Jinja2 maps them back
+            raise _render_failure(cast(Exception, rewrite_traceback_stack()), source) from None
         return _plain(value)
     return render(source, variables)
 

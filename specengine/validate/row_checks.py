@@ -45,6 +45,7 @@ from specengine.template_analysis import (
     row_lookups,
     run_time_value,
 )
+from specengine.template_budget import TemplateBudgetError, refusal
 from specengine.templates import CASE_VARIABLES, error_line
 from specengine.validate.file_report import Report
 from specengine.validate.row_messages import (
@@ -290,6 +291,8 @@ class EvalProver:
         except Exception as exc:  # a template that cannot render with this row's values
             text = str(getattr(exc, "message", None) or exc).splitlines() or [""]
             message = f"template error: {type(exc).__name__}: {text[0]}"
+            if isinstance(exc, TemplateBudgetError):
+                message = refusal(exc)
             self._record((use.number, message), use, row, None, None, message, error_line(exc))
             return False
         if rendered is not None:

@@ -1,0 +1,152 @@
+"""Hostile files: YAML alias bombs, templates that would work forever, datasets of millions of rows.
+
+Each file is made by a fixture here; what it costs is read from the CLI process's own peak memory
+and CPU (support/measured.py), as the network bomb tests of test_transport.py do.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.cli import write_project, write_spec
+from support.measured import run_measured
+from support.servers import AgentServer, Reply
+
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/self/status").exists(), reason="reads the peak from /proc (Linux)"
+)
+
+MAX_RSS_MB = 150
+MAX_CPU_S = 5.0
+
+
+def alias_bomb(indent: str) -> str:
+    """Nine anchors, each listing the one before nine times: 9^9 values from a few hundred bytes."""
+    lines = [f'{indent}a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for before, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{indent}{name}: &{name} [" + ",".join(f"*{before}" for _ in range(9)) + "]")
+    return "\n".join(lines) + "\n"
+
+
+SPEC = "evals:\n  - name: hi\n    send: Hi\n    expect: [succeeded]\n"
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+@pytest.mark.parametrize("where", ["spec metadata", "project x-key"])
+def test_a_yaml_alias_bomb_is_refused_at_its_anchor_in_little_memory(tmp_path, command, where):
+    bomb = alias_bomb("  ")
+    assert len(bomb) < 500
+    endpoint = {"agent": "http://127.0.0.1:9/v1"}
+    if where == "spec metadata":
+        write_project(tmp_path, endpoints=endpoint)
+        spec_file = write_spec(tmp_path, "spec", "metadata:\n" + bomb + SPEC)
+        shown, anchor_lines = "spec.yaml", range(2, 11)
+    else:
+        project = write_project(tmp_path, endpoints=endpoint)
+        project.write_text("x-bomb:\n" + bomb + project.read_text())
+        spec_file = write_spec(tmp_path, "spec", SPEC)
+        shown, anchor_lines = "specengine.yaml", range(2, 11)
+    measured = run_measured([command, spec_file.name], tmp_path)
+    assert measured.result.exit_code != 0
+    problem = next(line for line in measured.result.output.splitlines() if "alias bomb" in line)
+    file, line, _col, message = problem.split(":", 3)
+    assert file == shown and int(line) in anchor_lines, problem
+    assert "more than the 100,000 a file may add through aliases" in message
+    assert measured.peak_mb < MAX_RSS_MB, measured.peak_mb
+    assert measured.cpu_s < MAX_CPU_S, measured.cpu_s
+
+
+def test_an_alias_inside_its_own_anchor_is_refused(tmp_path):
+    write_project(tmp_path, endpoints={"agent": "http://127.0.0.1:9/v1"})
+    write_spec(tmp_path, "spec", "metadata:\n  loop: &loop [1, *loop]\n" + SPEC)
+    measured = run_measured(["validate", "spec.yaml"], tmp_path)
+    assert measured.result.exit_code == 1
+    assert "spec.yaml:2:" in measured.result.output
+    assert "sits inside its own anchor" in measured.result.output
+
+
+def test_anchors_and_merge_keys_within_the_bound_still_load(tmp_path, run_cli):
+    write_project(tmp_path, endpoints={"agent": "http://127.0.0.1:9/v1"})
+    write_spec(
+        tmp_path,
+        "spec",
+        """
+        x-words: &words [a, b, c]
+        x-base: &base {send: Hi, expect: [succeeded]}
+        metadata: {lists: [*words, *words, *words]}
+        evals:
+          - {name: one, <<: *base}
+          - {name: two, <<: *base}
+        """,
+    )
+    result = run_cli(["validate", "spec.yaml"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+
+
+TEMPLATE_BOMBS = [
+    pytest.param(
+        "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}",
+        "the loops ran more than 1,000,000 times",
+        id="nested-loops",
+    ),
+    pytest.param("{{ 9**(9**9) }}", "9 ** 387420489 is a number of more than 4,300 digits", id="power"),
+    pytest.param(
+        "{{ input.m * 10**9 }}", "repeating 2 items 1,000,000,000 times makes more than", id="text-times"
+    ),
+    pytest.param(
+        "{{ '%-999999999s' | format(input.m) }}", "a format width of 999,999,999", id="format-width"
+    ),
+    pytest.param(
+        "{% set ns = namespace(s=input.m) %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+        "joining text with ~ makes more than 10,000,000 characters",
+        id="doubling",
+    ),
+]
+
+
+@pytest.mark.parametrize(("template", "reason"), TEMPLATE_BOMBS)
+def test_validate_refuses_a_template_past_its_budget_at_its_line(tmp_path, template, reason):
+    write_project(tmp_path, endpoints={"agent": "http://127.0.0.1:9/v1"})
+    write_spec(
+        tmp_path,
+        "spec",
+        "evals:\n  - name: costly\n    dataset: [{input: {m: ab}}]\n    send: |\n      hello\n"
+        f"      {template}\n    expect: [succeeded]\n",
+    )
+    measured = run_measured(["validate", "spec.yaml"], tmp_path)
+    assert measured.result.exit_code == 1
+    assert f"spec.yaml:6:7: send: the template goes past its budget: {reason}" in measured.result.output
+    assert measured.peak_mb < MAX_RSS_MB, measured.peak_mb
+    assert measured.cpu_s < MAX_CPU_S, measured.cpu_s
+
+
+def test_run_fails_only_the_case_whose_check_template_goes_past_its_budget(tmp_path, run_cli):
+    with AgentServer() as agent:
+        agent.script(lambda messages: Reply(content="ab"))
+        write_project(tmp_path, endpoints={"agent": agent})
+        write_spec(
+            tmp_path,
+            "spec",
+            """
+            evals:
+              - name: costly
+                send: Hi
+                expect:
+                  - includes: "{{ reply * 10**9 }}"
+              - name: fine
+                send: Hi
+                expect:
+                  - includes: "{{ reply }}"
+            """,
+        )
+        measured = run_measured(["run", "spec.yaml", "--output", "out.json"], tmp_path)
+    results = json.loads((tmp_path / "out.json").read_text())
+    outcomes = {case["eval"]: case["status"] for case in results["cases"]}
+    assert outcomes == {"costly": "error", "fine": "passed"}, measured.result.output
+    assert (
+        "spec.yaml:5: the template goes past its budget: repeating 2 items 1,000,000,000 times"
+        in measured.result.output
+    )
+    assert measured.peak_mb < MAX_RSS_MB, measured.peak_mb
