@@ -118,6 +118,14 @@ class TrialRun:
     simulations: tuple[SimulationEnd, ...] = ()  # how each simulated conversation of it ended
 
 
+def stored_trial_run(trial: Mapping[str, Any]) -> TrialRun:
+    """A trial as a results file stores it, read back for grading again (`regrade`). A trial of the
+    wrong shape raises AttributeError, TypeError or ValueError."""
+    records = tuple(records_from_transcript(trial.get("transcript") or ()))
+    ends = tuple(SimulationEnd.from_dict(end) for end in trial.get("simulations") or ())
+    return TrialRun(records, trial.get("error"), int(trial.get("attempts", 1)), ends)
+
+
 def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
     """The results transcript: user and assistant messages, tool calls with parsed arguments, and
     the token usage of each reply whose server reported one."""

@@ -150,3 +150,49 @@ def test_run_fails_only_the_case_whose_check_template_goes_past_its_budget(tmp_p
         in measured.result.output
     )
     assert measured.peak_mb < MAX_RSS_MB, measured.peak_mb
+
+
+# --- datasets: millions of rows, validated in flat memory ------------------------------------------
+
+DATASET_SPEC = 'evals:\n  - name: w\n    dataset: rows.csv\n    send: "Weather in {{ input.city }}"\n'
+
+
+def write_rows(folder: Path, count: int, repeats: dict[int, int] | None = None) -> None:
+    """rows.csv with `count` rows, ids r0, r1, ...; `repeats` maps a row to the earlier row whose id
+    it takes (a duplicate id)."""
+    repeats = repeats or {}
+    with (folder / "rows.csv").open("w") as handle:
+        handle.write("id,city\n")
+        handle.writelines(f"r{repeats.get(index, index)},c{index}\n" for index in range(count))
+
+
+def test_validating_a_large_dataset_holds_no_row_in_memory(tmp_path):
+    # 600,000 rows: holding each row's id (as validate did) peaks at 116 MB, streaming them at 67
+    write_project(tmp_path, endpoints={"agent": "http://127.0.0.1:9/v1"})
+    write_spec(tmp_path, "spec", DATASET_SPEC)
+    write_rows(tmp_path, 600_000)
+    measured = run_measured(["validate", "spec.yaml"], tmp_path)
+    assert measured.result.exit_code == 0, measured.result.output
+    assert measured.peak_mb < 95, measured.peak_mb
+
+
+def test_duplicate_ids_past_the_exact_part_are_named_with_both_lines(tmp_path, run_cli, monkeypatch):
+    from specengine.validate import row_ids
+
+    monkeypatch.setattr(row_ids, "EXACT_ROWS", 10)
+    write_project(tmp_path, endpoints={"agent": "http://127.0.0.1:9/v1"})
+    write_spec(tmp_path, "spec", DATASET_SPEC)
+    # within the exact part, from it to past it, past it twice over, and a third use of an id
+    write_rows(tmp_path, 40, repeats={5: 1, 12: 2, 20: 15, 25: 15, 7: 0, 30: 0})
+    result = run_cli(["validate", "spec.yaml"], cwd=tmp_path)
+    duplicates = sorted(line for line in result.output.splitlines() if "duplicate row id" in line)
+    assert duplicates == sorted(
+        [
+            "rows.csv:7:1: duplicate row id 'r1' (first used on line 3)",
+            "rows.csv:9:1: duplicate row id 'r0' (first used on line 2)",
+            "rows.csv:14:1: duplicate row id 'r2' (first used on line 4)",
+            "rows.csv:22:1: duplicate row id 'r15' (first used on line 17)",
+            "rows.csv:27:1: duplicate row id 'r15' (first used on line 17)",
+            "rows.csv:32:1: duplicate row id 'r0' (first used on line 2)",
+        ]
+    ), result.output

@@ -16,7 +16,7 @@ from specengine.grade.grader import grade_run
 from specengine.judge.judge import Judge
 from specengine.plan import Case, JudgeConfig
 from specengine.results.model import CaseResult, finished_case, skipped_case
-from specengine.transcript import SimulationEnd, TrialRun, records_from_transcript
+from specengine.transcript import stored_trial_run
 
 
 @dataclass(frozen=True)
@@ -47,10 +47,7 @@ async def regrade_cases(
         async with slots:
             trials = []
             for old_trial in old.get("trials") or ():
-                records = tuple(records_from_transcript(old_trial.get("transcript") or ()))
-                ends = tuple(SimulationEnd.from_dict(end) for end in old_trial.get("simulations") or ())
-                run = TrialRun(records, old_trial.get("error"), int(old_trial.get("attempts", 1)), ends)
-                trials.append(await grade_run(case, run, strict, judge, judge_config))
+                trials.append(await grade_run(case, stored_trial_run(old_trial), strict, judge, judge_config))
             on_result(finished_case(case, trials))
 
     tasks = []

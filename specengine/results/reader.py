@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import gc
 import json
+import math
+import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +25,37 @@ if TYPE_CHECKING:
     from specengine.results.loaded import Run
 
 CASE_STATUSES = ("passed", "failed", "error", "skipped")
+
+MAX_RESULTS_MB = 256
+"""The largest results file any command reads, in MB; `SPECENGINE_MAX_RESULTS_MB` raises it. Reading
+one takes several times its size in memory, so a stray multi-gigabyte file is refused, not read."""
+MAX_RESULTS_MB_VARIABLE = "SPECENGINE_MAX_RESULTS_MB"
+
+
+def max_results_bytes() -> int:
+    """The size limit of a results file in bytes: the environment's setting, else MAX_RESULTS_MB."""
+    try:
+        megabytes = float(os.environ.get(MAX_RESULTS_MB_VARIABLE) or MAX_RESULTS_MB)
+    except ValueError:
+        megabytes = MAX_RESULTS_MB
+    return int(megabytes * 1024 * 1024) if megabytes > 0 else MAX_RESULTS_MB * 1024 * 1024
+
+
+def _too_large(source: str, size: int) -> ResultsError:
+    limit = max_results_bytes()
+    return ResultsError(
+        f"{source}: {size / 1048576:,.0f} MB, over the {limit / 1048576:,.0f} MB limit of a results file"
+        f" ({MAX_RESULTS_MB_VARIABLE} raises it)"
+    )
+
+
+_HUGE_EXPONENT = re.compile(r"[0-9][eE]\+?[0-9]{3}")
+
+
+def _finite_or_missing(text: str) -> float | None:
+    """A number in a results file that no float holds (`1e999`) reads as missing, as NaN does."""
+    value = float(text)
+    return value if math.isfinite(value) else None
 
 
 def load_run(path: str | Path) -> Run:
@@ -57,6 +91,9 @@ def _collector_paused() -> Iterator[None]:
 
 def _load(p: Path) -> dict[str, Any]:
     try:
+        size = p.stat().st_size
+        if size > max_results_bytes():
+            raise _too_large(str(p), size)
         raw = p.read_bytes()
     except FileNotFoundError:
         raise ResultsError(
@@ -78,11 +115,18 @@ def _load(p: Path) -> dict[str, Any]:
 
 
 def parse_results(text: str, source: str = "<results>") -> dict[str, Any]:
-    """Parse results JSON text; `source` names it in messages."""
+    """Parse results JSON text; `source` names it in messages. A non-finite number (`NaN`,
+    `Infinity`, `1e999`: orjson refuses them all, so they are read here) reads as missing (None),
+    as if the key held null."""
+    if len(text) > max_results_bytes():
+        raise _too_large(source, len(text))
     if not text.strip():
         raise ResultsError(f"{source}: the file is empty (was the run interrupted before it finished?)")
     try:
-        data = json.loads(text)
+        huge = _HUGE_EXPONENT.search(text) is not None  # only then can a float overflow to inf
+        data = json.loads(
+            text, parse_constant=lambda _: None, parse_float=_finite_or_missing if huge else None
+        )
     except json.JSONDecodeError as exc:
         hint = (
             "; this looks like the JSONL log (one case per line), not the final results JSON"

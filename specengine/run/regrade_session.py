@@ -31,6 +31,7 @@ from specengine.run.recording import (
 from specengine.run.reporting import report_session
 from specengine.run.terminal import consoles, usage_error
 from specengine.source.matrix import chosen_cells, stored_cells
+from specengine.transcript import stored_trial_run
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -58,6 +59,7 @@ def execute_regrade(request: RegradeRequest) -> int:
     try:
         request = replace(request, results=named_run(request.results))
         stored_results = load_results(request.results)
+        _read_trials(stored_results, str(request.results))
     except ResultsError as exc:
         errors.print(f"error: {exc}", markup=False)
         return EXIT_USAGE
@@ -103,6 +105,18 @@ def execute_regrade(request: RegradeRequest) -> int:
         )
         return EXIT_USAGE
     return code
+
+
+def _read_trials(results: Mapping[str, Any], source: str) -> None:
+    """Read every stored trial as regrading will, before anything is written: a trial of the wrong
+    shape is a ResultsError naming it, not a crash that leaves a results log behind."""
+    for index, case in enumerate(results["cases"]):
+        for number, trial in enumerate(case.get("trials") or ()):
+            try:
+                stored_trial_run(trial)
+            except (AttributeError, TypeError, ValueError) as exc:
+                where = f"{source}: cases[{index}] ({case['id']}): trials[{number}]"
+                raise ResultsError(f"{where} cannot be read: {exc}") from None
 
 
 def _carried_header(stored: Mapping[str, Any]) -> dict[str, Any]:

@@ -15,12 +15,13 @@ from typing import Any
 
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError
-from specengine.source.datasets import dataset_format, is_dataset_path, iter_rows, row_id
+from specengine.source.datasets import Row, dataset_format, is_dataset_path, iter_rows, row_id
 from specengine.source.loader import KeyPath, display_path, shown_path
 from specengine.source.project import Project
 from specengine.suggest import closest, did_you_mean
 from specengine.validate.file_report import Report
 from specengine.validate.row_checks import EvalProver
+from specengine.validate.row_ids import SeenIds
 
 MAX_DUPLICATES_SHOWN = 50
 
@@ -32,30 +33,44 @@ def check_dataset_file(
     path: Path, display: str, provers: Sequence[EvalProver] = ()
 ) -> tuple[list[Diagnostic], int]:
     """(problems, row count): the first bad row stops reading; duplicate ids name both lines. Each
-    row is also handed to the provers of the evals that run over it."""
+    row is also handed to the provers of the evals that run over it. Memory stays flat however many
+    rows the file has: ids are held as row_ids.py says, which may read the file a second time."""
     problems: list[Diagnostic] = []
     count = 0
-    first_line: dict[str, int] = {}
+    seen = SeenIds()
     duplicates = 0
+
+    def repeated(row: Row, rid: str, earlier: int | None) -> None:
+        nonlocal duplicates
+        if earlier is None:
+            return
+        duplicates += 1
+        if duplicates <= MAX_DUPLICATES_SHOWN:
+            problems.append(Diagnostic(display, row.line, 1, _duplicate_message(row.data, rid, earlier)))
+
     try:
         for row in iter_rows(path, display):
             count += 1
             for prover in provers:
                 prover.check(row.data, row.line, uniform=row.uniform)
             rid = row_id(row.data)
-            if rid in first_line:
-                duplicates += 1
-                if duplicates <= MAX_DUPLICATES_SHOWN:
-                    problems.append(
-                        Diagnostic(display, row.line, 1, _duplicate_message(row.data, rid, first_line[rid]))
-                    )
-            else:
-                first_line[rid] = row.line
+            repeated(row, rid, seen.add(rid, row.line))
     except SpecError as exc:
         problems.extend(exc.diagnostics)
+        return problems, count
+    if seen.needs_second_reading:
+        for row in iter_rows(path, display):
+            rid = row_id(row.data)
+            repeated(row, rid, seen.confirm(rid, row.line))
     if duplicates > MAX_DUPLICATES_SHOWN:
         problems.append(
             Diagnostic(display, 1, 1, f"{duplicates - MAX_DUPLICATES_SHOWN} more duplicate row ids not shown")
+        )
+    if seen.unchecked:
+        problems.append(
+            Diagnostic(
+                display, 1, 1, f"{seen.unchecked} more rows may repeat an earlier id (too many to check)"
+            )
         )
     return problems, count
 
