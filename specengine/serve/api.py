@@ -98,7 +98,25 @@ async def _json_body(request: Request) -> dict[str, Any]:
         raise HTTPException(400, "the body is not valid JSON") from None
     if not isinstance(body, dict):
         raise HTTPException(400, "the body must be a JSON object")
+    if not _is_unicode(body):
+        raise HTTPException(400, "the body holds text that is not Unicode (a lone surrogate such as \\ud800)")
     return body
+
+
+def _is_unicode(value: Any) -> bool:
+    """False when some text in a parsed JSON body holds a lone surrogate (`"\\ud800"` parses to
+    one), which no file or database can store."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(_is_unicode(key) and _is_unicode(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_is_unicode(item) for item in value)
+    return True
 
 
 async def add_review(request: Request) -> JSONResponse:

@@ -16,6 +16,7 @@ from starlette.staticfiles import StaticFiles
 
 from specengine.serve import api, compare_pages, matrix_page, pages
 from specengine.serve.assets import report_stylesheet
+from specengine.serve.limits import BodyLimit
 from specengine.serve.security import Guard, HostPolicy
 from specengine.serve.state import AppState
 from specengine.serve.templating import render
@@ -26,6 +27,8 @@ STATIC = Path(__file__).parent / "static"
 async def _error(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
+    if isinstance(exc, UnicodeError):  # text from the request that no file or page can hold
+        status, detail = 400, "the request holds text that is not Unicode"
     if request.url.path.startswith("/api/"):
         return JSONResponse({"error": detail}, status_code=status)
     state: AppState = request.app.state.serve
@@ -92,7 +95,7 @@ def create_app(
     ]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(Guard, policy=HostPolicy(port, host_names))],
+        middleware=[Middleware(Guard, policy=HostPolicy(port, host_names)), Middleware(BodyLimit)],
         exception_handlers={HTTPException: _error, Exception: _error},
         lifespan=lifespan,
     )

@@ -1,5 +1,8 @@
 """Reruns started from the app: the engine in a subprocess, exactly as `specengine run` runs it.
 
+At most `MAX_RUNNING` reruns run at once, each an engine of its own; the others wait, shown as
+queued, and start in the order they were asked for as running ones end.
+
 The failed cases of a run are rerun with `--rerun-failed <its results file>`. A hand-picked selection
 is handed over the same way: a file in `.specengine/selections/` that lists the chosen case ids as
 cases to rerun. The new run writes its results to `.specengine/runs/` like any run, so it joins the
@@ -29,25 +32,49 @@ from specengine.results.writer import log_path, utc_now
 SELECTIONS_FOLDER = Path(".specengine") / "selections"
 JOBS_FOLDER = Path(".specengine") / "jobs"
 _EXIT_STATES = {0: "finished", 1: "finished", 130: "interrupted"}
+MAX_RUNNING = 2
+"""Reruns that run at once; the rest are queued."""
 
 
 @dataclass
 class Job:
-    """One rerun: its process, where its results go, and how far it got."""
+    """One rerun: its command, its process once it runs, where its results go, and how far it got."""
 
     id: str
     source_run: str
     total: int
     output: Path
     console: Path
-    process: subprocess.Popen[bytes]
+    command: tuple[str, ...]
     started_at: str
+    process: subprocess.Popen[bytes] | None = None  # None while queued
+    cancelled: bool = False  # the app stopped before a queued rerun could start
     started: float = field(default_factory=time.monotonic)
+
+    @property
+    def ended(self) -> bool:
+        return self.process is not None and self.process.poll() is not None
+
+    def launch(self, project: Path) -> None:
+        """Start the engine (the process's output goes to the console file)."""
+        with self.console.open("wb") as sink:
+            self.process = subprocess.Popen(
+                self.command,
+                cwd=project,
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "NO_COLOR": "1"},
+                start_new_session=True,  # Ctrl-C on the app stops the app; the app stops the run
+            )
+        self.started = time.monotonic()
 
     def done_cases(self) -> int:
         """Cases finished so far: lines in the run's results log, or once the run has ended (and its
         log may be gone), the cases its results file holds."""
-        if self.process.poll() is not None and self.output.exists():
+        if self.process is None:
+            return 0
+        if self.ended and self.output.exists():
             try:
                 summary = json.loads(self.output.read_bytes()).get("summary") or {}
                 ran = summary.get("cases", 0) - summary.get("skipped", 0)
@@ -61,8 +88,11 @@ class Job:
             return 0
 
     def state(self) -> dict[str, Any]:
-        code = self.process.poll()
-        state = "running" if code is None else _EXIT_STATES.get(code, "failed")
+        code = None if self.process is None else self.process.poll()
+        if self.process is None:
+            state = "cancelled" if self.cancelled else "queued"
+        else:
+            state = "running" if code is None else _EXIT_STATES.get(code, "failed")
         data: dict[str, Any] = {
             "id": self.id,
             "source_run": self.source_run,
@@ -106,6 +136,7 @@ class Jobs:
     def __init__(self, project: Path):
         self.project = project
         self._jobs: dict[str, Job] = {}
+        self._queued: list[Job] = []
         self._lock = threading.Lock()
 
     def get(self, job_id: str) -> Job | None:
@@ -151,20 +182,27 @@ class Jobs:
         if config:
             command += ["--config", config]
         command += ["--", *specs]
-        with console.open("wb") as sink:
-            process = subprocess.Popen(
-                command,
-                cwd=self.project,
-                stdin=subprocess.DEVNULL,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "NO_COLOR": "1"},
-                start_new_session=True,  # Ctrl-C on the app stops the app; the app stops the run
-            )
-        job = Job(job_id, source_run, len(chosen), output, console, process, utc_now())
+        job = Job(job_id, source_run, len(chosen), output, console, tuple(command), utc_now())
         with self._lock:
             self._jobs[job_id] = job
+            self._queued.append(job)
+            self._start_queued()
         return job
+
+    def _start_queued(self) -> None:
+        """Start queued reruns while fewer than MAX_RUNNING run (called with the lock held)."""
+        running = sum(1 for job in self._jobs.values() if job.process is not None and not job.ended)
+        while self._queued and running < MAX_RUNNING:
+            job = self._queued.pop(0)
+            job.launch(self.project)
+            running += 1
+            threading.Thread(target=self._when_done, args=(job,), daemon=True).start()
+
+    def _when_done(self, job: Job) -> None:
+        assert job.process is not None
+        job.process.wait()
+        with self._lock:
+            self._start_queued()
 
     def _write_selection(self, job_id: str, source_run: str, case_ids: list[str]) -> Path:
         path = self.project / SELECTIONS_FOLDER / f"{job_id}.json"
@@ -186,12 +224,19 @@ class Jobs:
         return path
 
     def stop_all(self, grace: float = 10.0) -> None:
-        """Interrupt running reruns (the engine writes the cases that finished), then wait for them."""
-        running = [job for job in self._jobs.values() if job.process.poll() is None]
+        """Cancel queued reruns, interrupt running ones (the engine writes the cases that finished),
+        then wait for them."""
+        with self._lock:
+            for job in self._queued:
+                job.cancelled = True
+            self._queued.clear()
+            running = [job for job in self._jobs.values() if job.process is not None and not job.ended]
         for job in running:
+            assert job.process is not None
             job.process.send_signal(signal.SIGINT)
         deadline = time.monotonic() + grace
         for job in running:
+            assert job.process is not None
             try:
                 job.process.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:

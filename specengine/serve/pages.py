@@ -25,7 +25,7 @@ from specengine.review.verdicts import review_counts
 from specengine.serve.after_review import run_rate_after_review
 from specengine.serve.charts import RatePoint, line_key, pass_rate_chart, recorded_coverage
 from specengine.serve.export import cases_csv
-from specengine.serve.jobs import file_stem
+from specengine.serve.jobs import MAX_RUNNING, file_stem
 from specengine.serve.listing import REVIEW_CHOICES, listing
 from specengine.serve.matrix_page import matrix_link
 from specengine.serve.state import AppState
@@ -327,7 +327,15 @@ def job_page(request: Request) -> HTMLResponse:
     if new_run is not None:
         with state.db() as conn:
             counts = state.run(conn, new_run)
-    return page(request, "job.html.j2", "Rerun", job=job.state(), new_run=new_run, counts=counts)
+    return page(
+        request,
+        "job.html.j2",
+        "Rerun",
+        job=job.state(),
+        new_run=new_run,
+        counts=counts,
+        max_running=MAX_RUNNING,
+    )
 
 
 def queue_page(request: Request) -> HTMLResponse:

@@ -106,10 +106,10 @@ class Guard:
             return
         host = _header(scope, b"host")
         if not self.policy.host_allowed(host):
-            await _refuse(send, 421, "This server answers only to its own address (Host header refused).")
+            await refuse(send, 421, "This server answers only to its own address (Host header refused).")
             return
         if scope["method"] not in SAFE_METHODS and not self._same_origin(scope, host or ""):
-            await _refuse(send, 403, "Changes are accepted only from this app's own pages.")
+            await refuse(send, 403, "Changes are accepted only from this app's own pages.")
             return
 
         async def send_with_headers(message: Message) -> None:
@@ -132,16 +132,12 @@ class Guard:
         return site is None or site in ("same-origin", "none")
 
 
-async def _refuse(send: Send, status: int, text: str) -> None:
+async def refuse(send: Send, status: int, text: str, *, close: bool = False) -> None:
+    """Answer with `status` and a line of text, before the app sees the request; with `close`, the
+    connection closes after it (the rest of a refused body is never read)."""
     body = (text + "\n").encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

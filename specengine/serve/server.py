@@ -16,6 +16,7 @@ from pathlib import Path
 
 from specengine.index.database import RunIndex
 from specengine.review.store import reviewer_name
+from specengine.serve.limits import server_config
 
 
 def is_loopback(host: str) -> bool:
@@ -69,7 +70,7 @@ def serve(
     url = url_for(host, port)
     echo(f"specengine serve: {count} run{'s' if count != 1 else ''} of {project}")
     echo(f"open {url}  (Ctrl-C stops)")
-    config = uvicorn.Config(
+    config = server_config(
         app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=10
     )
     server = uvicorn.Server(config)

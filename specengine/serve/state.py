@@ -158,7 +158,7 @@ class AppState:
 
     def job_run(self, job: Job) -> str | None:
         """The run a finished rerun wrote (None while it runs, or when it wrote none)."""
-        if job.process.poll() is None:
+        if not job.ended:
             return None
         with self.db() as conn:
             row = conn.execute("SELECT run_id FROM sources WHERE file = ?", (job.output.name,)).fetchone()

@@ -117,6 +117,7 @@ class AppServer:
         import uvicorn
 
         from specengine.serve.app import create_app
+        from specengine.serve.limits import server_config
 
         # Reruns started from the app run `python -m specengine` with the app's environment.
         paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
@@ -126,7 +127,7 @@ class AppServer:
         self.url = f"http://127.0.0.1:{self.port}"
         app = create_app(folder, port=self.port, host_names=("127.0.0.1",), reviewer=reviewer)
         self.state = app.state.serve
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
+        config = server_config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

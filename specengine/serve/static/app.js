@@ -37,7 +37,8 @@ document.addEventListener("DOMContentLoaded", () => {
 
   // A rerun's page follows the engine until it ends.
   const job = document.getElementById("job");
-  if (job && job.dataset.state === "running") {
+  const following = (state) => state === "running" || state === "queued";
+  if (job && following(job.dataset.state)) {
     const progress = document.getElementById("job-progress");
     const count = document.getElementById("job-count");
     const state = document.getElementById("job-state");
@@ -56,7 +57,7 @@ document.addEventListener("DOMContentLoaded", () => {
       count.textContent = `${data.done} of ${data.total} cases`;
       state.textContent = data.state;
       job.dataset.state = data.state;
-      if (data.state === "running") {
+      if (following(data.state)) {
         setTimeout(poll, 700);
         return;
       }
