@@ -154,7 +154,10 @@ def test_run_fails_only_the_case_whose_check_template_goes_past_its_budget(tmp_p
 
 # --- datasets: millions of rows, validated in flat memory ------------------------------------------
 
-DATASET_SPEC = 'evals:\n  - name: w\n    dataset: rows.csv\n    send: "Weather in {{ input.city }}"\n'
+DATASET_SPEC = (
+    'evals:\n  - name: w\n    dataset: rows.csv\n    send: "Weather in {{ input.city }}"\n'
+    "    expect: [succeeded]\n"
+)
 
 
 def write_rows(folder: Path, count: int, repeats: dict[int, int] | None = None) -> None:
@@ -196,3 +199,35 @@ def test_duplicate_ids_past_the_exact_part_are_named_with_both_lines(tmp_path, r
             "rows.csv:32:1: duplicate row id 'r0' (first used on line 2)",
         ]
     ), result.output
+
+
+def test_the_limits_table_states_the_limits_in_force():
+    from specengine import template_budget
+    from specengine.results import reader
+    from specengine.serve import jobs, limits
+    from specengine.source import yaml_aliases
+    from specengine.validate import row_ids
+
+    docs = (Path(__file__).parent.parent / "docs" / "spec-format.md").read_text(encoding="utf-8")
+    table = docs[docs.index("## Limits") :].split("\n## ")[0]
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in table.splitlines() if line.startswith("| ")}
+
+    def row(start: str) -> str:
+        return next(line for name, line in rows.items() if name.startswith(start))
+
+    assert f"| {yaml_aliases.MAX_ALIAS_EXPANSION:,} |" in row("YAML aliases")
+    assert f"| {template_budget.MAX_LOOP_ITERATIONS:,} |" in row("a template's `{% for %}`")
+    assert f"| {template_budget.MAX_OUTPUT_CHARS:,} |" in row("a template's output")
+    assert f"| {template_budget.MAX_INTEGER_DIGITS:,} (" in row("a template's whole numbers")
+    assert f"first {row_ids.EXACT_ROWS:,} rows and a {row_ids.FILTER_BYTES // 2**20} MB" in row(
+        "dataset rows"
+    )
+    assert (
+        f"| {reader.MAX_RESULTS_MB} MB |" in row("a results file") and reader.MAX_RESULTS_MB_VARIABLE in table
+    )
+    assert f"| {limits.MAX_BODY_BYTES // 2**20} MB |" in row("a request body to `specengine serve`")
+    assert f"| {limits.BODY_TIMEOUT_S:g} s |" in row("a request body to `serve`, in time")
+    head = f"| {limits.MAX_HEAD_BYTES // 1024} KB, {limits.HEAD_TIMEOUT_S:g} s |"
+    assert head in row("a request line and headers")
+    assert f"| {limits.MAX_CONNECTIONS}, {limits.KEEP_ALIVE_S} s |" in row("connections to `serve`")
+    assert f"| {jobs.MAX_RUNNING} |" in row("reruns started from `serve`")

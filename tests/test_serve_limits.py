@@ -176,6 +176,7 @@ def test_serve_skips_a_results_file_too_large_and_reads_nan_as_missing(world, ho
     assert "with-nan" in [run["run_id"] for run in runs.json()["runs"]]
     page = client.get("/")
     assert page.status_code == 200
+    assert "1 file in .specengine/runs skipped" in page.text
     assert "huge.json" in page.text and "over the 256 MB limit of a results file" in page.text
     run = client.get("/api/runs/with-nan")
     assert run.status_code == 200
