@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from support.cli import run_cli, write_project, write_spec
 
+from specengine.errors import ResultsError
 from specengine.results.reader import load_results, parse_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
@@ -48,10 +49,16 @@ def test_every_command_refuses_a_results_file_over_the_limit_in_one_line(tmp_pat
     assert not (tmp_path / "merged.json").exists()
 
 
-def test_the_limit_is_raised_from_the_environment(huge, monkeypatch):
-    monkeypatch.setenv("SPECENGINE_MAX_RESULTS_MB", "400")
-    with pytest.raises(Exception, match="not valid JSON"):  # read, then found to be NUL bytes
-        load_results(huge)
+def test_the_limit_is_set_from_the_environment(tmp_path, monkeypatch):
+    path = tmp_path / "two.json"
+    with path.open("wb") as handle:
+        handle.truncate(2 * 1024 * 1024)
+    monkeypatch.setenv("SPECENGINE_MAX_RESULTS_MB", "1")
+    with pytest.raises(ResultsError, match="2 MB, over the 1 MB limit of a results file"):
+        load_results(path)
+    monkeypatch.setenv("SPECENGINE_MAX_RESULTS_MB", "3")
+    with pytest.raises(ResultsError, match="not valid JSON"):  # read, then found to be NUL bytes
+        load_results(path)
 
 
 def test_non_finite_numbers_read_as_missing():
