@@ -19,7 +19,7 @@ import yaml
 
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError
-from specengine.source.yaml_aliases import MAX_ALIAS_EXPANSION, alias_bomb
+from specengine.source.yaml_aliases import refuse_alias_bomb
 from specengine.source.yaml_errors import (
     mark_diagnostic,
     marked_error_diagnostic,
@@ -302,7 +302,7 @@ def parse_yaml(text: str | bytes, path: str, *, file: Path | None = None) -> Doc
         fast = _FAST_LOADER(text)
         try:
             root = fast.get_single_node()
-            _refuse_alias_bomb(path, root)
+            refuse_alias_bomb(path, text, root)
             data = fast.construct_document(root) if root is not None else None
             return Document(path=path, data=data, root=root, file=file)
         except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
@@ -316,7 +316,7 @@ def parse_yaml(text: str | bytes, path: str, *, file: Path | None = None) -> Doc
     loader.name = path
     try:
         root = loader.get_single_node()
-        _refuse_alias_bomb(path, root)
+        refuse_alias_bomb(path, text, root)
         data = loader.construct_document(root) if root is not None else None
     except yaml.MarkedYAMLError as exc:
         raise SpecError(marked_error_diagnostic(path, exc)) from None
@@ -334,23 +334,6 @@ def parse_yaml(text: str | bytes, path: str, *, file: Path | None = None) -> Doc
     finally:
         loader.dispose()
     return Document(path=path, data=data, root=root, file=file)
-
-
-def _refuse_alias_bomb(path: str, root: yaml.Node | None) -> None:
-    """A SpecError at the anchor whose aliases expand past the bound (source/yaml_aliases.py)."""
-    found = alias_bomb(root)
-    if found is None:
-        return
-    node, added = found
-    if added < 0:
-        message = "an alias here sits inside its own anchor, so it repeats forever; write the value out"
-    else:
-        message = (
-            f"the aliases of this anchor expand to {added:,} values, more than the "
-            f"{MAX_ALIAS_EXPANSION:,} a file may add through aliases (a YAML alias bomb); "
-            "write the values out or use fewer aliases"
-        )
-    raise SpecError(mark_diagnostic(path, node.start_mark, message))
 
 
 def _explicitly_tagged(loader: SpecLoader, root: yaml.Node | None) -> yaml.Node | None:

@@ -9,7 +9,12 @@ measured first, in time linear in its distinct nodes, and a file whose aliases a
 
 from __future__ import annotations
 
+import re
+
 import yaml
+
+from specengine.errors import SpecError
+from specengine.source.yaml_errors import mark_diagnostic
 
 MAX_ALIAS_EXPANSION = 100_000
 """How many values aliases may add to a file, beyond the values written in it."""
@@ -67,3 +72,24 @@ def _post_order(root: yaml.Node) -> list[yaml.Node]:
         stack.append((node, True))
         stack.extend((child, False) for child in _children(node) if id(child) not in seen)
     return order
+
+
+_ANCHOR = re.compile(r"(?:^|[\s\[{,])&[^\s,\[\]{}]")
+
+
+def refuse_alias_bomb(path: str, text: str, root: yaml.Node | None) -> None:
+    """A SpecError at the anchor whose aliases expand past the bound (`alias_bomb`). A
+    file without an anchor has no alias, and is not measured: most files, and large datasets."""
+    found = alias_bomb(root) if _ANCHOR.search(text) else None
+    if found is None:
+        return
+    node, added = found
+    if added < 0:
+        message = "an alias here sits inside its own anchor, so it repeats forever; write the value out"
+    else:
+        message = (
+            f"the aliases of this anchor expand to {added:,} values, more than the "
+            f"{MAX_ALIAS_EXPANSION:,} a file may add through aliases (a YAML alias bomb); "
+            "write the values out or use fewer aliases"
+        )
+    raise SpecError(mark_diagnostic(path, node.start_mark, message))
