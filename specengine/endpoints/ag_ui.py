@@ -102,7 +102,8 @@ class AgUiRun:
         self.error: str | None = None
         self.ttft: float | None = None
         self._by_id: dict[str, dict[str, Any]] = {str(item.get("id")): item for item in messages}
-        self._texts: dict[str, list[str]] = {}  # message id -> this run's text deltas
+        self._texts: dict[str, list[str]] = {}  # message id -> its content before this run, then deltas
+        self._targets: dict[str, dict[str, Any]] = {}  # message id -> the message its deltas extend
         self._calls: dict[str, dict[str, Any]] = {}  # tool call id -> the call as the message carries it
         self._arguments: dict[str, list[str]] = {}
         self._results: dict[str, Any] = {}
@@ -140,9 +141,11 @@ class AgUiRun:
             return
         if self.ttft is None:
             self.ttft = time.perf_counter() - self.started
-        message = self._message(message_id, str(event.get("role") or "assistant"))
-        message["content"] = str(message.get("content") or "") + delta
-        self._texts.setdefault(message_id, []).append(delta)
+        if message_id not in self._texts:
+            message = self._message(message_id, str(event.get("role") or "assistant"))
+            self._texts[message_id] = [str(message.get("content") or "")]
+            self._targets[message_id] = message
+        self._texts[message_id].append(delta)  # joined once, when the run ends (see reply)
         self._last_text_id = message_id
 
     # --- tool calls ---
@@ -231,7 +234,14 @@ class AgUiRun:
         self._by_id[str(message["id"])] = message
 
     def reply(self) -> str:
-        return "\n".join(text for parts in self._texts.values() if (text := "".join(parts)))
+        """This run's text messages, one per line; each message's content is its joined deltas."""
+        texts = []
+        for message_id, parts in self._texts.items():
+            content = "".join(parts)
+            self._targets[message_id]["content"] = content
+            if content[len(parts[0]) :]:  # the first part is what the message held before this run
+                texts.append(content[len(parts[0]) :])
+        return "\n".join(texts)
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
         calls = []

@@ -88,6 +88,7 @@ class UiMessageStream:
         self._texts: dict[str, dict[str, Any]] = {}  # text part id -> its part
         self._calls: dict[str, dict[str, Any]] = {}  # tool call id -> its part
         self._input_text: dict[str, list[str]] = {}
+        self._deltas: dict[int, list[str]] = {}  # id() of a text part -> its deltas
 
     def feed(self, event: str, data: str) -> bool:
         if data.strip() == DONE:
@@ -121,12 +122,13 @@ class UiMessageStream:
         if part is None or chunk.get("type") == "text-start":  # a later step may reuse an id
             part = {"type": "text", "text": "", "state": "done"}
             self._texts[text_id] = part
+            self._deltas[id(part)] = []
             self.parts.append(part)
         delta = chunk.get("delta")
         if isinstance(delta, str) and delta:
             if self.ttft is None:
                 self.ttft = time.perf_counter() - self.started
-            part["text"] += delta
+            self._deltas[id(part)].append(delta)  # joined once, when the answer ends (see _joined)
 
     def _tool(self, kind: str, chunk: Mapping[str, Any]) -> None:
         call_id = str(chunk.get("toolCallId") or "")
@@ -161,8 +163,15 @@ class UiMessageStream:
             return part["input"], None
         return parse_arguments("".join(self._input_text.get(call_id, ())))
 
+    def _joined(self) -> list[dict[str, Any]]:
+        """The parts, each text part's deltas joined into its text."""
+        for part in self.parts:
+            if part["type"] == "text":
+                part["text"] = "".join(self._deltas[id(part)])
+        return self.parts
+
     def reply(self) -> str:
-        return "\n".join(part["text"] for part in self.parts if part["type"] == "text" and part["text"])
+        return "\n".join(part["text"] for part in self._joined() if part["type"] == "text" and part["text"])
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
         calls = []
@@ -175,7 +184,7 @@ class UiMessageStream:
     def assistant_message(self) -> dict[str, Any]:
         """The assistant's UI message as `useChat` keeps it, for the next request."""
         parts = []
-        for part in self.parts:
+        for part in self._joined():
             if part.get("_name") is not None:
                 call_id = str(part["toolCallId"])
                 part = {key: value for key, value in part.items() if key != "_name"}

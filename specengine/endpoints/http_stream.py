@@ -67,6 +67,9 @@ class StreamReading:
 
         self.adapter = adapter
         self.read_calls = read_tool_calls
+        self.expressions = {
+            key: adapter.expression(key) for key in ("error", "reply", "tool_calls", "session_id")
+        }
         self.started = time.perf_counter()
         self.ttft: float | None = None
         self.texts: list[str] = []
@@ -123,7 +126,7 @@ class StreamReading:
 
     def _value(self, key: str, answer: Mapping[str, Any], data: str) -> Any:
         """The value of expression `key` on one event; None when the event carries nothing for it."""
-        expression = self.adapter.expression(key)
+        expression = self.expressions[key]
         if expression is None:
             return None
         try:
