@@ -282,6 +282,8 @@ def _name(matcher: str, argument: Any, options: Mapping[str, Any] | None) -> str
         text = f"{matcher} {value_text(argument.get('name', ''))}"
         if args not in (None, {}):
             text += f" {quote(args, NAME_LIMIT)}"
+    elif kind is Argument.STATE:
+        text = f"{matcher} {quote(argument, NAME_LIMIT)}"
     elif kind is Argument.TOOL_CALLS and isinstance(argument, (list, tuple)):
         mode = options.get("mode", trajectory.DEFAULT_MODE)
         names = [
