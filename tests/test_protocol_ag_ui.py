@@ -114,3 +114,4 @@ def test_ask_shows_the_reply_and_the_calls_of_an_ag_ui_agent(ag_ui_run):
     assert result.exit_code == 0, result.output
     assert "Order A-17 is shipped." in result.stdout
     assert 'lookup_order {"order_id": "A-17"}' in result.stdout
+    assert '    state       {"order": "A-17", "status": "shipped"}' in result.stdout

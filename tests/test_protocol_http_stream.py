@@ -169,3 +169,12 @@ def test_validate_knows_the_event_variables_only_where_the_answer_streams(tmp_pa
         "known here: headers, json, response, status"
     )
     assert "1 problem" in result.output
+
+
+def test_ask_reads_a_stream_as_a_run_does(stream_run):
+    _, _, folder = stream_run
+    result = run_cli(["ask", "sse", "weather?"], cwd=folder)
+    assert result.exit_code == 0, result.output
+    assert "    reply       Sunny in Paris." in result.stdout
+    assert '    tool calls  get_weather {"city": "Paris"}' in result.stdout
+    assert "    session id  s-1" in result.stdout
