@@ -111,13 +111,13 @@ class AgUiRun:
         self._last_call_id: str | None = None
 
     def feed(self, event: str, data: str) -> bool:
+        self.events += 1
         payload, plain_error = event_json(event, data)
         if plain_error is not None:
             self.error = plain_error
             return True
         if not isinstance(payload, Mapping):
             raise invalid("an AG-UI event is not a JSON object", payload)
-        self.events += 1
         kind = payload.get("type")
         if kind == "RUN_ERROR":
             self.error = error_text(payload.get("message")) or error_text(payload.get("code")) or "RUN_ERROR"

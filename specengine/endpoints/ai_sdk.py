@@ -93,13 +93,13 @@ class UiMessageStream:
     def feed(self, event: str, data: str) -> bool:
         if data.strip() == DONE:
             return True
+        self.chunks += 1
         payload, plain_error = event_json(event, data)
         if plain_error is not None:
             self.error = plain_error
             return True
         if not isinstance(payload, Mapping):
             raise invalid("a UI message stream chunk is not a JSON object", payload)
-        self.chunks += 1
         kind = str(payload.get("type") or "")
         if kind == "error":
             self.error = error_text(payload.get("errorText")) or "error chunk"
@@ -148,9 +148,13 @@ class UiMessageStream:
             self.parts.append(part)
         if kind == "tool-input-delta" and isinstance(chunk.get("inputTextDelta"), str):
             self._input_text[call_id].append(chunk["inputTextDelta"])
-        elif kind in ("tool-input-available", "tool-input-error"):
+        elif kind == "tool-input-available":
             part["input"] = chunk.get("input")
             part["state"] = "input-available"
+        elif kind == "tool-input-error":  # the model's input did not fit the tool: no output follows
+            part["input"] = chunk.get("input")
+            part["errorText"] = str(chunk.get("errorText") or "")
+            part["state"] = "output-error"
         elif kind == "tool-output-available":
             part["output"] = chunk.get("output")
             part["state"] = "output-available"
