@@ -1189,13 +1189,13 @@ SHIPPED = {"order": "A-17", "status": "shipped", "items": [{"sku": "X", "qty": 2
             ),
         ),
         (
-            {"status": "cancelled", "order": "A-17"},
+            {"status": "cancelled", "order": "B-2"},
             SHIPPED,
             (
                 0.0,
                 False,
-                'state.status: expected "cancelled", got "shipped"',
-                '{"status": "cancelled", "order": "A-17"}',
+                'state.status: expected "cancelled", got "shipped"\nstate.order: expected "B-2", got "A-17"',
+                '{"status": "cancelled", "order": "B-2"}',
                 quote(SHIPPED),
             ),
         ),

@@ -283,7 +283,7 @@ def _name(matcher: str, argument: Any, options: Mapping[str, Any] | None) -> str
         if args not in (None, {}):
             text += f" {quote(args, NAME_LIMIT)}"
     elif kind is Argument.STATE:
-        text = f"{matcher} {quote(argument, NAME_LIMIT)}"
+        text = f"{matcher} {quote(argument)}"  # cut to NAME_LIMIT as a whole, below
     elif kind is Argument.TOOL_CALLS and isinstance(argument, (list, tuple)):
         mode = options.get("mode", trajectory.DEFAULT_MODE)
         names = [
