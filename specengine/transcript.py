@@ -23,7 +23,7 @@ class ToolCall:
     args: Any = field(default_factory=dict)
     id: str | None = None
     note: str | None = None  # e.g. "arguments were not valid JSON: ..."
-    result: Any = None  # what the tool returned, when a recorded trace says (None: not known)
+    result: Any = None  # what the tool returned, when a trace or the protocol says (None: not known)
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "args": self.args}
@@ -40,6 +40,7 @@ class Turn:
     error: str | None = None
     ttft_s: float | None = None
     usage: Mapping[str, Any] | None = None  # as the server reported it (see `tokens`)
+    state: Any = None  # the agent's state after the turn, when the protocol carries one (ag-ui)
 
     @property
     def tokens(self) -> TokenUsage | None:
@@ -149,6 +150,8 @@ def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
             assistant["error"] = record.turn.error
         if record.turn.session_id:
             assistant["session_id"] = record.turn.session_id
+        if record.turn.state is not None:
+            assistant["state"] = record.turn.state
         assistant["latency_s"] = round(record.turn.latency_s, 4)
         if record.turn.ttft_s is not None:
             assistant["ttft_s"] = round(record.turn.ttft_s, 4)
@@ -193,6 +196,7 @@ def records_from_transcript(messages: Sequence[Mapping[str, Any]]) -> list[TurnR
                 error=message.get("error"),
                 ttft_s=message.get("ttft_s"),
                 usage=message.get("usage"),
+                state=message.get("state"),
             )
             step = user.get("step") if user.get("simulated") else None
             records.append(

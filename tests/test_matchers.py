@@ -912,6 +912,7 @@ def test_latency_below_sums_the_turns_it_is_given():
         ("tool_calls_in_order", ["a", "b"], "tool_calls_in_order a → b"),
         ("judge", "closed_qa", "judge closed_qa"),
         ("latency_below", 2.5, "latency_below 2.5"),
+        ("state", {"status": "cancelled"}, 'state {"status": "cancelled"}'),
         ("is_json", None, "is_json"),
         ("is_json", {"type": "object"}, "is_json (schema)"),
         ("equals", "{{ expected.city }}", 'equals "{{ expected.city }}"'),
@@ -1160,3 +1161,78 @@ def test_an_integer_equals_its_spelling_and_never_a_boolean(number):
     assert deep_contains({"n": str(number)}, {"n": number}) == []
     assert deep_contains({"n": number}, {"n": str(number)}) == []
     assert deep_contains({"n": number}, {"n": number != 0}) != []
+
+
+# ---------------------------------------------------------------------------------------------------
+# state: the agent's state after the turn (ag-ui)
+
+SHIPPED = {"order": "A-17", "status": "shipped", "items": [{"sku": "X", "qty": 2}]}
+
+
+@pytest.mark.parametrize(
+    ("argument", "state", "expected"),
+    [
+        (
+            {"status": "shipped"},
+            SHIPPED,
+            (1.0, False, 'the state holds {"status": "shipped"}', '{"status": "shipped"}', quote(SHIPPED)),
+        ),
+        (
+            {"items": [{"qty": {"$gte": 2}}]},
+            SHIPPED,
+            (
+                1.0,
+                False,
+                'the state holds {"items": [{"qty": {"$gte": 2}}]}',
+                '{"items": [{"qty": {"$gte": 2}}]}',
+                quote(SHIPPED),
+            ),
+        ),
+        (
+            {"status": "cancelled", "order": "B-2"},
+            SHIPPED,
+            (
+                0.0,
+                False,
+                'state.status: expected "cancelled", got "shipped"\nstate.order: expected "B-2", got "A-17"',
+                '{"status": "cancelled", "order": "B-2"}',
+                quote(SHIPPED),
+            ),
+        ),
+        (
+            {"refund": 1, "status": "x"},
+            {"status": "x"},
+            (
+                0.0,
+                False,
+                "state.refund: missing (present: status)",
+                '{"refund": 1, "status": "x"}',
+                '{"status": "x"}',
+            ),
+        ),
+        (
+            {"status": "shipped"},
+            None,
+            (
+                0.0,
+                False,
+                "the endpoint reported no state for this turn (an ag-ui agent reports it with "
+                "STATE_SNAPSHOT)",
+                '{"status": "shipped"}',
+                "no state",
+            ),
+        ),
+        (
+            "shipped",
+            SHIPPED,
+            (0.0, True, 'state needs a mapping of what the state holds, not "shipped"', None, None),
+        ),
+    ],
+)
+def test_state_reads_the_agents_state_after_the_turn(argument, state, expected):
+    assert whole(match("state", argument, data("", state=state))) == expected
+
+
+def test_state_reads_only_this_turns_state():
+    earlier = Turn(reply="", state={"status": "shipped"})
+    assert match("state", {"status": "shipped"}, data("", earlier, state={"status": "gone"})).score == 0.0

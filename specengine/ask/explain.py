@@ -133,6 +133,9 @@ def _turn_lines(turn: Turn, config: EndpointConfig, problems: Mapping[str, str])
     else:
         why = f": {problems['session_id']}" if "session_id" in problems else ""
         lines.append(f"    session id  (none{why})")
+    if turn.state is not None:
+        state = json.dumps(turn.state, ensure_ascii=False, sort_keys=True, default=str)
+        lines.append(f"    state       {_shown(state, config)}")
     took = format_duration(turn.latency_s)
     if turn.ttft_s is not None:
         took += f" (first token after {format_duration(turn.ttft_s)})"
@@ -167,6 +170,8 @@ def _expression_problems(answer: Answer) -> dict[str, str]:
     adapter = answer.adapter
     last = answer.exchanges[-1] if answer.exchanges else None
     if not isinstance(adapter, HttpAdapter) or last is None or last.status is None:
+        return {}
+    if adapter.config.options.get("stream") is True:  # read event by event: a run's errors say it
         return {}
     try:
         data = json.loads(last.response_text())

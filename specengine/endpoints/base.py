@@ -5,13 +5,13 @@ a `Turn`. The runner never knows which protocol it talks to. Transport faults ra
 (the trial becomes `error`); an error reported inside a well-formed response is a `Turn` with
 `error` set (the reply is what was received, `succeeded` fails, other checks still run).
 
-Every adapter sends through `request_json` (one JSON answer) or `post_events` (a server-sent event
-stream, read with httpx-sse), each with `request_headers`, so a status, a dropped connection or a
-body that is not JSON means the same thing, in the same words, whatever the protocol. Both read at
-most the endpoint's `max_reply_bytes`. The client is a run's EndpointClient
-(specengine/transport/client.py: the endpoint's aiohttp session, with httpx over it for streams) or
-an httpx.AsyncClient (`ask` records the exchanges of one over the same transport); the two send the
-same bytes and name faults alike.
+Every adapter sends through `request_json` (one JSON answer) or `post_events` (an event stream:
+server-sent events read with httpx-sse, or newline-delimited JSON), each with `request_headers`,
+so a status, a dropped connection or a body that is not JSON means the same thing, in the same
+words, whatever the protocol. Both read at most the endpoint's `max_reply_bytes`. The client is a
+run's EndpointClient (specengine/transport/client.py: the endpoint's aiohttp session, with httpx
+over it for streams) or an httpx.AsyncClient (`ask` records the exchanges of one over the same
+transport); the two send the same bytes and name faults alike.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from specengine.transport.client import EndpointClient, RawAnswer, fault
 
 if TYPE_CHECKING:
     import httpx
-    from httpx_sse import ServerSentEvent
 
 BODY_EXCERPT = 200
 DRAIN_S = 0.5  # how long a stream is read past its last event, so its connection can be reused
@@ -130,46 +129,81 @@ async def _request_with_httpx(
         raise transport_error(exc) from None
 
 
-async def post_events(
-    adapter: Adapter, body: Any, feed: Callable[[str, str], bool], started: float, url: str | None = None
-) -> tuple[Any, float]:
-    """POST a JSON body asking for server-sent events and feed each `(event, data)` to `feed`.
+NDJSON_TYPES = ("ndjson", "jsonl", "jsonlines", "json-seq", "stream+json")  # newline-delimited JSON
 
-    Reading stops when `feed` returns True or the stream ends. A server that ignores the request
-    for a stream and answers one JSON body is accepted: its parsed body is returned instead of
-    None, for the caller to read as a non-streamed answer. Returns (JSON body or None, latency):
-    the latency runs from `started` (the clock the caller's time to first token also reads) to the
-    last event read. `url` defaults to the endpoint's URL.
+
+def stream_kind(content_type: str) -> str | None:
+    """ "sse" or "ndjson" for a content type that is an event stream, "json" for one JSON body,
+    None for anything else. Newline-delimited JSON types also contain "json": they are named first."""
+    lowered = content_type.lower()
+    if "text/event-stream" in lowered:
+        return "sse"
+    if any(kind in lowered for kind in NDJSON_TYPES):
+        return "ndjson"
+    if "json" in lowered:
+        return "json"
+    return None
+
+
+async def post_events(
+    adapter: Adapter,
+    body: Any,
+    feed: Callable[[str, str], bool],
+    started: float,
+    url: str | None = None,
+    *,
+    method: str = "POST",
+    opened: Callable[[int, Mapping[str, str]], None] | None = None,
+) -> tuple[Any, float]:
+    """Send a JSON body asking for an event stream and feed each `(event, data)` to `feed`.
+
+    The one reader of every streamed protocol. The answer may be server-sent events (read with
+    httpx-sse: `event` is the event's name, "message" when it has none) or newline-delimited JSON
+    (each non-blank line is one event named "message"); its Content-Type says which. Reading stops
+    when `feed` returns True or the stream ends. A server that ignores the request for a stream
+    and answers one JSON body is accepted: its parsed body is returned instead of None, for the
+    caller to read as a non-streamed answer. `opened`, when given, is called with the status and
+    the answer's headers (lower-case names) before the first event.
+
+    Bounds: at most the endpoint's `max_reply_bytes` are read, a stream's included; each read
+    waits at most the endpoint's `timeout`, and the whole turn is bounded by the case's timeout
+    (the scheduler's deadline), so a stream that trickles forever ends the trial.
+
+    Returns (JSON body or None, latency): the latency runs from `started` (the clock the caller's
+    time to first token also reads) to the last event read. `url` defaults to the endpoint's URL.
     """
     import httpx
-    from httpx_sse import EventSource
 
     from specengine.transport.httpx_transport import bound_body
 
     config = adapter.config
     client = adapter.client
     http = client.httpx_client() if isinstance(client, EndpointClient) else client
-    headers = {"Accept": "text/event-stream", **request_headers(config)}
+    headers = {"Accept": "text/event-stream, application/x-ndjson", **request_headers(config)}
     try:
         async with http.stream(
-            "POST", url or config.url or "", json=body, headers=headers, timeout=config.timeout
+            method, url or config.url or "", json=body, headers=headers, timeout=config.timeout
         ) as response:
             bound_body(response, config.max_reply_bytes)
             if response.status_code >= 300:
                 text = await _read_text(response)
                 raise status_error(response.status_code, str(response.request.url), response.headers, text)
-            content_type = response.headers.get("content-type", "").lower()
-            if "json" in content_type:
+            content_type = response.headers.get("content-type", "")
+            kind = stream_kind(content_type)
+            if opened is not None:
+                opened(response.status_code, {key.lower(): value for key, value in response.headers.items()})
+            if kind == "json":
                 text = await _read_text(response)
                 return parse_json(text, "the response body"), time.perf_counter() - started
-            if "text/event-stream" not in content_type:
+            if kind is None:
                 excerpt = body_excerpt(await _read_text(response))
                 raise EndpointError(
                     "InvalidResponse",
-                    f"expected an event stream (text/event-stream), got {content_type or 'no content type'}"
+                    "expected an event stream (text/event-stream or application/x-ndjson), got "
+                    + (content_type or "no content type")
                     + (f": {excerpt!r}" if excerpt else ""),
                 )
-            events = _events(EventSource(response).aiter_sse())
+            events = _sse_events(response) if kind == "sse" else _ndjson_events(response)
             async for event, data in events:
                 if feed(event, data):
                     latency = time.perf_counter() - started
@@ -180,11 +214,21 @@ async def post_events(
     return None, time.perf_counter() - started
 
 
-async def _events(source: AsyncIterator[ServerSentEvent]) -> AsyncIterator[tuple[str, str]]:
-    """(event name, data) of each event that carries data; "message" when it is not named."""
-    async for sse in source:
-        if sse.data:  # an id or retry field alone, or an empty event, carries nothing to read
+async def _sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
+    """(event name, data) of each server-sent event that carries data; "message" when it is not
+    named (an id or retry field alone, or an empty event, carries nothing to read)."""
+    from httpx_sse import EventSource
+
+    async for sse in EventSource(response).aiter_sse():
+        if sse.data:
             yield sse.event or "message", sse.data
+
+
+async def _ndjson_events(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
+    """("message", line) of each non-blank line of a newline-delimited JSON stream."""
+    async for line in response.aiter_lines():
+        if line.strip():
+            yield "message", line
 
 
 async def _read_text(response: httpx.Response) -> str:

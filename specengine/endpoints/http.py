@@ -32,7 +32,11 @@ Sessions: with a `session_id` expression, the first turn sends `session_id` as n
 turn sends the value the last answer gave (a null answer keeps the previous one). Without one, each
 conversation has a fresh uuid, for APIs where the client names the session.
 
-Endpoint options: `body` and `reply` (required), `tool_calls`, `session_id`, `error`, `method` (POST).
+With `stream: true` the answer is an event stream, and the expressions are read on each event
+(http_stream.py).
+
+Endpoint options: `body` and `reply` (required), `tool_calls`, `session_id`, `error`, `method` (POST),
+`stream`.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from specengine.transcript import ToolCall, Turn
 
 EXPRESSIONS = ("reply", "tool_calls", "session_id", "error")
 ANSWER_VARIABLES = frozenset({"json", "response", "headers", "status"})
+STREAM_VARIABLES = frozenset({"event", "data"})  # with `stream: true` (http_stream.py)
 
 
 class HttpAdapter(Adapter):
@@ -158,19 +163,23 @@ class HttpAdapter(Adapter):
 
     def check_error_names(self) -> None:
         """An `error` expression must read the answer's variables only: its undefined lookups mean
-        "no error", so a misspelt `jsn` would otherwise never report anything."""
-        source = self.config.options.get("error")
-        if not isinstance(source, str) or not source.strip():
-            return
-        try:
-            unknown = sorted(undeclared_names("{{ " + source.strip() + " }}") - ANSWER_VARIABLES)
-        except TemplateError as exc:
-            raise self.problem(
-                f"`error: {source.strip()}` is not a valid expression: {exc.message}"
-            ) from None
-        if unknown:
-            known = ", ".join(sorted(ANSWER_VARIABLES))
-            raise self.problem(f"`error: {source.strip()}` reads {unknown[0]!r}; known here: {known}")
+        "no error", so a misspelt `jsn` would otherwise never report anything. With `stream: true`
+        every expression is read so (an event a lookup finds nothing in carries nothing)."""
+        streamed = self.config.options.get("stream") is True
+        known_names = ANSWER_VARIABLES | STREAM_VARIABLES if streamed else ANSWER_VARIABLES
+        for key in EXPRESSIONS if streamed else ("error",):
+            source = self.source(key)
+            if not isinstance(source, str) or not source.strip():
+                continue
+            try:
+                unknown = sorted(undeclared_names("{{ " + source.strip() + " }}") - known_names)
+            except TemplateError as exc:
+                raise self.problem(
+                    f"`{key}: {source.strip()}` is not a valid expression: {exc.message}"
+                ) from None
+            if unknown:
+                known = ", ".join(sorted(known_names))
+                raise self.problem(f"`{key}: {source.strip()}` reads {unknown[0]!r}; known here: {known}")
 
     def render_url(self, variables: dict[str, Any]) -> str:
         try:
@@ -229,32 +238,69 @@ class HttpConversation(Conversation):
         body = adapter.render_body(variables)
         url = adapter.render_url(variables)
         method = str(config.options.get("method") or "POST").upper()
-        sent = await request_json(adapter, body, method, url)
+        if config.options.get("stream") is True:
+            from specengine.endpoints.http_stream import read_stream
+
+            streamed = await read_stream(adapter, body, method, url)
+            if streamed.body is None:
+                return self._turn(
+                    message,
+                    streamed.reply,
+                    streamed.tool_calls,
+                    streamed.session_id,
+                    streamed.error,
+                    streamed.latency_s,
+                    streamed.ttft_s,
+                )
+            data, status, headers = streamed.body, streamed.status, streamed.headers or {}
+            text, latency = json.dumps(data, ensure_ascii=False), streamed.latency_s
+        else:
+            sent = await request_json(adapter, body, method, url)
+            data, status, headers, text, latency = (
+                sent.data,
+                sent.status,
+                sent.headers,
+                sent.text,
+                sent.latency_s,
+            )
         answer = {
-            "json": sent.data,
-            "response": sent.data,
-            "headers": {name.lower(): value for name, value in sent.headers.items()},
-            "status": sent.status,
+            "json": data,
+            "response": data,
+            "headers": {name.lower(): value for name, value in headers.items()},
+            "status": status,
         }
-        error = adapter.reported_error(answer, sent.text)
+        error = adapter.reported_error(answer, text)
         failed = error is not None
-        reply = adapter.evaluate("reply", answer, sent.text, lenient=failed)
-        calls = _tool_calls(adapter, adapter.evaluate("tool_calls", answer, sent.text, lenient=failed))
-        session = adapter.evaluate("session_id", answer, sent.text, lenient=failed)
+        reply = adapter.evaluate("reply", answer, text, lenient=failed)
+        calls = read_tool_calls(adapter, adapter.evaluate("tool_calls", answer, text, lenient=failed))
+        session = adapter.evaluate("session_id", answer, text, lenient=failed)
+        return self._turn(message, _text(reply), calls, session, error, latency, None)
+
+    def _turn(
+        self,
+        message: str,
+        reply: str,
+        calls: tuple[ToolCall, ...],
+        session: Any,
+        error: str | None,
+        latency: float,
+        ttft: float | None,
+    ) -> Turn:
+        """The turn, once the conversation keeps its session id and history."""
         if session is not None and session != "":
             self.session_id = session if isinstance(session, (str, int)) else _text(session)
-        reply_text = _text(reply)
         self.history = [
             *self.history,
             {"role": "user", "content": message},
-            {"role": "assistant", "content": reply_text},
+            {"role": "assistant", "content": reply},
         ]
         return Turn(
-            reply=reply_text,
+            reply=reply,
             tool_calls=calls,
             session_id=None if self.session_id is None else str(self.session_id),
-            latency_s=sent.latency_s,
+            latency_s=latency,
             error=error,
+            ttft_s=ttft,
         )
 
 
@@ -290,7 +336,8 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _tool_calls(adapter: HttpAdapter, value: Any) -> tuple[ToolCall, ...]:
+def read_tool_calls(adapter: HttpAdapter, value: Any) -> tuple[ToolCall, ...]:
+    """The calls of a `tool_calls` value, as the endpoint's key map (if any) reads them."""
     source = str(adapter.source("tool_calls")).strip()
     try:
         return read_calls(value, source, key_map(adapter.config.options.get("tool_calls")))

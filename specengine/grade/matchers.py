@@ -51,6 +51,7 @@ class Argument(Enum):
     SECONDS = "seconds"
     CALLS = "a number of calls"
     TOKENS = "a number of tokens"
+    STATE = "a mapping the state holds"
     JUDGE_KIND = "a judge kind"  # the docs list the kinds: closed_qa, factuality, custom, …
 
     @property
@@ -76,6 +77,7 @@ class Reads(Enum):
     LATENCY = "the turn's latency"
     ERROR = "the endpoint's error"
     USAGE = "the token usage"
+    STATE = "the agent's state"
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,14 @@ MATCHERS: dict[str, MatcherEntry] = {
         MatcherEntry("matches", text_matchers.matches, Argument.REGEX, Reads.REPLY),
         MatcherEntry("starts_with", text_matchers.starts_with, Argument.TEXT, Reads.REPLY),
         MatcherEntry("is_json", text_matchers.is_json, Argument.JSON_SCHEMA, Reads.REPLY),
+        MatcherEntry(
+            "state",
+            turn_matchers.state,
+            Argument.STATE,
+            Reads.STATE,
+            not_refused="not: true cannot invert state: write {$absent: true} or another argument matcher "
+            "for the value that must not be there",
+        ),
         MatcherEntry(
             "called_tool",
             tool_matchers.called_tool,
@@ -272,6 +282,8 @@ def _name(matcher: str, argument: Any, options: Mapping[str, Any] | None) -> str
         text = f"{matcher} {value_text(argument.get('name', ''))}"
         if args not in (None, {}):
             text += f" {quote(args, NAME_LIMIT)}"
+    elif kind is Argument.STATE:
+        text = f"{matcher} {quote(argument)}"  # cut to NAME_LIMIT as a whole, below
     elif kind is Argument.TOOL_CALLS and isinstance(argument, (list, tuple)):
         mode = options.get("mode", trajectory.DEFAULT_MODE)
         names = [

@@ -1,9 +1,12 @@
-"""The matchers that read how the turn went rather than what it said: its error, latency, tokens."""
+"""The matchers that read how the turn went rather than what it said: its error, latency, tokens,
+and the agent's state after it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from specengine.grade.deep_contains import deep_contains
 from specengine.grade.match_result import (
     MatchInput,
     MatchResult,
@@ -65,3 +68,22 @@ def tokens_below(argument: Any, data: MatchInput) -> MatchResult:
     if total < limit:
         return passed(f"{what} used {got}, under {number_text(limit)}", expected, got)
     return failed(f"{what} used {got}, the limit is {number_text(limit)}", expected, got)
+
+
+def state(argument: Any, data: MatchInput) -> MatchResult:
+    """The agent's state after the turn (an AG-UI agent's STATE_SNAPSHOT and STATE_DELTA events)
+    deep-contains the mapping, as a call's arguments contain called_tool_with's `args`: extra keys
+    are ignored, lists match item by item, a value may be an argument matcher ({$gte: 2})."""
+    if not isinstance(argument, Mapping):
+        return broken(f"state needs a mapping of what the state holds, not {quote(argument)}")
+    expected = quote(argument)
+    if data.turn.state is None:
+        reason = (
+            "the endpoint reported no state for this turn (an ag-ui agent reports it with STATE_SNAPSHOT)"
+        )
+        return failed(reason, expected, "no state")
+    got = quote(data.turn.state)
+    problems = deep_contains(argument, data.turn.state, "state")
+    if problems:
+        return failed("\n".join(problems), expected, got)
+    return passed(f"the state holds {expected}", expected, got)

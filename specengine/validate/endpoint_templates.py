@@ -28,6 +28,9 @@ from specengine.validate.file_report import iter_strings
 
 REQUEST_VARIABLES = frozenset({"message", "history", "session_id", "input"})
 ANSWER_VARIABLES = frozenset({"json", "response", "headers", "status"})
+STREAM_VARIABLES = frozenset(
+    {"event", "data"}
+)  # an event of a `stream: true` answer (endpoints/http_stream.py)
 RENDERED = {"http": {"url": REQUEST_VARIABLES, "body": REQUEST_VARIABLES}}
 EXPRESSIONS = {"http": ("reply", "tool_calls", "session_id", "error")}
 
@@ -51,6 +54,7 @@ def endpoint_template_problems(
     rendered = RENDERED.get(protocol, {})
     expressions = EXPRESSIONS.get(protocol, ())
     known = known_vars if known_vars is not None else AnyVars()
+    answer = ANSWER_VARIABLES | STREAM_VARIABLES if endpoint.get("stream") is True else ANSWER_VARIABLES
     for key, value in endpoint.items():
         path = (*here, key)
         for where, text in iter_strings(value, path):
@@ -62,10 +66,10 @@ def endpoint_template_problems(
                 yield from _template(where, _without_vars(text), rendered[key], str(key))
         elif key in expressions:
             if isinstance(value, str):
-                yield from _template(path, "{{ " + value + " }}", ANSWER_VARIABLES, str(key))
+                yield from _template(path, "{{ " + value + " }}", answer, str(key))
             elif key == "tool_calls" and isinstance(value, Mapping) and isinstance(value.get("from"), str):
                 source = value["from"]
-                yield from _template((*path, "from"), "{{ " + source + " }}", ANSWER_VARIABLES, "tool_calls")
+                yield from _template((*path, "from"), "{{ " + source + " }}", answer, "tool_calls")
         else:
             for where, text in iter_strings(value, path):
                 if is_template(_without_vars(text)):
