@@ -29,6 +29,7 @@ from specengine.plan import EndpointConfig
 from specengine.retry import is_retryable_status, retry_after_seconds
 from specengine.transcript import ToolCall, Turn
 from specengine.transport.client import EndpointClient, RawAnswer, fault
+from specengine.untrusted_json import JSONTooDeep, read_json
 
 if TYPE_CHECKING:
     import httpx
@@ -222,7 +223,9 @@ def not_json(what: str, text: str) -> EndpointError:
 def parse_json(text: str, what: str) -> Any:
     """JSON text parsed; anything else is not_json(what, text)."""
     try:
-        return json.loads(text)
+        return read_json(text)
+    except JSONTooDeep as exc:
+        raise EndpointError("InvalidJSON", f"{what} is {exc.msg}") from None
     except ValueError:
         raise not_json(what, text) from None
 
@@ -231,7 +234,9 @@ def event_json(event: str, data: str) -> tuple[Any, str | None]:
     """(the JSON of an SSE event's data, None), or (None, the text) for an `error` event whose data
     is plain text; any other event that is not JSON is not_json."""
     try:
-        return json.loads(data), None
+        return read_json(data), None
+    except JSONTooDeep as exc:
+        raise EndpointError("InvalidJSON", f"a stream event is {exc.msg}") from None
     except ValueError:
         if event == "error":
             return None, data.strip() or "error event"
@@ -318,7 +323,7 @@ def parse_arguments(raw: Any) -> tuple[Any, str | None]:
     if not isinstance(raw, str):
         return raw, None
     try:
-        return json.loads(raw), None
+        return read_json(raw), None
     except json.JSONDecodeError as exc:
         return {}, f"arguments were not valid JSON ({exc.msg}): {raw[:BODY_EXCERPT]!r}"
 

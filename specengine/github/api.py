@@ -24,6 +24,7 @@ from yarl import URL
 from specengine.errors import EndpointError, GitHubError
 from specengine.retry import backoff_s, is_retryable_status, retry_after_seconds
 from specengine.transport.client import EndpointClient
+from specengine.untrusted_json import read_json
 
 TIMEOUT_S = 30.0
 MAX_JSON_BYTES = 10 * 1024 * 1024  # one page of a listing
@@ -141,7 +142,7 @@ class GitHubAPI:
         except EndpointError as exc:
             raise _unreachable(exc) from None
         try:
-            answer = json.loads(raw) if raw.strip() else None
+            answer = read_json(raw) if raw.strip() else None
         except ValueError:
             raise GitHubError(f"{method} {_shown(url)}: the answer is not JSON", response.status) from None
         return answer, self._same_origin(following)
@@ -172,7 +173,7 @@ async def _refuse(response: Any, method: str, url: str) -> None:
     from specengine.transport.aiohttp_session import read_bounded
 
     try:
-        detail = json.loads(await read_bounded(response, 64 * 1024)).get("message", "")
+        detail = read_json(await read_bounded(response, 64 * 1024)).get("message", "")
     except (ValueError, AttributeError, EndpointError):
         detail = ""
     said = f": {' '.join(str(detail).split())[:300]}" if detail else ""

@@ -33,6 +33,22 @@ if TYPE_CHECKING:
     from specengine.simulate.pool import SimulatorPool
 
 
+# What an answer that the readers let through could still raise while it is read or graded:
+# RecursionError (a value nested too deep for what walks it), ValueError or OverflowError (a number
+# that is not finite, taken as an int). Caught per trial as a last resort, so that one answer never
+# ends the run; nothing broader, so that a TypeError or KeyError (a reader that trusted a type) still
+# shows as the bug it is, and the case's error says that this is specengine's to fix.
+UNHANDLED_ANSWER = (RecursionError, ValueError, OverflowError)
+INTERNAL_ERROR = "InternalError"
+
+
+def internal_error(exc: BaseException, secrets: Iterable[str]) -> dict[str, str]:
+    """The trial's error for an answer specengine failed to handle: the fault on one line."""
+    detail = " ".join(str(exc).split())
+    message = redact(f"{type(exc).__name__}: {detail}", secrets)[:200]
+    return {"type": INTERNAL_ERROR, "message": f"specengine could not handle this answer ({message})"}
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How a run schedules: trials in flight at once, and whether soft checks count as gates."""
@@ -196,7 +212,13 @@ class Runner:
         """Grade one trial of a case as it ended; the case is handed to `on_result` when its last
         trial is graded."""
         case = pending.case
-        pending.trials[index] = await grade_run(case, run, self.options.strict, self.judge, self.plan.judge)
+        try:
+            graded = await grade_run(case, run, self.options.strict, self.judge, self.plan.judge)
+        except UNHANDLED_ANSWER as exc:  # its checks are not run; the run goes on
+            secrets = self._adapters[case.endpoint].config.secrets
+            run = replace(run, error=internal_error(exc, secrets))
+            graded = await grade_run(case, run, self.options.strict, self.judge, self.plan.judge)
+        pending.trials[index] = graded
         pending.remaining -= 1
         if pending.remaining:
             return
@@ -235,6 +257,10 @@ class Runner:
                 break
             except (asyncio.TimeoutError, TimeoutError):
                 error = {"type": "TimeoutError", "message": f"case exceeded {case.timeout:g} s"}
+                break
+            except UNHANDLED_ANSWER as exc:  # an answer read wrongly: another attempt would read it alike
+                breaker.answered()
+                error = internal_error(exc, config.secrets)
                 break
             except EndpointError as exc:
                 breaker.failed(exc)
