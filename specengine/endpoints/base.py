@@ -7,7 +7,9 @@ a `Turn`. The runner never knows which protocol it talks to. Transport faults ra
 
 Every adapter sends through `request_json` (one JSON answer) or `post_events` (a server-sent event
 stream, read with httpx-sse), each with `request_headers`, so a status, a dropped connection or a
-body that is not JSON means the same thing, in the same words, whatever the protocol. Both read at
+body that is not JSON means the same thing, in the same words, whatever the protocol. Both mask the
+endpoint's secrets in what they read before anything is parsed or cut from it (an excerpt cut first
+would keep the part of a key before the cut, where redaction no longer sees it). Both read at
 most the endpoint's `max_reply_bytes`. The client is a run's EndpointClient
 (specengine/transport/client.py: the endpoint's aiohttp session, with httpx over it for streams) or
 an httpx.AsyncClient (`ask` records the exchanges of one over the same transport); the two send the
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
+from specengine.redact import redact
 from specengine.retry import is_retryable_status, retry_after_seconds
 from specengine.transcript import ToolCall, Turn
 from specengine.transport.client import EndpointClient, RawAnswer, fault
@@ -108,10 +111,11 @@ async def request_json(
     else:
         answer = await _request_with_httpx(client, method, target, config, body)
     latency = time.perf_counter() - started
+    text = redact(answer.text, config.secrets)  # before any excerpt is cut from it
     if answer.status >= 300:
-        raise status_error(answer.status, str(answer.url), answer.headers, answer.text)
-    data = parse_json(answer.text, "the response body")
-    return JsonAnswer(data, answer.text, answer.status, answer.headers, latency)
+        raise status_error(answer.status, str(answer.url), answer.headers, text)
+    data = parse_json(text, "the response body")
+    return JsonAnswer(data, text, answer.status, answer.headers, latency)
 
 
 async def _request_with_httpx(
@@ -157,14 +161,14 @@ async def post_events(
         ) as response:
             bound_body(response, config.max_reply_bytes)
             if response.status_code >= 300:
-                text = await _read_text(response)
+                text = redact(await _read_text(response), config.secrets)
                 raise status_error(response.status_code, str(response.request.url), response.headers, text)
             content_type = response.headers.get("content-type", "").lower()
             if "json" in content_type:
-                text = await _read_text(response)
+                text = redact(await _read_text(response), config.secrets)
                 return parse_json(text, "the response body"), time.perf_counter() - started
             if "text/event-stream" not in content_type:
-                excerpt = body_excerpt(await _read_text(response))
+                excerpt = body_excerpt(redact(await _read_text(response), config.secrets))
                 raise EndpointError(
                     "InvalidResponse",
                     f"expected an event stream (text/event-stream), got {content_type or 'no content type'}"
@@ -172,7 +176,7 @@ async def post_events(
                 )
             events = _events(EventSource(response).aiter_sse())
             async for event, data in events:
-                if feed(event, data):
+                if feed(event, redact(data, config.secrets) if config.secrets else data):
                     latency = time.perf_counter() - started
                     await _drain(events)
                     return None, latency

@@ -292,6 +292,7 @@ class Runner:
         limit = self._endpoint_limits[case.endpoint]
         own: AbstractAsyncContextManager[Any] = self._own_limits.get(case.endpoint) or nullcontext()
         conversation = adapter.conversation(case.variables)
+        secrets = adapter.config.secrets
         conversation_index = 0
         step_index: int | None = None
 
@@ -300,6 +301,7 @@ class Runner:
             async with own, limit:
                 deadline.at += time.monotonic() - queued
                 turn = await _before(deadline.at, conversation.send(message))
+            turn = turn.redacted(secrets)
             number = len(records) + 1
             records.append(TurnRecord(number, message, turn, conversation_index, step_index, simulator))
             return turn
