@@ -222,3 +222,32 @@ def test_a_fault_left_in_grading_errors_only_its_case_with_a_one_line_reason(tmp
         },
     ]
     assert results["cases"][1]["trials"][0]["transcript"][1]["content"] == "You said: two"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
+def test_a_redirect_to_another_origin_is_refused_unless_the_endpoint_follows_any(tmp_path, agent, stream):
+    elsewhere = f"{agent.url}"
+    with ScriptedHTTPServer() as redirecting:
+        redirecting.route("*", lambda request: Reply(status=307, headers={"Location": elsewhere}))
+        endpoint = {"protocol": "openai-chat", "url": f"{redirecting.base_url}/v1/chat/completions"}
+        endpoint.update(stream=stream, retries=0)
+        write_project(
+            tmp_path,
+            endpoints={"agent": endpoint, "followed": {**endpoint, "follow_redirects": "any"}},
+            defaults={"endpoint": "agent"},
+        )
+        spec = cases("c", ["hello", "hello"])
+        write_spec(
+            tmp_path, "spec", spec.replace("send: hello\n", "send: hello\n    endpoint: followed\n", 1)
+        )
+        before = len(agent.requests)
+        code, results, output = run(tmp_path)
+    assert code == 1, output
+    followed, refused = results["cases"]
+    assert followed["status"] == "passed", followed
+    assert refused["trials"][0]["error"] == {
+        "type": "RedirectRefused",
+        "message": f"the answer redirects to {elsewhere}, another origin, which is not followed "
+        "(set follow_redirects: any on the endpoint to follow it)",
+    }
+    assert len(agent.requests) == before + 1  # the followed one only

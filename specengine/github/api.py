@@ -41,7 +41,8 @@ class GitHubAPI:
     def __init__(self, api_url: str, repository: str, token: str):
         self.api_url = api_url.rstrip("/")
         self.repository = repository
-        self._client = EndpointClient(self.api_url, connections=4, timeout=TIMEOUT_S)
+        # an artifact's download is a redirect to its storage: followed, without the token (_same_origin)
+        self._client = EndpointClient(self.api_url, connections=4, timeout=TIMEOUT_S, any_origin=True)
         self._headers = {
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": API_VERSION,

@@ -26,7 +26,7 @@ from specengine.retry import backoff_s
 from specengine.run.breaker import DEFAULT_LIMIT, Breaker
 from specengine.run.simulated import SimulatedStep, history_of, no_simulator, simulate_user
 from specengine.transcript import SimulationEnd, TrialRun, Turn, TurnRecord
-from specengine.transport.client import EndpointClient
+from specengine.transport.client import FOLLOW_ANY, EndpointClient
 
 if TYPE_CHECKING:
     from specengine.judge.judge import Judge
@@ -140,7 +140,13 @@ class Runner:
             self._endpoint_limits[pool] = asyncio.Semaphore(limit)
         for name, config in endpoints.items():
             client = await stack.enter_async_context(
-                EndpointClient(config.url, config.max_concurrency, config.timeout, config.max_reply_bytes)
+                EndpointClient(
+                    config.url,
+                    config.max_concurrency,
+                    config.timeout,
+                    config.max_reply_bytes,
+                    any_origin=config.options.get("follow_redirects") == FOLLOW_ANY,
+                )
             )
             self._adapters[name] = adapter_class(config.protocol)(config, client)
             pool = config.pool or name
