@@ -82,7 +82,7 @@ class TurnRecord:
         return self.step is not None
 
 
-STOP_REASONS = ("goal_reached", "gave_up", "max_turns", "agent_error", "simulator_error")
+STOP_REASONS = ("goal_reached", "gave_up", "max_turns", "timeout", "agent_error", "simulator_error")
 
 
 @dataclass(frozen=True)

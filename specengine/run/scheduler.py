@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, ExitStack, nullcontext
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from specengine.endpoints import adapter_class
 from specengine.endpoints.base import Adapter
@@ -27,11 +27,15 @@ from specengine.run.breaker import DEFAULT_LIMIT, Breaker
 from specengine.run.simulated import SimulatedStep, history_of, no_simulator, simulate_user
 from specengine.transcript import SimulationEnd, TrialRun, Turn, TurnRecord
 from specengine.transport.client import FOLLOW_ANY, EndpointClient
+from specengine.transport.limits import size_text
 
 if TYPE_CHECKING:
     from specengine.judge.judge import Judge
+    from specengine.simulate.contract import SimulatedMessage
     from specengine.simulate.pool import SimulatorPool
 
+
+T = TypeVar("T")
 
 # What an answer that the readers let through could still raise while it is read or graded:
 # RecursionError (a value nested too deep for what walks it), ValueError or OverflowError (a number
@@ -303,6 +307,9 @@ class Runner:
         step_index: int | None = None
 
         async def send(message: str, simulator: str | None = None) -> Turn:
+            if simulator is not None and len(message.encode("utf-8")) > adapter.config.max_reply_bytes:
+                most = size_text(adapter.config.max_reply_bytes)
+                raise SimulatorFailure(f"the simulated user's message is over {most} (max_reply_bytes)")
             queued = time.monotonic()
             async with own, limit:
                 deadline.at += time.monotonic() - queued
@@ -312,8 +319,8 @@ class Runner:
             records.append(TurnRecord(number, message, turn, conversation_index, step_index, simulator))
             return turn
 
-        def paused(seconds: float) -> None:
-            deadline.at += seconds
+        def in_time(work: Awaitable[SimulatedMessage]) -> Awaitable[SimulatedMessage]:
+            return _before(deadline.at, work)
 
         for index, step in enumerate(case.steps):
             if step.kind == "reset":
@@ -325,7 +332,7 @@ class Runner:
                 simulator = self.simulators.get(step.simulation.simulator)
                 history = history_of(records, conversation_index)
                 await simulate_user(
-                    SimulatedStep(index, step.simulation), simulator, history, send, ends, paused
+                    SimulatedStep(index, step.simulation), simulator, history, send, ends, in_time
                 )
                 step_index = None
             else:
@@ -343,7 +350,7 @@ async def _request_written() -> None:
 
 if sys.version_info >= (3, 11):
 
-    async def _before(when: float, work: Awaitable[Turn]) -> Turn:
+    async def _before(when: float, work: Awaitable[T]) -> T:
         """`work`'s result, or TimeoutError at `when` (time.monotonic()): a timer on this task."""
         loop = asyncio.get_running_loop()
         async with asyncio.timeout_at(loop.time() + (when - time.monotonic())):
@@ -351,6 +358,6 @@ if sys.version_info >= (3, 11):
 
 else:  # Python 3.10: wait_for runs `work` as a task of its own, which costs more per turn
 
-    async def _before(when: float, work: Awaitable[Turn]) -> Turn:
+    async def _before(when: float, work: Awaitable[T]) -> T:
         """`work`'s result, or TimeoutError at `when` (time.monotonic())."""
         return await asyncio.wait_for(work, timeout=max(0.0, when - time.monotonic()))
