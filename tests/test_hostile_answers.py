@@ -322,3 +322,17 @@ def test_a_simulated_user_that_never_stops_ends_at_the_case_timeout_with_what_wa
         "type": "SimulatorError",
         "message": "the simulated user's message is over 1 kB (max_reply_bytes)",
     }
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the peak from /proc (Linux)")
+def test_answers_nested_deep_among_good_ones_cost_little_memory_and_cpu(tmp_path, agent):
+    from test_transport import MAX_CPU_S, MAX_RSS_MB, run_measured
+
+    write_project(tmp_path, endpoints={"agent": agent.endpoint()})
+    sends = ["hello"] * 10 + ["deep body", "deep arguments"] + ["bye"] * 10
+    write_spec(tmp_path, "spec", cases("c", sends))
+    results, rss_mb, cpu_s = run_measured(tmp_path)
+    statuses = [case["status"] for case in results["cases"]]
+    assert statuses == ["passed"] * 10 + ["error", "passed"] + ["passed"] * 10
+    assert rss_mb < MAX_RSS_MB, rss_mb
+    assert cpu_s < MAX_CPU_S, cpu_s
