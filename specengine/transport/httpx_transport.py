@@ -159,7 +159,7 @@ def httpx_client(
         transport=transport or BoundedTransport(session, limit),
         timeout=httpx.Timeout(timeout, connect=connect),
         follow_redirects=follow_redirects,
-        event_hooks={"response": [] if any_origin else [_refuse_other_origins]},
+        event_hooks={"response": [_refuse_other_origins] if follow_redirects and not any_origin else []},
     )
     for name in ("accept-encoding", "user-agent"):  # the session adds its own
         del client.headers[name]
