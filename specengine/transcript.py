@@ -8,10 +8,11 @@ live here, apart from both sides. `transcript` writes records as the results fil
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from specengine.redact import redact, redact_value
 from specengine.usage import TokenUsage, read_usage
 
 
@@ -47,6 +48,24 @@ class Turn:
         """The token usage the server reported for this turn, in one shape; None when it gave none."""
         return read_usage(self.usage)
 
+    def redacted(self, secrets: Collection[str]) -> Turn:
+        """This turn with every secret masked in what the agent wrote (reply, error, tool calls):
+        done as the turn arrives, so every excerpt, diff and summary made of it later is cut from
+        text already redacted, never cut through a secret that redaction would then miss."""
+        if not secrets:
+            return self
+        calls = tuple(
+            replace(
+                call,
+                name=redact(call.name, secrets),
+                args=redact_value(call.args, secrets),
+                note=None if call.note is None else redact(call.note, secrets),
+            )
+            for call in self.tool_calls
+        )
+        error = None if self.error is None else redact(self.error, secrets)
+        return replace(self, reply=redact(self.reply, secrets), tool_calls=calls, error=error)
+
 
 @dataclass(frozen=True)
 class TurnRecord:
@@ -64,7 +83,7 @@ class TurnRecord:
         return self.step is not None
 
 
-STOP_REASONS = ("goal_reached", "gave_up", "max_turns", "agent_error", "simulator_error")
+STOP_REASONS = ("goal_reached", "gave_up", "max_turns", "timeout", "agent_error", "simulator_error")
 
 
 @dataclass(frozen=True)

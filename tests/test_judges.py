@@ -542,6 +542,10 @@ def _called(arguments: Any, name: Any = "select_choice") -> dict:
         (_called(["Y"]), "the judge's select_choice arguments are not a JSON object: \"['Y']\""),
         (_called({"choice": 1}), "the judge called select_choice without a choice"),
         (_called({"choice": "Maybe"}), "the judge chose 'Maybe', which is not one of the choices (Y, N)"),
+        (
+            _called("[" * 200 + "]" * 200),
+            "the judge's select_choice arguments are nested deeper than 128 levels",
+        ),
     ],
 )
 def test_an_answer_that_cannot_be_read_says_what_the_judge_did(data, error):
@@ -571,6 +575,11 @@ def test_an_answer_is_read_into_its_choice_and_rationale(arguments, answer):
             {"prompt_tokens": 3, "completion_tokens": 2},
         ),
         ({"usage": {"total_tokens": "5"}}, None),
+        (
+            {"usage": {"prompt_tokens": float("nan"), "completion_tokens": 1e999, "total_tokens": 7.0}},
+            {"total_tokens": 7},
+        ),
+        ({"usage": {"prompt_tokens": float("-inf"), "completion_tokens": 4}}, {"completion_tokens": 4}),
         ({"usage": "5 tokens"}, None),
         ([], None),
     ],
@@ -584,6 +593,12 @@ def test_an_answer_that_is_not_json_is_shown_on_one_short_line():
         answer_json("<html>\n  " + "x" * 300)
     assert str(raised.value) == "the judge's answer is not JSON: " + repr("<html> " + "x" * 193)
     assert answer_json('{"a": [1]}') == {"a": [1]}
+
+
+def test_an_answer_nested_too_deep_says_so_on_one_line():
+    with pytest.raises(JudgeFailure) as raised:
+        answer_json("[" * 200_000 + "]" * 200_000)
+    assert str(raised.value) == "the judge's answer is nested deeper than 128 levels"
 
 
 def test_tokens_of_an_unusable_answer_are_still_counted(tmp_path):

@@ -82,12 +82,13 @@ def test_an_inline_endpoint_reads_its_secret_from_the_environment(agent_server, 
           protocol: openai-chat
           url: {agent_server.url}
           headers: {{X-Api-Key: "${{INLINE_KEY}}"}}
-        evals: [{{name: inline, send: hi, expect: [{{matches: 'key=inline-secret-[0-9]+$'}}]}}]
+        evals: [{{name: inline, send: hi, expect: [{{equals: 'key=***'}}]}}]
         """,
         env={"INLINE_KEY": secret},
     )
     assert agent_server.requests[0].headers["x-api-key"] == secret
-    assert run.status("inline") == "passed"  # the reply held the secret and the check saw it
+    # the reply held the secret; checks read it masked, as everything does once the answer is read
+    assert run.status("inline") == "passed"
     assert secret not in (tmp_path / RESULTS).read_text(encoding="utf-8")
     assert secret not in run.cli.output
 

@@ -19,6 +19,7 @@ from specengine.plan import EndpointConfig
 from specengine.redact import MASK, redact
 from specengine.report.facts import format_duration, plain_text
 from specengine.transcript import Turn
+from specengine.untrusted_json import read_json
 
 SCREEN_LINES = 40  # lines of a body shown without --full
 LINE_WIDTH = 240  # characters of one line shown without --full
@@ -68,7 +69,7 @@ def _body(text: str, config: EndpointConfig, full: bool) -> list[str]:
     if not text.strip():
         return ["    (no body)"]
     try:
-        shown = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+        shown = json.dumps(read_json(text), indent=2, ensure_ascii=False)
     except ValueError:
         shown = text
     rows = _shown(shown, config).splitlines()
@@ -174,7 +175,7 @@ def _expression_problems(answer: Answer) -> dict[str, str]:
     if adapter.config.options.get("stream") is True:  # read event by event: a run's errors say it
         return {}
     try:
-        data = json.loads(last.response_text())
+        data = read_json(last.response_text())
     except ValueError:
         return {}
     variables = {
@@ -206,7 +207,7 @@ def _fixes(answer: Answer, problems: Mapping[str, str]) -> list[str]:
     if not problems:
         return []
     last = answer.exchanges[-1]
-    data = json.loads(last.response_text())
+    data = read_json(last.response_text())
     config = answer.config
     lines = [""]
     for key in problems:

@@ -142,18 +142,23 @@ def _served(config: EndpointConfig) -> Iterator[EndpointConfig]:
 
 async def _send(config: EndpointConfig, message: str, inputs: Mapping[str, str]) -> Answer:
     from specengine.endpoints import adapter_class
-    from specengine.transport.client import CONNECT_TIMEOUT_S, EndpointClient
+    from specengine.transport.client import CONNECT_TIMEOUT_S, FOLLOW_ANY, EndpointClient
     from specengine.transport.httpx_transport import BoundedTransport, httpx_client
 
     started = time.perf_counter()
     turn: Turn | None = None
     error: EndpointError | None = None
     limit = config.max_reply_bytes
-    async with EndpointClient(config.url, config.max_concurrency, config.timeout, limit) as endpoint:
+    any_origin = config.options.get("follow_redirects") == FOLLOW_ANY
+    async with EndpointClient(
+        config.url, config.max_concurrency, config.timeout, limit, any_origin=any_origin
+    ) as endpoint:
         # the run's wire (the endpoint's aiohttp session), with each exchange recorded on the way
         transport = RecordingTransport(BoundedTransport(endpoint.session, limit))
         connect = min(config.timeout, CONNECT_TIMEOUT_S)
-        client = httpx_client(endpoint.session, config.timeout, connect, True, limit, transport)
+        client = httpx_client(
+            endpoint.session, config.timeout, connect, True, limit, transport, any_origin=any_origin
+        )
         adapter = adapter_class(config.protocol)(config, client)
         variables = {"input": dict(inputs), "expected": {}, "metadata": {}}
         try:

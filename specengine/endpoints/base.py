@@ -8,7 +8,9 @@ a `Turn`. The runner never knows which protocol it talks to. Transport faults ra
 Every adapter sends through `request_json` (one JSON answer) or `post_events` (an event stream:
 server-sent events read with httpx-sse, or newline-delimited JSON), each with `request_headers`,
 so a status, a dropped connection or a body that is not JSON means the same thing, in the same
-words, whatever the protocol. Both read at most the endpoint's `max_reply_bytes`. The client is a
+words, whatever the protocol. Both mask the endpoint's secrets in what they read before anything is
+parsed or cut from it (an excerpt cut first would keep the part of a key before the cut, where
+redaction no longer sees it). Both read at most the endpoint's `max_reply_bytes`. The client is a
 run's EndpointClient (specengine/transport/client.py: the endpoint's aiohttp session, with httpx
 over it for streams) or an httpx.AsyncClient (`ask` records the exchanges of one over the same
 transport); the two send the same bytes and name faults alike.
@@ -26,9 +28,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
+from specengine.redact import redact
 from specengine.retry import is_retryable_status, retry_after_seconds
 from specengine.transcript import ToolCall, Turn
 from specengine.transport.client import EndpointClient, RawAnswer, fault
+from specengine.untrusted_json import JSONTooDeep, read_json
 
 if TYPE_CHECKING:
     import httpx
@@ -106,10 +110,11 @@ async def request_json(
     else:
         answer = await _request_with_httpx(client, method, target, config, body)
     latency = time.perf_counter() - started
+    text = redact(answer.text, config.secrets)  # before any excerpt is cut from it
     if answer.status >= 300:
-        raise status_error(answer.status, str(answer.url), answer.headers, answer.text)
-    data = parse_json(answer.text, "the response body")
-    return JsonAnswer(data, answer.text, answer.status, answer.headers, latency)
+        raise status_error(answer.status, str(answer.url), answer.headers, text)
+    data = parse_json(text, "the response body")
+    return JsonAnswer(data, text, answer.status, answer.headers, latency)
 
 
 async def _request_with_httpx(
@@ -186,17 +191,17 @@ async def post_events(
         ) as response:
             bound_body(response, config.max_reply_bytes)
             if response.status_code >= 300:
-                text = await _read_text(response)
+                text = redact(await _read_text(response), config.secrets)
                 raise status_error(response.status_code, str(response.request.url), response.headers, text)
             content_type = response.headers.get("content-type", "")
             kind = stream_kind(content_type)
             if opened is not None:
                 opened(response.status_code, {key.lower(): value for key, value in response.headers.items()})
             if kind == "json":
-                text = await _read_text(response)
+                text = redact(await _read_text(response), config.secrets)
                 return parse_json(text, "the response body"), time.perf_counter() - started
             if kind is None:
-                excerpt = body_excerpt(await _read_text(response))
+                excerpt = body_excerpt(redact(await _read_text(response), config.secrets))
                 raise EndpointError(
                     "InvalidResponse",
                     "expected an event stream (text/event-stream or application/x-ndjson), got "
@@ -205,7 +210,7 @@ async def post_events(
                 )
             events = _sse_events(response) if kind == "sse" else _ndjson_events(response)
             async for event, data in events:
-                if feed(event, data):
+                if feed(event, redact(data, config.secrets) if config.secrets else data):
                     latency = time.perf_counter() - started
                     await _drain(events)
                     return None, latency
@@ -266,7 +271,9 @@ def not_json(what: str, text: str) -> EndpointError:
 def parse_json(text: str, what: str) -> Any:
     """JSON text parsed; anything else is not_json(what, text)."""
     try:
-        return json.loads(text)
+        return read_json(text)
+    except JSONTooDeep as exc:
+        raise EndpointError("InvalidJSON", f"{what} is {exc.msg}") from None
     except ValueError:
         raise not_json(what, text) from None
 
@@ -275,7 +282,9 @@ def event_json(event: str, data: str) -> tuple[Any, str | None]:
     """(the JSON of an SSE event's data, None), or (None, the text) for an `error` event whose data
     is plain text; any other event that is not JSON is not_json."""
     try:
-        return json.loads(data), None
+        return read_json(data), None
+    except JSONTooDeep as exc:
+        raise EndpointError("InvalidJSON", f"a stream event is {exc.msg}") from None
     except ValueError:
         if event == "error":
             return None, data.strip() or "error event"
@@ -362,7 +371,7 @@ def parse_arguments(raw: Any) -> tuple[Any, str | None]:
     if not isinstance(raw, str):
         return raw, None
     try:
-        return json.loads(raw), None
+        return read_json(raw), None
     except json.JSONDecodeError as exc:
         return {}, f"arguments were not valid JSON ({exc.msg}): {raw[:BODY_EXCERPT]!r}"
 

@@ -40,6 +40,7 @@ from specengine.endpoints.base import (
 )
 from specengine.errors import EndpointError
 from specengine.transcript import ToolCall, Turn
+from specengine.untrusted_json import read_json
 
 
 class OpenAIChatAdapter(Adapter):
@@ -211,7 +212,7 @@ async def _send_streaming(adapter: Adapter, body: dict[str, Any]) -> Turn:
 
 def _sse_error(data: str) -> str:
     try:
-        parsed = json.loads(data)
+        parsed = read_json(data)
     except ValueError:
         return data.strip()[:BODY_EXCERPT] or "error event"
     if isinstance(parsed, Mapping) and "error" in parsed:

@@ -19,7 +19,6 @@ Items keep their arrival order; a function call sent both as `.added` and `.done
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from specengine.endpoints.base import (
 )
 from specengine.errors import EndpointError
 from specengine.transcript import ToolCall, Turn
+from specengine.untrusted_json import read_json
 
 # Events after which nothing else belongs to the turn; reading stops there.
 TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
@@ -153,7 +153,7 @@ class ResponsesStream:
         if data.strip() == "[DONE]":
             return True
         try:
-            payload = json.loads(data)
+            payload = read_json(data)
         except ValueError:
             if event == "error":  # an error frame whose data is plain text
                 self._error(data.strip() or "error event")

@@ -24,6 +24,7 @@ from yarl import URL
 from specengine.errors import EndpointError, GitHubError
 from specengine.retry import backoff_s, is_retryable_status, retry_after_seconds
 from specengine.transport.client import EndpointClient
+from specengine.untrusted_json import read_json
 
 TIMEOUT_S = 30.0
 MAX_JSON_BYTES = 10 * 1024 * 1024  # one page of a listing
@@ -40,7 +41,8 @@ class GitHubAPI:
     def __init__(self, api_url: str, repository: str, token: str):
         self.api_url = api_url.rstrip("/")
         self.repository = repository
-        self._client = EndpointClient(self.api_url, connections=4, timeout=TIMEOUT_S)
+        # an artifact's download is a redirect to its storage: followed, without the token (_same_origin)
+        self._client = EndpointClient(self.api_url, connections=4, timeout=TIMEOUT_S, any_origin=True)
         self._headers = {
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": API_VERSION,
@@ -141,7 +143,7 @@ class GitHubAPI:
         except EndpointError as exc:
             raise _unreachable(exc) from None
         try:
-            answer = json.loads(raw) if raw.strip() else None
+            answer = read_json(raw) if raw.strip() else None
         except ValueError:
             raise GitHubError(f"{method} {_shown(url)}: the answer is not JSON", response.status) from None
         return answer, self._same_origin(following)
@@ -172,7 +174,7 @@ async def _refuse(response: Any, method: str, url: str) -> None:
     from specengine.transport.aiohttp_session import read_bounded
 
     try:
-        detail = json.loads(await read_bounded(response, 64 * 1024)).get("message", "")
+        detail = read_json(await read_bounded(response, 64 * 1024)).get("message", "")
     except (ValueError, AttributeError, EndpointError):
         detail = ""
     said = f": {' '.join(str(detail).split())[:300]}" if detail else ""

@@ -26,6 +26,7 @@ from specengine.grade.match_result import (
     truncate,
 )
 from specengine.templates import value_text
+from specengine.untrusted_json import read_json
 
 JSON_ERRORS_SHOWN = 3  # schema violations listed before "and N more"
 
@@ -131,7 +132,7 @@ def is_json(argument: Any, data: MatchInput) -> MatchResult:
     if argument is not None and argument is not True and not isinstance(argument, Mapping):
         return broken(f"is_json takes no argument or a JSON Schema (a mapping), not {quote(argument)}")
     try:
-        document = json.loads(data.text)
+        document = read_json(data.text)
     except ValueError as exc:
         if isinstance(exc, json.JSONDecodeError):
             problem = f"{exc.msg} at line {exc.lineno} column {exc.colno}"

@@ -11,12 +11,14 @@ on an unusable answer are still counted.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from specengine.errors import JudgeFailure
 from specengine.judge.prompts import SELECT_CHOICE
+from specengine.untrusted_json import JSONTooDeep, read_json
 
 NO_TOOL_CALL = "the judge answered without calling select_choice; it must support tools/function calling"
 EXCERPT = 200
@@ -39,22 +41,27 @@ def excerpt(text: str) -> str:
 def answer_json(text: str) -> Any:
     """The 2xx answer's body as JSON."""
     try:
-        return json.loads(text)
+        return read_json(text)
+    except JSONTooDeep as exc:
+        raise JudgeFailure(f"the judge's answer is {exc.msg}") from None
     except ValueError:
         raise JudgeFailure(f"the judge's answer is not JSON: {excerpt(text)!r}") from None
 
 
 def usage_of(data: Any) -> dict[str, int] | None:
-    """The token counts the server reported, when it reported any as numbers."""
+    """The token counts the server reported, when it reported any as finite numbers."""
     raw = data.get("usage") if isinstance(data, dict) else None
     if not isinstance(raw, dict):
         return None
-    usage = {
-        name: int(raw[name])
-        for name in USAGE_FIELDS
-        if isinstance(raw.get(name), (int, float)) and not isinstance(raw.get(name), bool)
-    }
+    usage = {name: int(raw[name]) for name in USAGE_FIELDS if _is_count(raw.get(name))}
     return usage or None
+
+
+def _is_count(value: Any) -> bool:
+    """A number of tokens: an int, or a float that is finite (a server may send NaN or 1e999)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return not isinstance(value, float) or math.isfinite(value)
 
 
 def read_answer(data: Any, choices: Sequence[str]) -> JudgeAnswer:
@@ -94,7 +101,9 @@ def _mapping(value: Any) -> dict[str, Any]:
 def _arguments(raw: Any) -> dict[str, Any]:
     """select_choice's arguments: JSON text by the protocol; some servers send the object itself."""
     try:
-        parsed = json.loads(raw) if isinstance(raw, str) else raw
+        parsed = read_json(raw) if isinstance(raw, str) else raw
+    except JSONTooDeep as exc:
+        raise JudgeFailure(f"the judge's {SELECT_CHOICE} arguments are {exc.msg}") from None
     except ValueError:
         parsed = None
     if not isinstance(parsed, dict):

@@ -32,6 +32,7 @@ from specengine.errors import EndpointError, JudgeFailure
 from specengine.judge.answer import excerpt
 from specengine.judge.key import key_source
 from specengine.plan import JudgeConfig
+from specengine.redact import redact
 from specengine.retry import (
     BACKOFF_BASE_S,
     BACKOFF_CAP_S,
@@ -109,7 +110,7 @@ class JudgeClient:
                 self.requests += 1
                 outcome = await self._attempt(body)
                 if isinstance(outcome, str):
-                    return outcome
+                    return self.redacted(outcome)
                 if attempt == attempts:
                     raise JudgeFailure(outcome.after(attempts))
                 wait = outcome.retry_after
@@ -126,6 +127,13 @@ class JudgeClient:
         if self._http is not None:
             http, self._http, self._sdk = self._http, None, None
             await http.aclose()
+
+    def redacted(self, text: str) -> str:
+        """`text` from the server with the key and the config's secrets masked: done before anything
+        is cut from it, so that no excerpt keeps part of a key."""
+        key = (self._api_key,) if isinstance(self._api_key, str) else ()
+        auth = self.config.auth.secrets if self.config.auth is not None else ()
+        return redact(text, {*key, *self.config.secrets, *auth})
 
     def _client(self) -> openai.AsyncOpenAI:
         if self._sdk is None:
@@ -169,7 +177,7 @@ class JudgeClient:
                 return _Fault(f"could not reach the {role}: {type(cause).__name__}: {cause or 'no detail'}")
             raise JudgeFailure(f"could not call the {role}: {type(cause).__name__}: {cause}") from None
         except openai.APIStatusError as exc:
-            status, text = exc.status_code, excerpt(exc.response.text)
+            status, text = exc.status_code, excerpt(self.redacted(exc.response.text))
             if not is_retryable_status(status):
                 raise JudgeFailure(self._status_message(status, text)) from None
             return _Fault(f"{role} HTTP {status}", text, status, retry_after_seconds(exc.response.headers))

@@ -20,6 +20,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from specengine.judge.fences import unfenced
 from specengine.judge.kinds import CONVERSATION_KINDS, PASS_FAIL
 from specengine.transcript import TurnRecord
 
@@ -92,7 +93,7 @@ def conversation_text(records: Iterable[TurnRecord]) -> str:
 
 def _line(message: dict[str, Any]) -> str:
     """JSON on one line; the two Unicode line separators escaped too, so no text starts a line."""
-    text = json.dumps(message, ensure_ascii=False, default=str)
+    text = unfenced(json.dumps(message, ensure_ascii=False, default=str))
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specengine.judge.conversation import conversation_scorer
+from specengine.judge.fences import unfenced
 from specengine.judge.kinds import (
     BUILTIN_CHOICES,
     CONVERSATION_KINDS,
@@ -101,12 +102,13 @@ def transcript(messages: Iterable[tuple[str, str]]) -> str:
 
 
 def judge_text(value: Any) -> str:
-    """Judge inputs are always strings: structures as JSON (never Python repr), None as empty."""
+    """Judge inputs are always strings: structures as JSON (never Python repr), None as empty; no
+    fence marker stands in them (`unfenced`)."""
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
+        return unfenced(value)
+    return unfenced(json.dumps(value, ensure_ascii=False, default=str))
 
 
 def example_problem(example: JudgeExample, scores: Mapping[str, float]) -> str | None:
@@ -164,13 +166,13 @@ def examples_text(examples: Sequence[JudgeExample], scores: Mapping[str, float])
             verdict = " or ".join(choices_scoring(float(example.score or 0), scores))
         lines += ["***", f"[Example {number}]"]
         if example.input is not None:
-            lines.append(f"[Input]: {example.input}")
-        lines.append(f"[Output]: {example.output}")
+            lines.append(f"[Input]: {unfenced(example.input)}")
+        lines.append(f"[Output]: {unfenced(example.output)}")
         if example.expected is not None:
-            lines.append(f"[Reference answer]: {example.expected}")
+            lines.append(f"[Reference answer]: {unfenced(example.expected)}")
         lines.append(f"[Right choice]: {verdict}")
         if example.why:
-            lines.append(f"[Why]: {example.why}")
+            lines.append(f"[Why]: {unfenced(example.why)}")
     lines += ["***", "[END EXAMPLES]"]
     return "\n".join(lines)
 

@@ -84,7 +84,7 @@ def _probe(config: JudgeConfig, key: str, url: str) -> None:
             "Check judge.base_url in specengine.yaml, or --judge-base-url. " + NOTHING_SENT
         ) from None
     if response.status_code in REFUSED:
-        excerpt = redact(" ".join(response.text.split())[:200], secrets)
+        excerpt = " ".join(redact(response.text, secrets).split())[:200]
         raise UsageError(
             f"error: the judge at {url} refused {key_source(config)} "
             f"(HTTP {response.status_code}{': ' + excerpt if excerpt else ''}). " + NOTHING_SENT

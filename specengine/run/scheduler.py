@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, ExitStack, nullcontext
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from specengine.endpoints import adapter_class
 from specengine.endpoints.base import Adapter
@@ -26,11 +26,31 @@ from specengine.retry import backoff_s
 from specengine.run.breaker import DEFAULT_LIMIT, Breaker
 from specengine.run.simulated import SimulatedStep, history_of, no_simulator, simulate_user
 from specengine.transcript import SimulationEnd, TrialRun, Turn, TurnRecord
-from specengine.transport.client import EndpointClient
+from specengine.transport.client import FOLLOW_ANY, EndpointClient
+from specengine.transport.limits import size_text
 
 if TYPE_CHECKING:
     from specengine.judge.judge import Judge
+    from specengine.simulate.contract import SimulatedMessage
     from specengine.simulate.pool import SimulatorPool
+
+
+T = TypeVar("T")
+
+# What an answer that the readers let through could still raise while it is read or graded:
+# RecursionError (a value nested too deep for what walks it), ValueError or OverflowError (a number
+# that is not finite, taken as an int). Caught per trial as a last resort, so that one answer never
+# ends the run; nothing broader, so that a TypeError or KeyError (a reader that trusted a type) still
+# shows as the bug it is, and the case's error says that this is specengine's to fix.
+UNHANDLED_ANSWER = (RecursionError, ValueError, OverflowError)
+INTERNAL_ERROR = "InternalError"
+
+
+def internal_error(exc: BaseException, secrets: Iterable[str]) -> dict[str, str]:
+    """The trial's error for an answer specengine failed to handle: the fault on one line."""
+    detail = " ".join(str(exc).split())
+    message = redact(f"{type(exc).__name__}: {detail}", secrets)[:200]
+    return {"type": INTERNAL_ERROR, "message": f"specengine could not handle this answer ({message})"}
 
 
 @dataclass(frozen=True)
@@ -124,7 +144,13 @@ class Runner:
             self._endpoint_limits[pool] = asyncio.Semaphore(limit)
         for name, config in endpoints.items():
             client = await stack.enter_async_context(
-                EndpointClient(config.url, config.max_concurrency, config.timeout, config.max_reply_bytes)
+                EndpointClient(
+                    config.url,
+                    config.max_concurrency,
+                    config.timeout,
+                    config.max_reply_bytes,
+                    any_origin=config.options.get("follow_redirects") == FOLLOW_ANY,
+                )
             )
             self._adapters[name] = adapter_class(config.protocol)(config, client)
             pool = config.pool or name
@@ -196,7 +222,13 @@ class Runner:
         """Grade one trial of a case as it ended; the case is handed to `on_result` when its last
         trial is graded."""
         case = pending.case
-        pending.trials[index] = await grade_run(case, run, self.options.strict, self.judge, self.plan.judge)
+        try:
+            graded = await grade_run(case, run, self.options.strict, self.judge, self.plan.judge)
+        except UNHANDLED_ANSWER as exc:  # its checks are not run; the run goes on
+            secrets = self._adapters[case.endpoint].config.secrets
+            run = replace(run, error=internal_error(exc, secrets))
+            graded = await grade_run(case, run, self.options.strict, self.judge, self.plan.judge)
+        pending.trials[index] = graded
         pending.remaining -= 1
         if pending.remaining:
             return
@@ -236,6 +268,10 @@ class Runner:
             except (asyncio.TimeoutError, TimeoutError):
                 error = {"type": "TimeoutError", "message": f"case exceeded {case.timeout:g} s"}
                 break
+            except UNHANDLED_ANSWER as exc:  # an answer read wrongly: another attempt would read it alike
+                breaker.answered()
+                error = internal_error(exc, config.secrets)
+                break
             except EndpointError as exc:
                 breaker.failed(exc)
                 error = {"type": exc.kind, "message": redact(exc.message, config.secrets)}
@@ -266,20 +302,25 @@ class Runner:
         limit = self._endpoint_limits[case.endpoint]
         own: AbstractAsyncContextManager[Any] = self._own_limits.get(case.endpoint) or nullcontext()
         conversation = adapter.conversation(case.variables)
+        secrets = adapter.config.secrets
         conversation_index = 0
         step_index: int | None = None
 
         async def send(message: str, simulator: str | None = None) -> Turn:
+            if simulator is not None and len(message.encode("utf-8")) > adapter.config.max_reply_bytes:
+                most = size_text(adapter.config.max_reply_bytes)
+                raise SimulatorFailure(f"the simulated user's message is over {most} (max_reply_bytes)")
             queued = time.monotonic()
             async with own, limit:
                 deadline.at += time.monotonic() - queued
                 turn = await _before(deadline.at, conversation.send(message))
+            turn = turn.redacted(secrets)
             number = len(records) + 1
             records.append(TurnRecord(number, message, turn, conversation_index, step_index, simulator))
             return turn
 
-        def paused(seconds: float) -> None:
-            deadline.at += seconds
+        def in_time(work: Awaitable[SimulatedMessage]) -> Awaitable[SimulatedMessage]:
+            return _before(deadline.at, work)
 
         for index, step in enumerate(case.steps):
             if step.kind == "reset":
@@ -291,7 +332,7 @@ class Runner:
                 simulator = self.simulators.get(step.simulation.simulator)
                 history = history_of(records, conversation_index)
                 await simulate_user(
-                    SimulatedStep(index, step.simulation), simulator, history, send, ends, paused
+                    SimulatedStep(index, step.simulation), simulator, history, send, ends, in_time
                 )
                 step_index = None
             else:
@@ -309,7 +350,7 @@ async def _request_written() -> None:
 
 if sys.version_info >= (3, 11):
 
-    async def _before(when: float, work: Awaitable[Turn]) -> Turn:
+    async def _before(when: float, work: Awaitable[T]) -> T:
         """`work`'s result, or TimeoutError at `when` (time.monotonic()): a timer on this task."""
         loop = asyncio.get_running_loop()
         async with asyncio.timeout_at(loop.time() + (when - time.monotonic())):
@@ -317,6 +358,6 @@ if sys.version_info >= (3, 11):
 
 else:  # Python 3.10: wait_for runs `work` as a task of its own, which costs more per turn
 
-    async def _before(when: float, work: Awaitable[Turn]) -> Turn:
+    async def _before(when: float, work: Awaitable[T]) -> T:
         """`work`'s result, or TimeoutError at `when` (time.monotonic())."""
         return await asyncio.wait_for(work, timeout=max(0.0, when - time.monotonic()))

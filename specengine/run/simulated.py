@@ -7,12 +7,13 @@ the goal or gave up, `max_turns` messages were sent, the agent failed (an error 
 a transport fault, which ends the trial as always), or the simulator failed. A simulator that repeats
 its previous message word for word, or sends an empty one without ending the conversation, is a
 simulator failure rather than a loop. A simulator failure errors the case (SimulatorFailure), never
-fails it. The time the simulator takes does not count against the case's timeout (like a judge's).
+fails it. The time the simulator takes counts against the case's timeout (a judge's does not): a
+simulated user that never stops ends when the timeout is reached, as `timeout`, what was said kept.
 """
 
 from __future__ import annotations
 
-import time
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -22,6 +23,7 @@ from specengine.plan import Simulation
 from specengine.transcript import SimulationEnd, Turn, TurnRecord
 
 if TYPE_CHECKING:
+    from specengine.simulate.contract import SimulatedMessage
     from specengine.simulate.simulator import Simulator
 
 NO_SIMULATOR = "no simulator configured (simulator.model in specengine.yaml, or --simulator-model)"
@@ -61,15 +63,15 @@ async def simulate_user(
     history: list[tuple[str, str]],
     send: Callable[[str, str | None], Awaitable[Turn]],
     ends: list[SimulationEnd],
-    deadline_paused: Callable[[float], None],
+    in_time: Callable[[Awaitable[SimulatedMessage]], Awaitable[SimulatedMessage]],
 ) -> None:
     """Run the simulated part of a conversation; how it ended is appended to `ends`.
 
     `send(message, simulator_model)` sends one message to the agent and records the turn; `history`
-    is the conversation so far, extended as it goes; `deadline_paused(seconds)` moves the case's
-    deadline by the time the simulator took. Transport faults and timeouts of the agent propagate
-    (the trial ends as it always does) after recording `agent_error`; a SimulatorFailure propagates
-    after recording `simulator_error`.
+    is the conversation so far, extended as it goes; `in_time(work)` is `work` bounded by the case's
+    deadline. The case's timeout propagates after recording `timeout`; transport faults of the agent
+    propagate (the trial ends as it always does) after recording `agent_error`; a SimulatorFailure
+    propagates after recording `simulator_error`.
     """
     simulation = step.simulation
     sent = 0
@@ -90,9 +92,7 @@ async def simulate_user(
                 end("agent_error", turn.error)
                 return
         while sent < simulation.max_turns:
-            started = time.monotonic()
-            move = await simulator.next_message(simulation.user, simulation.goal, history)
-            deadline_paused(time.monotonic() - started)
+            move = await in_time(simulator.next_message(simulation.user, simulation.goal, history))
             if move.goal_reached:
                 end("goal_reached")
                 return
@@ -117,6 +117,9 @@ async def simulate_user(
         end("max_turns")
     except SimulatorFailure as exc:
         end("simulator_error", exc.message)
+        raise
+    except (asyncio.TimeoutError, TimeoutError):  # the case's timeout, reached
+        end("timeout")
         raise
     except Exception as exc:  # the agent's transport fault or the case's timeout: the trial ends
         end("agent_error", f"{type(exc).__name__}: {exc}".strip(": "))

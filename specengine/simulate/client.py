@@ -46,7 +46,7 @@ class SimulatorClient(JudgeClient):
             raise JudgeFailure(f"could not call the {role}: {exc.message}") from None
         if 200 <= answer.status < 300:
             return answer.text
-        text = excerpt(answer.text)
+        text = excerpt(self.redacted(answer.text))
         if not is_retryable_status(answer.status):
             raise JudgeFailure(self._status_message(answer.status, text))
         return _Fault(

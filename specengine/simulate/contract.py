@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specengine.errors import SimulatorFailure
+from specengine.untrusted_json import JSONTooDeep, read_json
 
 TOOL_NAME = "next_user_message"
 OPENING = "(The conversation has not started yet. Write your first message to the assistant.)"
@@ -156,7 +157,9 @@ def _message_of(data: Any) -> dict[str, Any]:
 
 def _from_arguments(raw: Any) -> SimulatedMessage:
     try:
-        arguments = json.loads(raw) if isinstance(raw, str) else raw
+        arguments = read_json(raw) if isinstance(raw, str) else raw
+    except JSONTooDeep as exc:
+        raise SimulatorFailure(f"the {TOOL_NAME} arguments are {exc.msg}") from None
     except ValueError:
         raise SimulatorFailure(f"the {TOOL_NAME} arguments are not JSON: {_excerpt(str(raw))!r}") from None
     if not isinstance(arguments, dict):

@@ -49,6 +49,11 @@ class Project:
         return self.defaults.get(key, fallback)
 
 
+DATASETS_KEY = (
+    "datasets"  # `datasets: {allow: [folder, ...]}`: folders outside the project a dataset may be in
+)
+
+
 def empty_project(folder: Path | None = None) -> Project:
     return Project(file=None, display=None, folder=(folder or Path.cwd()).resolve())
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from specengine.traces.model import AgentRun, CallMade, Message, ModelCall, ToolRun, TraceParts
 from specengine.traces.otlp import LogRecord, Span
+from specengine.untrusted_json import read_json
 
 OPERATION = "gen_ai.operation.name"
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
@@ -38,7 +39,7 @@ def parsed(value: Any) -> Any:
     """JSON text as its value (arguments, results); anything else as it is."""
     if isinstance(value, (str, bytes)):
         try:
-            return json.loads(value)
+            return read_json(value)  # a recorded agent's text: as deep as it pleased
         except ValueError:
             return value
     return value

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from typing import Any
 
 import aiohttp
+from yarl import URL
 
 from specengine.errors import EndpointError
 from specengine.transport.client import (
@@ -21,6 +23,7 @@ from specengine.transport.client import (
     body_encoding,
     environment_proxy,
     fault,
+    redirect_refused,
     tls_context,
 )
 from specengine.transport.limits import too_large
@@ -63,18 +66,40 @@ def aiohttp_fault(exc: aiohttp.ClientError, url: str) -> EndpointError:
     return fault(kind, fault_detail(exc), url, retryable=kind != "TooManyRedirects")
 
 
-def open_session(url: str | None, connections: int) -> aiohttp.ClientSession:
+def open_session(url: str | None, connections: int, any_origin: bool = False) -> aiohttp.ClientSession:
     """An aiohttp session for one server: at most `connections` connections (0: no limit), the
-    environment's proxy for `url`, httpx's TLS trust, and cookies kept as httpx keeps them."""
+    environment's proxy for `url`, httpx's TLS trust, and cookies kept as httpx keeps them; redirects
+    to another origin refused unless `any_origin`."""
     connector = aiohttp.TCPConnector(limit=connections, ssl=tls_context(url) or True)
     return aiohttp.ClientSession(
         connector=connector,
+        trace_configs=[] if any_origin else [_same_origin_only()],
         cookie_jar=aiohttp.CookieJar(unsafe=True),  # httpx keeps cookies of 127.0.0.1 too
         proxy=environment_proxy(url),
         headers={"User-Agent": USER_AGENT},
         max_line_size=MAX_LINE,
         max_field_size=MAX_LINE,
     )
+
+
+def _same_origin_only() -> aiohttp.TraceConfig:
+    """A trace that refuses a redirect to another origin before aiohttp follows it (aiohttp calls it
+    for each redirect, before the next request)."""
+
+    async def on_redirect(session: Any, context: Any, params: aiohttp.TraceRequestRedirectParams) -> None:
+        location = params.response.headers.get("Location")
+        if location is None:
+            return
+        target = URL(location)
+        if not target.is_absolute():
+            target = params.url.join(target)
+        if target.origin() != params.url.origin():
+            params.response.close()
+            raise redirect_refused(str(target))
+
+    config = aiohttp.TraceConfig()
+    config.on_request_redirect.append(on_redirect)
+    return config
 
 
 @functools.lru_cache(maxsize=64)  # an endpoint asks for the same one on every request

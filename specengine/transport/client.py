@@ -14,6 +14,10 @@ their packages) a step at a time, and reading stops once the decoded body passes
 named as httpx names it (ConnectError, ReadTimeout, RemoteProtocolError, ...) and worded by `fault`,
 whichever client sent the request, so results and retries read the same.
 
+A redirect is followed only to the same origin (scheme, host and port) unless the client is told
+`any_origin` (an endpoint's `follow_redirects: any`): a 307 replays the POST, body and key included,
+to wherever it points, and a case would pass on another server's answer.
+
 Proxies come from the environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) as with httpx, looked up once
 per endpoint; an https endpoint trusts what httpx trusts (its SSL context). Requests send
 `User-Agent: specengine/VERSION` unless the endpoint's headers name another.
@@ -43,6 +47,20 @@ _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=Fa
 
 
 # --- faults ---------------------------------------------------------------------------------------
+
+FOLLOW_ANY = "any"  # the endpoint option `follow_redirects: any`; the default follows the same origin only
+
+
+def redirect_refused(target: str) -> EndpointError:
+    """A redirect to another origin, not followed: the request (its body and headers, a key among
+    them) would go to a server the endpoint never named."""
+    return EndpointError(
+        "RedirectRefused",
+        f"the answer redirects to {target}, another origin, which is not followed "
+        f"(set follow_redirects: {FOLLOW_ANY} on the endpoint to follow it)",
+        retryable=False,
+    )
+
 
 TIMEOUT_KINDS = frozenset(
     {"ConnectTimeout", "ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutException"}
@@ -105,12 +123,19 @@ class EndpointClient:
     bytes. Closed with `aclose` (or `async with`); used inside the running event loop."""
 
     def __init__(
-        self, url: str | None, connections: int, timeout: float, reply_limit: int = DEFAULT_MAX_REPLY_BYTES
+        self,
+        url: str | None,
+        connections: int,
+        timeout: float,
+        reply_limit: int = DEFAULT_MAX_REPLY_BYTES,
+        *,
+        any_origin: bool = False,
     ):
         self.url = url
         self.connections = connections
         self.timeout = timeout
         self.reply_limit = reply_limit
+        self.any_origin = any_origin  # whether a redirect to another origin is followed
         self._session: aiohttp.ClientSession | None = None
         self._httpx: httpx.AsyncClient | None = None
 
@@ -132,7 +157,7 @@ class EndpointClient:
         if self._session is None:
             from specengine.transport.aiohttp_session import open_session
 
-            self._session = open_session(self.url, self.connections)
+            self._session = open_session(self.url, self.connections, self.any_origin)
         return self._session
 
     def httpx_client(self, follow_redirects: bool = True) -> httpx.AsyncClient:
@@ -142,7 +167,12 @@ class EndpointClient:
 
             connect = min(self.timeout, CONNECT_TIMEOUT_S)
             self._httpx = httpx_client(
-                self.session, self.timeout, connect, follow_redirects, self.reply_limit
+                self.session,
+                self.timeout,
+                connect,
+                follow_redirects,
+                self.reply_limit,
+                any_origin=self.any_origin,
             )
         return self._httpx
 

@@ -27,6 +27,7 @@ from aiohttp.http_exceptions import ContentEncodingError
 from httpx_aiohttp import AiohttpTransport
 
 from specengine.transport.aiohttp_session import fault_detail, fault_kind
+from specengine.transport.client import redirect_refused
 from specengine.transport.limits import too_large
 
 STEP = 64 * 1024  # decoded bytes per decompression step, as aiohttp's own reads take them
@@ -148,6 +149,8 @@ def httpx_client(
     follow_redirects: bool,
     limit: int,
     transport: httpx.AsyncBaseTransport | None = None,
+    *,
+    any_origin: bool = False,
 ) -> httpx.AsyncClient:
     """An httpx.AsyncClient over `session`, each answer read up to `limit` bytes (`transport`, when
     given, is one that wraps a BoundedTransport of its own). It sends the Accept-Encoding aiohttp
@@ -156,10 +159,21 @@ def httpx_client(
         transport=transport or BoundedTransport(session, limit),
         timeout=httpx.Timeout(timeout, connect=connect),
         follow_redirects=follow_redirects,
+        event_hooks={"response": [_refuse_other_origins] if follow_redirects and not any_origin else []},
     )
     for name in ("accept-encoding", "user-agent"):  # the session adds its own
         del client.headers[name]
     return client
+
+
+async def _refuse_other_origins(response: httpx.Response) -> None:
+    """httpx calls it for each answer, a redirect before it is followed: one to another origin is
+    refused."""
+    if response.has_redirect_location:
+        target = response.url.join(response.headers["Location"])
+        here = response.url
+        if (target.scheme, target.host, target.port) != (here.scheme, here.host, here.port):
+            raise redirect_refused(str(target))
 
 
 class _BoundedStream(httpx.AsyncByteStream):

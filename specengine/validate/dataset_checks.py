@@ -17,7 +17,7 @@ from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError
 from specengine.source.datasets import Row, dataset_format, is_dataset_path, iter_rows, row_id
 from specengine.source.loader import KeyPath, display_path, shown_path
-from specengine.source.project import Project
+from specengine.source.project import DATASETS_KEY, Project
 from specengine.suggest import closest, did_you_mean
 from specengine.validate.file_report import Report
 from specengine.validate.row_checks import EvalProver
@@ -125,12 +125,51 @@ def check_dataset(
         elsewhere = _found_elsewhere(value.strip(), spec_file, project)
         report.at(here, f"dataset file not found: {shown}{elsewhere}")
         return
+    outside = outside_problem(path, project, spec_file)
+    if outside is not None:
+        report.at(here, outside)
+        return
     problems, count = dataset_result(path, display, provers)
     report.items.extend(problems)
     if not problems and count == 0:
         report.at(here, f"the dataset {display} has no rows: the evals using it would run zero times")
     for prover in provers:
         report.items.extend(prover.report(display))
+
+
+def allowed_folders(project: Project | None, spec_file: Path) -> list[Path]:
+    """The folders a dataset may be read from: the project file's folder and those its
+    `datasets: {allow: [...]}` names, relative to it; without a project file, the working folder
+    and the spec's own folder."""
+    if project is None or project.file is None:
+        return [Path.cwd().resolve(), spec_file.parent.resolve()]
+    data = project.data.get(DATASETS_KEY)
+    allowed = data.get("allow") if isinstance(data, Mapping) else None
+    entries = allowed if isinstance(allowed, list) else []
+    extra = [project.folder / entry for entry in entries if isinstance(entry, str)]
+    return [place.resolve() for place in (project.folder, *extra)]
+
+
+def outside_problem(path: Path, project: Project | None, spec_file: Path) -> str | None:
+    """Why a dataset file may not be read: it is outside the project's folder and those the project
+    allows, as written or once its symlinks are followed; None when it may. A spec from elsewhere
+    must not make a run read (and send to the agent) any file the machine holds."""
+    real = path.resolve()
+    places = allowed_folders(project, spec_file)
+    if any(real.is_relative_to(place) for place in places):
+        return None
+    cwd = Path.cwd().resolve()
+    written = Path(os.path.normpath(path.absolute()))
+    linked = any(written.is_relative_to(place) for place in places)
+    through = f" a symlink to {real}," if linked else ""
+    shown = written.relative_to(cwd).as_posix() if written.is_relative_to(cwd) else str(written)
+    folder = Path(os.path.relpath(real.parent, places[0])).as_posix()
+    project_folder = "" if places[0] == cwd else f" {shown_path(places[0], cwd)}"
+    return (
+        f"the dataset {shown} is{through} outside the project folder{project_folder}: "
+        f"move it into the project, or allow its folder in specengine.yaml with "
+        f"`{DATASETS_KEY}: {{allow: [{folder}]}}`"
+    )
 
 
 def _found_elsewhere(value: str, spec_file: Path, project: Project | None) -> str:
