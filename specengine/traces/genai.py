@@ -19,13 +19,16 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import orjson
+
 from specengine.traces.model import AgentRun, CallMade, Message, ModelCall, ToolRun, TraceParts
 from specengine.traces.otlp import LogRecord, Span
-from specengine.untrusted_json import read_json
+from specengine.untrusted_json import MAX_DEPTH, read_json
 
 OPERATION = "gen_ai.operation.name"
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 CONVERSATION_ID = "gen_ai.conversation.id"
+INPUT, OUTPUT = "gen_ai.input.messages", "gen_ai.output.messages"
 EVENT_ROLES = {
     "gen_ai.system.message": "system",
     "gen_ai.user.message": "user",
@@ -33,13 +36,23 @@ EVENT_ROLES = {
     "gen_ai.tool.message": "tool",
 }
 CHOICE = "gen_ai.choice"
+EARLIER_USER = Message("user")  # a user message before the last of a model call's input
 
 
 def parsed(value: Any) -> Any:
-    """JSON text as its value (arguments, results); anything else as it is."""
+    """JSON text as its value (arguments, results); anything else as it is. A recorded agent's text
+    may be nested as deep as it pleased: one with more brackets than MAX_DEPTH is read by
+    `read_json`, which refuses it deeper than that; the rest by orjson (the message histories are
+    most of a trace's bytes), and what orjson refuses that json reads (NaN, an integer past 64 bits)
+    by `read_json` too."""
     if isinstance(value, (str, bytes)):
+        if _brackets(value) <= MAX_DEPTH:
+            try:
+                return orjson.loads(value)
+            except orjson.JSONDecodeError:
+                pass
         try:
-            return read_json(value)  # a recorded agent's text: as deep as it pleased
+            return read_json(value)
         except ValueError:
             return value
     return value
@@ -51,21 +64,40 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def part_messages(value: Any) -> tuple[Message, ...]:
+def _from_last_user(items: list[Any]) -> tuple[list[Any], int]:
+    """A model call's input from its last user message on, and how many user messages came before:
+    all a turn reads of the history (`turns.py`), which an agent resends whole on every call."""
+    users = [
+        index for index, item in enumerate(items) if isinstance(item, dict) and item.get("role") == "user"
+    ]
+    if len(users) < 2:
+        return items, 0
+    return items[users[-1] :], len(users) - 1
+
+
+def _brackets(text: str | bytes) -> int:
+    return text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
+
+
+def part_messages(value: Any, history: bool = False) -> tuple[Message, ...]:
     """`gen_ai.input.messages` / `gen_ai.output.messages` (JSON text or a list) as Messages; a tool
-    result part becomes a tool message of its own."""
+    result part becomes a tool message of its own. For an input (`history`), only what follows
+    the last user message is read, with the earlier user messages as empty ones (they count)."""
     items = parsed(value)
     if not isinstance(items, list):
         raise ValueError("gen_ai messages are not a JSON list")
     out: list[Message] = []
+    if history:
+        items, earlier = _from_last_user(items)
+        out += [EARLIER_USER] * earlier
     for item in items:
-        if not isinstance(item, Mapping):
+        if not isinstance(item, dict):
             continue
         role = str(item.get("role") or "")
         texts: list[str] = []
         calls: list[CallMade] = []
         for part in item.get("parts") or ():
-            if not isinstance(part, Mapping):
+            if not isinstance(part, dict):
                 continue
             kind = part.get("type")
             if kind == "text":
@@ -94,13 +126,13 @@ def take_span(span: Span, parts: TraceParts) -> bool:
     if isinstance(attributes.get(CONVERSATION_ID), str):
         parts.conversation = attributes[CONVERSATION_ID]
     if operation in MODEL_OPERATIONS:
-        has_content = "gen_ai.input.messages" in attributes or "gen_ai.output.messages" in attributes
+        has_content = INPUT in attributes or OUTPUT in attributes
         parts.calls.append(
             ModelCall(
                 span.start_ns,
                 span.end_ns,
-                part_messages(attributes.get("gen_ai.input.messages", "[]")) if has_content else (),
-                part_messages(attributes.get("gen_ai.output.messages", "[]")) if has_content else (),
+                part_messages(attributes.get(INPUT, "[]"), history=True) if has_content else (),
+                part_messages(attributes.get(OUTPUT, "[]")) if has_content else (),
                 _tokens(attributes, "gen_ai.usage.input_tokens"),
                 _tokens(attributes, "gen_ai.usage.output_tokens"),
                 span.parent_id,

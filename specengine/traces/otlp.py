@@ -74,7 +74,7 @@ def hex_id(value: Any) -> str:
 
 def any_value(value: Any) -> Any:
     """An OTLP `AnyValue` as a plain value."""
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict):
         return value
     if "stringValue" in value:
         return value["stringValue"]
@@ -100,7 +100,7 @@ def attributes(items: Any) -> dict[str, Any]:
     """OTLP's `[{"key", "value"}]` list as a mapping."""
     out: dict[str, Any] = {}
     for item in items or ():
-        if isinstance(item, Mapping) and "key" in item:
+        if isinstance(item, dict) and "key" in item:
             out[str(item["key"])] = any_value(item.get("value"))
     return out
 
@@ -116,7 +116,7 @@ def _spans(batch: Mapping[str, Any]) -> Iterator[Span]:
     for resource in batch.get("resourceSpans") or ():
         for scope in (resource or {}).get("scopeSpans") or ():
             for raw in (scope or {}).get("spans") or ():
-                if not isinstance(raw, Mapping):
+                if not isinstance(raw, dict):
                     continue
                 parent = raw.get("parentSpanId")
                 status = raw.get("status") or {}

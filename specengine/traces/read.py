@@ -1,18 +1,25 @@
 """A source's recorded conversations, read, grouped and filtered: what a `source:` eval's cases are.
 
 Files are read line by line in name order; spans are gathered by trace (only what a convention
-reads is kept of them, not the raw JSON), traces are grouped into conversations by the convention's
-conversation or session id (`gen_ai.conversation.id`, `session.id`), else each trace is one. A
-trace that cannot be read is reported (`Unreadable`: its file, trace id and why) and the others are
-scored. Then the source's filters: `since`/`until` on the conversation's start, `sample` by a hash
-of its id (the same conversations on every run, on every machine), and `limit` (the earliest).
-Conversations come out in the order they started.
+reads is kept of them, not the raw JSON) and spilled to a `TraceStore` on disk every FLUSH_SPANS
+spans, so memory stays flat however large the source. Once every file is read, the store groups the
+traces into conversations by the convention's conversation or session id (`gen_ai.conversation.id`,
+`session.id`), else each trace is one, and hands them out one at a time in the order they started.
+A line or a trace that cannot be read is reported (`Unreadable`: its file, trace id and why) and
+the others are scored. Then the source's filters: `since`/`until` on the conversation's start,
+`sample` by a hash of its id (the same conversations on every run, on every machine), and `limit`
+(the earliest).
+
+A run passes over its plan twice (counting, then sending): the first pass keeps the conversations
+it made in the store, and a later pass over the same unchanged files reads them from there, so a
+source's files are read once per run.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from pathlib import Path
 
 from specengine.source.loader import display_path
@@ -21,7 +28,13 @@ from specengine.traces import genai, openinference
 from specengine.traces.jsonl import read_jsonl
 from specengine.traces.model import Conversation, TraceParts, Unreadable
 from specengine.traces.otlp import BadLine, LogRecord, read_file
+from specengine.traces.store import TraceStore
 from specengine.traces.turns import conversation_of
+
+FLUSH_SPANS = 20_000
+"""How many spans are gathered in memory before their traces' parts go to the store."""
+
+_read: dict[tuple[object, ...], TraceStore] = {}  # finished stores, by source and files' state
 
 
 def source_files(source: SourceConfig, folder: Path) -> list[Path]:
@@ -46,8 +59,9 @@ def sampled(key: str, fraction: float) -> bool:
     return int.from_bytes(digest[:8], "big") / 2**64 < fraction
 
 
-def _otlp_traces(files: Iterable[Path], folder: Path) -> Iterator[TraceParts | Unreadable]:
+def _otlp_traces(files: Iterable[Path], folder: Path, store: TraceStore) -> Iterator[Unreadable]:
     traces: dict[str, TraceParts] = {}
+    held = 0
     for file in files:
         shown = display_path(file, folder)
         for item in read_file(file):
@@ -60,35 +74,38 @@ def _otlp_traces(files: Iterable[Path], folder: Path) -> Iterator[TraceParts | U
             if isinstance(item, LogRecord):
                 if item.span_id:
                     parts.events.setdefault(item.span_id, []).append(item)
+            else:
+                parts.saw(item.start_ns)
+                genai.take_span(item, parts) or openinference.take_span(item, parts)
+            held += 1
+            if held >= FLUSH_SPANS:
+                store.add(traces.values())
+                traces.clear()
+                held = 0
+    store.add(traces.values())
+
+
+def _jsonl_traces(files: Iterable[Path], folder: Path, store: TraceStore) -> Iterator[Unreadable]:
+    batch: list[TraceParts] = []
+    for file in files:
+        for item in read_jsonl(file, display_path(file, folder)):
+            if isinstance(item, Unreadable):
+                yield item
                 continue
-            parts.saw(item.start_ns)
-            genai.take_span(item, parts) or openinference.take_span(item, parts)
-    for parts in traces.values():
-        if parts.calls or parts.tools or parts.conversation:
-            yield parts
+            batch.append(item)
+            if len(batch) >= FLUSH_SPANS:
+                store.add(batch)
+                batch.clear()
+    store.add(batch)
 
 
-def _parts(source: SourceConfig, folder: Path) -> Iterator[TraceParts | Unreadable]:
-    files = source_files(source, folder)
-    if source.format == "jsonl":
-        for file in files:
-            yield from read_jsonl(file, display_path(file, folder))
-    else:
-        yield from _otlp_traces(files, folder)
-
-
-def conversations(source: SourceConfig, folder: Path) -> Iterator[Conversation | Unreadable]:
-    """The source's conversations that pass its filters, in the order they started, with the
-    traces that could not be read reported first."""
-    groups: dict[str, list[TraceParts]] = {}
-    for item in _parts(source, folder):
-        if isinstance(item, Unreadable):
-            yield item
-            continue
-        groups.setdefault(item.conversation or item.trace_id, []).append(item)
-    made: list[Conversation] = []
-    for key, traces in groups.items():
-        start = min(parts.start_ns for parts in traces)
+def _chosen(source: SourceConfig, store: TraceStore) -> Iterator[Conversation | Unreadable]:
+    """The stored conversations that pass the source's filters, in the order they started."""
+    made = 0
+    for key, traces in store.conversations():
+        if source.limit is not None and made >= source.limit:
+            return
+        start = min((parts.start_ns for parts in traces if parts.start_ns), default=0)
         if source.since_ns is not None and start < source.since_ns:
             continue
         if source.until_ns is not None and start >= source.until_ns:
@@ -96,9 +113,37 @@ def conversations(source: SourceConfig, folder: Path) -> Iterator[Conversation |
         if source.sample is not None and not sampled(key, source.sample):
             continue
         try:
-            made.append(conversation_of(key, source.name, traces))
+            conversation = conversation_of(key, source.name, traces)
         except ValueError as exc:
             first = min(traces, key=lambda parts: parts.start_ns)
             yield Unreadable(first.file, first.trace_id, str(exc))
-    made.sort(key=lambda conversation: (conversation.start_ns, conversation.key))
-    yield from made[: source.limit] if source.limit is not None else made
+            continue
+        made += 1
+        yield conversation
+
+
+def _state(source: SourceConfig, folder: Path, files: list[Path]) -> tuple[object, ...]:
+    """What a finished store is reused for: the same source over files that have not changed."""
+    changed = ((str(file), stat.st_size, stat.st_mtime_ns) for file, stat in ((f, f.stat()) for f in files))
+    return (source, folder.resolve(), *changed)
+
+
+def conversations(source: SourceConfig, folder: Path) -> Iterator[Conversation | Unreadable]:
+    """The source's conversations that pass its filters, in the order they started, with the lines
+    that could not be read reported first and the traces that make no conversation where they
+    would have started."""
+    files = source_files(source, folder)
+    state = _state(source, folder, files)
+    kept = _read.get(state)
+    if kept is not None:
+        yield from kept.kept()
+        return
+    store = TraceStore()
+    try:
+        reading = _jsonl_traces if source.format == "jsonl" else _otlp_traces
+        yield from store.keep(chain(reading(files, folder, store), _chosen(source, store)))
+    finally:
+        if store.complete:
+            _read[state] = store
+        else:
+            store.close()
