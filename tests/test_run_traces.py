@@ -210,7 +210,11 @@ def test_jsonl_logs_with_an_unreadable_line_reported_and_the_rest_scored(tmp_pat
 
 
 def test_mistakes_are_located_before_anything_is_read(tmp_path):
-    write_project(tmp_path, sources={"prod": {"otlp": "traces/*.json", "sample": 2}})
+    write_project(
+        tmp_path,
+        endpoints={"support": {"protocol": "openai-chat", "url": "http://127.0.0.1:9/v1"}},
+        sources={"prod": {"otlp": "traces/*.json", "sample": 2}},
+    )
     write_spec(
         tmp_path,
         "specs/refunds",
@@ -222,13 +226,23 @@ def test_mistakes_are_located_before_anything_is_read(tmp_path):
           - name: both
             source: prod
             send: hi
+          - name: scripted
+            endpoint: support
+            send: hi
+            expect:
+              - includes: "{{ trace.first_user_message }}"
         """,
     )
     run = run_cli(["validate", "specs"], cwd=tmp_path)
     assert run.exit_code != 0
+    assert (
+        "specs/refunds.yaml:12:19: includes: undefined variable 'trace'; known here: expected, input,"
+        " metadata, reply, session_id, tool_calls, turn (trace is a recorded conversation, known only in"
+        " the checks of an eval with source: NAME; read the case's own values from input or expected here)"
+    ) in run.output
     assert "specs/refunds.yaml:3:13: unknown source 'prdo' - did you mean 'prod'?" in run.output
     assert "an eval with source (recorded conversations) sends nothing" in run.output
-    assert "specengine.yaml:4:13: sample must be a fraction in (0, 1], e.g. 0.1 (got 2)" in run.output
+    assert "specengine.yaml:10:13: sample must be a fraction in (0, 1], e.g. 0.1 (got 2)" in run.output
 
 
 def test_the_case_page_links_each_trace_and_freezes_the_conversation(tmp_path, recorded, model):

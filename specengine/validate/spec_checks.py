@@ -84,6 +84,7 @@ class SpecChecks:
         self.eval_datasets: list[KeyPath] = []
         self._project: Report | None = None
         self.simulates = False  # the eval being walked has a simulated user (with a goal)
+        self.check_variables = CHECK_VARIABLES  # what its checks may read (`trace` with a source:)
 
     def run(self) -> None:
         data = self.data
@@ -115,6 +116,7 @@ class SpecChecks:
                 )
             else:
                 names[text] = self.document.line((*here, "name"))
+        self.check_variables = CHECK_VARIABLES if "source" in item else CHECK_VARIABLES - {"trace"}
         if "source" in item:
             self._source(item["source"], (*here, "source"))
         elif "endpoint" in item:
@@ -255,7 +257,7 @@ class SpecChecks:
             if matcher.judge:
                 for key in JUDGE_TEMPLATES:
                     if isinstance(entry.get(key), str):
-                        self._template(entry[key], (*here, key), CHECK_VARIABLES, key)
+                        self._template(entry[key], (*here, key), self.check_variables, key)
                 self._named_judge_templates(entry.get("judge"))
         if "value" in entry:
             self._value(entry["value"], here)
@@ -269,7 +271,7 @@ class SpecChecks:
     def _value(self, value: Any, here: KeyPath) -> None:
         """The `value:` of the check at `here` is a template, or it would check a fixed text."""
         if isinstance(value, str) and "{{" in value:
-            self._template(value, (*here, "value"), CHECK_VARIABLES, "value")
+            self._template(value, (*here, "value"), self.check_variables, "value")
         elif value is not None and (here, "value") not in self.suggested:
             self.report.at(
                 (*here, "value"),
@@ -282,7 +284,7 @@ class SpecChecks:
     def _templates_in(self, value: Any, here: KeyPath) -> None:
         """Every string inside a matcher argument is a template (also inside called_tool_with.args)."""
         for path, text in iter_strings(value, here):
-            self._template(text, path, CHECK_VARIABLES, _label(path))
+            self._template(text, path, self.check_variables, _label(path))
 
     def _template(self, text: str, here: KeyPath, allowed: frozenset[str], what: str) -> None:
         if check_template(self.report, text, here, allowed, what) and self.templates is not None:
@@ -379,11 +381,14 @@ def check_template(report: Report, text: str, here: KeyPath, allowed: frozenset[
         _template_problem(report, here, line, f"{what}: {message}")
     for name in sorted(names - allowed):
         hint = suggest(name, sorted(allowed))
-        extra = (
-            " (reply, tool_calls, session_id and turn are known only in checks)"
-            if name in CHECK_VARIABLES
-            else ""
-        )
+        extra = ""
+        if name == "trace":
+            extra = (
+                " (trace is a recorded conversation, known only in the checks of an eval with"
+                " source: NAME; read the case's own values from input or expected here)"
+            )
+        elif name in CHECK_VARIABLES:
+            extra = " (reply, tool_calls, session_id and turn are known only in checks)"
         known = ", ".join(sorted(allowed - {"vars"}))  # vars: a matrix run's, named in docs
         message = f"{what}: undefined variable '{name}'{hint}; known here: {known}{extra}"
         _template_problem(report, here, line_naming(text, name), message)
