@@ -10,6 +10,8 @@
         trace_url: https://jaeger.example/trace/{trace_id}   # the case page links each trace here
       support-logs:
         jsonl: logs/*.jsonl
+      staging:
+        mlflow: {experiment: support-agent, tracking_uri: http://127.0.0.1:5000}   # an MLflow server's traces
 
 Read here into `SourceConfig`s; `source_problems` says what is wrong with each, at its line, for
 `validate` (which runs nothing). The reading itself is `specengine/traces/`.
@@ -22,7 +24,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any
 
-FORMATS = ("otlp", "jsonl")
+FORMATS = ("otlp", "jsonl", "mlflow")
+MLFLOW_KEYS = ("experiment", "tracking_uri")
 OPTIONS = ("since", "until", "sample", "limit", "trace_url")
 
 
@@ -39,6 +42,8 @@ class SourceConfig:
     sample: float | None = None
     limit: int | None = None
     trace_url: str | None = None
+    experiment: str | None = None  # mlflow: the experiment whose traces are read
+    tracking_uri: str | None = None  # mlflow: its server (None: MLflow's own, MLFLOW_TRACKING_URI)
 
 
 def _instant_ns(value: Any) -> int | None:
@@ -76,6 +81,9 @@ def source_problems(raw: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
                 )
         for kind in formats:
             value = source[kind]
+            if kind == "mlflow":
+                yield from _mlflow_problems(name, value)
+                continue
             if not (isinstance(value, str) and value) and not (
                 isinstance(value, list) and value and all(isinstance(item, str) and item for item in value)
             ):
@@ -103,14 +111,30 @@ def source_problems(raw: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
             yield (name, "trace_url"), "trace_url must be a URL with {trace_id} in it"
 
 
+def _mlflow_problems(name: str, value: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    if not isinstance(value, Mapping):
+        yield (name, "mlflow"), "mlflow takes a mapping: {experiment: NAME, tracking_uri: URL (optional)}"
+        return
+    if not (isinstance(value.get("experiment"), str) and value["experiment"].strip()):
+        yield (name, "mlflow"), "mlflow needs experiment: the name of the experiment whose traces are read"
+    for key in value:
+        if key not in MLFLOW_KEYS:
+            yield (name, "mlflow", key), f"unknown key '{key}' in mlflow (known: {', '.join(MLFLOW_KEYS)})"
+    if "tracking_uri" in value and not (isinstance(value["tracking_uri"], str) and value["tracking_uri"]):
+        yield (name, "mlflow", "tracking_uri"), "tracking_uri must be a URL (http://127.0.0.1:5000)"
+
+
 def source_config(name: str, raw: Mapping[str, Any]) -> SourceConfig:
     """A valid source (source_problems found nothing) as a SourceConfig."""
     kind = next(key for key in FORMATS if key in raw)
     value = raw[kind]
+    mlflow = value if kind == "mlflow" else {}
     return SourceConfig(
         name=name,
         format=kind,
-        patterns=tuple([value] if isinstance(value, str) else value),
+        patterns=() if kind == "mlflow" else tuple([value] if isinstance(value, str) else value),
+        experiment=mlflow.get("experiment"),
+        tracking_uri=mlflow.get("tracking_uri"),
         since_ns=_instant_ns(raw["since"]) if "since" in raw else None,
         until_ns=_instant_ns(raw["until"]) if "until" in raw else None,
         sample=float(raw["sample"]) if "sample" in raw else None,

@@ -43,7 +43,8 @@ def _calls(raw: Any) -> tuple[CallMade, ...]:
     return tuple(calls)
 
 
-def _message(raw: Any, number: int) -> Message:
+def message_of(raw: Any, number: int) -> Message:
+    """A chat message in the OpenAI shape; ValueError when it is not one."""
     if not isinstance(raw, Mapping) or not isinstance(raw.get("role"), str):
         raise ValueError(f"message {number} is not a mapping with a role")
     content = raw.get("content")
@@ -76,7 +77,7 @@ def parts_of(record: Mapping[str, Any], file: str, number: int) -> TraceParts:
     raw_messages = record.get("messages")
     if not isinstance(raw_messages, list):
         raise ValueError("no messages list")
-    messages = [_message(raw, index) for index, raw in enumerate(raw_messages, 1)]
+    messages = [message_of(raw, index) for index, raw in enumerate(raw_messages, 1)]
     start = _start_ns(record.get("timestamp"))
     parts = TraceParts(str(record.get("trace_id") or key), file, conversation=key, start_ns=start)
     clock = start

@@ -99,6 +99,21 @@ def _jsonl_traces(files: Iterable[Path], folder: Path, store: TraceStore) -> Ite
     store.add(batch)
 
 
+def _mlflow_traces(source: SourceConfig, store: TraceStore) -> Iterator[Unreadable]:
+    from specengine.traces.mlflow import read_mlflow
+
+    batch: list[TraceParts] = []
+    for item in read_mlflow(source):
+        if isinstance(item, Unreadable):
+            yield item
+            continue
+        batch.append(item)
+        if len(batch) >= FLUSH_SPANS // 10:
+            store.add(batch)
+            batch.clear()
+    store.add(batch)
+
+
 def _chosen(source: SourceConfig, store: TraceStore) -> Iterator[Conversation | Unreadable]:
     """The stored conversations that pass the source's filters, in the order they started."""
     made = 0
@@ -140,8 +155,13 @@ def conversations(source: SourceConfig, folder: Path) -> Iterator[Conversation |
         return
     store = TraceStore()
     try:
-        reading = _jsonl_traces if source.format == "jsonl" else _otlp_traces
-        yield from store.keep(chain(reading(files, folder, store), _chosen(source, store)))
+        if source.format == "mlflow":
+            read = _mlflow_traces(source, store)
+        elif source.format == "jsonl":
+            read = _jsonl_traces(files, folder, store)
+        else:
+            read = _otlp_traces(files, folder, store)
+        yield from store.keep(chain(read, _chosen(source, store)))
     finally:
         if store.complete:
             _read[state] = store
