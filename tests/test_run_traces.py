@@ -209,6 +209,29 @@ def test_jsonl_logs_with_an_unreadable_line_reported_and_the_rest_scored(tmp_pat
     assert checks == {"called_tool_with": "passed", "latency_below": "failed", "tokens_below": "passed"}
 
 
+def test_the_event_form_is_read_from_the_log_records(tmp_path, model):
+    """openai-v2 with event_only content writes content-less chat spans and the messages in log records."""
+    record("events", model, tmp_path / "events.json", conversations(10, bug_every=10))
+    lines = [json.loads(line) for line in (tmp_path / "events.json").read_text().splitlines()]
+    assert any("resourceLogs" in line for line in lines)
+    spans = json.dumps([line for line in lines if "resourceSpans" in line])
+    assert "gen_ai.operation.name" in spans and "gen_ai.input.messages" not in spans
+    folder = project(tmp_path, tmp_path, "events.json")
+    run = run_cli(["run", "specs", "-o", "out.json"], cwd=folder)
+    data = results(folder / "out.json")
+    assert data["summary"]["passed"] == 9 and data["summary"]["failed"] == 1, run.output
+    failed = next(case for case in data["cases"] if case["status"] == "failed")
+    transcript = failed["trials"][0]["transcript"]
+    assert [message["content"] for message in transcript if message["role"] == "user"] == [
+        "Where is my order ORD-0009?",
+        "I ordered ORD-0009 and ORD-9009; please refund ORD-9009",
+    ]
+    assert transcript[-1]["tool_calls"] == [
+        {"name": "issue_refund", "args": {"order_id": "ORD-0009"}, "result": {"refunded": "ORD-0009"}}
+    ]
+    assert failed["row"] == failed["recorded"]["trace_ids"][0]  # one trace, no conversation id
+
+
 def test_mistakes_are_located_before_anything_is_read(tmp_path):
     write_project(
         tmp_path,

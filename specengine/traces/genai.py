@@ -8,9 +8,12 @@ and `gen_ai.usage.output_tokens`; an `execute_tool` span names the tool (`gen_ai
 `gen_ai.tool.call.id`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`); an
 `invoke_agent` span the agent (`gen_ai.agent.name`) and the conversation (`gen_ai.conversation.id`).
 
-Older event form: the `chat` span carries no content; its messages are log records tied to it by
-trace and span id (`gen_ai.system.message`, `gen_ai.user.message`, `gen_ai.assistant.message`,
-`gen_ai.tool.message`, and `gen_ai.choice` for the answer), read by `event_messages`.
+Event forms: the `chat` span carries no content; its messages are log records tied to it by trace
+and span id, read by `event_messages`. Current (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=
+event_only`): one `gen_ai.client.inference.operation.details` record a call, with the same
+`gen_ai.input.messages` / `gen_ai.output.messages` as attributes. Older: a record a message
+(`gen_ai.system.message`, `gen_ai.user.message`, `gen_ai.assistant.message`, `gen_ai.tool.message`,
+and `gen_ai.choice` for the answer).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ EVENT_ROLES = {
     "gen_ai.tool.message": "tool",
 }
 CHOICE = "gen_ai.choice"
+DETAILS = "gen_ai.client.inference.operation.details"  # one record a call, its messages as attributes
 EARLIER_USER = Message("user")  # a user message before the last of a model call's input
 
 
@@ -167,7 +171,10 @@ def event_messages(events: Iterable[LogRecord]) -> tuple[tuple[Message, ...], tu
     outputs: list[Message] = []
     for event in sorted(events, key=lambda record: record.time_ns):
         body = event.body if isinstance(event.body, Mapping) else {}
-        if event.event in EVENT_ROLES:
+        if event.event == DETAILS:
+            inputs += part_messages(event.attributes.get(INPUT, []), history=True)
+            outputs += part_messages(event.attributes.get(OUTPUT, []))
+        elif event.event in EVENT_ROLES:
             inputs.append(_event_message(EVENT_ROLES[event.event], body))
         elif event.event == CHOICE:
             message = body.get("message")

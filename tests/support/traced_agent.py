@@ -8,7 +8,12 @@ OpenTelemetry SDK exporting what the instrumentation records. Two instrumentatio
   attribute form) for the `chat` spans, and `opentelemetry-util-genai`'s handler for the
   application's `invoke_agent` span (carrying `gen_ai.conversation.id`) and `execute_tool` spans;
 - `openinference`: `openinference-instrumentation-openai` (flattened `llm.*` attributes) with
-  `using_session` for the session id.
+  `using_session` for the session id;
+- `events`: `opentelemetry-instrumentation-openai-v2` with content captured as events only
+  (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=event_only`): `chat` spans without content,
+  the messages in a `gen_ai.client.inference.operation.details` log record tied to each, written
+  after the spans as `{"resourceLogs": [...]}` lines; each conversation is one trace under an
+  application span.
 
 Spans are written as the OpenTelemetry Collector's file exporter writes them: one
 `{"resourceSpans": [...]}` object per line, `MessageToDict(encode_spans(batch))`.
@@ -117,6 +122,16 @@ AGENT = textwrap.dedent(
         from opentelemetry.util.genai.handler import get_telemetry_handler
         OpenAIInstrumentor().instrument(tracer_provider=provider)
         handler = get_telemetry_handler(tracer_provider=provider)
+    elif job["style"] == "events":
+        from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+        from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+        from opentelemetry.sdk._logs import LoggerProvider
+        from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+        log_exporter = InMemoryLogRecordExporter()
+        logger_provider = LoggerProvider(resource=provider.resource)
+        logger_provider.add_log_record_processor(SimpleLogRecordProcessor(log_exporter))
+        OpenAIInstrumentor().instrument(tracer_provider=provider, logger_provider=logger_provider)
+        tracer = provider.get_tracer("support-agent")
     else:
         from openinference.instrumentation import using_session
         from openinference.instrumentation.openai import OpenAIInstrumentor
@@ -145,7 +160,9 @@ AGENT = textwrap.dedent(
                 return message.content
             for call in calls:
                 args = json.loads(call.function.arguments)
-                if job["style"] == "genai":
+                if job["style"] == "events":
+                    result = run_tool(call.function.name, args)
+                elif job["style"] == "genai":
                     with handler.tool(call.function.name, tool_call_id=call.id) as tool:
                         tool.arguments = args
                         result = run_tool(call.function.name, args)
@@ -166,12 +183,23 @@ AGENT = textwrap.dedent(
                 batch = encode_spans(spans[start:start + job["batch"]])
                 batch = MessageToDict(batch, use_integers_for_enums=True)
                 out.write(json.dumps(batch) + "\\n")
+            if job["style"] == "events":
+                logs = encode_logs(log_exporter.get_finished_logs())
+                logs = MessageToDict(logs, use_integers_for_enums=True)
+                log_exporter.clear()
+                out.write(json.dumps(logs) + "\\n")
 
     for conversation in job["conversations"]:
         if conversation.get("out"):  # the spans so far go to this file
             write(conversation["out"])
             continue
         history = [{"role": "system", "content": "You are the support agent of an online shop."}]
+        if job["style"] == "events":  # one trace a conversation: its spans grouped by trace id
+            with tracer.start_as_current_span("conversation " + conversation["id"]):
+                for text in conversation["messages"]:
+                    history.append({"role": "user", "content": text})
+                    answer(history)
+            continue
         for text in conversation["messages"]:
             history.append({"role": "user", "content": text})
             if job["style"] == "genai":
@@ -210,6 +238,8 @@ def record(
         "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
         "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only",
     }
+    if style == "events":  # the messages in log records, not on the spans
+        env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "event_only"
     subprocess.run(
         [sys.executable, "-c", AGENT, json.dumps(job)], env=env, check=True, capture_output=True, timeout=120
     )
