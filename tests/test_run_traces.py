@@ -15,6 +15,8 @@ import yaml
 from support.cli import run_cli, write_project, write_spec
 from support.traced_agent import ScriptedModel, conversations, record
 
+from specengine.traces.otlp import read_file
+
 pytest.importorskip("opentelemetry.instrumentation.openai_v2")
 pytest.importorskip("openinference.instrumentation.openai")
 
@@ -207,6 +209,24 @@ def test_jsonl_logs_with_an_unreadable_line_reported_and_the_rest_scored(tmp_pat
     assert skipped["skip_reason"] == "unreadable trace: logs/day.jsonl:3: no messages list"
     checks = {check["matcher"]: check["status"] for check in data["cases"][-1]["checks"]}
     assert checks == {"called_tool_with": "passed", "latency_below": "failed", "tokens_below": "passed"}
+
+
+def test_traces_spilled_in_small_batches_make_the_same_conversations_and_are_read_once(recorded, monkeypatch):
+    """A trace whose spans are spilled to the store in several fragments is put back together; a
+    second pass over the same files reads the conversations kept, not the files."""
+    from specengine.source.sources import source_config
+    from specengine.traces import read
+
+    config = source_config("prod", {"otlp": "genai-*.json", "sample": 0.5})
+    whole = list(read.conversations(config, recorded))
+    monkeypatch.setattr(read, "FLUSH_SPANS", 3)
+    monkeypatch.setattr(read, "_read", {})
+    lines_read = []
+    monkeypatch.setattr(read, "read_file", lambda path: (lines_read.append(path), *read_file(path))[1:])
+    spilled = list(read.conversations(config, recorded))
+    assert spilled == whole and 30 < len(whole) < 70
+    assert len(lines_read) == 2
+    assert list(read.conversations(config, recorded)) == whole and len(lines_read) == 2
 
 
 def test_the_event_form_is_read_from_the_log_records(tmp_path, model):

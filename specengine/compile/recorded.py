@@ -90,8 +90,8 @@ def _started(start_ns: int) -> str | None:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def trace_variables(conversation: Conversation) -> dict[str, Any]:
-    """The conversation as templates read it, under `trace`."""
+def trace_variables(conversation: Conversation, started: str | None) -> dict[str, Any]:
+    """The conversation as templates read it, under `trace` (`started`: its start as text)."""
     users = conversation.user_messages
     return {
         "id": conversation.trace_ids[0] if conversation.trace_ids else None,
@@ -101,7 +101,7 @@ def trace_variables(conversation: Conversation) -> dict[str, Any]:
         "file": conversation.file,
         "agent": conversation.agent,
         "labels": list(conversation.labels),
-        "started": _started(conversation.start_ns),
+        "started": started,
         "first_user_message": users[0] if users else "",
         "last_user_message": users[-1] if users else "",
         "user_messages": users,
@@ -166,6 +166,7 @@ def recorded_cases(
             continue
         records = _records(item)
         last = len(records) - 1
+        started = _started(item.start_ns)
         yield Case(
             id=f"{spec.base_id}[{item.key}]",
             index=index,
@@ -178,7 +179,7 @@ def recorded_cases(
                 Step("send", record.message, spec.checks if number == last else (), spec.source)
                 for number, record in enumerate(records)
             ),
-            variables={**spec.variables, "trace": trace_variables(item)},
+            variables={**spec.variables, "trace": trace_variables(item, started)},
             labels=_labels(spec.labels, item.labels),
             row=item.key,
             timeout=spec.timeout,
@@ -191,7 +192,7 @@ def recorded_cases(
                 turns=records,
                 turn_traces=tuple(turn.trace_id for turn in item.turns),
                 trace_url=config.trace_url,
-                started=_started(item.start_ns),
+                started=started,
             ),
         )
         index += 1
