@@ -95,6 +95,9 @@ def prepare(arguments: Sequence[str], options: PrepareOptions) -> Prepared:
         for spec in validation.specs
     ]
     named = _named_evals(targets, specs)
+    from specengine.traces.read import forget_sources
+
+    forget_sources()  # a run reads each source anew (once: its passes share what was read)
     plan = _compile(specs, validation.project, options, validation.shown)
     selection = Selection(
         evals=named,

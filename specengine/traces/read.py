@@ -37,6 +37,13 @@ FLUSH_SPANS = 20_000
 _read: dict[tuple[object, ...], TraceStore] = {}  # finished stores, by source and files' state
 
 
+def forget_sources() -> None:
+    """Let go of every source read so far: the next pass over a plan reads its sources anew."""
+    for store in _read.values():
+        store.close()
+    _read.clear()
+
+
 def source_files(source: SourceConfig, folder: Path) -> list[Path]:
     """The files a source's patterns name, from the project folder, each once, in name order."""
     found: dict[Path, None] = {}
