@@ -51,7 +51,8 @@ MISTAKES = [
         [
             "s.yaml:2:5: an eval has either send (one turn) or turns (a conversation), not both",
             "s.yaml:6:5: evals[1]: an eval needs send (one turn), turns (a conversation), replay"
-            " (a conversation from a dataset row) or simulate (a simulated user)",
+            " (a conversation from a dataset row), simulate (a simulated user) or source (recorded"
+            " conversations)",
         ],
         id="an eval has exactly one of send or turns",
     ),

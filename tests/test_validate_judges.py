@@ -186,7 +186,7 @@ def test_samples_and_examples_mistakes_are_located(tmp_path, check, problem):
         (
             "judges:\n  tone: {criteria: 'Polite to {{ inptu.name }}?'}\n",
             "specengine.yaml:7:20: criteria: undefined variable 'inptu' - did you mean 'input'?;"
-            " known here: expected, input, metadata, reply, session_id, tool_calls, turn",
+            " known here: expected, input, metadata, reply, session_id, tool_calls, trace, turn",
         ),
         (
             "judges:\n  tone: {criteria: c, examples: [{output: o, choice: A}]}\n",
