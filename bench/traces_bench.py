@@ -13,10 +13,12 @@ every file is read, and the conversations made are kept there for the plan's sec
 stays flat and the source is read once. Measured on 2 cores shared with other work (load about 10,
 so the wall time is several times the CPU time; the CPU time is what an idle machine would take):
 
-    conversations  spans      before                           after
-    5,000          40,000     11.4 s, 143 MB                   3.9 s CPU, 89 MB
-    20,000         160,000    (not measured)                   14.8 s CPU, 123 MB
-    125,000        1,000,000  (every trace held in memory)     113 s CPU (504 s wall), 126 MB
+    conversations  spans      before (every trace in memory)   after (the store)
+    5,000          40,000     3.9 s CPU, 146 MB                4.2 s CPU, 89 MB
+    20,000         160,000    33.7 s CPU, 416 MB               14.8 s CPU, 123 MB
+    125,000        1,000,000  (not run)                        113 s CPU (504 s wall), 126 MB
+
+Past 10,000 cases a plan is compiled on each of its two passes, which read the files twice before.
 """
 
 from __future__ import annotations
