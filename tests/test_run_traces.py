@@ -229,6 +229,19 @@ def test_traces_spilled_in_small_batches_make_the_same_conversations_and_are_rea
     assert list(read.conversations(config, recorded)) == whole and len(lines_read) == 2
 
 
+def test_a_temporary_folder_that_cannot_hold_the_traces_stops_the_run_saying_so(
+    tmp_path, recorded, monkeypatch
+):
+    import tempfile
+
+    folder = project(tmp_path, recorded, "openinference.json")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    run = run_cli(["run", "specs"], cwd=folder)
+    assert run.exit_code == 2
+    assert "source 'prod': its traces could not be kept on disk while read (FileNotFoundError:" in run.output
+    assert f"point TMPDIR at a folder with room (now {tmp_path / 'missing'})" in run.output
+
+
 def test_the_event_form_is_read_from_the_log_records(tmp_path, model):
     """openai-v2 with event_only content writes content-less chat spans and the messages in log records."""
     record("events", model, tmp_path / "events.json", conversations(10, bug_every=10))

@@ -18,10 +18,13 @@ source's files are read once per run.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
+import tempfile
 from collections.abc import Iterable, Iterator
 from itertools import chain
 from pathlib import Path
 
+from specengine.errors import UsageError
 from specengine.source.loader import display_path
 from specengine.source.sources import SourceConfig
 from specengine.traces import genai, openinference
@@ -144,6 +147,14 @@ def _chosen(source: SourceConfig, store: TraceStore) -> Iterator[Conversation | 
         yield conversation
 
 
+def _no_room(source: SourceConfig, exc: Exception) -> UsageError:
+    return UsageError(
+        f"source '{source.name}': its traces could not be kept on disk while read"
+        f" ({type(exc).__name__}: {exc}); point TMPDIR at a folder with room"
+        f" (now {tempfile.gettempdir()})"
+    )
+
+
 def _state(source: SourceConfig, folder: Path, files: list[Path]) -> tuple[object, ...]:
     """What a finished store is reused for: the same source over files that have not changed."""
     changed = ((str(file), stat.st_size, stat.st_mtime_ns) for file, stat in ((f, f.stat()) for f in files))
@@ -160,7 +171,10 @@ def conversations(source: SourceConfig, folder: Path) -> Iterator[Conversation |
     if kept is not None:
         yield from kept.kept()
         return
-    store = TraceStore()
+    try:
+        store = TraceStore()
+    except OSError as exc:
+        raise _no_room(source, exc) from None
     try:
         if source.format == "mlflow":
             read = _mlflow_traces(source, store)
@@ -169,6 +183,8 @@ def conversations(source: SourceConfig, folder: Path) -> Iterator[Conversation |
         else:
             read = _otlp_traces(files, folder, store)
         yield from store.keep(chain(read, _chosen(source, store)))
+    except (OSError, sqlite3.Error) as exc:
+        raise _no_room(source, exc) from None
     finally:
         if store.complete:
             _read[state] = store
