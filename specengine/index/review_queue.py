@@ -177,11 +177,12 @@ def queue_items(conn: sqlite3.Connection) -> list[QueueItem]:
         if overturned
     }
     if overturns:
+        words = {key: found.words(key[1], key[0]) for key, found in overturns.items()}
         for row in conn.execute(_UNREVIEWED_JUDGED):
             found_overturns = overturns.get((row["spec"], row["check_name"]))
             if found_overturns is not None:
                 gate = bool(row["gate"])
-                why = found_overturns.words(row["check_name"], row["spec"])
+                why = words[(row["spec"], row["check_name"])]
                 add(
                     row,
                     row["check_name"],
