@@ -241,16 +241,41 @@ def test_the_pass_rate_chart_has_a_dot_per_run_that_ran():
     )
     assert [d.run_id for d in chart.dots] == ["a", "c"]
     assert chart.dots[0].y < chart.dots[1].y and chart.line.startswith("M") and chart.first == "2024-01-01"
-    assert [(t.date, t.time, t.anchor) for t in chart.ticks] == [
+    assert [(t.date, t.time, t.anchor) for t in chart.ticks] == [  # every 12 hours, the ends inside
         ("Jan 1", "00:00", "start"),
+        ("", "12:00", "middle"),
+        ("Jan 2", "00:00", "middle"),
+        ("", "12:00", "middle"),
         ("Jan 3", "00:00", "end"),
     ]
     times = ("2024-01-01T00:00:00Z", "2024-01-01T01:00:00Z", "2024-01-11T00:00:00Z")
     spaced = pass_rate_chart([RatePoint(n, n, t, 1.0) for n, t in zip("abc", times, strict=True)])
     a, b, c = (dot.x for dot in spaced.dots)
-    assert c - b > 2 * (b - a) > 0  # ten days apart show wider than an hour, and an hour still shows
+    assert (b - a) / (c - a) == pytest.approx(1 / 240, abs=0.002)  # an hour in ten days: its share
+    assert [(t.date, t.time) for t in spaced.ticks] == [(f"Jan {d}", "") for d in (2, 4, 6, 8, 10)]
     same_day = pass_rate_chart([RatePoint(n, n, f"2024-01-01T0{i}:00Z", 1.0) for i, n in enumerate("abc")])
-    assert [t.date for t in same_day.ticks] == ["Jan 1", "", ""]  # named once
+    assert [t.date for t in same_day.ticks] == ["Jan 1", "", "", "", ""]  # named once
+    assert [t.time for t in same_day.ticks] == ["00:00", "00:30", "01:00", "01:30", "02:00"]
+
+
+def test_the_time_axis_labels_round_moments_of_any_span():
+    from specengine.serve.time_axis import MAX_LABELS, labels, places
+
+    def words(*started: str) -> list[tuple[str, str]]:
+        found = labels(started)
+        assert len(found) <= MAX_LABELS and [f.at for f in found] == sorted(f.at for f in found)
+        return [(f.date, f.time) for f in found]
+
+    seconds = ("2026-12-07T06:15:03Z", "2026-12-07T06:15:09Z")  # no round moment between: the ends
+    assert words(*seconds) == [("Dec 7", "06:15:03"), ("", "06:15:09")]
+    assert words("2024-12-20T00:00:00Z", "2025-01-20T00:00:00Z") == [  # weeks; the year where it changes
+        ("Dec 23", "2024"), ("Dec 30", ""), ("Jan 6", "2025"), ("Jan 13", ""), ("Jan 20", "")
+    ]  # fmt: skip
+    assert words("2024-03-01T00:00:00Z", "2024-11-03T00:00:00Z")[:2] == [("Mar", "2024"), ("May", "")]
+    assert words("2026-12-07T06:15:03Z", "2099-01-01T00:00:00Z") == [("2040", ""), ("2060", ""), ("2080", "")]
+    assert places(["2024-01-01T10:00:00Z"]) == [0.5] and labels(["2024-01-01T10:00:00Z"])[0].at == 0.5
+    assert places(["x", "y", "z"]) == [0, 0.5, 1]  # an unreadable time: by rank, as written
+    assert words("x", "y", "y") == [("x", ""), ("y", ""), ("", "")]  # a day named once
 
 
 def test_reruns_and_runs_of_fewer_specs_are_partial_and_off_the_line():

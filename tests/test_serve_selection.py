@@ -3,7 +3,8 @@
 One project: a scripted agent on loopback, a spec of four evals (two labelled `smoke`), run by the
 real CLI twice: every case, then `--label smoke`; before them, a full run of another file (a frozen
 spec, `frozen.yaml`), which is a line of its own on the chart. A further file is the second one as
-results were written before they recorded a selection, which the app still judges from what ran.
+results were written before they recorded a selection, which the app still judges from what ran,
+dated 2099: on the chart's time axis the runs of today sit together at one end and it at the other.
 One app over it.
 """
 
@@ -17,6 +18,7 @@ import pytest
 from support.app_server import AppServer
 from support.cli import run_cli, write_project, write_spec
 from support.servers import AgentServer
+from test_report_browser import browser  # noqa: F401 - the fixture, shared with the report's tests
 
 SPEC = """\
 evals:
@@ -128,3 +130,45 @@ def test_a_full_run_of_other_files_is_a_line_of_its_own(world):
     assert "ran frozen.yaml: a line of its own" in chart.group(0)
     assert re.search(r'id="other-lines">Full runs of other files are lines of their own \(dashed\): '
                      r'<span class="mono">frozen.yaml</span>', page)  # fmt: skip
+
+
+CHART_GEOMETRY = """() => {
+  const svg = document.querySelector('#pass-rate-chart').getBoundingClientRect();
+  const box = el => { const r = el.getBoundingClientRect(); return {left: r.left - svg.left,
+    right: r.right - svg.left, top: Math.round(r.top), x: (r.left + r.right) / 2 - svg.left}; };
+  return {
+    width: svg.width,
+    ticks: [...document.querySelectorAll('#pass-rate-chart text.tick')].map(t =>
+      ({text: t.textContent, ...box(t)})),
+    marks: [...document.querySelectorAll('#pass-rate-chart circle, #pass-rate-chart rect.mark')].map(m =>
+      ({title: m.querySelector('title').textContent, ...box(m)})),
+  };
+}"""
+
+
+# In a browser (last: Playwright's loop stays in this thread while the module's browser lives).
+
+
+def test_in_a_browser_the_chart_places_runs_at_their_time_and_its_labels_read(world, page_at):
+    page = page_at(1280)
+    page.goto(world["app"].url + "/")
+    drawn = page.evaluate(CHART_GEOMETRY)
+    later = [m["x"] for m in drawn["marks"] if " · 2099-01-01 00:00 · " in m["title"]]
+    today = [m["x"] for m in drawn["marks"] if " · 2099-" not in m["title"]]
+    assert len(later) == 1 and len(today) == 3
+    # Seconds apart in 73 years: today's three runs share one place, the 2099 run is at the far end.
+    assert max(today) - min(today) < 1 and later[0] - max(today) > 0.8 * drawn["width"]
+    assert all(re.fullmatch(r"\d{4}", tick["text"]) for tick in drawn["ticks"])  # years, at round ones
+    assert_readable(drawn)
+    narrow = page_at(420)  # the chart scales down with the page; its labels still fit and stay apart
+    narrow.goto(world["app"].url + "/")
+    assert_readable(narrow.evaluate(CHART_GEOMETRY))
+
+
+def assert_readable(drawn: dict) -> None:
+    """Every axis label inside the chart, and apart from its neighbours on its line."""
+    ticks = drawn["ticks"]
+    assert ticks and all(0 <= tick["left"] < tick["right"] <= drawn["width"] for tick in ticks)  # none cut
+    for row in {tick["top"] for tick in ticks}:
+        lined = sorted((t for t in ticks if t["top"] == row), key=lambda t: t["left"])
+        assert all(a["right"] + 4 <= b["left"] for a, b in zip(lined, lined[1:], strict=False))

@@ -3,8 +3,8 @@
 Three runs of one project by the real CLI, against a scripted agent: `breaks` passes twice, then
 fails; `mends` fails, then passes twice; `wavers` passes in full, then one of its two trials fails;
 `edited` passes with a soft check that the third run's spec makes a gate (a spec change, never a
-regression). The queue, the case history, compare and the pull-request comment must give each case
-the same label.
+regression). The queue (by the label the index computed as each run was indexed, and again on a
+rebuild), the case history, compare and the pull-request comment must give each case the same label.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from support.cli import run_cli, write_project, write_spec
 
 from specengine.github.comment import comment_body
 from specengine.index.database import RunIndex
+from specengine.index.hook import index_finished_run
 from specengine.index.queries import case_history as history_rows
 from specengine.report.compare import compare
 from specengine.results.trend import RunOutcome, trend
@@ -62,9 +63,12 @@ def test_the_queue_the_history_compare_and_the_comment_agree(agent_server, tmp_p
         assert result.exit_code in (0, 1), result.output
         runs.append(json.loads((tmp_path / f"run{number}.json").read_text(encoding="utf-8")))
         (tmp_path / ".specengine" / "runs").mkdir(parents=True, exist_ok=True)
-        (tmp_path / ".specengine" / "runs" / f"run{number}.json").write_text(
-            json.dumps(runs[-1]), encoding="utf-8"
-        )
+        indexed = tmp_path / ".specengine" / "runs" / f"run{number}.json"
+        indexed.write_text(json.dumps(runs[-1]), encoding="utf-8")
+        if number == 0:
+            RunIndex(tmp_path).rebuild()
+        else:  # as a run that ends indexes itself: each case's label moves on by one run
+            assert index_finished_run(indexed)
         time.sleep(0.02)  # runs are ordered by when they started
     statuses = [{case["eval"]: case["status"] for case in run["cases"]} for run in runs]
     assert statuses[2] == {"breaks": "failed", "mends": "passed", "wavers": "failed", "edited": "failed"}
@@ -77,6 +81,16 @@ def test_the_queue_the_history_compare_and_the_comment_agree(agent_server, tmp_p
             for name in ("breaks", "mends", "wavers", "edited")
         }
     assert labels == {"breaks": "regressed", "mends": "fixed", "wavers": "flaky", "edited": None}
+
+    # the label the index keeps for the queue: as each run moved it on, and as a rebuild finds it
+    def indexed_labels() -> dict[str, str | None]:
+        with RunIndex(tmp_path).open(refresh=False) as conn:
+            rows = conn.execute("SELECT case_id, trend FROM latest").fetchall()
+        return {row["case_id"].split("::")[1]: row["trend"] for row in rows}
+
+    assert indexed_labels() == labels
+    RunIndex(tmp_path).rebuild()
+    assert indexed_labels() == labels
     with RunIndex(tmp_path).open() as conn:  # the history marks where the spec changed
         edited = case_history(history_rows(conn, "spec.yaml::edited"))
     assert [entry.spec_changed for entry in edited.entries] == [False, False, True]

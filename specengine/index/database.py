@@ -21,9 +21,10 @@ from typing import Any
 from specengine.errors import ResultsError
 from specengine.index import INDEX_FILE, RUNS_FOLDER
 from specengine.index.extract import CaseRow, RunRows, run_rows
+from specengine.index.latest import advance_latest, rebuild_latest
 from specengine.review.store import REVIEWS_FILE, ReviewStore
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 REVIEWS_SOURCE = "reviews.jsonl"
 _LOCKS: dict[Path, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
@@ -259,45 +260,22 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
 
 
 def _refresh_latest(conn: sqlite3.Connection) -> None:
-    """Each case id's newest run and the one before it, rebuilt whenever runs come or go: the review
-    queue then reads one row per case instead of every run of every case."""
+    """Each case id's newest run, the one before it and its trend, rebuilt whenever runs come or go
+    (index/latest.py): the review queue then reads one row per case instead of every run of every case."""
     with _transaction(conn):
-        conn.execute("DELETE FROM latest")
-        conn.execute(
-            "INSERT INTO latest (case_id, run_id, status, transcript, previous_run, previous_status)"
-            " SELECT case_id, run_id, status, transcript, previous_run, previous_status FROM ("
-            "  SELECT c.case_id, c.run_id, c.status, c.transcript,"
-            "   lead(c.run_id) OVER newest AS previous_run, lead(c.status) OVER newest AS previous_status,"
-            "   row_number() OVER newest AS n"
-            "  FROM cases c JOIN runs r ON r.run_id = c.run_id"
-            "  WINDOW newest AS (PARTITION BY c.case_id"
-            "   ORDER BY r.started_at DESC, r.written_ns DESC, c.run_id DESC))"
-            " WHERE n = 1"
-        )
+        rebuild_latest(conn)
 
 
 def _advance_latest(conn: sqlite3.Connection, run_id: str) -> bool:
-    """Move `latest` on by one run that is the newest of all (a run that just ended): its cases become
-    their case ids' newest, the rows they replace become the run before. False (nothing done) when
-    the run is not the newest, so the caller rebuilds the table instead."""
+    """Move `latest` on by one run that is the newest of all (a run that just ended). False (nothing
+    done) when the run is not the newest, so the caller rebuilds the table instead."""
     with _transaction(conn):
         newest = conn.execute(
             "SELECT run_id FROM runs ORDER BY started_at DESC, written_ns DESC, run_id DESC LIMIT 1"
         ).fetchone()
         if newest is None or newest["run_id"] != run_id:
             return False
-        rows = conn.execute(
-            "SELECT c.case_id, c.run_id, c.status, c.transcript,"
-            " CASE WHEN l.run_id = c.run_id THEN l.previous_run ELSE l.run_id END,"
-            " CASE WHEN l.run_id = c.run_id THEN l.previous_status ELSE l.status END"
-            " FROM cases c LEFT JOIN latest l ON l.case_id = c.case_id WHERE c.run_id = ?",
-            (run_id,),
-        ).fetchall()
-        conn.executemany(
-            "INSERT OR REPLACE INTO latest (case_id, run_id, status, transcript, previous_run,"
-            " previous_status) VALUES (?, ?, ?, ?, ?, ?)",
-            [tuple(row) for row in rows],
-        )
+        advance_latest(conn, run_id)
     return True
 
 

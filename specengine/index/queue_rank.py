@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache, cached_property
 
 from specengine.stats import wilson_interval
 
@@ -42,7 +43,7 @@ class Overturns:
     overturned: int
     reviewed: int
 
-    @property
+    @cached_property
     def bound(self) -> float:
         """The lower bound of the 95% Wilson interval of the overturn rate: high only when both the
         rate and its n are."""
@@ -67,11 +68,17 @@ def tier(kind: str, gate: bool) -> str:
     return kind if gate or kind == "regressed" else "soft"
 
 
+@cache
+def _newest(started_at: str) -> tuple[int, ...]:
+    """Later runs first, in one ascending sort (items of one run share it: computed once)."""
+    return tuple(-ord(char) for char in started_at)
+
+
 def rank_key(
     kind: str, started_at: str, case_id: str, check: str | None, margin: float | None, bound: float | None
 ) -> tuple:
     """The sort key of an item in `kind`'s tier: the tier, then the tier's own order, then the id."""
-    newest = tuple(-ord(char) for char in started_at)  # later runs first, in one ascending sort
+    newest = _newest(started_at)
     if kind == "judge_overturned":
         within: tuple = (-(bound or 0.0), newest)
     elif kind in ("borderline", "soft"):

@@ -3,8 +3,9 @@
 A reviewer's hour is best spent where the engine is least sure or where something just changed. The
 queue looks at each case in its newest run (the `latest` table of the index) and ranks what it finds
 as index/queue_rank.py says: regressions of gates (results/trend.py's rule, which the case history
-reads too), then gating judge checks whose judge reviewers overturned elsewhere (by the lower bound
-of the overturn rate), uncertain verdicts, borderline scores of gates, and soft checks last.
+reads too, applied when the runs were indexed: `latest.trend`, index/latest.py), then gating judge
+checks whose judge reviewers overturned elsewhere (by the lower bound of the overturn rate),
+uncertain verdicts, borderline scores of gates, and soft checks last.
 
 Reviewing an item removes it: a review of that check of that reply for a check item, any review of
 that reply for a regression. Each query reads the one row per case id of `latest` and the checks of
@@ -18,9 +19,9 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
+from specengine.index.latest import last_passed
 from specengine.index.paging import page_of
 from specengine.index.queue_rank import BORDERLINE, TIERS, Overturns, is_borderline, rank_key, tier
-from specengine.results.trend import GOOD, WINDOW, RunOutcome, trend
 
 PAGE_SIZE = 50
 KINDS = TIERS
@@ -77,20 +78,13 @@ class QueuePage:
         }
 
 
-_FAILING = """
-SELECT l.case_id, l.run_id, r.name, r.started_at, l.status
+# Each case that regressed in its newest run, by the label index/latest.py computed when its runs were
+# indexed (results/trend.py's rule, which the case history reads too).
+_REGRESSED = """
+SELECT l.case_id, l.run_id, r.name, r.started_at, l.status, l.recent
 FROM latest l JOIN runs r ON r.run_id = l.run_id
-WHERE l.previous_run IS NOT NULL AND l.status IN ('failed', 'error')
+WHERE l.trend = 'regressed'
   AND NOT EXISTS (SELECT 1 FROM reviews v WHERE v.case_id = l.case_id AND v.transcript = l.transcript)
-"""
-
-# Every run of the same spec of each case failing in its newest run: read from one covering index
-# (cases_by_shape), put in time order in Python (runs are few), so the queue stays fast at scale.
-_RUNS_OF_FAILING = """
-SELECT c.case_id, c.run_id, c.status, c.passed_trials, c.n_trials, c.shape
-FROM latest l CROSS JOIN cases n ON n.run_id = l.run_id AND n.case_id = l.case_id
-CROSS JOIN cases c ON c.case_id = l.case_id AND c.shape = n.shape
-WHERE l.previous_run IS NOT NULL AND l.status IN ('failed', 'error')
 """
 
 _DOUBTFUL = """
@@ -125,24 +119,6 @@ WHERE k.matcher = 'judge' AND k.status IN ('passed', 'failed')
 """
 
 
-def _histories(conn: sqlite3.Connection) -> dict[str, list[dict[str, Any]]]:
-    """The last WINDOW runs of the same spec of each case failing in its newest run, oldest first,
-    each with its run's name: all that results/trend.py reads."""
-    runs = {
-        row["run_id"]: ((row["started_at"], row["written_ns"], row["run_id"]), row["name"])
-        for row in conn.execute("SELECT run_id, started_at, written_ns, name FROM runs")
-    }
-    found: dict[str, list[dict[str, Any]]] = {}
-    for row in conn.execute(_RUNS_OF_FAILING):
-        entry = dict(row)
-        entry["name"] = runs[row["run_id"]][1]
-        found.setdefault(row["case_id"], []).append(entry)
-    for case_id, entries in found.items():
-        entries.sort(key=lambda entry: runs[entry["run_id"]][0])
-        found[case_id] = entries[-WINDOW:]
-    return found
-
-
 def _score(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
 
@@ -171,18 +147,10 @@ def queue_items(conn: sqlite3.Connection) -> list[QueueItem]:
         item["gate"] = item["gate"] and kind != "soft"
         item.update({key: value for key, value in extra.items() if value is not None})
 
-    histories = _histories(conn)
-    for row in conn.execute(_FAILING):
-        runs = histories.get(row["case_id"], [])
-        outcomes = [
-            RunOutcome(run["status"], run["passed_trials"], run["n_trials"], run["shape"]) for run in runs
-        ]
-        if trend(outcomes) != "regressed":
-            continue  # flaky, or failing since its spec last changed: the case history says the same
-        shape = runs[-1]["shape"]
-        before = next(
-            run["name"] for run in reversed(runs) if run["shape"] == shape and run["status"] in GOOD
-        )
+    for row in conn.execute(_REGRESSED).fetchall():
+        passed_in = last_passed(row["recent"])
+        named = conn.execute("SELECT name FROM runs WHERE run_id = ?", (passed_in,)).fetchone()
+        before = named["name"] if named is not None else passed_in
         add(row, None, "regressed", f"regressed: passed in run {before}, {row['status']} in this run")
     for row in conn.execute(_DOUBTFUL, (BORDERLINE,)):
         gate = bool(row["gate"])
@@ -209,11 +177,12 @@ def queue_items(conn: sqlite3.Connection) -> list[QueueItem]:
         if overturned
     }
     if overturns:
+        words = {key: found.words(key[1], key[0]) for key, found in overturns.items()}
         for row in conn.execute(_UNREVIEWED_JUDGED):
             found_overturns = overturns.get((row["spec"], row["check_name"]))
             if found_overturns is not None:
                 gate = bool(row["gate"])
-                why = found_overturns.words(row["check_name"], row["spec"])
+                why = words[(row["spec"], row["check_name"])]
                 add(
                     row,
                     row["check_name"],

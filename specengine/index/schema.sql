@@ -85,13 +85,16 @@ CREATE TABLE reviews (
 );
 CREATE INDEX reviews_by_case ON reviews (case_id, transcript);
 
-CREATE TABLE latest (                 -- each case id's newest run and the run before it (the review queue)
+CREATE TABLE latest (                 -- each case id's newest run, the run before it and its trend (index/latest.py)
   case_id TEXT PRIMARY KEY,
   run_id TEXT NOT NULL,
   status TEXT NOT NULL,
   transcript TEXT NOT NULL,
+  shape TEXT NOT NULL,
   previous_run TEXT,
-  previous_status TEXT
+  previous_status TEXT,
+  trend TEXT,                         -- results/trend.py's label in the newest run: flaky, regressed, fixed or NULL
+  recent TEXT NOT NULL                -- JSON [[run_id, status, passed_trials, n_trials]]: the runs of its spec it read
 );
 
 CREATE TABLE suite_counts (

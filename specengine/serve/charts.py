@@ -1,8 +1,8 @@
 """The pass-rate chart of the runs page, as geometry for an inline SVG (no script, no chart library).
 
-A run's place on the time axis is half its rank among the runs and half its time: a week without
-runs shows as a wider gap than an hour without, yet a busy day is not squeezed into a corner (as it
-would be by time alone). Runs where nothing ran have no rate and no point.
+A run's place on the time axis is its time, and the labels sit at round moments (serve/time_axis.py):
+a week without runs is a wide gap, an hour a narrow one. Runs where nothing ran have no rate and no
+point.
 
 The line joins full runs only: runs that ran every case of their plan. A rerun of the failed cases,
 a `--label`, `-k`, `--limit`, `PATH::eval` or `--cell` run and a lone shard are *partial* (or a
@@ -23,15 +23,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import Any
 
 from specengine.report.facts import format_rate
 from specengine.results.selection import FULL, PARTIAL, Coverage, coverage
+from specengine.serve import time_axis
+from specengine.serve.time_axis import Label
 
 WIDTH, HEIGHT = 760, 196
 LEFT, RIGHT, TOP, BOTTOM = 44, 12, 12, 42
-MAX_TICKS = 6
 
 
 GUESSED_FULL = Coverage(FULL, recorded=False)
@@ -67,9 +67,9 @@ class ChartDot:
 @dataclass(frozen=True)
 class Tick:
     x: float
-    date: str  # `Dec 3`; empty when the tick before it says the same day
-    time: str  # `14:05`
-    anchor: str = "middle"  # the first tick's text starts at it and the last one's ends there: never cut
+    date: str  # `Dec 3`, `Dec` or `2027`; empty when the tick before it says the same day
+    time: str  # `14:05`, or the year under a day or month where it changes; may be empty
+    anchor: str = "middle"  # at the axis' ends the text starts (or ends) at the tick: never cut
 
 
 @dataclass(frozen=True)
@@ -129,49 +129,13 @@ def mark_partial(points: Sequence[RatePoint]) -> list[RatePoint]:
     return marked
 
 
-def _tick(started_at: str, x: float) -> Tick:
-    try:
-        moment = datetime.fromisoformat(started_at.replace("Z", "+00:00"))
-    except ValueError:
-        return Tick(x, started_at[:10], started_at[11:16])
-    return Tick(x, f"{moment:%b} {moment.day}", f"{moment:%H:%M}")
-
-
-def _seconds(started_at: str) -> float | None:
-    try:
-        return datetime.fromisoformat(started_at.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def _places(started: Sequence[str]) -> list[float]:
-    """Each run's place from 0 to 1: half its rank, half its time (evenly by rank when a time is
-    unreadable or all are equal); one run sits in the middle."""
-    count = len(started)
-    if count == 1:
-        return [0.5]
-    ranks = [index / (count - 1) for index in range(count)]
-    seconds = [_seconds(text) for text in started]
-    known = [value for value in seconds if value is not None]
-    if len(known) != count or max(known) <= min(known):
-        return ranks
-    first, span = min(known), max(known) - min(known)
-    times = [((value or first) - first) / span for value in seconds]
-    return [max(0.0, min(1.0, (rank + moment) / 2)) for rank, moment in zip(ranks, times, strict=True)]
-
-
-def _ticks(ticks: Sequence[Tick]) -> tuple[Tick, ...]:
-    """The axis labels: a day named once, at its first tick; the ends anchored inside the chart."""
-    shown = []
-    for index, tick in enumerate(ticks):
-        anchor = "middle"
-        if len(ticks) > 1 and index == 0:
-            anchor = "start"
-        elif len(ticks) > 1 and index == len(ticks) - 1:
-            anchor = "end"
-        repeated = index > 0 and ticks[index - 1].date == tick.date
-        shown.append(replace(tick, date="" if repeated else tick.date, anchor=anchor))
-    return tuple(shown)
+def _ticks(found: Sequence[Label], inner_w: int) -> tuple[Tick, ...]:
+    """The axis labels as drawn: a label at either end of the axis anchored inside the chart."""
+    ticks = []
+    for label in found:
+        anchor = "start" if label.at <= 0.02 else "end" if label.at >= 0.98 else "middle"
+        ticks.append(Tick(round(LEFT + label.at * inner_w, 1), label.date, label.time, anchor))
+    return tuple(ticks)
 
 
 def pass_rate_chart(points: Sequence[RatePoint], *, show_partial: bool = True) -> Chart | None:
@@ -181,7 +145,7 @@ def pass_rate_chart(points: Sequence[RatePoint], *, show_partial: bool = True) -
         return None
     inner_w = WIDTH - LEFT - RIGHT
     inner_h = HEIGHT - TOP - BOTTOM
-    places = _places([p.started_at for p in rated])
+    places = time_axis.places([p.started_at for p in rated])
 
     def y_of(rate: float) -> float:
         return round(TOP + (1 - rate) * inner_h, 1)
@@ -198,10 +162,12 @@ def pass_rate_chart(points: Sequence[RatePoint], *, show_partial: bool = True) -
         for i, p in enumerate(rated)
     )
     lines: dict[str, list[ChartDot]] = {}
-    for point, dot in zip(rated, dots, strict=True):
+    newest: dict[str, int] = {}  # each line's newest run, by its order (runs close in time share an x)
+    for index, (point, dot) in enumerate(zip(rated, dots, strict=True)):
         if dot.full:
             lines.setdefault(point.ran, []).append(dot)
-    main_key = max(lines, key=lambda key: (len(lines[key]), lines[key][-1].x), default="")
+            newest[point.ran] = index
+    main_key = max(lines, key=lambda key: (len(lines[key]), newest[key]), default="")
     dots = tuple(
         replace(dot, main=False, title=f"{dot.title} · ran {point.ran or 'other files'}: a line of its own")
         if dot.full and point.ran != main_key
@@ -215,8 +181,6 @@ def pass_rate_chart(points: Sequence[RatePoint], *, show_partial: bool = True) -
     line = path(lines.get(main_key, []))
     others = tuple((path(found), key or "other files") for key, found in lines.items() if key != main_key)
     grid = tuple((y_of(rate), label) for rate, label in ((1.0, "100%"), (0.5, "50%"), (0.0, "0%")))
-    count = min(MAX_TICKS, len(rated))
-    picks = sorted({round(i * (len(rated) - 1) / (count - 1)) for i in range(count)}) if count > 1 else [0]
     return Chart(
         width=WIDTH,
         height=HEIGHT,
@@ -226,7 +190,7 @@ def pass_rate_chart(points: Sequence[RatePoint], *, show_partial: bool = True) -
         first=rated[0].started_at[:10],
         last=rated[-1].started_at[:10],
         bottom=HEIGHT - 6,
-        ticks=_ticks([_tick(rated[i].started_at, dots[i].x) for i in picks]),
+        ticks=_ticks(time_axis.labels([p.started_at for p in rated]), inner_w),
         partial=sum(1 for p in points if p.rate is not None and not p.full),
         others=others,
     )
