@@ -1,18 +1,21 @@
-"""The `a2a` protocol: an agent that speaks Agent2Agent (A2A) JSON-RPC at `url`.
+"""The `a2a` protocol: an agent that speaks Agent2Agent (A2A) JSON-RPC at `url`, in A2A 0.3 or 1.0.
 
 Each user message is a `message/send` request (or `message/stream` with `stream: true`, read as
-server-sent events) carrying a text part and a fresh `messageId`. The agent keeps the conversation
-in a context: the `contextId` of the first answer is sent back with every later message of the
-conversation, and a `reset` starts a conversation without one. A task the agent left waiting for
-the user (`input-required`, `auth-required`) is continued by sending its `taskId` with the next
-message. The turn's session id is the context id.
+server-sent events; A2A 1.0 names them `SendMessage` and `SendStreamingMessage`) carrying a text
+part and a fresh `messageId`. The version comes from the agent card when the `url` is one (its own
+url is then used, see a2a_card.py), else from the answers: 0.3's names are sent until an answer
+shows 1.0's shapes, and a server that does not know 0.3's method names is asked again in 1.0's.
+The agent keeps the conversation in a context: the `contextId` of the first answer is sent back
+with every later message of the conversation, and a `reset` starts a conversation without one. A
+task the agent left waiting for the user (`input-required`, `auth-required`) is continued by
+sending its `taskId` with the next message. The turn's session id is the context id.
 
 What a turn adds up to is read by `a2a_task.TaskFold`: the reply is the agent's text parts
 (artifacts first, else its last message); tool calls are reported as the server gives them; a
 JSON-RPC `error`, or a task that ends `failed`, `rejected` or `canceled`, is a failed turn with
 its message, while `input-required` is a completed turn (the agent asked the user something).
-A task that comes back still `submitted` or `working` is polled with `tasks/get` until it settles,
-for at most the endpoint's `timeout`.
+A task that comes back still `submitted` or `working` is polled with `tasks/get` (`GetTask`) until
+it settles, for at most the endpoint's `timeout`.
 
 Endpoint options (`EndpointConfig.options`):
 - `stream`: true sends `message/stream` and records the time to the first agent content.
@@ -24,11 +27,14 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
+from specengine.endpoints.a2a_card import V1, A2ATarget, is_card_url, target_from_card
 from specengine.endpoints.a2a_task import SETTLED_STATES, WAITING_STATES, TaskFold
 from specengine.endpoints.base import Adapter, Conversation, event_json, invalid, post_events, request_json
 from specengine.errors import EndpointError
+from specengine.plan import EndpointConfig
 from specengine.transcript import Turn
 
 POLL_FIRST_S = 0.1
@@ -36,12 +42,42 @@ POLL_MAX_S = 1.0
 
 
 class A2AAdapter(Adapter):
-    """An A2A agent at `config.url` (its JSON-RPC endpoint, e.g. `…/a2a/{assistant_id}`)."""
+    """An A2A agent at `config.url`: its JSON-RPC endpoint (`…/a2a/{assistant_id}`) or its agent card."""
 
     protocol = "a2a"
 
+    def __init__(self, config: EndpointConfig, client: Any):
+        super().__init__(config, client)
+        self._target: A2ATarget | None = None
+        self._lock = asyncio.Lock()
+
     def conversation(self, variables: Mapping[str, Any] | None = None) -> A2AConversation:
         return A2AConversation(self)
+
+    async def target(self) -> A2ATarget:
+        """Where requests go, in which version: the endpoint's url, or the card it names (read once)."""
+        if self._target is not None:
+            return self._target
+        async with self._lock:
+            if self._target is None:
+                url = self.config.url or ""
+                if is_card_url(url):
+                    answer = await request_json(self, None, method="GET", url=url)
+                    self._target = target_from_card(answer.data, url)
+                else:
+                    self._target = A2ATarget(url)
+            return self._target
+
+    def learn(self, version: str) -> A2ATarget:
+        """The version an answer showed, kept for the endpoint's later requests."""
+        assert self._target is not None
+        if self._target.version is None:
+            self._target = replace(self._target, version=version)
+        return self._target
+
+    def notes(self) -> list[str]:
+        note = self._target.note() if self._target is not None else None
+        return [note] if note else []
 
 
 class A2AConversation(Conversation):
@@ -53,32 +89,16 @@ class A2AConversation(Conversation):
         self.task_id: str | None = None
 
     async def send(self, message: str) -> Turn:
-        config = self.adapter.config
-        sent: dict[str, Any] = {
-            "kind": "message",
-            "role": "user",
-            "messageId": str(uuid.uuid4()),
-            "parts": [{"kind": "text", "text": message}],
-        }
-        if self.context_id:
-            sent["contextId"] = self.context_id
-        if self.task_id:
-            sent["taskId"] = self.task_id
-        stream = bool(config.options.get("stream"))
-        request = rpc_request("message/stream" if stream else "message/send", {"message": sent})
-        fold = TaskFold(time.perf_counter())
-        if stream:
-            data, latency = await post_events(self.adapter, request, fold_events(fold), fold.started)
-            if data is not None:  # the server answered one JSON body instead of a stream
-                fold.response(data)
-            elif fold.events == 0:
-                raise EndpointError("InvalidResponse", "the agent's stream ended without a single event")
-        else:
-            answer = await request_json(self.adapter, request)
-            data, latency = answer.data, answer.latency_s
-            fold.response(data)
+        target = await self.adapter.target()
+        stream = bool(self.adapter.config.options.get("stream"))
+        fold, data, latency = await self._exchange(target, message, stream)
+        if fold.method_missing and target.version is None:  # a server that speaks only A2A 1.0
+            target = self.adapter.learn(V1)
+            fold, data, latency = await self._exchange(target, message, stream)
+        if fold.version is not None:
+            target = self.adapter.learn(fold.version)
         if fold.error is None and fold.state not in SETTLED_STATES and fold.task_id:
-            latency += await self._poll(fold)
+            latency += await self._poll(fold, target)
         self.context_id = fold.context_id or self.context_id
         self.task_id = fold.task_id if fold.state in WAITING_STATES else None
         return Turn(
@@ -90,8 +110,47 @@ class A2AConversation(Conversation):
             ttft_s=fold.ttft if stream and data is None else None,
         )
 
-    async def _poll(self, fold: TaskFold) -> float:
-        """Ask for the task with `tasks/get` until it settles; returns the seconds spent."""
+    async def _exchange(self, target: A2ATarget, message: str, stream: bool) -> tuple[TaskFold, Any, float]:
+        """Send the message in the target's version; the fold of what came back, the JSON body (None
+        for a stream) and the latency."""
+        request = rpc_request(
+            target.method("stream" if stream else "send"), {"message": self._message(target, message)}
+        )
+        fold = TaskFold(time.perf_counter())
+        if stream:
+            data, latency = await post_events(
+                self.adapter, request, fold_events(fold), fold.started, target.url
+            )
+            if data is not None:  # the server answered one JSON body instead of a stream
+                fold.response(data)
+            elif fold.events == 0:
+                raise EndpointError("InvalidResponse", "the agent's stream ended without a single event")
+        else:
+            answer = await request_json(self.adapter, request, url=target.url)
+            data, latency = answer.data, answer.latency_s
+            fold.response(data)
+        return fold, data, latency
+
+    def _message(self, target: A2ATarget, text: str) -> dict[str, Any]:
+        """The user's message as the target's version writes it."""
+        sent: dict[str, Any]
+        if target.version == V1:
+            sent = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": text}]}
+        else:
+            sent = {
+                "kind": "message",
+                "role": "user",
+                "messageId": str(uuid.uuid4()),
+                "parts": [{"kind": "text", "text": text}],
+            }
+        if self.context_id:
+            sent["contextId"] = self.context_id
+        if self.task_id:
+            sent["taskId"] = self.task_id
+        return sent
+
+    async def _poll(self, fold: TaskFold, target: A2ATarget) -> float:
+        """Ask for the task with `tasks/get` (1.0: `GetTask`) until it settles; returns the seconds spent."""
         config = self.adapter.config
         started = time.perf_counter()
         delay = POLL_FIRST_S
@@ -105,7 +164,8 @@ class A2AConversation(Conversation):
                 )
             await asyncio.sleep(delay)
             delay = min(POLL_MAX_S, delay * 2)
-            answer = await request_json(self.adapter, rpc_request("tasks/get", {"id": fold.task_id}))
+            request = rpc_request(target.method("get"), {"id": fold.task_id})
+            answer = await request_json(self.adapter, request, url=target.url)
             fold.response(answer.data)
         return time.perf_counter() - started
 

@@ -1,12 +1,17 @@
 """What an A2A answer adds up to: one fold for `message/send` results, `tasks/get` results and the
 events of a `message/stream`, so a streamed and a plain answer are read the same way.
 
-A2A (0.3) answers with a `task` (status, history, artifacts), a `message`, or, when streamed,
-`status-update` and `artifact-update` events about a task. The fold keeps:
+A2A answers with a task (status, history, artifacts), a message, or, when streamed, status and
+artifact updates about a task: 0.3 names each by its `kind` (`task`, `message`, `status-update`,
+`artifact-update`), 1.0 wraps each in its kind (`{"task": …}`, `{"message": …}`, `{"statusUpdate": …}`,
+`{"artifactUpdate": …}`) and writes roles and states as enum names (`ROLE_AGENT`,
+`TASK_STATE_COMPLETED`); the fold reads both, and notes 1.0 when it sees it. The fold keeps:
 
 - the agent's messages of this turn: those in the task's history after the last user message, and
   the messages that status updates carry (a failed task's status message is its error instead);
-- the artifacts, by id (an `append` update extends an artifact's parts);
+- the artifacts, by id: an update with `append` extends an artifact's parts, any other update of the
+  same id (a last chunk that repeats the whole artifact, the task's final snapshot) replaces them,
+  so no text is doubled;
 - the context id, the task id and the task's state.
 
 The reply is the text parts of the artifacts (one artifact's parts joined, artifacts one per line),
@@ -24,6 +29,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from specengine.endpoints.a2a_card import V1, method_not_found
 from specengine.endpoints.base import error_text, invalid, parse_arguments
 from specengine.transcript import ToolCall
 
@@ -31,6 +37,12 @@ FAILED_STATES = frozenset({"failed", "rejected", "canceled", "auth-required", "u
 WAITING_STATES = frozenset({"input-required", "auth-required"})
 SETTLED_STATES = FAILED_STATES | WAITING_STATES | {"completed"}
 TOOL_KEYS = ("tool_calls", "toolCalls", "tool_results", "toolResults")
+V1_KINDS = {
+    "task": "task",
+    "message": "message",
+    "statusUpdate": "status-update",
+    "artifactUpdate": "artifact-update",
+}
 NO_ARGUMENTS = (
     "this a2a endpoint reported the call without its arguments (A2A servers such as LangGraph's send"
     " only the tool's name and result): check the name with called_tool"
@@ -83,6 +95,8 @@ class TaskFold:
         self.state: str | None = None
         self.error: str | None = None
         self.finished = False
+        self.version: str | None = None  # "1.0" once an answer showed 1.0's shapes
+        self.method_missing = False  # the server does not know the method asked for
         self.status_message: Mapping[str, Any] | None = None
         self._messages: dict[str, Mapping[str, Any]] = {}
         self._artifacts: dict[str, dict[str, Any]] = {}
@@ -95,14 +109,15 @@ class TaskFold:
         if not isinstance(data, Mapping):
             raise invalid("the A2A answer is not a JSON object", data)
         if data.get("error") is not None:
+            self.method_missing = method_not_found(data)
             self.error = error_text(data["error"]) or "the agent answered with a JSON-RPC error"
             self.finished = True
             return
         result = data.get("result")
         if not isinstance(result, Mapping):
             raise invalid('the A2A answer has neither "result" nor "error"', data)
-        self._ids(result)
-        kind = result.get("kind") or _guess_kind(result)
+        kind, result = self._unwrap(result)
+        self._ids(result, kind)
         if kind == "task":
             self._task(result)
         elif kind == "message":
@@ -110,17 +125,28 @@ class TaskFold:
             self.state = self.state or "completed"
             self.finished = True
         elif kind == "status-update":
-            self._status(result.get("status"))
-            self.finished = bool(result.get("final")) or self.finished
+            self._status(result.get("status"))  # 1.0 has no `final`: a settled state ends the stream
+            self.finished = bool(result.get("final")) or self.state in SETTLED_STATES or self.finished
         elif kind == "artifact-update":
             self._artifact(result.get("artifact"), bool(result.get("append")))
         else:
             raise invalid("the A2A result is not a task, message or update", data)
 
-    def _ids(self, result: Mapping[str, Any]) -> None:
+    def _unwrap(self, result: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]]:
+        """(kind, object) of a result: 1.0's `{"task": {…}}` unwrapped, 0.3's `kind` read."""
+        if len(result) == 1:
+            (key, inner), *_ = result.items()
+            if key in V1_KINDS and isinstance(inner, Mapping):
+                self.version = V1
+                return V1_KINDS[key], inner
+        kind = result.get("kind")
+        if not kind and _enum_named(result):
+            self.version = V1
+        return (kind if isinstance(kind, str) else None) or _guess_kind(result), result
+
+    def _ids(self, result: Mapping[str, Any], kind: str | None) -> None:
         if isinstance(result.get("contextId"), str):
             self.context_id = result["contextId"]
-        kind = result.get("kind") or _guess_kind(result)
         task_id = result.get("id") if kind == "task" else result.get("taskId")
         if isinstance(task_id, str) and task_id:
             self.task_id = task_id
@@ -230,6 +256,14 @@ class TaskFold:
             text = parts_text(self.status_message)
             return f"task {self.state}: {text}" if text else f"task {self.state}"
         return None
+
+
+def _enum_named(result: Mapping[str, Any]) -> bool:
+    """True when an object writes its state or role as 1.0's enum names (a 1.0 `GetTask` result)."""
+    status = result.get("status")
+    state = status.get("state") if isinstance(status, Mapping) else None
+    role = result.get("role")
+    return any(isinstance(v, str) and v.startswith(("TASK_STATE_", "ROLE_")) for v in (state, role))
 
 
 def _guess_kind(result: Mapping[str, Any]) -> str | None:
