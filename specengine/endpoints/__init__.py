@@ -25,6 +25,7 @@ ADAPTERS: dict[str, str] = {
     "http": "specengine.endpoints.http:HttpAdapter",
     "langgraph": "specengine.endpoints.langgraph:LangGraphAdapter",
     "a2a": "specengine.endpoints.a2a:A2AAdapter",
+    "adk": "specengine.endpoints.adk:AdkAdapter",
     "ag-ui": "specengine.endpoints.ag_ui:AgUiAdapter",
     "ai-sdk": "specengine.endpoints.ai_sdk:AiSdkAdapter",
 }

@@ -13,20 +13,17 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from support.process_server import missing, serve
 from support.servers import free_port
 
 GRAPH_FOLDER = Path(__file__).resolve().parent.parent / "fixtures" / "langgraph_agent"
@@ -38,19 +35,11 @@ REQUIRED_MODULES = (
     "langgraph",
     "langchain_core",
 )
-START_DEADLINE_S = 90.0
-STOP_GRACE_S = 10.0
 
 
 def langgraph_missing() -> str | None:
     """Why `langgraph dev` cannot run here, or None when it can."""
-    missing = [name for name in REQUIRED_MODULES if importlib.util.find_spec(name) is None]
-    if missing:
-        return (
-            f"LangGraph server packages not installed ({', '.join(missing)}):"
-            ' pip install -e ".[test]" on Python 3.11 or later'
-        )
-    return None
+    return missing(REQUIRED_MODULES, "LangGraph server")
 
 
 @dataclass(frozen=True)
@@ -96,47 +85,7 @@ def start_langgraph_server(folder: Path) -> Iterator[LangGraphServer]:
     env.pop("LANGSMITH_API_KEY", None)
     command = [sys.executable, "-m", "langgraph_cli", "dev", "--no-browser", "--no-reload"]
     command += ["--host", "127.0.0.1", "--port", str(port)]
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            command, cwd=folder, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    try:
-        _wait_until_ready(process, url, log)
+    with serve(command, folder, env, f"{url}/ok", log, "langgraph dev"):
         server = LangGraphServer(url=url, assistant_id="", log=log)
         found = server.post("/assistants/search", {"graph_id": GRAPH_ID})
         yield LangGraphServer(url=url, assistant_id=str(found[0]["assistant_id"]), log=log)
-    finally:
-        _stop(process)
-
-
-def _wait_until_ready(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + START_DEADLINE_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"langgraph dev exited with {process.returncode}:\n{_tail(log)}")
-        with contextlib.suppress(OSError), urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
-            if response.status == 200:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"langgraph dev did not answer GET /ok within {START_DEADLINE_S:g} s:\n{_tail(log)}")
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Stop the server and every process it started (its own process group)."""
-    if process.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=STOP_GRACE_S)
-
-
-def _tail(log: Path, lines: int = 40) -> str:
-    try:
-        return "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
