@@ -226,7 +226,7 @@ def test_junit_has_a_testcase_per_case_and_lists_every_failed_check_as_spec_line
     assert f"({SPEC_PATH}:{includes_line})" in failure.get("message")
     listed = [line for line in failure.text.splitlines() if line.startswith(SPEC_PATH + ":")]
     assert [line.split(":")[1] for line in listed] == [str(includes_line), str(tool_line)]
-    assert "book_table was not called" in failure.text
+    assert "whether book_table was called cannot be seen" in failure.text
     assert f"{SPEC_PATH}:{succeeded_line}" not in failure.text  # the check that passed is not listed
     assert ODD_REPLY in two.find("system-out").text  # the transcript, newline and all
     assert two.get("line") == str(line_of(SPEC, "- name: two wrong"))
@@ -284,7 +284,9 @@ def test_markdown_has_counts_pass_rate_and_a_failures_table(report_run):
         where_reason[1][0],
     )
     assert where_reason[0][1].startswith('the reply does not include "100%, done: ok"')
-    assert where_reason[1][1].startswith("book\\_table was not called")
+    assert where_reason[1][1].startswith(
+        "the endpoint reported no tool call in any turn, so whether book\\_table"
+    )
     assert where_reason[2][0] == f"`{SPEC_PATH}:{line_of(SPEC, 'not_includes')}`"
     assert where_reason[3][0] == f"`{SPEC_PATH}:{line_of(SPEC, '- name: down')}`"  # the errored case
     assert "500" in where_reason[3][1]
@@ -394,7 +396,7 @@ def check_annotations(annotations: list[Annotation], results: dict[str, Any]) ->
     assert title == f"{SPEC_PATH}%3A%3Atwo wrong%3A tool%3A none%2C 50%25"
     assert unescape_property(title) == f"{SPEC_PATH}::two wrong: tool: none, 50%"
     assert "," not in title and ":" not in title
-    assert unescape_data(tool.message).startswith("book_table was not called")
+    assert unescape_data(tool.message).startswith("the endpoint reported no tool call in any turn")
     assert "500" in unescape_data(down.message)
 
 
@@ -538,7 +540,7 @@ def test_html_in_a_browser_shows_the_failed_case_with_reason_and_transcript(brow
     includes_line = line_of(SPEC, 'includes: "100%, done: ok"')
     assert f"{SPEC_PATH}:{includes_line}" in failed.nth(0).inner_text()
     assert failed.nth(1).locator(".name").inner_text() == "tool: none, 50%"
-    assert "book_table was not called" in failed.nth(1).locator(".reason").inner_text()
+    assert "whether book_table was called cannot be seen" in failed.nth(1).locator(".reason").inner_text()
     transcript = drawer.locator(".transcript").inner_text()
     assert "odd" in transcript
     assert "50% sure: yes, maybe" in transcript and "second line of the reply" in transcript

@@ -4,7 +4,8 @@ Each user message is a `message/send` request (or `message/stream` with `stream:
 server-sent events; A2A 1.0 names them `SendMessage` and `SendStreamingMessage`) carrying a text
 part and a fresh `messageId`. The version comes from the agent card when the `url` is one (its own
 url is then used, see a2a_card.py), else from the answers: 0.3's names are sent until an answer
-shows 1.0's shapes, and a server that does not know 0.3's method names is asked again in 1.0's.
+shows 1.0's shapes, and a server that does not speak 0.3 is asked again in 1.0. Each request says
+its version in the `A2A-Version` header.
 The agent keeps the conversation in a context: the `contextId` of the first answer is sent back
 with every later message of the conversation, and a `reset` starts a conversation without one. A
 task the agent left waiting for the user (`input-required`, `auth-required`) is continued by
@@ -92,7 +93,7 @@ class A2AConversation(Conversation):
         target = await self.adapter.target()
         stream = bool(self.adapter.config.options.get("stream"))
         fold, data, latency = await self._exchange(target, message, stream)
-        if fold.method_missing and target.version is None:  # a server that speaks only A2A 1.0
+        if fold.wrong_version and target.version is None:  # a server that speaks only A2A 1.0
             target = self.adapter.learn(V1)
             fold, data, latency = await self._exchange(target, message, stream)
         if fold.version is not None:
@@ -119,14 +120,14 @@ class A2AConversation(Conversation):
         fold = TaskFold(time.perf_counter())
         if stream:
             data, latency = await post_events(
-                self.adapter, request, fold_events(fold), fold.started, target.url
+                self.adapter, request, fold_events(fold), fold.started, target.url, headers=target.headers()
             )
             if data is not None:  # the server answered one JSON body instead of a stream
                 fold.response(data)
             elif fold.events == 0:
                 raise EndpointError("InvalidResponse", "the agent's stream ended without a single event")
         else:
-            answer = await request_json(self.adapter, request, url=target.url)
+            answer = await request_json(self.adapter, request, url=target.url, headers=target.headers())
             data, latency = answer.data, answer.latency_s
             fold.response(data)
         return fold, data, latency
@@ -165,7 +166,7 @@ class A2AConversation(Conversation):
             await asyncio.sleep(delay)
             delay = min(POLL_MAX_S, delay * 2)
             request = rpc_request(target.method("get"), {"id": fold.task_id})
-            answer = await request_json(self.adapter, request, url=target.url)
+            answer = await request_json(self.adapter, request, url=target.url, headers=target.headers())
             fold.response(answer.data)
         return time.perf_counter() - started
 

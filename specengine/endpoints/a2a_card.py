@@ -26,7 +26,10 @@ METHODS = {
     V03: {"send": "message/send", "stream": "message/stream", "get": "tasks/get"},
     V1: {"send": "SendMessage", "stream": "SendStreamingMessage", "get": "GetTask"},
 }
-METHOD_NOT_FOUND = -32601
+VERSION_HEADER = "A2A-Version"  # a 1.0 server reads a request without it as 0.3 (a2a-sdk refuses it)
+# the JSON-RPC errors of a server asked in a version it does not speak: method not found, and
+# 1.0's VersionNotSupportedError
+WRONG_VERSION_CODES = frozenset({-32601, -32009})
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,9 @@ class A2ATarget:
 
     def method(self, what: str) -> str:
         return METHODS[self.version or V03][what]
+
+    def headers(self) -> dict[str, str]:
+        return {VERSION_HEADER: self.version or V03}
 
     def note(self) -> str | None:
         """What `ask` says about the card it read."""
@@ -90,7 +96,8 @@ def _interfaces(card: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return found
 
 
-def method_not_found(data: Any) -> bool:
-    """True when a JSON-RPC answer says the method does not exist (a 1.0-only server asked in 0.3)."""
+def wrong_version(data: Any) -> bool:
+    """True when a JSON-RPC answer says the method or the version is unknown (a 1.0-only server
+    asked in 0.3)."""
     error = data.get("error") if isinstance(data, Mapping) else None
-    return isinstance(error, Mapping) and error.get("code") == METHOD_NOT_FOUND
+    return isinstance(error, Mapping) and error.get("code") in WRONG_VERSION_CODES

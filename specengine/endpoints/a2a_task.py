@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from specengine.endpoints.a2a_card import V1, method_not_found
+from specengine.endpoints.a2a_card import V1, wrong_version
 from specengine.endpoints.base import error_text, invalid, parse_arguments
 from specengine.transcript import ToolCall
 
@@ -96,7 +96,7 @@ class TaskFold:
         self.error: str | None = None
         self.finished = False
         self.version: str | None = None  # "1.0" once an answer showed 1.0's shapes
-        self.method_missing = False  # the server does not know the method asked for
+        self.wrong_version = False  # the server does not speak the version asked in
         self.status_message: Mapping[str, Any] | None = None
         self._messages: dict[str, Mapping[str, Any]] = {}
         self._artifacts: dict[str, dict[str, Any]] = {}
@@ -109,7 +109,7 @@ class TaskFold:
         if not isinstance(data, Mapping):
             raise invalid("the A2A answer is not a JSON object", data)
         if data.get("error") is not None:
-            self.method_missing = method_not_found(data)
+            self.wrong_version = wrong_version(data)
             self.error = error_text(data["error"]) or "the agent answered with a JSON-RPC error"
             self.finished = True
             return

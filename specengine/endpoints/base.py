@@ -91,10 +91,14 @@ def request_headers(config: EndpointConfig) -> Mapping[str, str]:
 
 
 async def request_json(
-    adapter: Adapter, body: Any, method: str = "POST", url: str | None = None
+    adapter: Adapter,
+    body: Any,
+    method: str = "POST",
+    url: str | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> JsonAnswer:
-    """Send a JSON body to `url` (default: the endpoint's URL); the answer must be 2xx JSON (else
-    EndpointError).
+    """Send a JSON body to `url` (default: the endpoint's URL), with the protocol's own `headers`
+    beside the endpoint's; the answer must be 2xx JSON (else EndpointError).
 
     A run's EndpointClient sends it straight through its aiohttp session; an httpx client sends it
     as usual. Either way at most `max_reply_bytes` of the answer are read.
@@ -102,13 +106,12 @@ async def request_json(
     config = adapter.config
     client = adapter.client
     target = url or config.url or ""
+    sent = {**request_headers(config), **(headers or {})}
     started = time.perf_counter()
     if isinstance(client, EndpointClient):
-        answer = await client.send_json(
-            method, target, body, request_headers(config), config.timeout, config.max_reply_bytes
-        )
+        answer = await client.send_json(method, target, body, sent, config.timeout, config.max_reply_bytes)
     else:
-        answer = await _request_with_httpx(client, method, target, config, body)
+        answer = await _request_with_httpx(client, method, target, config, body, sent)
     latency = time.perf_counter() - started
     text = redact(answer.text, config.secrets)  # before any excerpt is cut from it
     if answer.status >= 300:
@@ -118,13 +121,18 @@ async def request_json(
 
 
 async def _request_with_httpx(
-    client: httpx.AsyncClient, method: str, url: str, config: EndpointConfig, body: Any
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    config: EndpointConfig,
+    body: Any,
+    sent: Mapping[str, str],
 ) -> RawAnswer:
     import httpx
 
     from specengine.transport.httpx_transport import bound_body
 
-    headers = dict(request_headers(config))
+    headers = dict(sent)
     try:
         async with client.stream(method, url, json=body, headers=headers, timeout=config.timeout) as response:
             bound_body(response, config.max_reply_bytes)
@@ -159,6 +167,7 @@ async def post_events(
     *,
     method: str = "POST",
     opened: Callable[[int, Mapping[str, str]], None] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> tuple[Any, float]:
     """Send a JSON body asking for an event stream and feed each `(event, data)` to `feed`.
 
@@ -175,7 +184,8 @@ async def post_events(
     (the scheduler's deadline), so a stream that trickles forever ends the trial.
 
     Returns (JSON body or None, latency): the latency runs from `started` (the clock the caller's
-    time to first token also reads) to the last event read. `url` defaults to the endpoint's URL.
+    time to first token also reads) to the last event read. `url` defaults to the endpoint's URL;
+    `headers` are the protocol's own, sent beside the endpoint's.
     """
     import httpx
 
@@ -184,10 +194,10 @@ async def post_events(
     config = adapter.config
     client = adapter.client
     http = client.httpx_client() if isinstance(client, EndpointClient) else client
-    headers = {"Accept": "text/event-stream, application/x-ndjson", **request_headers(config)}
+    sent = {"Accept": "text/event-stream, application/x-ndjson", **request_headers(config), **(headers or {})}
     try:
         async with http.stream(
-            method, url or config.url or "", json=body, headers=headers, timeout=config.timeout
+            method, url or config.url or "", json=body, headers=sent, timeout=config.timeout
         ) as response:
             bound_body(response, config.max_reply_bytes)
             if response.status_code >= 300:

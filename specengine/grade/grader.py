@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from specengine.errors import TemplateError
 from specengine.grade.match_result import MatchInput
 from specengine.grade.matchers import MATCHERS, default_name, match
-from specengine.grade.tool_hints import TOOL_CHECKS, tool_hint
+from specengine.grade.tool_hints import TOOL_CHECKS, tool_hint, unseen_reason
 from specengine.judge.kinds import CONVERSATION_KINDS, GOAL, NO_JUDGE
 from specengine.plan import Case, Check, JudgeConfig, Step
 from specengine.results.model import CheckResult, SkipCode, TrialResult, trial_status
@@ -130,6 +130,7 @@ def grade_check(
     if result.status != "passed":  # expected/got only where someone will read them
         hint = tool_hint(check, argument, record, records) if check.matcher in TOOL_CHECKS else ""
         reason = f"{result.reason}{hint}" if hint and result.reason else result.reason
+        reason = unseen_reason(check, argument, records) or reason
         result = replace(result, expected=outcome.expected, got=outcome.got, reason=reason)
     return result
 

@@ -8,6 +8,11 @@ Two mistakes look like an agent's fault and are not:
   `lookup-order` for `lookup_order`): a "did you mean" names the call.
 
 Each adds a sentence to the failed check's reason; the outcome is the matcher's, unchanged.
+
+And one is no one's mistake but must not read as the agent's: when the endpoint reported no tool
+call at all in the whole trial, the check cannot see whether the tool was called (A2A agents send
+their calls only if they choose to, some servers never do), so its reason says that, and not that
+the tool was not called (`unseen_reason`).
 """
 
 from __future__ import annotations
@@ -40,6 +45,23 @@ def tool_hint(check: Check, argument: Any, record: TurnRecord, records: Sequence
         if earlier:
             found.append(earlier)
     return "".join(f"; {hint}" for hint in found)
+
+
+UNSEEN = (
+    "the endpoint reported no tool call in any turn, so whether {names} was called cannot be seen"
+    " (a tool call is seen only when the agent's answer carries it: an A2A agent shows its tool calls"
+    " only if it sends them)"
+)
+
+
+def unseen_reason(check: Check, argument: Any, records: Sequence[TurnRecord]) -> str | None:
+    """The reason of a failed tool check when no turn of the trial reported a call, else None."""
+    if check.matcher not in TOOL_CHECKS or check.negate:
+        return None
+    if any(record.turn.tool_calls for record in records):
+        return None
+    wanted = list(dict.fromkeys(_names(check.matcher, argument)))
+    return UNSEEN.format(names=" or ".join(wanted) if wanted else "a tool")
 
 
 def _names(matcher: str, argument: Any) -> Iterable[str]:

@@ -162,3 +162,17 @@ def env_problems(value: Any, here: KeyPath) -> Iterator[tuple[KeyPath, str]]:
                 )
                 break
             start = text.find("${", start + 2)
+
+
+def tools_unseen(endpoint: Mapping[str, Any]) -> str | None:
+    """Why an endpoint can report no tool call at all (its tool checks could never pass), or None.
+
+    An `http` endpoint reports calls only through its `tool_calls:` expression; every other
+    protocol carries them in its answers.
+    """
+    if endpoint.get("protocol") == "http" and "tool_calls" not in endpoint:
+        return (
+            "this eval's endpoint uses protocol http without a tool_calls: expression, so it reports no"
+            " tool calls (add tool_calls: naming where its answer lists them)"
+        )
+    return None

@@ -19,7 +19,7 @@ from typing import Any
 
 from specengine.compile.replay import ReplayProblem, is_replay_path, messages_at, user_turns
 from specengine.compile.simulation import SIMULATE_TEMPLATES, named_simulators
-from specengine.grade.matchers import JUDGE_TEMPLATES, MATCHERS
+from specengine.grade.matchers import JUDGE_TEMPLATES, MATCHERS, Reads
 from specengine.judge.kinds import KINDS
 from specengine.judge.named import named_judges
 from specengine.source.datasets import NO_DATASET
@@ -31,7 +31,13 @@ from specengine.template_analysis import line_naming, template_facts
 from specengine.templates import CASE_VARIABLES, CHECK_VARIABLES, is_template
 from specengine.validate.conversation_checks import RESET, check_conversation
 from specengine.validate.dataset_checks import DatasetResult, check_dataset
-from specengine.validate.endpoint_checks import EndpointPlace, check_endpoint, default_endpoint, eval_endpoint
+from specengine.validate.endpoint_checks import (
+    EndpointPlace,
+    check_endpoint,
+    default_endpoint,
+    eval_endpoint,
+    tools_unseen,
+)
 from specengine.validate.endpoint_templates import RENDERED, REQUEST_VARIABLES
 from specengine.validate.expect_checks import check_against_matcher
 from specengine.validate.file_report import Report, iter_strings
@@ -80,6 +86,7 @@ class SpecChecks:
         self.dataset_result = dataset_result
         self.prove_rows = prove_rows
         self.templates: EvalTemplates | None = None  # the eval being walked, while its rows are proven
+        self.no_calls: str | None = None  # why the eval's endpoint can report no tool call, if it can't
         self.by_dataset: dict[KeyPath, list[EvalProver]] = {}  # the evals each dataset is proven for
         self.eval_datasets: list[KeyPath] = []
         self._project: Report | None = None
@@ -130,6 +137,7 @@ class SpecChecks:
         if "dataset" in item:
             self.eval_datasets.append((*here, "dataset"))
         place = eval_endpoint(self.data, item, here, self.document, self.project)
+        self.no_calls = tools_unseen(place.endpoint) if place is not None else None
         self.templates = (
             self._eval_templates(item, here, text) if self.prove_rows and "skip" not in item else None
         )
@@ -263,6 +271,10 @@ class SpecChecks:
             self._value(entry["value"], here)
         if matcher is not None:
             check_against_matcher(self.report, entry, here, matcher)
+            if matcher.reads is Reads.TOOL_CALLS and self.no_calls and entry.get("not") is not True:
+                self.report.warn(
+                    (*here, matcher.name), f"{matcher.name} can never see a call here: {self.no_calls}"
+                )
             if matcher.judge:
                 # a goal is there when the eval simulates a user, or reported already as misspelt
                 has_goal = self.simulates or (here, "goal") in self.suggested
