@@ -40,6 +40,8 @@ def explain(answer: Answer, *, full: bool = False) -> list[str]:
     if not answer.exchanges:
         lines += ["request: none was sent", ""]
     lines += understood(answer)
+    notes = answer.adapter.notes() if answer.adapter is not None else []
+    lines += [f"note: {_shown(note, config)}" for note in notes]
     return lines
 
 

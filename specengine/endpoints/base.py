@@ -63,6 +63,11 @@ class Adapter:
         for protocols whose requests are templates (`http`)."""
         raise NotImplementedError
 
+    def notes(self) -> list[str]:
+        """What the adapter learned about the endpoint that its author should know (`ask` prints
+        them): an A2A agent card it read, for one."""
+        return []
+
     def problem(self, text: str) -> EndpointError:
         """A mistake in the endpoint's own settings: not retryable, names the endpoint."""
         return EndpointError("EndpointConfigError", f"endpoint '{self.config.name}': {text}")
