@@ -123,7 +123,24 @@ configs:""",
         (
             "protocol: lang-graph, url: http://127.0.0.1:2024",
             "specengine.yaml:2:21: unknown protocol 'lang-graph' - did you mean 'langgraph'? (use one of"
-            " openai-chat, openai-responses, databricks, appkit, langgraph, a2a, http, demo)",
+            " openai-chat, openai-responses, databricks, appkit, langgraph, a2a, adk, http, demo)",
+        ),
+        (
+            'protocol: http, url: "http://h/x", body: {q: "{{ message }}"}, reply: json.a, stream: true',
+            "specengine.yaml:2:89: 'stream' is only used with protocol openai-chat, openai-responses,"
+            " databricks, langgraph, a2a or adk",
+        ),
+        (
+            'protocol: http, url: "http://h/x", body: {q: "{{ message }}"}, reply: json.a, model: gpt',
+            "specengine.yaml:2:89: 'model' is only used with protocol openai-chat or openai-responses",
+        ),
+        (
+            "protocol: adk, url: http://127.0.0.1:8000",
+            "specengine.yaml:2:10: this endpoint needs 'app_name'",
+        ),
+        (
+            "protocol: a2a, url: http://127.0.0.1:8000/, app_name: orders",
+            "specengine.yaml:2:55: 'app_name' is only used with protocol adk",
         ),
     ],
 )
@@ -152,3 +169,32 @@ def test_an_inline_endpoint_in_a_spec_is_checked_too(tmp_path):
         "s.yaml:1:77: model is not a template with protocol openai-responses:"
         " its {{ }} would be sent as written"
     ]
+
+
+def test_a_tool_check_on_an_http_endpoint_without_tool_calls_is_warned_at_its_line(tmp_path):
+    project = """
+    endpoints:
+      agent: {protocol: http, url: "http://h/x", body: {q: "{{ message }}"}, reply: json.a}
+    defaults: {endpoint: agent}
+    """
+    spec = """
+    evals:
+      - name: lookup
+        send: Where is order A1?
+        expect:
+          - called_tool: lookup_order
+          - not_called_tool: refund
+    """
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "specengine.yaml").write_text(textwrap.dedent(project), encoding="utf-8")
+    (tmp_path / "s.yaml").write_text(textwrap.dedent(spec), encoding="utf-8")
+    result = run_cli(["validate", "s.yaml"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.output.splitlines() if "can never see a call" in line]
+    assert [line.split(":")[1] for line in warned] == ["6", "7"], (
+        result.output
+    )  # not_called_tool would always pass
+    assert "without a tool_calls: expression" in warned[0]
+    with_calls = textwrap.dedent(project).replace("reply: json.a}", "reply: json.a, tool_calls: json.calls}")
+    (tmp_path / "specengine.yaml").write_text(with_calls, encoding="utf-8")
+    assert "can never see a call" not in run_cli(["validate", "s.yaml"], cwd=tmp_path).output

@@ -18,6 +18,7 @@ from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.redact import MASK, redact
 from specengine.report.facts import format_duration, plain_text
+from specengine.source.loader import PROJECT_FILE
 from specengine.transcript import Turn
 from specengine.untrusted_json import read_json
 
@@ -108,7 +109,7 @@ def understood(answer: Answer) -> list[str]:
         error = answer.error
         assert error is not None
         lines = ["understood: nothing, the turn failed", f"    {error.kind}: {_shown(error.message, config)}"]
-        lines += _fault_hint(error, config)
+        lines += _found_lines(answer) if answer.found is not None else _fault_hint(error, config)
     else:
         lines = ["understood:", *_turn_lines(answer.turn, config, problems)]
     lines += _fixes(answer, problems)
@@ -151,6 +152,18 @@ def _turn_lines(turn: Turn, config: EndpointConfig, problems: Mapping[str, str])
             "    (an error reported inside the answer: `succeeded` fails with it, other checks still run)"
         )
     return lines
+
+
+def _found_lines(answer: Answer) -> list[str]:
+    """What answered instead, the protocol to write, and the endpoint block to paste."""
+    from specengine.ask.probe import endpoint_block
+
+    found = answer.found
+    assert found is not None
+    config = answer.config
+    lines = [f"    found: {_shown(found.what, config)}", f"    fix: write protocol: {found.protocol}", ""]
+    lines.append(f"paste this endpoint into {PROJECT_FILE} (in place of '{config.name}'):")
+    return lines + [f"    {_shown(line, config)}" for line in endpoint_block(config.name, found)]
 
 
 def _fault_hint(error: EndpointError, config: EndpointConfig) -> list[str]:

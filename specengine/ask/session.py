@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from specengine.ask.exchange import Exchange, RecordingTransport
+from specengine.endpoints.recognise import Found
 from specengine.errors import EndpointError, MissingVariable, SpecError, UsageError
 from specengine.plan import Cell, EndpointConfig
 from specengine.source.loader import PROJECT_FILE, find_project_file
@@ -57,6 +58,7 @@ class Answer:
     turn: Turn | None
     error: EndpointError | None
     seconds: float
+    found: Found | None = None  # another protocol's server, when that is what answered
 
     @property
     def answered(self) -> bool:
@@ -169,6 +171,27 @@ async def _send(config: EndpointConfig, message: str, inputs: Mapping[str, str])
             error = EndpointError(
                 "TimeoutError", f"no answer within {config.timeout:g} s (the endpoint's timeout)"
             )
+        found = None
+        try:
+            if error is not None:
+                found = await _what_answered(client, config, transport.exchanges, error)
         finally:
             await client.aclose()
-    return Answer(config, adapter, transport.exchanges, turn, error, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return Answer(config, adapter, transport.exchanges, turn, error, seconds, found)
+
+
+async def _what_answered(
+    client: Any, config: EndpointConfig, exchanges: list[Exchange], error: EndpointError
+) -> Found | None:
+    """Another protocol's server behind a failed turn: read from its answer, else probed for."""
+    from specengine.ask.probe import finding, probe
+
+    last = exchanges[-1] if exchanges else None
+    if last is not None and last.status is not None:
+        found = finding(config, last.status, dict(last.response_headers), last.response_text())
+        if found is not None:
+            return found
+    if error.status in (404, 405) or error.kind in ("InvalidJSON", "InvalidResponse"):
+        return await probe(client, config)
+    return None

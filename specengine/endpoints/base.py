@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from specengine.endpoints.recognise import recognise, with_finding
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.redact import redact
@@ -120,8 +121,12 @@ async def request_json(
     latency = time.perf_counter() - started
     text = redact(answer.text, config.secrets)  # before any excerpt is cut from it
     if answer.status >= 300:
-        raise status_error(answer.status, str(answer.url), answer.headers, text)
-    data = parse_json(text, "the response body")
+        error = status_error(answer.status, str(answer.url), answer.headers, text)
+        raise found_in(adapter, error, target, answer.status, answer.headers, text)
+    try:
+        data = parse_json(text, "the response body")
+    except EndpointError as error:
+        raise found_in(adapter, error, target, answer.status, answer.headers, text) from None
     return JsonAnswer(data, text, answer.status, answer.headers, latency)
 
 
@@ -205,9 +210,11 @@ async def post_events(
             method, url or config.url or "", json=body, headers=sent, timeout=config.timeout
         ) as response:
             bound_body(response, config.max_reply_bytes)
+            target = str(response.request.url)
             if response.status_code >= 300:
                 text = redact(await _read_text(response), config.secrets)
-                raise status_error(response.status_code, str(response.request.url), response.headers, text)
+                error = status_error(response.status_code, target, response.headers, text)
+                raise found_in(adapter, error, target, response.status_code, response.headers, text)
             content_type = response.headers.get("content-type", "")
             kind = stream_kind(content_type)
             if opened is not None:
@@ -216,12 +223,19 @@ async def post_events(
                 text = redact(await _read_text(response), config.secrets)
                 return parse_json(text, "the response body"), time.perf_counter() - started
             if kind is None:
-                excerpt = body_excerpt(redact(await _read_text(response), config.secrets))
-                raise EndpointError(
+                text = redact(await _read_text(response), config.secrets)
+                excerpt = body_excerpt(text)
+                error = EndpointError(
                     "InvalidResponse",
                     "expected an event stream (text/event-stream or application/x-ndjson), got "
                     + (content_type or "no content type")
                     + (f": {excerpt!r}" if excerpt else ""),
+                )
+                raise found_in(adapter, error, target, response.status_code, response.headers, text)
+            found = recognise(adapter.protocol, target, 200, response.headers, "")
+            if found is not None and adapter.protocol != "http":  # `http` may read any stream it declares
+                raise with_finding(
+                    EndpointError("InvalidResponse", "the answer is another protocol's stream"), found
                 )
             events = _sse_events(response) if kind == "sse" else _ndjson_events(response)
             async for event, data in events:
@@ -304,6 +318,13 @@ def event_json(event: str, data: str) -> tuple[Any, str | None]:
         if event == "error":
             return None, data.strip() or "error event"
         raise not_json("a stream event", data) from None
+
+
+def found_in(
+    adapter: Adapter, error: EndpointError, url: str, status: int, headers: Mapping[str, str], text: str
+) -> EndpointError:
+    """The error, saying which other protocol answered when the answer shows it (recognise.py)."""
+    return with_finding(error, recognise(adapter.protocol, url, status, headers, text))
 
 
 def invalid(problem: str, data: Any) -> EndpointError:
