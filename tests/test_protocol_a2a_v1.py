@@ -177,3 +177,37 @@ def test_ask_reads_the_card_and_polls_the_submitted_task(fasta2a_server, tmp_pat
     assert f"its A2A 1.0 JSON-RPC url is {fasta2a_server.rpc_url}" in result.output
     assert '"method": "SendMessage"' in result.output and '"method": "GetTask"' in result.output
     assert "reply       Order A1 is shipped." in result.output
+
+
+def test_another_protocol_pointed_at_an_a2a_agent_is_named(fasta2a_server, tmp_path):
+    write_project(
+        tmp_path,
+        endpoints={
+            "card": {
+                "protocol": "http",
+                "url": fasta2a_server.card_url,
+                "body": {"question": "{{ message }}"},
+                "reply": "json.answer",
+            },
+            "chat": {"protocol": "openai-chat", "url": fasta2a_server.url + "/v1/chat/completions"},
+        },
+    )
+    write_spec(
+        tmp_path,
+        "specs/a.yaml",
+        "suite: s\nendpoint: card\nevals:\n  - name: a\n    send: hi\n    expect: [succeeded]\n",
+    )
+    run = run_spec(tmp_path, None, paths=["specs"])
+    message = run.case("a")["error"]["message"]
+    assert message.startswith(f"HTTP 405 from {fasta2a_server.card_url}")
+    assert "this is an A2A agent card, which is read, not posted to: write protocol: a2a" in message
+    asked = run_cli(["ask", "chat", "hi", "--project", str(tmp_path / "specengine.yaml")])
+    assert asked.exit_code == 1
+    assert f"found: an A2A 1.0 agent (its card is at {fasta2a_server.card_url})" in asked.output
+    block = asked.output[asked.output.index("paste this endpoint") :].splitlines()[1:5]
+    assert [line.strip() for line in block] == [
+        "endpoints:",
+        "chat:",
+        "protocol: a2a",
+        f"url: {fasta2a_server.rpc_url}",
+    ]

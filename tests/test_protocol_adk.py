@@ -122,3 +122,40 @@ def test_an_adk_endpoint_without_app_name_stops_at_validate(adk_server, tmp_path
     result = run_cli(["validate", str(tmp_path / "specs")], cwd=tmp_path)
     assert result.exit_code != 0
     assert "app_name" in result.output
+
+
+def test_another_protocol_pointed_at_the_adk_server_is_named_with_the_block_to_paste(adk_server, tmp_path):
+    write_project(
+        tmp_path,
+        endpoints={
+            "chat": {"protocol": "openai-chat", "url": adk_server.url + "/v1/chat/completions"},
+            "plain": {
+                "protocol": "http",
+                "url": adk_server.url + "/run_sse",
+                "body": {"question": "{{ message }}"},
+                "reply": "json.answer",
+            },
+        },
+    )
+    project = str(tmp_path / "specengine.yaml")
+    asked = run_cli(["ask", "chat", "Where is order A1?", "--project", project])
+    assert asked.exit_code == 1
+    assert "found: a Google ADK server (adk api_server) (its apps: orders)" in asked.output
+    assert "fix: write protocol: adk" in asked.output
+    block = asked.output[asked.output.index("paste this endpoint") :].splitlines()[1:]
+    assert [line.strip() for line in block[:5]] == [
+        "endpoints:",
+        "chat:",
+        "protocol: adk",
+        f"url: {adk_server.url}",
+        "app_name: orders",
+    ]
+    write_spec(
+        tmp_path,
+        "specs/a.yaml",
+        "suite: s\nendpoint: plain\nevals:\n  - name: a\n    send: hi\n    expect: [succeeded]\n",
+    )
+    run = run_spec(tmp_path, None, paths=["specs"])
+    case = run.case("a")
+    assert case["status"] == "error"
+    assert "this is a Google ADK server (adk api_server): write protocol: adk" in case["error"]["message"]

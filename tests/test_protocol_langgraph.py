@@ -283,3 +283,21 @@ def test_a_state_without_messages_is_an_unusable_answer():
         read_run({"answer": "42"}, frozenset())
     assert caught.value.kind == "InvalidResponse"
     assert 'no "messages" list' in caught.value.message
+
+
+def test_ask_names_a_langgraph_server_behind_another_protocol(langgraph_server, tmp_path):
+    from support.cli import run_cli
+
+    url = langgraph_server.url + "/v1/chat/completions"
+    write_project(tmp_path, endpoints={"agent": {"protocol": "openai-chat", "url": url}})
+    asked = run_cli(["ask", "agent", "hi", "--project", str(tmp_path / "specengine.yaml")])
+    assert asked.exit_code == 1
+    assert "found: a LangGraph server (its graphs: weather)" in asked.output
+    block = asked.output[asked.output.index("paste this endpoint") :].splitlines()[1:6]
+    assert [line.strip() for line in block] == [
+        "endpoints:",
+        "agent:",
+        "protocol: langgraph",
+        f"url: {langgraph_server.url}",
+        "assistant_id: weather",
+    ]
