@@ -25,6 +25,14 @@ evals:
         expect:
           - called_tool: lookup_order
             scope: conversation
+  - name: no call at all
+    turns:
+      - send: Thanks!
+        expect:
+          - called_tool: lookup_order
+          - called_tool_with: {name: lookup_order, args: {order_id: ORD-123}}
+          - tool_calls_in_order: [lookup_order, notify]
+          - includes: shipped
   - name: other spelling
     send: Where is ORD-123?
     expect:
@@ -169,3 +177,17 @@ def test_the_hint_a_failed_tool_check_gets(matcher, argument, check, turns, hint
     records = _records(*turns)
     record = next(r for r in records if r.number == 2) if len(records) > 1 else records[0]
     assert tool_hint(checked, argument, record, records) == hint
+
+
+def test_a_tool_check_in_a_case_without_any_reported_call_says_none_was_reported(hinted):
+    case = hinted.case("no call at all")
+    reasons = {c["matcher"]: c["reason"] for c in case["trials"][0]["checks"]}
+    unseen = (
+        "the endpoint reported no tool call in any turn, so whether {} was called cannot be seen (a tool"
+        " call is seen only when the agent's answer carries it: an A2A agent shows its tool calls only if"
+        " it sends them)"
+    )
+    assert reasons["called_tool"] == unseen.format("lookup_order")
+    assert reasons["called_tool_with"] == unseen.format("lookup_order")
+    assert reasons["tool_calls_in_order"] == unseen.format("lookup_order or notify")
+    assert reasons["includes"].startswith("the reply does not include")

@@ -56,12 +56,9 @@ UNSEEN = (
 
 def unseen_reason(check: Check, argument: Any, records: Sequence[TurnRecord]) -> str | None:
     """The reason of a failed tool check when no turn of the trial reported a call, else None."""
-    if check.matcher not in TOOL_CHECKS or check.negate:
-        return None
-    if any(record.turn.tool_calls for record in records):
-        return None
-    wanted = list(dict.fromkeys(_names(check.matcher, argument)))
-    return UNSEEN.format(names=" or ".join(wanted) if wanted else "a tool")
+    if check.matcher not in TOOL_CHECKS or any(record.turn.tool_calls for record in records):
+        return None  # (a negated tool check fails only on a call, so it never gets here)
+    return UNSEEN.format(names=" or ".join(dict.fromkeys(_names(check.matcher, argument))))
 
 
 def _names(matcher: str, argument: Any) -> Iterable[str]:
