@@ -331,7 +331,9 @@ def test_an_http_error_is_exit_1_with_what_to_check(agent_server, tmp_path, stat
     assert f"response: HTTP {status} " in result.stdout
     assert '"message": "nope"' in section(result.stdout, "response")
     assert hint in result.stdout
-    assert agent_server.hits() == 1  # never retried
+    assert (
+        agent_server.hits("/v1/chat/completions") == 1
+    )  # never retried (ask then asks the origin what it is)
 
 
 def test_an_error_the_agent_reports_is_exit_1_and_shown(agent_server, tmp_path):

@@ -6,8 +6,9 @@ origin, each one a mark of one kind of agent server:
 - `GET /list-apps`: Google ADK's `adk api_server` (the agents it serves);
 - `GET /ok` and `POST /assistants/search`: a LangGraph server (its graphs).
 
-The finding comes with the endpoint block to paste into the project file. The probes go through the
-same recorded client, so `ask` shows them with the rest of the exchanges.
+The finding comes with the endpoint block to paste into the project file. The probes go over the
+endpoint's own session but are not shown as exchanges: they are not the turn, and a server that is
+none of these (the usual 404) keeps `ask`'s output as it was.
 """
 
 from __future__ import annotations

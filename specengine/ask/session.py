@@ -173,8 +173,12 @@ async def _send(config: EndpointConfig, message: str, inputs: Mapping[str, str])
             )
         found = None
         try:
-            if error is not None:
-                found = await _what_answered(client, config, transport.exchanges, error)
+            if error is not None:  # probes go over the same session, unrecorded: they are not the turn
+                quiet = httpx_client(endpoint.session, config.timeout, connect, True, limit)
+                try:
+                    found = await _what_answered(quiet, config, transport.exchanges, error)
+                finally:
+                    await quiet.aclose()
         finally:
             await client.aclose()
     seconds = time.perf_counter() - started
