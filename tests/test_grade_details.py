@@ -298,6 +298,36 @@ def test_a_tool_check_sees_the_turns_of_its_scope(scope, records, status):
     assert grade_check(case, check, SECOND, records, strict=False).status == status
 
 
+UNSEEN = (
+    "the endpoint reported no tool call in any turn, so whether {} was called cannot be seen (a tool"
+    " call is seen only when the agent's answer carries it: an A2A agent shows its tool calls only if"
+    " it sends them)"
+)
+
+
+@pytest.mark.parametrize(
+    ("matcher", "argument", "names"),
+    [
+        ("called_tool", "get_weather", "get_weather"),
+        ("called_tool_with", {"name": "get_weather", "args": {"city": "Paris"}}, "get_weather"),
+        ("tool_calls_in_order", ["get_weather", "book_table", "get_weather"], "get_weather or book_table"),
+    ],
+)
+def test_a_tool_check_where_no_turn_reported_a_call_says_none_was_reported(matcher, argument, names):
+    quiet = [QUIET_FIRST, SECOND]
+    check = Check(matcher=matcher, argument=argument, name="c", source=Source("s.yaml", 3))
+    case = Case(
+        id="s.yaml::e", index=0, suite="s", spec="s.yaml", eval_name="e", line=1, endpoint="agent",
+        steps=(Step("send", "hi", (check,)),), variables={},
+    )  # fmt: skip
+    result = grade_check(case, check, SECOND, quiet, strict=False)
+    assert (result.status, result.reason) == ("failed", UNSEEN.format(names))
+    text = Check(matcher="includes", argument="sunny", name="t", source=Source("s.yaml", 4))
+    assert grade_check(case, text, SECOND, quiet, strict=False).reason == 'the reply does not include "sunny"'
+    elsewhere = grade_check(case, check, SECOND, [FIRST, SECOND], strict=False)  # a call in another turn
+    assert elsewhere.status == "failed" and "cannot be seen" not in elsewhere.reason
+
+
 def test_a_judge_option_is_rendered_to_text():
     from specengine.grade.grader import _judge_text
 
