@@ -123,12 +123,8 @@ configs:""",
         (
             "protocol: lang-graph, url: http://127.0.0.1:2024",
             "specengine.yaml:2:21: unknown protocol 'lang-graph' - did you mean 'langgraph'? (use one of"
-            " openai-chat, openai-responses, databricks, appkit, langgraph, a2a, adk, http, demo)",
-        ),
-        (
-            'protocol: http, url: "http://h/x", body: {q: "{{ message }}"}, reply: json.a, stream: true',
-            "specengine.yaml:2:89: 'stream' is only used with protocol openai-chat, openai-responses,"
-            " databricks, langgraph, a2a or adk",
+            " openai-chat, openai-responses, databricks, appkit, langgraph, a2a, adk, ag-ui, ai-sdk, http,"
+            " demo)",
         ),
         (
             'protocol: http, url: "http://h/x", body: {q: "{{ message }}"}, reply: json.a, model: gpt',
