@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from specengine.cli import app
+from specengine.commands import app
 from specengine.commands.query import ProjectDir
 
 if TYPE_CHECKING:

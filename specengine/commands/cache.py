@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from specengine.cli import app
+from specengine.commands import app
 
 cache_app = typer.Typer(
     name="cache",

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from specengine.cli import app
+from specengine.commands import app
 from specengine.commands.options import report_options
 from specengine.report.formats import ReportRequest, formats_named, write_reports
 

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from specengine.cli import app
+from specengine.commands import app
 
 DEFAULT_PORT = 8000
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from specengine.cli import app
+from specengine.commands import app
 
 if TYPE_CHECKING:
     from specengine.github.steps import Say

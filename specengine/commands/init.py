@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from specengine.cli import app
+from specengine.commands import app
 from specengine.validate.schema import editor_schema_line
 
 PROJECT_TEMPLATE = """\

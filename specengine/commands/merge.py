@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from specengine.cli import app
+from specengine.commands import app
 
 
 @app.command()

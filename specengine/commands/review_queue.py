@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from specengine.cli import app
+from specengine.commands import app
 from specengine.commands.query import ProjectDir
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from specengine.cli import app
+from specengine.commands import app
 
 if TYPE_CHECKING:
     from specengine.validate.validator import Validation
