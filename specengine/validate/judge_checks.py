@@ -29,6 +29,7 @@ from specengine.source.project import Project
 from specengine.suggest import suggest
 from specengine.templates import CHECK_VARIABLES
 from specengine.validate.file_report import Report
+from specengine.validate.template_checks import check_template
 
 RUBRIC_KEYS = ("criteria", "expected", "prompt", "choices")
 
@@ -145,8 +146,6 @@ def check_examples(report: Report, examples: Any, here: KeyPath, scores: Mapping
 
 def check_named_judges(report: Report, data: Mapping[str, Any]) -> None:
     """The `judges:` of a project file: names that are not kinds, rubric templates, examples."""
-    from specengine.validate.spec_checks import check_template
-
     judges = data.get(JUDGES_KEY)
     if not isinstance(judges, Mapping):
         return

@@ -27,7 +27,7 @@ from specengine.source.loader import PROJECT_FILE, KeyPath, as_text
 from specengine.source.matrix import matrix_vars
 from specengine.source.project import Project
 from specengine.suggest import suggest
-from specengine.template_analysis import line_naming, template_facts
+from specengine.template_analysis import template_facts
 from specengine.templates import CASE_VARIABLES, CHECK_VARIABLES, is_template
 from specengine.validate.conversation_checks import RESET, check_conversation
 from specengine.validate.dataset_checks import DatasetResult, check_dataset
@@ -48,7 +48,7 @@ from specengine.validate.row_checks import (
     TemplateUse,
     reads_rows,
 )
-from specengine.validate.row_messages import template_diagnostic
+from specengine.validate.template_checks import check_template
 from specengine.validate.unit_checks import unit_warnings
 
 ENDPOINT_ROOTS = frozenset({"input"})  # what an endpoint's templates read of a row
@@ -379,38 +379,6 @@ class SpecChecks:
 
 
 # --- templates of any file ------------------------------------------------------------------------
-
-
-def check_template(report: Report, text: str, here: KeyPath, allowed: frozenset[str], what: str) -> bool:
-    """A template at `here` compiles and reads only `allowed` names; each problem at its own line.
-    True for a sound template (a text without one counts as none)."""
-    if not is_template(text):
-        return False
-    names, problems = template_facts(text)
-    if not (names - allowed or problems):
-        return True
-    for line, message in problems:
-        _template_problem(report, here, line, f"{what}: {message}")
-    for name in sorted(names - allowed):
-        hint = suggest(name, sorted(allowed))
-        extra = ""
-        if name == "trace":
-            extra = (
-                " (trace is a recorded conversation, known only in the checks of an eval with"
-                " source: NAME; read the case's own values from input or expected here)"
-            )
-        elif name in CHECK_VARIABLES:
-            extra = " (reply, tool_calls, session_id and turn are known only in checks)"
-        known = ", ".join(sorted(allowed - {"vars"}))  # vars: a matrix run's, named in docs
-        message = f"{what}: undefined variable '{name}'{hint}; known here: {known}{extra}"
-        _template_problem(report, here, line_naming(text, name), message)
-    return False
-
-
-def _template_problem(report: Report, here: KeyPath, template_line: int, message: str) -> None:
-    diagnostic = template_diagnostic(report, here, template_line, message)
-    if diagnostic is not None:
-        report.add(diagnostic)
 
 
 def _mapping(value: Any) -> dict[str, Any]:

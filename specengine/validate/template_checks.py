@@ -1,0 +1,46 @@
+"""One template in a spec or project file checked before anything runs: it compiles and reads only the
+names known where it stands, each problem at the line of the template it is on.
+
+Spec checks and the project's named judges both check templates here.
+"""
+
+from __future__ import annotations
+
+from specengine.source.loader import KeyPath
+from specengine.suggest import suggest
+from specengine.template_analysis import line_naming, template_facts
+from specengine.templates import CHECK_VARIABLES, is_template
+from specengine.validate.file_report import Report
+from specengine.validate.row_messages import template_diagnostic
+
+
+def check_template(report: Report, text: str, here: KeyPath, allowed: frozenset[str], what: str) -> bool:
+    """A template at `here` compiles and reads only `allowed` names; each problem at its own line.
+    True for a sound template (a text without one counts as none)."""
+    if not is_template(text):
+        return False
+    names, problems = template_facts(text)
+    if not (names - allowed or problems):
+        return True
+    for line, message in problems:
+        _template_problem(report, here, line, f"{what}: {message}")
+    for name in sorted(names - allowed):
+        hint = suggest(name, sorted(allowed))
+        extra = ""
+        if name == "trace":
+            extra = (
+                " (trace is a recorded conversation, known only in the checks of an eval with"
+                " source: NAME; read the case's own values from input or expected here)"
+            )
+        elif name in CHECK_VARIABLES:
+            extra = " (reply, tool_calls, session_id and turn are known only in checks)"
+        known = ", ".join(sorted(allowed - {"vars"}))  # vars: a matrix run's, named in docs
+        message = f"{what}: undefined variable '{name}'{hint}; known here: {known}{extra}"
+        _template_problem(report, here, line_naming(text, name), message)
+    return False
+
+
+def _template_problem(report: Report, here: KeyPath, template_line: int, message: str) -> None:
+    diagnostic = template_diagnostic(report, here, template_line, message)
+    if diagnostic is not None:
+        report.add(diagnostic)
