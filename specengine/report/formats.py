@@ -13,7 +13,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -136,12 +135,8 @@ class ReportInputs:
     echo: Callable[[str], None] = print  # one line on the command's output
     interrupted: bool = False  # the run was stopped (Ctrl-C): the results hold the cases that finished
 
-    @cached_property
-    def markdown(self) -> str:
-        """The Markdown summary, rendered once for the Markdown file and the step summary."""
-        from specengine.report.markdown import render_markdown
-
-        return render_markdown(self.results, self.comparison, source_url=self.source_url)
+    # Text a writer renders once for every target that shows it (the Markdown file and step summary).
+    rendered: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
 
 ReportWriter = Callable[[ReportInputs, Destination], "Path | None"]

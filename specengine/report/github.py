@@ -84,7 +84,9 @@ def append_step_summary_report(inputs: ReportInputs, destination: Path) -> None:
     GitHub renders that file on the run's summary page, so the Markdown report is shown there
     without a bot token or a pull-request comment. Earlier steps' summaries are kept.
     """
-    markdown = inputs.markdown
+    from specengine.report.markdown import summary_markdown
+
+    markdown = summary_markdown(inputs)
     with destination.open("a", encoding="utf-8", errors="replace") as out:
         out.write(markdown if markdown.endswith("\n") else markdown + "\n")
 

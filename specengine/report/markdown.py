@@ -254,13 +254,22 @@ def _unproven_section(
     return [*lines, "", "</details>"]
 
 
+def summary_markdown(inputs: ReportInputs) -> str:
+    """The Markdown summary, rendered once for the Markdown file and the step summary."""
+    if "markdown" not in inputs.rendered:
+        text = render_markdown(inputs.results, inputs.comparison, source_url=inputs.source_url)
+        inputs.rendered["markdown"] = text
+    return inputs.rendered["markdown"]
+
+
 def write_markdown_report(inputs: ReportInputs, destination: Path) -> Path | None:
     """`--md FILE`, or `--md -` for the command's output."""
     if destination == STREAM:
-        inputs.echo(inputs.markdown.removesuffix("\n"))  # echo ends the line: the output holds the file
+        # echo ends the line: the output holds the file
+        inputs.echo(summary_markdown(inputs).removesuffix("\n"))
         return None
     destination.parent.mkdir(parents=True, exist_ok=True)
-    destination.write_text(inputs.markdown, encoding="utf-8", errors="replace")
+    destination.write_text(summary_markdown(inputs), encoding="utf-8", errors="replace")
     return destination
 
 
