@@ -45,8 +45,8 @@ def agreement(
 
     from specengine.errors import UsageError
     from specengine.index.judged import judge_verdicts_for
+    from specengine.report.agreement_text import agreement_text
     from specengine.review.agreement import measure_agreement
-    from specengine.review.agreement_text import agreement_text
 
     try:
         verdicts, reviews = judge_verdicts_for(folder, runs or [])
