@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 from specengine.errors import UsageError
 from specengine.redact import redact
 
+INSTALL_COMMAND = 'pip install "specengine[mlflow]"'  # the extra with the SDK, shared with MLflow's client
+
 if TYPE_CHECKING:
     from databricks.sdk.config import Config
 
@@ -126,8 +128,6 @@ def resolve_workspace(profile: str | None, where: str, environ: Mapping[str, str
     try:
         from databricks.sdk.config import Config
     except ImportError:
-        from specengine.mlflow.target import INSTALL_COMMAND
-
         raise UsageError(
             f"error: {where}: auth: databricks needs the Databricks SDK, which is not installed; "
             f"install it with: {INSTALL_COMMAND}"

@@ -10,9 +10,8 @@ import pytest
 from support.databricks_workspace import CLIENT_SECRET, PAT, Workspace
 from support.servers import ScriptedHTTPServer
 
-from specengine.databricks_auth import DatabricksAuth, resolve_workspace
+from specengine.databricks_auth import INSTALL_COMMAND, DatabricksAuth, resolve_workspace
 from specengine.errors import UsageError
-from specengine.mlflow.target import INSTALL_COMMAND
 
 pytest.importorskip("databricks.sdk")
 

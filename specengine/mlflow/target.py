@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from specengine.databricks_auth import INSTALL_COMMAND
 from specengine.errors import UsageError
 from specengine.report.formats import ReportRequest, ReportTarget, format_named
 
-INSTALL_COMMAND = 'pip install "specengine[mlflow]"'
 MINIMUM_VERSION = (3, 17)
 CLIENT_DISTRIBUTIONS = ("mlflow-skinny", "mlflow")  # either one holds the tracking client
 
