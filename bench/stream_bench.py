@@ -36,7 +36,7 @@ from specengine.endpoints.base import Adapter, post_events  # noqa: E402
 from specengine.endpoints.http import HttpAdapter  # noqa: E402
 from specengine.endpoints.http_stream import StreamReading  # noqa: E402
 from specengine.plan import EndpointConfig  # noqa: E402
-from specengine.transport.client import EndpointClient  # noqa: E402
+from specengine.transport.endpoint_client import EndpointClient  # noqa: E402
 
 SERVER = """
 import sys

@@ -15,7 +15,7 @@ from support.servers import Reply, ScriptedHTTPServer
 
 from specengine.endpoints.base import Adapter, post_events, stream_kind
 from specengine.errors import EndpointError
-from specengine.transport.client import EndpointClient
+from specengine.transport.endpoint_client import EndpointClient
 
 SSE_BODY = b"event: a\ndata: 1\n\n: a comment\nid: 7\n\ndata: two\ndata: lines\n\nevent: stop\ndata: {}\n\n"
 NDJSON_BODY = b'{"n": 1}\n\n{"n": 2}\r\n{"n": 3}'

@@ -23,7 +23,7 @@ from specengine.endpoints.openai_chat import OpenAIChatAdapter
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
 from specengine.results.writer import TEXT_EXCERPT
-from specengine.transport.client import EndpointClient
+from specengine.transport.endpoint_client import EndpointClient
 from specengine.transport.limits import size_text
 
 COMPLETION = {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}
@@ -286,7 +286,8 @@ def test_a_refused_connection_is_a_connect_error_either_way(free_port):
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from specengine.transport.client import JoinedHeaders, request_bytes  # noqa: E402
+from specengine.transport.endpoint_client import request_bytes  # noqa: E402
+from specengine.transport.http_basics import JoinedHeaders  # noqa: E402
 
 _JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),

@@ -38,7 +38,8 @@ from support.raw_http_server import (
 
 from specengine.endpoints.base import transport_error
 from specengine.errors import EndpointError
-from specengine.transport.client import EndpointClient, RawAnswer
+from specengine.transport.endpoint_client import EndpointClient
+from specengine.transport.http_basics import RawAnswer
 
 LIMIT = 10**7
 BODY = b'{"reply":"ok"}'

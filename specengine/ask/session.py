@@ -144,7 +144,8 @@ def _served(config: EndpointConfig) -> Iterator[EndpointConfig]:
 
 async def _send(config: EndpointConfig, message: str, inputs: Mapping[str, str]) -> Answer:
     from specengine.endpoints import adapter_class
-    from specengine.transport.client import CONNECT_TIMEOUT_S, FOLLOW_ANY, EndpointClient
+    from specengine.transport.endpoint_client import CONNECT_TIMEOUT_S, EndpointClient
+    from specengine.transport.http_basics import FOLLOW_ANY
     from specengine.transport.httpx_transport import BoundedTransport, httpx_client
 
     started = time.perf_counter()

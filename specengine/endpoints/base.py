@@ -11,7 +11,7 @@ so a status, a dropped connection or a body that is not JSON means the same thin
 words, whatever the protocol. Both mask the endpoint's secrets in what they read before anything is
 parsed or cut from it (an excerpt cut first would keep the part of a key before the cut, where
 redaction no longer sees it). Both read at most the endpoint's `max_reply_bytes`. The client is a
-run's EndpointClient (specengine/transport/client.py: the endpoint's aiohttp session, with httpx
+run's EndpointClient (specengine/transport/endpoint_client.py: the endpoint's aiohttp session, with httpx
 over it for streams) or an httpx.AsyncClient (`ask` records the exchanges of one over the same
 transport); the two send the same bytes and name faults alike.
 """
@@ -32,7 +32,8 @@ from specengine.plan import EndpointConfig
 from specengine.redact import redact
 from specengine.retry import is_retryable_status, retry_after_seconds
 from specengine.transcript import ToolCall, Turn
-from specengine.transport.client import EndpointClient, RawAnswer, fault
+from specengine.transport.endpoint_client import EndpointClient
+from specengine.transport.http_basics import RawAnswer, fault
 from specengine.untrusted_json import JSONTooDeep, read_json
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ A GET or PATCH that meets a fault worth retrying (a connection error, 429, 5xx: 
 is sent again, up to ATTEMPTS times; a POST is not, since a comment created behind a 502 would be
 created twice.
 
-Each call goes through the aiohttp session of an `EndpointClient` (transport/client.py), so proxies,
+Each call goes through the aiohttp session of an `EndpointClient` (transport/endpoint_client.py), so proxies,
 TLS trust, the User-Agent and the limit on what is read are the same as for an agent. The token is
 sent to the API's own origin only: a `next` page elsewhere is not followed, and aiohttp drops
 `Authorization` when a download redirects to another origin (an artifact's zip is served from
@@ -23,7 +23,7 @@ from yarl import URL
 
 from specengine.errors import EndpointError, GitHubError
 from specengine.retry import backoff_s, is_retryable_status, retry_after_seconds
-from specengine.transport.client import EndpointClient
+from specengine.transport.endpoint_client import EndpointClient
 from specengine.untrusted_json import read_json
 
 TIMEOUT_S = 30.0

@@ -44,7 +44,7 @@ from specengine.retry import (
 if TYPE_CHECKING:
     import openai
 
-    from specengine.transport.client import EndpointClient
+    from specengine.transport.endpoint_client import EndpointClient
 
 ApiKey = str | Callable[[], Awaitable[str]]
 
@@ -140,7 +140,7 @@ class JudgeClient:
             import httpx
             import openai
 
-            from specengine.transport.client import EndpointClient
+            from specengine.transport.endpoint_client import EndpointClient
 
             httpx.URL(self.base_url)  # raises httpx.InvalidURL for a base_url that is no URL
             # the judge's own aiohttp session, as each endpoint has one; no pool limit of its own: the

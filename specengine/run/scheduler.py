@@ -26,7 +26,8 @@ from specengine.retry import backoff_s
 from specengine.run.breaker import DEFAULT_LIMIT, Breaker
 from specengine.run.simulated import SimulatedStep, history_of, no_simulator, simulate_user
 from specengine.transcript import SimulationEnd, TrialRun, Turn, TurnRecord
-from specengine.transport.client import FOLLOW_ANY, EndpointClient
+from specengine.transport.endpoint_client import EndpointClient
+from specengine.transport.http_basics import FOLLOW_ANY
 from specengine.transport.limits import size_text
 
 if TYPE_CHECKING:

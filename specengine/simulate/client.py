@@ -26,7 +26,7 @@ class SimulatorClient(JudgeClient):
     """`POST {base_url}/chat/completions` with `Authorization: Bearer KEY`, retried as the judge's."""
 
     async def _attempt(self, body: Mapping[str, Any]) -> str | _Fault:
-        from specengine.transport.client import EndpointClient
+        from specengine.transport.endpoint_client import EndpointClient
 
         timeout, role = self.config.timeout, self.config.role
         if self._http is None:

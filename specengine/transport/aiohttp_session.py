@@ -16,7 +16,7 @@ import aiohttp
 from yarl import URL
 
 from specengine.errors import EndpointError
-from specengine.transport.client import (
+from specengine.transport.http_basics import (
     USER_AGENT,
     JoinedHeaders,
     RawAnswer,

@@ -27,7 +27,7 @@ from aiohttp.http_exceptions import ContentEncodingError
 from httpx_aiohttp import AiohttpTransport
 
 from specengine.transport.aiohttp_session import fault_detail, fault_kind
-from specengine.transport.client import redirect_refused
+from specengine.transport.http_basics import redirect_refused
 from specengine.transport.limits import too_large
 
 STEP = 64 * 1024  # decoded bytes per decompression step, as aiohttp's own reads take them
