@@ -8,7 +8,7 @@ and no request is sent. It sends nothing of its own anywhere, ever (no telemetry
 Asked, each case is a test item named as specengine names it (`specs/weather.yaml::sunny in
 paris[paris]`), so `-k` and `--lf` select cases. The selected items run together, concurrently, in
 one specengine run when the first of them is set up; each item then reports its case's stored
-outcome (items.py, session.py). Under pytest-xdist (`pytest -n 2 --specengine specs/`) the workers
+outcome (items.py, spec_session.py). Under pytest-xdist (`pytest -n 2 --specengine specs/`) the workers
 share that one run: each case is still sent once (shared_run.py).
 """
 
@@ -49,7 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
     roots = _spec_roots(config)
     if roots is None:
         return
-    from specengine.pytest_plugin.session import SpecSession
+    from specengine.pytest_plugin.spec_session import SpecSession
 
     spec_session = SpecSession(config, roots)
     config.pluginmanager.register(spec_session, "specengine-session")

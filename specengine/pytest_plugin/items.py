@@ -5,12 +5,18 @@ traceback; a pytest skip for a skipped case; an error (in setup) for an errored 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from specengine.pytest_plugin.session import Outcome, SpecProblem, SpecSession
 from specengine.results.loaded import Case
+
+if TYPE_CHECKING:
+    from specengine.pytest_plugin.spec_session import Outcome, SpecSession
+
+
+class SpecProblem(Exception):
+    """The specs cannot be read: specengine's diagnostics, shown as the collection error."""
 
 
 class SpecFile(pytest.File):

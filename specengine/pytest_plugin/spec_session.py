@@ -80,6 +80,8 @@ class SpecSession:
         """The cases of one spec file, or a collection error with specengine's diagnostics."""
         self._plan()
         if self._problem is not None:
+            from specengine.pytest_plugin.items import SpecProblem
+
             raise SpecProblem(self._problem)
         return self._cases.get(str(file_path.resolve()), [])
 
@@ -193,7 +195,3 @@ class SpecSession:
         if given:
             return Path(given).resolve()
         return Path(tempfile.mkdtemp(prefix="specengine-pytest-")) / "results.json"
-
-
-class SpecProblem(Exception):
-    """The specs cannot be read: specengine's diagnostics, shown as the collection error."""
