@@ -10,10 +10,10 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
-from specengine.results.loaded import Case, Run
-
 if TYPE_CHECKING:
     import pandas
+
+    from specengine.results.loaded import Case, Run
 
 HTML_ROWS = 200
 COLUMNS = ("id", "eval", "status", "passed_trials", "n_trials", "latency_s", "total_tokens", "why")
