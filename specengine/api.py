@@ -21,9 +21,9 @@ from specengine.errors import UsageError
 from specengine.results.loaded import Run
 
 if TYPE_CHECKING:
+    from specengine.flows.run import RunRequest
     from specengine.report.compare import Comparison
     from specengine.report.formats import ReportRequest
-    from specengine.run.session import RunRequest
 
 Paths = str | Path | Sequence[str | Path]
 Matrix = bool | Mapping[str, Sequence[object]] | None
@@ -97,7 +97,7 @@ def run_with(request: RunRequest, log: TextIO | None = None) -> Run:
     """Run a request the command line's way, printing to `log` (or nowhere); the run it wrote."""
     from rich.console import Console
 
-    from specengine.run.session import run_session
+    from specengine.flows.run import run_session
 
     console = Console(file=log if log is not None else io.StringIO(), highlight=False, soft_wrap=True)
     finished = run_session(request, console, console)
@@ -177,10 +177,10 @@ def run_request(
 ) -> RunRequest:
     """What `specengine run` is asked, from its options by name (the command line's and `run`'s);
     `axes` are the command line's `AXIS=V1,V2` words."""
+    from specengine.flows.run import RunRequest
     from specengine.report.formats import ReportRequest
     from specengine.run.prepare import PrepareOptions
     from specengine.run.recording import SessionOptions
-    from specengine.run.session import RunRequest
 
     given = _path_list(paths)
     axes = (*_axes(matrix, endpoint), *axes)

@@ -2,9 +2,9 @@
 
 `specengine.run` and `specengine.validate` are the Python API's functions (api.py) and the names of
 two stage packages. Importing a package sets it as its parent's attribute, so once anything imports
-`specengine.run.session` the attribute is the package, whatever `specengine/__init__.py` put there.
+`specengine.run.prepare` the attribute is the package, whatever `specengine/__init__.py` put there.
 The package is made callable instead: calling it calls the API's function, and everything else
-(`specengine.run.session`, `mock.patch("specengine.run....")`) is the package, as before.
+(`specengine.run.prepare`, `mock.patch("specengine.run....")`) is the package, as before.
 """
 
 from __future__ import annotations

@@ -51,9 +51,9 @@ def ask(
     Exit 0 when the agent answered, 1 when it did not, 2 when the endpoint cannot be used.
     """
     from specengine.ask.explain import explain
-    from specengine.ask.session import AskRequest, find_endpoint, send
+    from specengine.ask.send_message import AskRequest, find_endpoint, send
     from specengine.errors import UsageError
-    from specengine.run.session import app_under_test
+    from specengine.flows.run import app_under_test
     from specengine.run.terminal import consoles, usage_error
 
     _, errors = consoles(False)

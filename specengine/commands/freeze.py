@@ -48,8 +48,8 @@ def freeze_command(
       specengine freeze out.json "specs/a.yaml::b" -o specs/regressions/b.yaml
     """
     from specengine.errors import UsageError
+    from specengine.flows.freeze import freeze_case
     from specengine.run.exit_codes import EXIT_OK
-    from specengine.run.freeze_session import freeze_case
     from specengine.run.terminal import consoles, usage_error
 
     console, errors = consoles(False)

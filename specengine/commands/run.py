@@ -158,9 +158,9 @@ def run_command(
     or the command line is wrong (nothing ran), 130 when interrupted (finish with --resume).
     """
     from specengine.api import run_request
+    from specengine.flows.run import execute_run
     from specengine.run.ci_shard import choose_shard
     from specengine.run.exit_codes import EXIT_USAGE
-    from specengine.run.session import execute_run
     from specengine.source.matrix import split_axis_arguments
 
     try:

@@ -132,10 +132,10 @@ class AppState:
         )
 
     def freeze(self, run_id: str, case_id: str, replace: bool = False) -> Path:
-        """Freeze a case's simulated conversation into a scripted eval (run/freeze_session.py) beside
+        """Freeze a case's simulated conversation into a scripted eval (flows/freeze.py) beside
         its spec (`replace`: over a file frozen before); the new file's path, relative to the
         project. UsageError when it cannot be."""
-        from specengine.run.freeze_session import freeze_case
+        from specengine.flows.freeze import freeze_case
 
         with self.db() as conn:
             run = self.run(conn, run_id)

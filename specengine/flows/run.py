@@ -2,7 +2,7 @@
 into the results log, write the reports, and pick the exit code.
 
 Kept apart from the typer command so the command stays a list of options. `regrade`
-(regrade_session.py) has its own front and shares the back half: recording.py, reporting.py.
+(flows/regrade.py) has its own front and shares the back half: run/recording.py, run/reporting.py.
 """
 
 from __future__ import annotations
