@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 
 from specengine.ask.exchange import Exchange
-from specengine.ask.session import Answer
+from specengine.ask.send_message import Answer
 from specengine.endpoints.answer_paths import shown_paths
 from specengine.errors import EndpointError
 from specengine.plan import EndpointConfig
