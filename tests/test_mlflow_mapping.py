@@ -15,10 +15,10 @@ from support.runs import setup_project
 
 from specengine.errors import UsageError
 from specengine.mlflow.assessments import VERDICT_NAME
-from specengine.mlflow.client import describe_failure
 from specengine.mlflow.run_mapping import run_record
 from specengine.mlflow.target import INSTALL_COMMAND, MlflowTarget, resolve_target
 from specengine.mlflow.trace_mapping import case_traces, started_at_ms
+from specengine.mlflow.tracking_client import describe_failure
 from specengine.stats import percentile
 
 START_MS = 1_700_000_000_000

@@ -60,7 +60,7 @@ class MlflowDataset:
 
 def _read_records(name: str, tracking_uri: str | None) -> Iterator[dict[str, Any]]:
     require_client(f"dataset: {PREFIX}{name}")
-    from specengine.mlflow.client import use_short_http_defaults
+    from specengine.mlflow.tracking_client import use_short_http_defaults
 
     use_short_http_defaults()
     import logging

@@ -89,7 +89,7 @@ class MlflowLog:
             except Exception as exc:  # e.g. the server stopped after the last trace
                 failure = exc
         if failure is not None or outcome.timed_out:
-            from specengine.mlflow.client import describe_failure
+            from specengine.mlflow.tracking_client import describe_failure
 
             reason = describe_failure(failure) if failure is not None else "it did not answer in time"
             return [self._warning(reason, outcome.cases, len(cases), results)]
@@ -102,7 +102,7 @@ class MlflowLog:
 
     def _open(self) -> None:
         try:
-            from specengine.mlflow.client import TrackingClient
+            from specengine.mlflow.tracking_client import TrackingClient
 
             client = TrackingClient(self.target)
             client.open_run(self._run_name)

@@ -108,8 +108,8 @@ def parts_of(trace: Any, experiment: str) -> TraceParts:
 def read_mlflow(source: SourceConfig) -> Iterator[TraceParts | Unreadable]:
     """Every trace of the source's experiment, oldest first, as trace parts (or why not)."""
     from specengine.errors import UsageError
-    from specengine.mlflow.client import use_short_http_defaults
     from specengine.mlflow.target import require_client, shown_uri
+    from specengine.mlflow.tracking_client import use_short_http_defaults
 
     require_client(f"source '{source.name}'")
     use_short_http_defaults()
