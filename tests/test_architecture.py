@@ -80,6 +80,7 @@ def test_validation_runs_nothing() -> None:
         ("specengine.validate", "specengine.source"),
         (
             "specengine.run",
+            "specengine.flows",
             "specengine.endpoints",
             "specengine.judge",
             "specengine.report",
