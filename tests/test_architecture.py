@@ -7,6 +7,7 @@ import cannot slip past a rule.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,8 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path, *, typing_only: bool = True) -> set[str]:
+@functools.cache
+def _imports(path: Path, *, typing_only: bool = True) -> frozenset[str]:
     """Every specengine module a file imports, at any depth of the file (without `typing_only`, not
     the imports under `if TYPE_CHECKING:`, which never run)."""
     found: set[str] = set()
@@ -38,7 +40,7 @@ def _imports(path: Path, *, typing_only: bool = True) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
             found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return {name for name in found if name.split(".")[0] == "specengine"}
+    return frozenset(name for name in found if name.split(".")[0] == "specengine")
 
 
 MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
@@ -111,6 +113,7 @@ def test_the_rules_see_every_package() -> None:
     assert "specengine.endpoints" in _imports(MODULES["specengine.run.scheduler"])
 
 
+@functools.cache
 def _graph() -> dict[str, set[str]]:
     """Which module imports which (imports that run: `TYPE_CHECKING` ones left out), modules only."""
     return {
