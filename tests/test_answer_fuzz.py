@@ -132,6 +132,15 @@ def test_any_json_answer_is_a_turn_or_an_endpoint_error(protocol, options, bodie
     asyncio.run(send_once(protocol, options, bodies))
 
 
+@pytest.mark.parametrize(
+    ("protocol", "options"), CONFIGS, ids=[f"{p}{'-stream' * bool(o.get('stream'))}" for p, o in CONFIGS]
+)
+@pytest.mark.parametrize("body", ['{"type": [null]}', '{"type": {"a": 1}}', '{"kind": [1], "event": {}}'])
+def test_an_event_type_that_is_not_text_is_a_turn_or_an_endpoint_error(protocol, options, body):
+    """Found once by the fuzz above (a Responses stream event whose `type` was a list): kept as a case."""
+    asyncio.run(send_once(protocol, options, [body]))
+
+
 @FUZZ
 @given(text=answers())
 def test_any_json_a_judge_answers_is_a_verdict_or_a_judge_failure(text):

@@ -162,8 +162,8 @@ class ResponsesStream:
         self.events += 1
         if not isinstance(payload, Mapping):
             raise invalid("a stream event is not a JSON object", payload)
-        kind = payload.get("type") or event
-        handler = _HANDLERS.get(str(kind))
+        kind = str(payload.get("type") or event)  # a type that is not text is an unknown kind, never a fault
+        handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, payload)
         elif kind == "message" and payload.get("error") is not None:
