@@ -12,12 +12,15 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from specengine.results.decode import read_case
 from specengine.results.loaded import Case, CaseCheck
 from specengine.results.model import CheckResult
 from specengine.usage import TokenUsage, read_usage, total_usage
+
+Checked = TypeVar("Checked", bound=CheckResult | CaseCheck)
+"""A trial's check or a case's check over its trials: what folding reads (name, line, turn, gate)."""
 
 _THRESHOLD_OPS = (("gte", ">="), ("gt", ">"), ("lte", "<="), ("lt", "<"))
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
@@ -111,31 +114,31 @@ class UncertainCheck:
         return text
 
 
-def uncertain_checks(case: dict) -> list[UncertainCheck]:
+def uncertain_checks(case: Mapping[str, Any] | Case) -> list[UncertainCheck]:
     """The case's judge checks whose samples disagreed, once each, in check order."""
-    trials = trials_of(case)
-    found = []
-    for check, count in folded_checks([checks_of(t) for t in trials], lambda c: c.get("uncertain") is True):
-        samples = check.get("samples")
-        picks = tuple(
-            str(sample.get("choice") or format_score(as_float(sample.get("score"))))
-            for sample in (samples if isinstance(samples, list) else [])
-            if isinstance(sample, dict)
+    if not isinstance(case, Case):
+        case = read_case(case)
+    trials = case.trials
+    return [
+        UncertainCheck(
+            name=check.name,
+            line=check.line or None,
+            turn=check.turn or None,
+            status=check.status,
+            score=check.score,
+            spread=check.spread,
+            picks=tuple(_pick(sample) for sample in check.samples or ()),
+            uncertain_trials=count,
+            n_trials=len(trials),
         )
-        found.append(
-            UncertainCheck(
-                name=str(check.get("name") or check.get("matcher") or "check"),
-                line=as_int(check.get("line")),
-                turn=as_int(check.get("turn")),
-                status=str(check.get("status")),
-                score=as_float(check.get("score")),
-                spread=as_float(check.get("spread")),
-                picks=picks,
-                uncertain_trials=count,
-                n_trials=len(trials),
-            )
-        )
-    return found
+        for check, count in fold_checks([t.checks for t in trials], lambda c: c.uncertain is True)
+    ]
+
+
+def _pick(sample: Mapping[str, Any]) -> str:
+    """What one judge sample picked: its choice, else its score."""
+    choice = sample.get("choice")
+    return str(choice) if choice else format_score(as_float(sample.get("score")))
 
 
 def judge_pins(case: dict) -> dict[tuple, dict]:
@@ -290,17 +293,11 @@ def failed_gates(case: Mapping[str, Any] | Case) -> list[FailedCheck]:
     sources: list[Sequence[CheckResult | CaseCheck]] = [t.checks for t in trials] if trials else [case.checks]
     doubted = {_key(check) for trial in trials for check in trial.checks if check.uncertain}
     across = {_key(row): row for row in case.checks if row.spread is not None}
-    first: dict[tuple[str, int, int], CheckResult | CaseCheck] = {}
-    counts: dict[tuple[str, int, int], int] = {}
-    for checks in sources:
-        for check in checks:
-            if check.gate and check.status in ("failed", "error"):
-                key = _key(check)
-                first.setdefault(key, check)
-                counts[key] = counts.get(key, 0) + 1
+    picked = fold_checks(sources, lambda c: c.gate and c.status in ("failed", "error"))
+    n_trials = len(trials) or case.n_trials or 1
     return [
-        _failed(check, counts[key], across.get(key), len(trials) or case.n_trials or 1, key in doubted)
-        for key, check in first.items()
+        _failed(check, count, across.get(_key(check)), n_trials, _key(check) in doubted)
+        for check, count in picked
     ]
 
 
@@ -334,23 +331,20 @@ def _key(check: CheckResult | CaseCheck) -> tuple[str, int, int]:
     return (check.name, check.line, check.turn)
 
 
-def folded_checks(sources: list[list[dict]], keep: Callable[[dict], bool]) -> list[tuple[dict, int]]:
-    """The checks `keep` picks, the same check across trials folded into one: its first occurrence
-    and in how many trials it was picked, in check order."""
-    first: dict[tuple, dict] = {}
-    counts: dict[tuple, int] = {}
+def fold_checks(
+    sources: Sequence[Sequence[Checked]], keep: Callable[[Checked], bool]
+) -> list[tuple[Checked, int]]:
+    """The checks `keep` picks, the same check across trials (its name, line and turn) folded into
+    one: its first occurrence and in how many trials it was picked, in check order."""
+    first: dict[tuple[str, int, int], Checked] = {}
+    counts: dict[tuple[str, int, int], int] = {}
     for checks in sources:
         for check in checks:
             if keep(check):
-                key = _check_key(check)
+                key = _key(check)
                 first.setdefault(key, check)
                 counts[key] = counts.get(key, 0) + 1
     return [(check, counts[key]) for key, check in first.items()]
-
-
-def _check_key(check: dict) -> tuple:
-    """The same check across trials: its name, line and turn."""
-    return (check.get("name"), check.get("line"), check.get("turn"))
 
 
 def failure_headline(case: dict) -> str:
