@@ -234,11 +234,8 @@ def as_float(value: Any) -> float | None:
 
 
 def case_duration(case: dict) -> float:
-    """Seconds spent on a case: its own duration when recorded, else the sum of its trials' latency."""
-    own = as_float(case.get("duration_s"))
-    if own is not None:
-        return own
-    return sum(as_float(t.get("latency_s")) or 0.0 for t in trials_of(case))
+    """Seconds spent on a case (results/loaded.py: `Case.elapsed_s`)."""
+    return read_case(case).elapsed_s
 
 
 def trials_of(case: dict) -> list[dict]:

@@ -148,7 +148,7 @@ def annotation_lines(
         spec, line = spec_of(case), case.line or None
         # a case errored by a check (a judge that failed, say) is annotated at that check, with why
         err = case.first_error if case.status == "error" else None
-        stopped = f"\n{stop_text(case.simulation.as_dict())}" if case.simulation is not None else ""
+        stopped = f"\n{stop_text(case.simulation)}" if case.simulation is not None else ""
         failed = failed_gates(case)
         if err is not None or (case.status == "error" and not failed):
             message = (error_text(err) if err else "the case errored") + stopped

@@ -119,6 +119,13 @@ class Case:
         return self.status == "passed"
 
     @property
+    def elapsed_s(self) -> float:
+        """Seconds spent on the case: its own duration when recorded, else its trials' latency summed."""
+        if self.duration_s is not None:
+            return self.duration_s
+        return sum(trial.latency_s for trial in self.trials)
+
+    @property
     def first_error(self) -> Mapping[str, str] | None:
         """The error of an errored case: its own, else its first trial's."""
         if self.error:
