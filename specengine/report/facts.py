@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from specengine.results.decode import read_case
-from specengine.results.loaded import Case, CaseCheck
+from specengine.results.decode import read_case, read_run
+from specengine.results.loaded import Case, CaseCheck, Run
 from specengine.results.model import CheckResult
 from specengine.usage import TokenUsage, read_usage, total_usage
 
@@ -197,9 +197,12 @@ def case_suite(case: dict) -> str:
     return suite if isinstance(suite, str) and suite else case_spec(case)
 
 
-def case_title(case: dict) -> str:
+def case_title(case: Mapping[str, Any] | Case) -> str:
     """The eval name plus its row id, the short name a person recognises; in a matrix run with its
     cell (`greets @ gpt-4o`), or the cells' four cases of one eval would read alike."""
+    if isinstance(case, Case):
+        title, cell = case.title, case.cell
+        return f"{title} @ {cell}" if cell and not title.endswith(f" @ {cell}") else title
     name = case.get("eval")
     if not isinstance(name, str) or not name:
         name = str(case.get("id", "")).split("::", 1)[-1]
@@ -420,21 +423,24 @@ def summarize(cases: list[dict]) -> dict[str, int]:
     return counts
 
 
-def summary_of(results: dict) -> dict[str, Any]:
-    """The results' summary, with counts (and the agent's token usage) recomputed from the cases so
-    they always agree with them."""
-    stored = results.get("summary")
-    given: dict[str, Any] = stored if isinstance(stored, dict) else {}
-    summary = dict(given)
-    cases = [c for c in results.get("cases", []) if isinstance(c, dict)]
-    summary.update(summarize(cases))
-    summary["gates_skipped"] = as_int(given.get("gates_skipped")) or 0
-    summary["duration_s"] = as_float(given.get("duration_s"))
-    summary.pop("usage", None)
-    usage = cases_usage(cases)
-    if usage is not None:
-        summary["usage"] = usage.as_dict()
-    return summary
+def summary_of(results: Mapping[str, Any] | Run) -> dict[str, Any]:
+    """The results' summary as stored, with counts (and the agent's token usage) taken from the cases
+    so they always agree with them (results/decode.py's `Summary`)."""
+    summary = (results if isinstance(results, Run) else read_run(results)).summary
+    data = dict(summary.stored)
+    data.update(
+        cases=summary.cases,
+        passed=summary.passed,
+        failed=summary.failed,
+        errored=summary.errored,
+        skipped=summary.skipped,
+        gates_skipped=summary.gates_skipped,
+        duration_s=summary.duration_s,
+    )
+    data.pop("usage", None)
+    if summary.usage is not None:
+        data["usage"] = summary.usage.as_dict()
+    return data
 
 
 def cases_usage(cases: list[dict]) -> TokenUsage | None:
