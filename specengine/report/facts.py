@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from specengine.results.decode import read_case, read_run
 from specengine.results.loaded import Case, CaseCheck, Run
+from specengine.results.loaded import error_text as loaded_error_text
 from specengine.results.model import CheckResult
 from specengine.usage import TokenUsage, read_usage, total_usage
 
@@ -347,26 +348,26 @@ def fold_checks(
     return [(check, counts[key]) for key, check in first.items()]
 
 
-def failure_headline(case: dict) -> str:
+def failure_headline(case: Mapping[str, Any] | Case) -> str:
     """One line saying why a case did not pass (empty for passed cases)."""
-    status = case.get("status")
-    if status == "error":
-        err = case_error(case)
-        return error_text(err) if err else "the case errored"
-    if status == "skipped":
-        return skip_reason(case)
-    if status != "failed":
+    if not isinstance(case, Case):
+        case = read_case(case)
+    if case.status == "error":
+        err = case.first_error
+        return loaded_error_text(err) if err else "the case errored"
+    if case.status == "skipped":
+        return case.why_skipped
+    if case.status != "failed":
         return ""
     failed = failed_gates(case)
     if failed:
         first = failed[0]
         more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
         return f"{first.name}: {first.summary()}{more}"
-    err = case_error(case)
+    err = case.first_error
     if err:
-        return error_text(err)
-    passed, n = case.get("passed_trials"), case.get("n_trials")
-    return f"{passed} of {n} trials passed" if passed is not None and n else "failed"
+        return loaded_error_text(err)
+    return f"{case.passed_trials} of {case.n_trials} trials passed" if case.n_trials else "failed"
 
 
 def format_score(score: float | None) -> str:
