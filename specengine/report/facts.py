@@ -255,29 +255,15 @@ def checks_of(holder: dict) -> list[dict]:
 
 
 def error_text(error: Any) -> str:
-    """`type: message` for an error object, or the text itself."""
-    if isinstance(error, dict):
-        etype, message = error.get("type"), error.get("message")
-        if etype and message:
-            return f"{etype}: {message}"
-        return str(message or etype or "error")
+    """`type: message` for an error object (results/loaded.py's rule), or the text itself."""
+    if isinstance(error, Mapping):
+        return loaded_error_text(error)
     return "" if error is None else str(error)
-
-
-def case_error(case: dict) -> dict | None:
-    """The error of an errored case: its own, else the first trial error (results/loaded.py)."""
-    error = read_case(case).first_error
-    return dict(error) if error else None
 
 
 def skip_reason(case: dict) -> str:
     """Why a case was skipped (results/loaded.py: `Case.why_skipped`)."""
     return read_case(case).why_skipped
-
-
-def is_gate(check: dict) -> bool:
-    """Soft checks are metrics; everything else (including a check with no `gate` field) is a gate."""
-    return check.get("gate", True) is not False
 
 
 def failed_gates(case: Mapping[str, Any] | Case) -> list[FailedCheck]:
@@ -354,7 +340,7 @@ def failure_headline(case: Mapping[str, Any] | Case) -> str:
         case = read_case(case)
     if case.status == "error":
         err = case.first_error
-        return loaded_error_text(err) if err else "the case errored"
+        return error_text(err) if err else "the case errored"
     if case.status == "skipped":
         return case.why_skipped
     if case.status != "failed":
@@ -366,7 +352,7 @@ def failure_headline(case: Mapping[str, Any] | Case) -> str:
         return f"{first.name}: {first.summary()}{more}"
     err = case.first_error
     if err:
-        return loaded_error_text(err)
+        return error_text(err)
     return f"{case.passed_trials} of {case.n_trials} trials passed" if case.n_trials else "failed"
 
 
