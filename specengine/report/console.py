@@ -98,7 +98,7 @@ class FailureLog:
 
     def add(self, case: Case) -> None:
         self.watch.add(case)
-        notable = not case.trials or any(c.uncertain or c.status == "skipped" for c in case.trial_checks())
+        notable = not case.trial_data or bool(case.marks & {"uncertain", "skipped"})
         if notable:  # most cases have no uncertain or skipped check, and are passed over here
             for check in uncertain_checks(case):
                 self.uncertain_count += 1

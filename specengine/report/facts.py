@@ -119,6 +119,8 @@ def uncertain_checks(case: Mapping[str, Any] | Case) -> list[UncertainCheck]:
     """The case's judge checks whose samples disagreed, once each, in check order."""
     if not isinstance(case, Case):
         case = read_case(case)
+    if "uncertain" not in case.marks:
+        return []
     trials = case.trials
     return [
         UncertainCheck(

@@ -40,6 +40,8 @@ class Watchlist:
             if len(self.skipped_named) < SHOWN:
                 self.skipped_named.append(f"{title} ({case.why_skipped})")
             return
+        if "soft failed" not in case.marks:
+            return
         for check in case.checks:
             if not check.gate and check.status == "failed":
                 self.soft_failed += 1
