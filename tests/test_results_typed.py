@@ -339,3 +339,23 @@ def test_a_file_orjson_refuses_is_read_by_json_with_its_messages(tmp_path):
 
     with pytest.raises(ResultsError, match=r"r\.json:1:12: not valid JSON"):
         load_run(path)
+
+
+@pytest.mark.parametrize("path", EVERY_FILE, ids=lambda p: p.name)
+def test_a_case_s_marks_say_what_its_built_checks_hold(path):
+    """Reports pass over a case by its marks without building its trials: each mark is there
+    exactly when the checks, once built, hold what it names (a check of no known status is skipped)."""
+    data = json.loads(path.read_text())
+    cases = [read_case(case) for case in data.get("cases", []) if isinstance(case, dict)]
+    hand_made = read_case(
+        {"id": "s.yaml::x", "status": "passed", "trials": [{"checks": [{"name": "a", "status": "odd"}]}],
+         "checks": [{"name": "b", "gate": False, "status": "failed"}]}
+    )  # fmt: skip
+    assert hand_made.marks == {"skipped", "soft failed"}
+    for case in [*cases, hand_made]:
+        trial_checks = list(case.trial_checks())
+        assert ("uncertain" in case.marks) == any(check.uncertain for check in trial_checks)
+        skipped = [check.status == "skipped" for check in [*trial_checks, *case.checks]]
+        assert ("skipped" in case.marks) == any(skipped)
+        soft_failed = any(not check.gate and check.status == "failed" for check in case.checks)
+        assert ("soft failed" in case.marks) == soft_failed

@@ -87,5 +87,5 @@ def failure_text(case: Case) -> str:
     """Each failed check at its line with its reason, expected and got: JUnit's words."""
     from specengine.report import junit
 
-    message, _, details = junit.failure_text(case.as_dict(), case.spec)
+    message, _, details = junit.failure_text(case, case.spec)
     return details or message

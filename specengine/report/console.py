@@ -16,13 +16,14 @@ from specengine.report.facts import (
     UNCERTAIN_WHY,
     UncertainCheck,
     format_rate,
-    skip_reason,
     uncertain_checks,
     usage_text,
 )
 from specengine.report.skipped_gates import passed_with_skips, skipped_gates
 from specengine.report.watch import Watchlist
-from specengine.results.model import SkipReason, pass_rate
+from specengine.results.loaded import Case, CaseCheck
+from specengine.results.model import CheckResult, SkipReason, pass_rate
+from specengine.transcript import SimulationEnd
 
 MAX_DETAILED_FAILURES = 30
 MAX_TEXT = 300
@@ -34,6 +35,44 @@ def _short(text: Any, limit: int = MAX_TEXT) -> str:
     text = "" if text is None else str(text)
     text = text.replace("\r", "")
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """Just what the failures section prints of a case, so full transcripts are not kept in memory:
+    its first ten failed gates (over all trials) and a judge's mean and spread across trials."""
+
+    id: str
+    spec: str
+    line: int
+    status: str
+    error: Mapping[str, str] | None
+    passed_trials: int
+    n_trials: int
+    checks: tuple[CheckResult, ...]
+    spreads: Mapping[tuple[str, int], CaseCheck]
+    simulation: SimulationEnd | None
+
+    @classmethod
+    def of(cls, case: Case) -> _Failure:
+        failed = [c for c in case.trial_checks() if c.gate and c.status in ("failed", "error")][:10]
+        named = {(check.name, check.line) for check in failed}
+        return cls(
+            id=case.id,
+            spec=case.spec,
+            line=case.line,
+            status=case.status,
+            error=case.error,
+            passed_trials=case.passed_trials,
+            n_trials=case.n_trials,
+            checks=tuple(failed),
+            spreads={
+                (row.name, row.line): row
+                for row in case.checks
+                if row.spread is not None and (row.name, row.line) in named
+            },
+            simulation=case.simulation,
+        )
 
 
 @dataclass
@@ -48,7 +87,7 @@ class FailureLog:
     """
 
     limit: int = MAX_DETAILED_FAILURES
-    cases: list[Mapping[str, Any]] = field(default_factory=list)
+    cases: list[_Failure] = field(default_factory=list)
     omitted: int = 0
     uncertain: list[tuple[str, str, UncertainCheck]] = field(default_factory=list)  # (case id, spec, check)
     uncertain_count: int = 0
@@ -57,33 +96,33 @@ class FailureLog:
     skipped_only_judges: bool = True  # ... and those gates were all judge checks
     watch: Watchlist = field(default_factory=Watchlist)  # failed soft checks, skipped cases
 
-    def add(self, case: Mapping[str, Any]) -> None:
+    def add(self, case: Case) -> None:
         self.watch.add(case)
-        notable = _has_notable_check(case)
-        if notable:
-            for check in uncertain_checks(dict(case)):
+        notable = not case.trial_data or bool(case.marks & {"uncertain", "skipped"})
+        if notable:  # most cases have no uncertain or skipped check, and are passed over here
+            for check in uncertain_checks(case):
                 self.uncertain_count += 1
                 if len(self.uncertain) < self.limit:
-                    self.uncertain.append((str(case["id"]), str(case.get("spec", "")), check))
-        if case["status"] == "passed":
+                    self.uncertain.append((case.id, case.spec, check))
+        if case.status == "passed":
             if notable:
                 self._note_skipped_gates(case)
             return
-        if case["status"] not in ("failed", "error"):
+        if case.status not in ("failed", "error"):
             return
         error = _error_key(case)
         if error is not None and error in self.same_error:
             self.same_error[error] += 1
             return
         if len(self.cases) < self.limit:
-            self.cases.append(_failure_digest(case))
+            self.cases.append(_Failure.of(case))
             if error is not None:
                 self.same_error[error] = 0
         else:
             self.omitted += 1
 
-    def _note_skipped_gates(self, case: Mapping[str, Any]) -> None:
-        gates = skipped_gates(dict(case))
+    def _note_skipped_gates(self, case: Case) -> None:
+        gates = skipped_gates(case)
         if gates:
             self.passed_with_skips += 1
             self.skipped_only_judges &= all(gate.matcher == "judge" for gate in gates)
@@ -95,105 +134,58 @@ class FailureLog:
         return f" ({passed_with_skips(self.passed_with_skips, self.skipped_only_judges)})"
 
 
-def _has_notable_check(case: Mapping[str, Any]) -> bool:
-    """Whether some check of some trial was uncertain or skipped: only then can the case have an
-    uncertain verdict or a skipped gate to note (most cases have neither, and are passed over at
-    the cost of one look at each check)."""
-    trials = case.get("trials")
-    if not isinstance(trials, list) or not trials:
-        return True  # nothing to pass over quickly: the full look decides
-    for trial in trials:
-        checks = trial.get("checks") if isinstance(trial, dict) else None
-        if isinstance(checks, list):
-            for check in checks:
-                if not isinstance(check, dict) or check.get("uncertain") or check.get("status") == "skipped":
-                    return True
-    return False
-
-
-def _error_key(case: Mapping[str, Any]) -> tuple[str, str] | None:
+def _error_key(case: Case) -> tuple[str, str] | None:
     """(type, message) of an errored case's transport fault; None for a failure or a check error."""
-    error = case.get("error")
-    if case["status"] != "error" or not isinstance(error, Mapping):
+    error = case.error
+    if case.status != "error" or error is None:
         return None
     return str(error.get("type")), str(error.get("message"))
 
 
-def _failure_digest(case: Mapping[str, Any]) -> dict[str, Any]:
-    """Just what the failures section prints, so full transcripts are not kept in memory."""
-    failed_checks = []
-    for trial_number, trial in enumerate(case.get("trials", ()), start=1):
-        for check in trial.get("checks", ()):
-            if check.get("gate") and check.get("status") in ("failed", "error"):
-                failed_checks.append({**check, "trial": trial_number})
-    shown = failed_checks[:10]
-    named = {(check["name"], check["line"]) for check in shown}
-    spreads = {  # a judge's mean and spread across trials, for the checks shown
-        (row.get("name"), row.get("line")): row
-        for row in case.get("checks", ())
-        if "spread" in row and (row.get("name"), row.get("line")) in named
-    }
-    return {
-        "id": case["id"],
-        "spec": case["spec"],
-        "line": case["line"],
-        "status": case["status"],
-        "error": case.get("error"),
-        "passed_trials": case.get("passed_trials"),
-        "n_trials": case.get("n_trials"),
-        "checks": shown,
-        "spreads": spreads,
-        "simulation": case.get("simulation"),
-    }
-
-
-def failure_lines(case: Mapping[str, Any]) -> list[str]:
-    """Plain-text lines describing why a case did not pass (shared by console and other reports)."""
+def failure_lines(case: _Failure) -> list[str]:
+    """Plain-text lines describing why a case did not pass."""
     lines: list[str] = []
-    spec = case["spec"]
-    if case.get("n_trials", 1) and case.get("n_trials", 1) > 1:
-        lines.append(f"  {case['passed_trials']} of {case['n_trials']} trials passed")
-    simulation = case.get("simulation")
-    if isinstance(simulation, Mapping):
-        lines.extend(simulation_lines(simulation))
-    error = case.get("error")
+    spec = case.spec
+    if case.n_trials > 1:
+        lines.append(f"  {case.passed_trials} of {case.n_trials} trials passed")
+    if case.simulation is not None:
+        lines.extend(simulation_lines(case.simulation))
+    error = case.error
     if error:
-        lines.append(f"  {spec}:{case['line']}: {error.get('type')}: {_short(error.get('message'))}")
+        lines.append(f"  {spec}:{case.line}: {error.get('type')}: {_short(error.get('message'))}")
     seen: set[tuple[str, int]] = set()
-    for check in case.get("checks", ()):
-        key = (check["name"], check["line"])
+    for check in case.checks:
+        key = (check.name, check.line)
         if key in seen:
             continue
         seen.add(key)
-        where = f"{spec}:{check['line']}"
-        turn = f" (turn {check['turn']})" if check.get("turn", 1) > 1 else ""
-        mark = f", {UNCERTAIN}" if check.get("uncertain") else ""
-        lines.append(f"  ✗ {where}: {check['name']}{turn} [{check['status']}{mark}]")
-        across = case.get("spreads", {}).get(key)
-        if across is not None:  # a judge over several trials: how far apart its scores were
-            mean, spread = across["score"], across["spread"]
-            trials = f"mean {mean:.2f}, spread {spread:.2f} across {case['n_trials']} trials"
-            lines.append(_labelled("trials", trials))
-        if check.get("uncertain"):
-            picks = ", ".join(str(s.get("choice") or s.get("score")) for s in check.get("samples") or ())
+        turn = f" (turn {check.turn})" if check.turn > 1 else ""
+        mark = f", {UNCERTAIN}" if check.uncertain else ""
+        lines.append(f"  ✗ {spec}:{check.line}: {check.name}{turn} [{check.status}{mark}]")
+        across = case.spreads.get(key)
+        if across is not None and across.score is not None and across.spread is not None:
+            trials = f"mean {across.score:.2f}, spread {across.spread:.2f} across {case.n_trials} trials"
+            lines.append(_labelled("trials", trials))  # a judge over several trials: how far apart
+        if check.uncertain:
+            picks = ", ".join(str(s.get("choice") or s.get("score")) for s in check.samples or ())
             lines.append(_labelled("samples", f"{picks} ({UNCERTAIN_WHY})" if picks else UNCERTAIN_WHY))
-        for label, field_name, limit in (
-            ("expected", "expected", MAX_TEXT),
-            ("got", "got", MAX_TEXT),
-            ("reason", "reason", 600),
-            ("judge", "rationale", 600),
+        for label, text, limit in (
+            ("expected", check.expected, MAX_TEXT),
+            ("got", check.got, MAX_TEXT),
+            ("reason", check.reason, 600),
+            ("judge", check.rationale, 600),
         ):
-            if check.get(field_name) not in (None, ""):
-                lines.append(_labelled(label, _short(check[field_name], limit)))
+            if text not in (None, ""):
+                lines.append(_labelled(label, _short(text, limit)))
     return lines
 
 
-def simulation_lines(simulation: Mapping[str, Any]) -> list[str]:
+def simulation_lines(simulation: SimulationEnd) -> list[str]:
     """A simulated conversation in two lines: who the user was and what they wanted, and how and when
-    it ended (shared by the console and the Markdown report)."""
+    it ended."""
     from specengine.report.simulated import stop_text
 
-    user, goal = _short(simulation.get("user"), 200), _short(simulation.get("goal"), 200)
+    user, goal = _short(simulation.user, 200), _short(simulation.goal, 200)
     return [
         _labelled("user", f"{user} · goal: {goal}"),
         _labelled("stopped", stop_text(simulation).removeprefix("stopped: ")),
@@ -248,8 +240,8 @@ def print_report(
         console.print()
         console.rule("[bold red]Failures", style="red")
         for case in failures.cases:
-            style = STATUS_STYLE[case["status"]]
-            console.print(f"[{style}]{case['status'].upper()}[/] [bold]{escape(case['id'])}[/]")
+            style = STATUS_STYLE[case.status]
+            console.print(f"[{style}]{case.status.upper()}[/] [bold]{escape(case.id)}[/]")
             for line in failure_lines(case):
                 console.print(escape(line), highlight=False, soft_wrap=True)
         for (kind, message), count in failures.same_error.items():
@@ -323,24 +315,22 @@ def print_report(
         console.print(f"results: {escape(output)}{named}", highlight=False)
 
 
-def case_line(case: Mapping[str, Any]) -> str:
+def case_line(case: Case) -> str:
     """`PASSED specs/a.yaml::greeting`, with `(2/3 passed)` for a case of several trials and why for
     a skipped one: what `run -v` lists."""
-    status = str(case.get("status"))
-    line = f"{status.upper()} {case.get('id')}"
-    trials = case.get("n_trials")
-    if isinstance(trials, int) and trials > 1:
-        line += f" ({case.get('passed_trials', 0)}/{trials} passed)"
-    if status == "skipped":
-        line += f" ({skip_reason(dict(case))})"
+    line = f"{case.status.upper()} {case.id}"
+    if case.n_trials > 1:
+        line += f" ({case.passed_trials}/{case.n_trials} passed)"
+    if case.status == "skipped":
+        line += f" ({case.why_skipped})"
     return line
 
 
-def print_case_line(console: Any, case: Mapping[str, Any]) -> None:
+def print_case_line(console: Any, case: Case) -> None:
     """One finished case, as `run -v` lists it."""
     from rich.markup import escape
 
-    style = STATUS_STYLE.get(str(case.get("status")), "")
+    style = STATUS_STYLE.get(case.status, "")
     status, _, rest = case_line(case).partition(" ")
     shown = f"[{style}]{status}[/]" if style else status
     console.print(f"{shown} {escape(rest)}", highlight=False, soft_wrap=True)

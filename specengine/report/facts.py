@@ -12,12 +12,16 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from specengine.results.decode import read_case
-from specengine.results.loaded import Case, CaseCheck
+from specengine.results.decode import read_case, read_run
+from specengine.results.loaded import Case, CaseCheck, Run
+from specengine.results.loaded import error_text as loaded_error_text
 from specengine.results.model import CheckResult
 from specengine.usage import TokenUsage, read_usage, total_usage
+
+Checked = TypeVar("Checked", bound=CheckResult | CaseCheck)
+"""A trial's check or a case's check over its trials: what folding reads (name, line, turn, gate)."""
 
 _THRESHOLD_OPS = (("gte", ">="), ("gt", ">"), ("lte", "<="), ("lt", "<"))
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
@@ -111,31 +115,33 @@ class UncertainCheck:
         return text
 
 
-def uncertain_checks(case: dict) -> list[UncertainCheck]:
+def uncertain_checks(case: Mapping[str, Any] | Case) -> list[UncertainCheck]:
     """The case's judge checks whose samples disagreed, once each, in check order."""
-    trials = trials_of(case)
-    found = []
-    for check, count in folded_checks([checks_of(t) for t in trials], lambda c: c.get("uncertain") is True):
-        samples = check.get("samples")
-        picks = tuple(
-            str(sample.get("choice") or format_score(as_float(sample.get("score"))))
-            for sample in (samples if isinstance(samples, list) else [])
-            if isinstance(sample, dict)
+    if not isinstance(case, Case):
+        case = read_case(case)
+    if "uncertain" not in case.marks:
+        return []
+    trials = case.trials
+    return [
+        UncertainCheck(
+            name=check.name,
+            line=check.line or None,
+            turn=check.turn or None,
+            status=check.status,
+            score=check.score,
+            spread=check.spread,
+            picks=tuple(_pick(sample) for sample in check.samples or ()),
+            uncertain_trials=count,
+            n_trials=len(trials),
         )
-        found.append(
-            UncertainCheck(
-                name=str(check.get("name") or check.get("matcher") or "check"),
-                line=as_int(check.get("line")),
-                turn=as_int(check.get("turn")),
-                status=str(check.get("status")),
-                score=as_float(check.get("score")),
-                spread=as_float(check.get("spread")),
-                picks=picks,
-                uncertain_trials=count,
-                n_trials=len(trials),
-            )
-        )
-    return found
+        for check, count in fold_checks([t.checks for t in trials], lambda c: c.uncertain is True)
+    ]
+
+
+def _pick(sample: Mapping[str, Any]) -> str:
+    """What one judge sample picked: its choice, else its score."""
+    choice = sample.get("choice")
+    return str(choice) if choice else format_score(as_float(sample.get("score")))
 
 
 def judge_pins(case: dict) -> dict[tuple, dict]:
@@ -194,9 +200,12 @@ def case_suite(case: dict) -> str:
     return suite if isinstance(suite, str) and suite else case_spec(case)
 
 
-def case_title(case: dict) -> str:
+def case_title(case: Mapping[str, Any] | Case) -> str:
     """The eval name plus its row id, the short name a person recognises; in a matrix run with its
     cell (`greets @ gpt-4o`), or the cells' four cases of one eval would read alike."""
+    if isinstance(case, Case):
+        title, cell = case.title, case.cell
+        return f"{title} @ {cell}" if cell and not title.endswith(f" @ {cell}") else title
     name = case.get("eval")
     if not isinstance(name, str) or not name:
         name = str(case.get("id", "")).split("::", 1)[-1]
@@ -231,11 +240,8 @@ def as_float(value: Any) -> float | None:
 
 
 def case_duration(case: dict) -> float:
-    """Seconds spent on a case: its own duration when recorded, else the sum of its trials' latency."""
-    own = as_float(case.get("duration_s"))
-    if own is not None:
-        return own
-    return sum(as_float(t.get("latency_s")) or 0.0 for t in trials_of(case))
+    """Seconds spent on a case (results/loaded.py: `Case.elapsed_s`)."""
+    return read_case(case).elapsed_s
 
 
 def trials_of(case: dict) -> list[dict]:
@@ -251,29 +257,15 @@ def checks_of(holder: dict) -> list[dict]:
 
 
 def error_text(error: Any) -> str:
-    """`type: message` for an error object, or the text itself."""
-    if isinstance(error, dict):
-        etype, message = error.get("type"), error.get("message")
-        if etype and message:
-            return f"{etype}: {message}"
-        return str(message or etype or "error")
+    """`type: message` for an error object (results/loaded.py's rule), or the text itself."""
+    if isinstance(error, Mapping):
+        return loaded_error_text(error)
     return "" if error is None else str(error)
-
-
-def case_error(case: dict) -> dict | None:
-    """The error of an errored case: its own, else the first trial error (results/loaded.py)."""
-    error = read_case(case).first_error
-    return dict(error) if error else None
 
 
 def skip_reason(case: dict) -> str:
     """Why a case was skipped (results/loaded.py: `Case.why_skipped`)."""
     return read_case(case).why_skipped
-
-
-def is_gate(check: dict) -> bool:
-    """Soft checks are metrics; everything else (including a check with no `gate` field) is a gate."""
-    return check.get("gate", True) is not False
 
 
 def failed_gates(case: Mapping[str, Any] | Case) -> list[FailedCheck]:
@@ -290,17 +282,11 @@ def failed_gates(case: Mapping[str, Any] | Case) -> list[FailedCheck]:
     sources: list[Sequence[CheckResult | CaseCheck]] = [t.checks for t in trials] if trials else [case.checks]
     doubted = {_key(check) for trial in trials for check in trial.checks if check.uncertain}
     across = {_key(row): row for row in case.checks if row.spread is not None}
-    first: dict[tuple[str, int, int], CheckResult | CaseCheck] = {}
-    counts: dict[tuple[str, int, int], int] = {}
-    for checks in sources:
-        for check in checks:
-            if check.gate and check.status in ("failed", "error"):
-                key = _key(check)
-                first.setdefault(key, check)
-                counts[key] = counts.get(key, 0) + 1
+    picked = fold_checks(sources, lambda c: c.gate and c.status in ("failed", "error"))
+    n_trials = len(trials) or case.n_trials or 1
     return [
-        _failed(check, counts[key], across.get(key), len(trials) or case.n_trials or 1, key in doubted)
-        for key, check in first.items()
+        _failed(check, count, across.get(_key(check)), n_trials, _key(check) in doubted)
+        for check, count in picked
     ]
 
 
@@ -334,45 +320,42 @@ def _key(check: CheckResult | CaseCheck) -> tuple[str, int, int]:
     return (check.name, check.line, check.turn)
 
 
-def folded_checks(sources: list[list[dict]], keep: Callable[[dict], bool]) -> list[tuple[dict, int]]:
-    """The checks `keep` picks, the same check across trials folded into one: its first occurrence
-    and in how many trials it was picked, in check order."""
-    first: dict[tuple, dict] = {}
-    counts: dict[tuple, int] = {}
+def fold_checks(
+    sources: Sequence[Sequence[Checked]], keep: Callable[[Checked], bool]
+) -> list[tuple[Checked, int]]:
+    """The checks `keep` picks, the same check across trials (its name, line and turn) folded into
+    one: its first occurrence and in how many trials it was picked, in check order."""
+    first: dict[tuple[str, int, int], Checked] = {}
+    counts: dict[tuple[str, int, int], int] = {}
     for checks in sources:
         for check in checks:
             if keep(check):
-                key = _check_key(check)
+                key = _key(check)
                 first.setdefault(key, check)
                 counts[key] = counts.get(key, 0) + 1
     return [(check, counts[key]) for key, check in first.items()]
 
 
-def _check_key(check: dict) -> tuple:
-    """The same check across trials: its name, line and turn."""
-    return (check.get("name"), check.get("line"), check.get("turn"))
-
-
-def failure_headline(case: dict) -> str:
+def failure_headline(case: Mapping[str, Any] | Case) -> str:
     """One line saying why a case did not pass (empty for passed cases)."""
-    status = case.get("status")
-    if status == "error":
-        err = case_error(case)
+    if not isinstance(case, Case):
+        case = read_case(case)
+    if case.status == "error":
+        err = case.first_error
         return error_text(err) if err else "the case errored"
-    if status == "skipped":
-        return skip_reason(case)
-    if status != "failed":
+    if case.status == "skipped":
+        return case.why_skipped
+    if case.status != "failed":
         return ""
     failed = failed_gates(case)
     if failed:
         first = failed[0]
         more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
         return f"{first.name}: {first.summary()}{more}"
-    err = case_error(case)
+    err = case.first_error
     if err:
         return error_text(err)
-    passed, n = case.get("passed_trials"), case.get("n_trials")
-    return f"{passed} of {n} trials passed" if passed is not None and n else "failed"
+    return f"{case.passed_trials} of {case.n_trials} trials passed" if case.n_trials else "failed"
 
 
 def format_score(score: float | None) -> str:
@@ -429,21 +412,24 @@ def summarize(cases: list[dict]) -> dict[str, int]:
     return counts
 
 
-def summary_of(results: dict) -> dict[str, Any]:
-    """The results' summary, with counts (and the agent's token usage) recomputed from the cases so
-    they always agree with them."""
-    stored = results.get("summary")
-    given: dict[str, Any] = stored if isinstance(stored, dict) else {}
-    summary = dict(given)
-    cases = [c for c in results.get("cases", []) if isinstance(c, dict)]
-    summary.update(summarize(cases))
-    summary["gates_skipped"] = as_int(given.get("gates_skipped")) or 0
-    summary["duration_s"] = as_float(given.get("duration_s"))
-    summary.pop("usage", None)
-    usage = cases_usage(cases)
-    if usage is not None:
-        summary["usage"] = usage.as_dict()
-    return summary
+def summary_of(results: Mapping[str, Any] | Run) -> dict[str, Any]:
+    """The results' summary as stored, with counts (and the agent's token usage) taken from the cases
+    so they always agree with them (results/decode.py's `Summary`)."""
+    summary = (results if isinstance(results, Run) else read_run(results)).summary
+    data = dict(summary.stored)
+    data.update(
+        cases=summary.cases,
+        passed=summary.passed,
+        failed=summary.failed,
+        errored=summary.errored,
+        skipped=summary.skipped,
+        gates_skipped=summary.gates_skipped,
+        duration_s=summary.duration_s,
+    )
+    data.pop("usage", None)
+    if summary.usage is not None:
+        data["usage"] = summary.usage.as_dict()
+    return data
 
 
 def cases_usage(cases: list[dict]) -> TokenUsage | None:

@@ -13,12 +13,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from specengine.report.compare import Comparison
+    from specengine.results.loaded import Run
 
 STREAM = Path("-")
 """The destination of a report printed on the command's output (stdout, or stderr under --json)."""
@@ -137,6 +139,13 @@ class ReportInputs:
 
     # Text a writer renders once for every target that shows it (the Markdown file and step summary).
     rendered: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    @cached_property
+    def run(self) -> Run:
+        """The results as the typed run, read once for every writer (results/decode.py)."""
+        from specengine.results.decode import read_run
+
+        return read_run(self.results, self.results_path)
 
 
 ReportWriter = Callable[[ReportInputs, Destination], "Path | None"]

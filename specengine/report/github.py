@@ -12,21 +12,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from specengine.report.facts import (
-    UNCERTAIN,
-    UNCERTAIN_WHY,
-    case_error,
-    case_line,
-    case_spec,
-    error_text,
-    failed_gates,
-    plain_text,
-    summary_of,
-    uncertain_checks,
-)
+from specengine.report.facts import UNCERTAIN, UNCERTAIN_WHY, failed_gates, plain_text, uncertain_checks
 from specengine.report.formats import ReportInputs
-from specengine.report.simulated import simulation_of, stop_text
+from specengine.report.simulated import stop_text
 from specengine.results.budgets import broken_budgets
+from specengine.results.decode import read_run
+from specengine.results.loaded import Case, Run, error_text
 
 MAX_MESSAGE = 4000
 
@@ -94,21 +85,8 @@ def append_step_summary_report(inputs: ReportInputs, destination: Path) -> None:
 def print_annotations(inputs: ReportInputs, destination: Path) -> None:
     """`--github` (and every run in GitHub Actions): one annotation line per failure, on the output."""
     spec_paths = repository_paths(inputs.spec_files, inputs.environ)
-    for line in annotation_lines(_with_spec_paths(inputs.results, spec_paths)):
+    for line in annotation_lines(inputs.run, spec_paths=spec_paths):
         inputs.echo(line)
-
-
-def _with_spec_paths(data: dict[str, Any], spec_paths: Mapping[str, str]) -> dict[str, Any]:
-    """The results with each case's `spec` replaced by its path in `spec_paths` (when it has one)."""
-    if not spec_paths:
-        return data
-    cases = [
-        {**case, "spec": spec_paths[case["spec"]]}
-        if isinstance(case, dict) and case.get("spec") in spec_paths
-        else case
-        for case in data.get("cases", [])
-    ]
-    return {**data, "cases": cases}
 
 
 def repository_paths(spec_files: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
@@ -142,38 +120,40 @@ def _join(prefix: str, path: str) -> str:
     return prefix.rstrip("/") + "/" + path.lstrip("/")
 
 
-def annotation_lines(results: dict, *, path_prefix: str = "", limit: int | None = None) -> list[str]:
+def annotation_lines(
+    results: Mapping[str, Any] | Run,
+    *,
+    path_prefix: str = "",
+    limit: int | None = None,
+    spec_paths: Mapping[str, str] | None = None,
+) -> list[str]:
     """Annotation lines for every failed gate check and every errored case, in case order.
 
-    `path_prefix` makes spec paths repo-relative when the project file is not at the repo root.
+    `path_prefix` makes spec paths repo-relative when the project file is not at the repo root;
+    `spec_paths` gives a case's `spec` its path in the repository (`repository_paths`).
     GitHub shows at most 10 error annotations per step; `limit` caps the list and ends it with a
     notice that says how many more failures are in the report.
     """
+    run = results if isinstance(results, Run) else read_run(results)
+    paths = spec_paths or {}
+
+    def spec_of(case: Case) -> str:
+        return _join(path_prefix, paths.get(case.spec, case.spec))
+
     out: list[str] = [  # a broken budget first: it fails the run whatever the cases did
         workflow_command("error", str(budget.get("message") or ""), title=f"budget {budget.get('name')}")
-        for budget in broken_budgets(summary_of(results))
+        for budget in broken_budgets(run.summary.stored)
     ]
-    for case in results.get("cases", []):
-        if not isinstance(case, dict) or case.get("status") not in ("failed", "error"):
-            continue
-        spec = _join(path_prefix, case_spec(case))
-        case_id = str(case.get("id", ""))
+    for case in run.failed:
+        spec, line = spec_of(case), case.line or None
         # a case errored by a check (a judge that failed, say) is annotated at that check, with why
-        err = case_error(case) if case.get("status") == "error" else None
-        simulation = simulation_of(case)
-        stopped = f"\n{stop_text(simulation)}" if simulation is not None else ""
-        if err is not None or (case.get("status") == "error" and not failed_gates(case)):
-            out.append(
-                workflow_command(
-                    "error",
-                    (error_text(err) if err else "the case errored") + stopped,
-                    file=spec,
-                    line=case_line(case),
-                    title=f"{case_id}: error",
-                )
-            )
-            continue
+        err = case.first_error if case.status == "error" else None
+        stopped = f"\n{stop_text(case.simulation)}" if case.simulation is not None else ""
         failed = failed_gates(case)
+        if err is not None or (case.status == "error" and not failed):
+            message = (error_text(err) if err else "the case errored") + stopped
+            out.append(workflow_command("error", message, file=spec, line=line, title=f"{case.id}: error"))
+            continue
         for fc in failed:
             message = fc.summary()
             if fc.expected is not None:
@@ -185,41 +165,32 @@ def annotation_lines(results: dict, *, path_prefix: str = "", limit: int | None 
             message += stopped
             out.append(
                 workflow_command(
-                    "error",
-                    message,
-                    file=spec,
-                    line=fc.line or case_line(case),
-                    title=f"{case_id}: {fc.name}",
+                    "error", message, file=spec, line=fc.line or line, title=f"{case.id}: {fc.name}"
                 )
             )
         if not failed:
-            passed, n = case.get("passed_trials"), case.get("n_trials")
-            detail = f"{passed} of {n} trials passed" if n else "the case failed"
-            out.append(workflow_command("error", detail, file=spec, line=case_line(case), title=case_id))
+            detail = (
+                f"{case.passed_trials} of {case.n_trials} trials passed"
+                if case.n_trials
+                else "the case failed"
+            )
+            out.append(workflow_command("error", detail, file=spec, line=line, title=case.id))
     if limit is not None and len(out) > limit:
         extra = len(out) - limit
         out = out[:limit]
         out.append(
             workflow_command("notice", f"{extra} more failures are not annotated; see the full report")
         )
-    return out + _uncertain_warnings(results, path_prefix, limit)
-
-
-def _uncertain_warnings(results: dict, path_prefix: str, limit: int | None) -> list[str]:
-    """A warning at each judge check whose samples disagreed in a case that did not fail (a failed
-    one says so in its error): its pass could be a fail on the next run."""
-    out = []
-    for case in results.get("cases", []):
-        if not isinstance(case, dict) or case.get("status") in ("failed", "error"):
-            continue
-        for check in uncertain_checks(case):
-            out.append(
-                workflow_command(
-                    "warning",
-                    f"{UNCERTAIN_WHY}: {check.summary()}",
-                    file=_join(path_prefix, case_spec(case)),
-                    line=check.line or case_line(case),
-                    title=f"{case.get('id', '')}: {check.name} is {UNCERTAIN}",
-                )
-            )
-    return out if limit is None else out[:limit]
+    warnings = [  # a judge whose samples disagreed in a case that did not fail: its pass could be a fail
+        workflow_command(
+            "warning",
+            f"{UNCERTAIN_WHY}: {check.summary()}",
+            file=spec_of(case),
+            line=check.line or case.line or None,
+            title=f"{case.id}: {check.name} is {UNCERTAIN}",
+        )
+        for case in run.cases
+        if case.status not in ("failed", "error")
+        for check in uncertain_checks(case)
+    ]
+    return out + (warnings if limit is None else warnings[:limit])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -23,18 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from specengine.report.cell_table import format_cost
 from specengine.report.facts import (
-    case_duration,
-    case_line,
-    case_spec,
-    case_suite,
     case_title,
     failure_headline,
     format_duration,
     format_rate,
     format_time,
     run_label,
-    run_name,
-    summarize,
     summary_of,
     uncertain_checks,
     usage_text,
@@ -44,6 +38,8 @@ from specengine.report.matrix_view import matrix_view
 from specengine.report.skipped_gates import skipped_gates, skipped_gates_text
 from specengine.report.watch import watchlist
 from specengine.results.cells import case_cost, endpoint_prices
+from specengine.results.decode import read_run, read_summary
+from specengine.results.loaded import Case
 from specengine.results.model import pass_rate
 from specengine.review.annotate import review_counts_text, review_line
 
@@ -73,23 +69,23 @@ def embed_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _derived(case: dict, change: str | None, prices: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def _derived(case: Case, change: str | None, prices: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What the table shows for a case, computed once here so every report words it the same.
 
     `skipped` names the gates a passed case passed without; `change` is what the baseline
     comparison says of the case (regressed, fixed, new, changed), when there is one.
     """
-    spec, line = case_spec(case), case_line(case)
+    spec, line = case.spec, case.line
     gates = skipped_gates(case)
     return {
         "title": case_title(case),
-        "suite": case_suite(case),
+        "suite": case.suite,
         "where": f"{spec}:{line}" if line else spec,
         "reason": failure_headline(case) or "; ".join(f"{gate.name}: {gate.reason}" for gate in gates),
-        "duration": round(case_duration(case), 4),
-        "review": review_line(case),
-        "tokens": usage_text(case),
-        "cost": format_cost(case_cost(case.get("usage"), (prices or {}).get(str(case.get("endpoint"))))),
+        "duration": round(case.elapsed_s, 4),
+        "review": review_line(case.extra),
+        "tokens": None if case.usage is None else str(case.usage),
+        "cost": format_cost(case_cost(case.usage, (prices or {}).get(str(case.endpoint)))),
         "uncertain": [f"{check.name}: {check.summary()}" for check in uncertain_checks(case)],
         "skipped": skipped_gates_text(gates) if gates else "",
         "skipped_tag": ("judge skipped" if all(g.matcher == "judge" for g in gates) else "checks skipped")
@@ -185,24 +181,24 @@ class _Group:
         return bool(self.failed or self.errored)
 
 
-def _groups(cases: list[dict], keys: Callable[[dict], Iterable[str]]) -> list[_Group]:
+def _groups(cases: Sequence[Case], keys: Callable[[Case], Iterable[str]]) -> list[_Group]:
     """Counts per group (a case counts in each group it is in), worst pass rate first."""
-    members: dict[str, list[dict]] = {}
+    members: dict[str, list[Case]] = {}
     for case in cases:
         for key in keys(case):
             members.setdefault(key, []).append(case)
-    groups = [_Group(name, **summarize(grouped)) for name, grouped in members.items()]
+    groups = []
+    for name, grouped in members.items():
+        counts = read_summary(None, tuple(grouped))
+        groups.append(
+            _Group(name, counts.cases, counts.passed, counts.failed, counts.errored, counts.skipped)
+        )
 
     def worst_first(group: _Group) -> tuple[float, str]:
         rate = pass_rate(group.__dict__)
         return (2.0 if rate is None else rate, group.name)
 
     return sorted(groups, key=worst_first)
-
-
-def _labels(case: dict) -> list[str]:
-    labels = case.get("labels")
-    return [str(label) for label in labels] if isinstance(labels, list) else []
 
 
 @dataclass(frozen=True)
@@ -292,18 +288,21 @@ def render_html(
     changed since it."""
     from markupsafe import Markup
 
-    summary = summary_of(results)
+    run = read_run(
+        results
+    )  # the file's case dicts are embedded as they are; what is derived reads the typed run
+    summary = summary_of(run)
     cases = [c for c in results.get("cases", []) if isinstance(c, dict)]
     changes, marks = _changes(comparison)
     prices = endpoint_prices(results)
-    derived = [_derived(c, marks.get(str(c.get("id"))), prices) for c in cases]
+    derived = [_derived(case, marks.get(case.id), prices) for case in run.cases]
     payload = {
         "run_id": results.get("run_id"),
         "summary": summary,
         "cases": cases,
         "derived": derived,
     }
-    name = run_name(results)
+    name = run.name
     config = results.get("config")
     ran = summary["passed"] + summary["failed"] + summary["errored"]
     return _template().render(
@@ -311,8 +310,8 @@ def render_html(
         doc_title=" · ".join(str(part) for part in (title, name, results.get("run_id")) if part),
         facts=_facts(results, summary, sum(len(d["uncertain"]) for d in derived)),
         endpoints=_endpoints(results),
-        suites=_groups(cases, lambda case: [case_suite(case)]),
-        labels=_groups(cases, _labels),
+        suites=_groups(run.cases, lambda case: [case.suite]),
+        labels=_groups(run.cases, lambda case: case.labels),
         changes=changes,
         passed_with_skips=sum(1 for d in derived if d["skipped"]),
         verdict="passed" if summary["failed"] + summary["errored"] == 0 else "failed",
@@ -321,7 +320,7 @@ def render_html(
         ran=ran,
         segments=_segments(summary),
         gates_skipped=summary.get("gates_skipped") or 0,
-        watched=watchlist(cases).lines(),  # autoescaped: case and check names are the author's text
+        watched=watchlist(run.cases).lines(),  # autoescaped: case and check names are the author's text
         config=json.dumps(config, indent=2, ensure_ascii=False, default=str)
         if isinstance(config, dict | list)
         else None,

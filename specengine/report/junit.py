@@ -9,29 +9,17 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from specengine.report.facts import (
-    UNCERTAIN,
-    case_duration,
-    case_error,
-    case_line,
-    case_spec,
-    case_suite,
-    cases_usage,
-    error_text,
-    failed_gates,
-    plain_text,
-    run_name,
-    skip_reason,
-    summary_of,
-    trials_of,
-    uncertain_checks,
-)
+from specengine.report.facts import UNCERTAIN, failed_gates, plain_text, uncertain_checks
 from specengine.report.formats import ReportInputs
-from specengine.report.simulated import is_simulated, simulation_of, stop_text
+from specengine.report.simulated import is_simulated, stop_text
 from specengine.report.skipped_gates import skipped_gates, skipped_gates_text
-from specengine.usage import TokenUsage, read_usage
+from specengine.results.decode import read_run
+from specengine.results.loaded import Case, Run, error_text
+from specengine.usage import TokenUsage, total_usage
 
 MAX_SYSTEM_OUT = 20_000
 
@@ -49,7 +37,7 @@ def _indent(text: str) -> str:
     return text.strip().replace("\n", "\n            ")
 
 
-def failure_text(case: dict, spec: str) -> tuple[str, str, str]:
+def failure_text(case: Case, spec: str) -> tuple[str, str, str]:
     """(message, type, details) for a failed case; the pytest plugin's failures say the same."""
     failed = failed_gates(case)
     lines: list[str] = []
@@ -65,15 +53,14 @@ def failure_text(case: dict, spec: str) -> tuple[str, str, str]:
             lines.append(f"  got:      {_indent(fc.got)}")
         if fc.rationale:
             lines.append("  rationale: " + fc.rationale.strip().replace("\n", "\n    "))
-    for i, trial in enumerate(trials_of(case), 1):
-        if trial.get("error"):
-            lines.append(f"trial {i}: error: {error_text(trial.get('error'))}")
-    passed, n = case.get("passed_trials"), case.get("n_trials")
-    if isinstance(n, int) and n > 1:
-        lines.append(f"{passed} of {n} trials passed")
-    simulation = simulation_of(case)
+    for i, trial in enumerate(case.trials, 1):
+        if trial.error:
+            lines.append(f"trial {i}: error: {error_text(trial.error)}")
+    if case.n_trials > 1:
+        lines.append(f"{case.passed_trials} of {case.n_trials} trials passed")
+    simulation = case.simulation
     if simulation is not None:  # why the simulated conversation ended is part of every failure
-        lines.append(f"simulated user: {simulation.get('user')}; goal: {simulation.get('goal')}")
+        lines.append(f"simulated user: {simulation.user}; goal: {simulation.goal}")
         lines.append(stop_text(simulation))
     if failed:
         first = failed[0]
@@ -83,7 +70,7 @@ def failure_text(case: dict, spec: str) -> tuple[str, str, str]:
             message = f"{len(failed)} checks failed; first: {message}"
         kind = first.matcher or "failed"
     else:
-        err = case_error(case)
+        err = case.first_error
         message = error_text(err) if err else "the case failed"
         kind = "failed"
     if simulation is not None:
@@ -91,7 +78,7 @@ def failure_text(case: dict, spec: str) -> tuple[str, str, str]:
     return message, kind, "\n".join(lines)
 
 
-def _unproven_message(case: dict, spec: str) -> str:
+def _unproven_message(case: Case, spec: str) -> str:
     """Why a passed case is reported skipped: the gates it passed without, where and why."""
     gates = skipped_gates(case)
     listed = "; ".join(
@@ -101,19 +88,19 @@ def _unproven_message(case: dict, spec: str) -> str:
     return f"passed, but {skipped_gates_text(gates)}: {listed}"
 
 
-def _skipped(cases: list[dict]) -> int:
+def _skipped(cases: Sequence[Case]) -> int:
     """Testcases written as skipped: skipped cases, and passed cases some of whose gates did not run."""
-    return sum(1 for case in cases if case.get("status") == "skipped" or skipped_gates(case))
+    return sum(1 for case in cases if case.status == "skipped" or skipped_gates(case))
 
 
-def _transcript_text(case: dict) -> str:
+def _transcript_text(case: Case) -> str:
     """The transcript of the first trial that did not pass, for the reporter's output pane."""
-    trials = trials_of(case)
-    chosen = next((t for t in trials if t.get("status") != "passed"), trials[0] if trials else None)
-    if not chosen or not isinstance(chosen.get("transcript"), list):
+    trials = case.trials
+    chosen = next((t for t in trials if t.status != "passed"), trials[0] if trials else None)
+    if chosen is None:
         return ""
     out: list[str] = []
-    for msg in chosen["transcript"]:
+    for msg in chosen.transcript:
         if not isinstance(msg, dict):
             continue
         if msg.get("role") == "reset":
@@ -140,27 +127,25 @@ def _args(args: object) -> str:
         return str(args)
 
 
-def build_junit(results: dict) -> ET.Element:
-    """The <testsuites> element for a results dict."""
-    summary = summary_of(results)
+def build_junit(results: Mapping[str, Any] | Run) -> ET.Element:
+    """The <testsuites> element for a run (or a results dict, read as the reader reads it)."""
+    run = results if isinstance(results, Run) else read_run(results)
+    summary = run.summary
     root = ET.Element(
         "testsuites",
         name="specengine",
-        tests=str(summary["cases"]),
-        failures=str(summary["failed"]),
-        errors=str(summary["errored"]),
+        tests=str(summary.cases),
+        failures=str(summary.failed),
+        errors=str(summary.errored),
     )
-    cases = [c for c in results.get("cases", []) if isinstance(c, dict)]
-    root.set("skipped", str(_skipped(cases)))
-    total_time = summary.get("duration_s")
-    root.set("time", _seconds(total_time if total_time is not None else sum(map(case_duration, cases))))
-    started = results.get("started_at")
-    groups: dict[str, list[dict]] = {}
-    for case in cases:
-        groups.setdefault(case_suite(case), []).append(case)
+    root.set("skipped", str(_skipped(run.cases)))
+    total_time = summary.duration_s
+    root.set("time", _seconds(total_time if total_time is not None else sum(c.elapsed_s for c in run.cases)))
+    groups: dict[str, list[Case]] = {}
+    for case in run.cases:
+        groups.setdefault(case.suite, []).append(case)
     for suite_name, members in groups.items():
-        counts = {s: sum(1 for c in members if c.get("status") == s) for s in ("failed", "error")}
-        counts["skipped"] = _skipped(members)
+        counts = {s: sum(1 for c in members if c.status == s) for s in ("failed", "error")}
         suite = ET.SubElement(
             root,
             "testsuite",
@@ -168,29 +153,29 @@ def build_junit(results: dict) -> ET.Element:
             tests=str(len(members)),
             failures=str(counts["failed"]),
             errors=str(counts["error"]),
-            skipped=str(counts["skipped"]),
-            time=_seconds(sum(map(case_duration, members))),
+            skipped=str(_skipped(members)),
+            time=_seconds(sum(c.elapsed_s for c in members)),
         )
-        if isinstance(started, str) and started:
-            suite.set("timestamp", clean(started))
-        specs = {case_spec(c) for c in members}
+        if run.started_at:
+            suite.set("timestamp", clean(run.started_at))
+        specs = {c.spec for c in members}
         if len(specs) == 1:
             suite.set("file", clean(specs.pop()))
-        suite_usage = cases_usage(members)
-        if results.get("run_id") or run_name(results) or suite_usage is not None:
+        suite_usage = total_usage(c.usage for c in members)
+        if run.run_id or run.name or suite_usage is not None:
             props = ET.SubElement(suite, "properties")
-            if results.get("run_id"):
-                ET.SubElement(props, "property", name="run_id", value=clean(results["run_id"]))
-            if run_name(results):
-                ET.SubElement(props, "property", name="run_name", value=clean(run_name(results)))
+            if run.run_id:
+                ET.SubElement(props, "property", name="run_id", value=clean(run.run_id))
+            if run.name:
+                ET.SubElement(props, "property", name="run_name", value=clean(run.name))
             _usage_properties(props, suite_usage)
         for case in members:
             _add_case(suite, case, suite_name)
-    _add_budgets(root, summary)
+    _add_budgets(root, summary.stored)
     return root
 
 
-def _add_budgets(root: ET.Element, summary: dict) -> None:
+def _add_budgets(root: ET.Element, summary: Mapping[str, Any]) -> None:
     """The run's budgets as a testsuite of their own, one testcase per budget and cell, so a CI
     reporter shows a broken budget as it shows a failed case."""
     budgets = [b for b in summary.get("budgets") or () if isinstance(b, dict)]
@@ -227,43 +212,41 @@ def _usage_properties(props: ET.Element, usage: TokenUsage | None) -> None:
         ET.SubElement(props, "property", name=name, value=str(value))
 
 
-def _add_case(suite: ET.Element, case: dict, suite_name: str) -> None:
-    spec = case_spec(case)
+def _add_case(suite: ET.Element, case: Case, suite_name: str) -> None:
+    spec = case.spec
     tc = ET.SubElement(
         suite,
         "testcase",
         classname=clean(suite_name),
-        name=clean(case.get("id", "")),
+        name=clean(case.id),
         file=clean(spec),
-        time=_seconds(case_duration(case)),
+        time=_seconds(case.elapsed_s),
     )
-    line = case_line(case)
-    if line:
-        tc.set("line", str(line))
+    if case.line:
+        tc.set("line", str(case.line))
     props = ET.Element("properties")  # one per test case: the tokens, then a person's review
-    _usage_properties(props, read_usage(case.get("usage")))
+    _usage_properties(props, case.usage)
     _add_review(props, case)
     if len(props):
         tc.append(props)
-    status = case.get("status")
+    status = case.status
     if status == "failed":
         message, kind, details = failure_text(case, spec)
         el = ET.SubElement(tc, "failure", message=clean(message), type=clean(kind))
         el.text = clean(details)
     elif status == "error":
-        err = case_error(case) or {}
+        err = case.first_error
         headline, kind, details = failure_text(case, spec)
         if err:  # a transport fault or timeout ended the case
             message, kind = str(err.get("message") or headline), str(err.get("type") or "error")
-            simulation = simulation_of(case)
-            if simulation is not None:
-                message += f" [{stop_text(simulation)}]"
+            if case.simulation is not None:
+                message += f" [{stop_text(case.simulation)}]"
         else:  # a check could not be graded (a judge that kept failing, say): name it and why
             message = headline or "the case errored"
         el = ET.SubElement(tc, "error", message=clean(message), type=clean(kind))
         el.text = clean(details or message)
     elif status == "skipped":
-        ET.SubElement(tc, "skipped", message=clean(skip_reason(case)))
+        ET.SubElement(tc, "skipped", message=clean(case.why_skipped))
     elif skipped_gates(case):  # passed without some gates: not a plain pass
         ET.SubElement(tc, "skipped", message=clean(_unproven_message(case, spec)))
     doubted = _uncertain_lines(case, spec)
@@ -280,7 +263,7 @@ def _add_case(suite: ET.Element, case: dict, suite_name: str) -> None:
         ET.SubElement(tc, "system-out").text = clean(output)
 
 
-def _uncertain_lines(case: dict, spec: str) -> list[str]:
+def _uncertain_lines(case: Case, spec: str) -> list[str]:
     """`uncertain: spec.yaml:7: judge closed_qa: samples Y, N, Y (spread 1.00)` per doubted check."""
     lines = []
     for check in uncertain_checks(case):
@@ -289,9 +272,9 @@ def _uncertain_lines(case: dict, spec: str) -> list[str]:
     return lines
 
 
-def _add_review(props: ET.Element, case: dict) -> None:
+def _add_review(props: ET.Element, case: Case) -> None:
     """A person's review of the case as properties: both verdicts side by side."""
-    review = case.get("review")
+    review = case.extra.get("review")
     own = review.get("case") if isinstance(review, dict) else None
     if not isinstance(own, dict):
         return
@@ -299,15 +282,15 @@ def _add_review(props: ET.Element, case: dict) -> None:
         ET.SubElement(props, "property", name=f"review.{key}", value=clean(own.get(key) or ""))
 
 
-def render_junit(results: dict) -> str:
-    """JUnit XML text (with the XML declaration) for a results dict."""
+def render_junit(results: Mapping[str, Any] | Run) -> str:
+    """JUnit XML text (with the XML declaration) for a run or a results dict."""
     root = build_junit(results)
     ET.indent(root)
     body = ET.tostring(root, encoding="unicode")
     return '<?xml version="1.0" encoding="utf-8"?>\n' + body + "\n"
 
 
-def write_junit(results: dict, path: str | Path) -> Path:
+def write_junit(results: Mapping[str, Any] | Run, path: str | Path) -> Path:
     """Write JUnit XML to `path` (parent folders are created); return the path."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -317,4 +300,4 @@ def write_junit(results: dict, path: str | Path) -> Path:
 
 def write_junit_report(inputs: ReportInputs, destination: Path) -> Path:
     """`--junit FILE`."""
-    return write_junit(inputs.results, destination)
+    return write_junit(inputs.run, destination)

@@ -9,7 +9,9 @@ break the table, HTML must not render, and an `@name` must not ping anyone.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from specengine.report.cell_table import format_cost, markdown_lines
 from specengine.report.compare import (
@@ -21,26 +23,22 @@ from specengine.report.compare import (
     spec_text,
 )
 from specengine.report.facts import (
-    case_error,
-    case_line,
-    case_spec,
     case_title,
-    error_text,
     failed_gates,
     format_duration,
     format_rate,
     plain_text,
-    run_name,
-    skip_reason,
     summary_of,
     uncertain_checks,
     usage_text,
 )
 from specengine.report.formats import STREAM, ReportInputs
-from specengine.report.simulated import simulation_of, stop_text
+from specengine.report.simulated import stop_text
 from specengine.report.skipped_gates import SkippedGate, passed_with_skips, skipped_gates
 from specengine.report.watch import watchlist
 from specengine.results.budgets import broken_budgets
+from specengine.results.decode import read_run
+from specengine.results.loaded import Case, Run, error_text
 from specengine.results.model import pass_rate
 from specengine.review.annotate import review_counts_text, review_line
 
@@ -78,52 +76,43 @@ def _where(spec: str, line: int | None, source_url: str | None) -> str:
     return code(label)
 
 
-def _failure_rows(results: dict, source_url: str | None) -> list[str]:
+def _failure_rows(run: Run, source_url: str | None) -> list[str]:
     rows: list[str] = []
-    for case in results.get("cases", []):
-        if not isinstance(case, dict) or case.get("status") not in ("failed", "error"):
-            continue
-        spec = case_spec(case)
+    for case in run.failed:
+        spec, line = case.spec, case.line or None
         title = escape_cell(case_title(case), 120)
-        simulation = simulation_of(case)
-        stopped = f"{stop_text(simulation)} — " if simulation is not None else ""  # first: never cut
-        if case.get("status") == "error":
-            err = case_error(case)
+        stopped = (
+            f"{stop_text(case.simulation)} — " if case.simulation is not None else ""
+        )  # first: never cut
+        if case.status == "error":
+            err = case.first_error
             reason = stopped + (error_text(err) if err else "the case errored")
-            where = _where(spec, case_line(case), source_url)
-            rows.append(f"| 💥 {title} | error | {where} | {escape_cell(reason)} |")
+            rows.append(f"| 💥 {title} | error | {_where(spec, line, source_url)} | {escape_cell(reason)} |")
             continue
         failed = failed_gates(case)
         if not failed:
-            passed, n = case.get("passed_trials"), case.get("n_trials")
-            detail = f"{passed} of {n} trials passed" if n else "failed"
-            rows.append(
-                f"| ❌ {title} | – | {_where(spec, case_line(case), source_url)} | {escape_cell(detail)} |"
-            )
+            detail = f"{case.passed_trials} of {case.n_trials} trials passed" if case.n_trials else "failed"
+            rows.append(f"| ❌ {title} | – | {_where(spec, line, source_url)} | {escape_cell(detail)} |")
         for fc in failed:
             reason = stopped + fc.summary()
             if fc.got is not None:
                 reason += f" — got: {fc.got}"
             if fc.rationale:
                 reason += f" — {fc.rationale.strip()}"
-            where = _where(spec, fc.line or case_line(case), source_url)
+            where = _where(spec, fc.line or line, source_url)
             rows.append(f"| ❌ {title} | {escape_cell(fc.name, 80)} | {where} | {escape_cell(reason)} |")
     return rows
 
 
-def _uncertain_rows(results: dict, source_url: str | None) -> list[str]:
+def _uncertain_rows(run: Run, source_url: str | None) -> list[str]:
     """One row per judge check whose samples disagreed, passed or not."""
-    rows = []
-    for case in results.get("cases", []):
-        if not isinstance(case, dict):
-            continue
-        for check in uncertain_checks(case):
-            where = _where(case_spec(case), check.line or case_line(case), source_url)
-            rows.append(
-                f"| {escape_cell(case_title(case), 120)} | {escape_cell(check.name, 80)} | {where} "
-                f"| {_status(check.status)} | {escape_cell(check.summary())} |"
-            )
-    return rows
+    return [
+        f"| {escape_cell(case_title(case), 120)} | {escape_cell(check.name, 80)} "
+        f"| {_where(case.spec, check.line or case.line or None, source_url)} "
+        f"| {_status(check.status)} | {escape_cell(check.summary())} |"
+        for case in run.cases
+        for check in uncertain_checks(case)
+    ]
 
 
 def _table(header: str, rows: list[str], max_rows: int, noun: str) -> list[str]:
@@ -136,27 +125,28 @@ def _table(header: str, rows: list[str], max_rows: int, noun: str) -> list[str]:
 
 
 def render_markdown(
-    results: dict,
+    results: Mapping[str, Any] | Run,
     comparison: Comparison | None = None,
     *,
     max_rows: int = MAX_ROWS,
     title: str = "specengine",
     source_url: str | None = None,
 ) -> str:
-    """The pull-request summary for a results dict, with regressions and fixes when `comparison` is given.
+    """The pull-request summary for a run (or a results dict), with regressions and fixes when
+    `comparison` is given.
 
     `source_url` (e.g. `https://github.com/org/repo/blob/<sha>`) turns `file:line` cells into links.
     """
-    summary = summary_of(results)
+    run = results if isinstance(results, Run) else read_run(results)
+    summary = summary_of(run)
     rate = pass_rate(summary)
     bad = summary["failed"] + summary["errored"]
     icon = "✅" if bad == 0 and not broken_budgets(summary) else "❌"
     ran = summary["passed"] + bad
     head = f"{summary['passed']} of {ran} cases passed ({format_rate(rate)})"
-    name = run_name(results)
-    shown = f"{title} · {name}" if name else title
+    shown = f"{title} · {run.name}" if run.name else title
     lines = [f"## {icon} {escape_cell(shown, 120)}: {head}", ""]
-    unproven = [(case, skipped_gates(case)) for case in results.get("cases", []) if isinstance(case, dict)]
+    unproven = [(case, skipped_gates(case)) for case in run.cases]
     unproven = [(case, gates) for case, gates in unproven if gates]
     passed = f"**{summary['passed']}** passed"
     note = ""
@@ -177,15 +167,15 @@ def render_markdown(
         facts.append(tokens)
     if summary.get("cost") is not None:
         facts.append(f"cost {format_cost(summary['cost'])}")
-    if results.get("run_id"):
-        facts.append(f"run {code(results['run_id'])}")
+    if run.run_id:
+        facts.append(f"run {code(run.run_id)}")
     if review_counts_text(summary):
         facts.append(review_counts_text(summary))
     if summary.get("simulator_calls") is not None:  # the simulated users' model, apart from the agent
         hits = summary.get("simulator_cache_hits", 0)
         facts.append(f"simulator: {summary['simulator_calls']} calls, {hits} cache hits")
     lines.append(" · ".join(facts))
-    watched = watchlist(results.get("cases", [])).lines()
+    watched = watchlist(run.cases).lines()
     if watched:
         lines += ["", *(f"> {escape_cell(line, None)}  " for line in watched)]
     if summary.get("gates_skipped"):
@@ -199,21 +189,21 @@ def render_markdown(
     if comparison is not None:
         lines += ["", *_comparison_section(comparison, max_rows, source_url)]
 
-    rows = _failure_rows(results, source_url)
+    rows = _failure_rows(run, source_url)
     if rows:
         lines += ["", f"### Failures ({bad} case{'s' if bad != 1 else ''})", ""]
         lines += _table("| Case | Check | Where | Reason |", rows, max_rows, "failed checks")
 
-    reviewed = [c for c in results.get("cases", []) if isinstance(c, dict) and c.get("review")]
+    reviewed = [c for c in run.cases if c.extra.get("review")]
     if reviewed:
         lines += ["", f"### Human reviews ({len(reviewed)} case{'s' if len(reviewed) != 1 else ''})", ""]
         review_rows = [
-            f"| {escape_cell(case_title(c), 120)} | {c.get('status')} | {escape_cell(review_line(c))} |"
+            f"| {escape_cell(case_title(c), 120)} | {c.status} | {escape_cell(review_line(c.extra))} |"
             for c in reviewed
         ]
         lines += _table("| Case | Engine | Review |", review_rows, max_rows, "reviewed cases")
 
-    doubted = _uncertain_rows(results, source_url)
+    doubted = _uncertain_rows(run, source_url)
     if doubted:
         lines += ["", f"### 🤔 Uncertain judges ({len(doubted)})", ""]
         lines.append("The judge's samples disagreed on these checks: a re-run could judge them otherwise.")
@@ -223,11 +213,11 @@ def render_markdown(
     if unproven:
         lines += ["", *_unproven_section(unproven, note, max_rows, source_url)]
 
-    skipped = [c for c in results.get("cases", []) if isinstance(c, dict) and c.get("status") == "skipped"]
+    skipped = [c for c in run.cases if c.status == "skipped"]
     if skipped:
         reasons: dict[str, int] = {}
         for case in skipped:
-            reason = skip_reason(case)
+            reason = case.why_skipped
             reasons[reason] = reasons.get(reason, 0) + 1
         lines += ["", f"<details><summary>{len(skipped)} skipped</summary>", ""]
         for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1])[:max_rows]:
@@ -237,12 +227,12 @@ def render_markdown(
 
 
 def _unproven_section(
-    unproven: list[tuple[dict, list[SkippedGate]]], note: str, max_rows: int, source_url: str | None
+    unproven: list[tuple[Case, list[SkippedGate]]], note: str, max_rows: int, source_url: str | None
 ) -> list[str]:
     """The passed cases some of whose gates did not run: passed, but not proven by those checks."""
     lines = [f"<details><summary>Passed, {note}</summary>", ""]
     for case, gates in unproven[:max_rows]:
-        spec = case_spec(case)
+        spec = case.spec
         skipped = "; ".join(
             f"{escape_cell(gate.name, 80)} ({_where(spec, gate.line, source_url)}): "
             + escape_cell(gate.reason)
@@ -257,7 +247,7 @@ def _unproven_section(
 def summary_markdown(inputs: ReportInputs) -> str:
     """The Markdown summary, rendered once for the Markdown file and the step summary."""
     if "markdown" not in inputs.rendered:
-        text = render_markdown(inputs.results, inputs.comparison, source_url=inputs.source_url)
+        text = render_markdown(inputs.run, inputs.comparison, source_url=inputs.source_url)
         inputs.rendered["markdown"] = text
     return inputs.rendered["markdown"]
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from specengine.transcript import SimulationEnd
+
 # What a stop reason claims, when the simulated user claimed it: its word, not the checks' verdict.
 CLAIMS = {
     "goal_reached": "the simulated user said the goal was reached",
@@ -31,9 +33,11 @@ def user_claim(simulation: Mapping[str, Any]) -> str | None:
     return CLAIMS.get(str(simulation.get("stop_reason")))
 
 
-def stop_text(simulation: Mapping[str, Any]) -> str:
+def stop_text(simulation: Mapping[str, Any] | SimulationEnd) -> str:
     """`stopped: goal_reached (the simulated user said the goal was reached) after 2 simulated turns
     (simulator gpt-4o-mini)`."""
+    if isinstance(simulation, SimulationEnd):
+        simulation = simulation.as_dict()
     turns = simulation.get("turns", 0)
     count = f"{turns} simulated turn{'' if turns == 1 else 's'}"
     by = f" (simulator {simulation['simulator']})" if simulation.get("simulator") else ""

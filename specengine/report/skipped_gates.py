@@ -8,9 +8,14 @@ the checks that did not run, the HTML report marks them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from specengine.report.facts import as_int, checks_of, folded_checks, is_gate, trials_of
+from specengine.report.facts import fold_checks
+from specengine.results.decode import read_case
+from specengine.results.loaded import Case, CaseCheck
+from specengine.results.model import CheckResult
 
 
 @dataclass(frozen=True)
@@ -23,22 +28,25 @@ class SkippedGate:
     reason: str
 
 
-def skipped_gates(case: dict) -> list[SkippedGate]:
+def skipped_gates(case: Mapping[str, Any] | Case) -> list[SkippedGate]:
     """The gates a passed case passed without (a judge check with no judge configured, say), once
     each; empty for any other case. Reports show such a case apart from a plain pass."""
-    if case.get("status") != "passed":
+    if not isinstance(case, Case):
+        case = read_case(case)
+    if case.status != "passed" or "skipped" not in case.marks:
         return []
-    trials = trials_of(case)
-    sources = [checks_of(t) for t in trials if not t.get("error")] if trials else [checks_of(case)]
-    skipped = folded_checks(sources, lambda c: is_gate(c) and c.get("status") == "skipped")
+    trials = case.trials
+    sources: list[Sequence[CheckResult | CaseCheck]] = (
+        [t.checks for t in trials if not t.error] if trials else [case.checks]
+    )
     return [
         SkippedGate(
-            name=str(check.get("name") or check.get("matcher") or "check"),
-            matcher=check.get("matcher") if isinstance(check.get("matcher"), str) else None,
-            line=as_int(check.get("line")),
-            reason=check["reason"] if isinstance(check.get("reason"), str) and check["reason"] else "skipped",
+            name=check.name,
+            matcher=check.matcher or None,
+            line=check.line or None,
+            reason=getattr(check, "reason", "") or "skipped",
         )
-        for check, _ in skipped
+        for check, _ in fold_checks(sources, lambda c: c.gate and c.status == "skipped")
     ]
 
 

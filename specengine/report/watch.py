@@ -15,7 +15,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from specengine.report.facts import case_title, checks_of, is_gate, skip_reason
+from specengine.report.facts import case_title
+from specengine.results.decode import read_case
+from specengine.results.loaded import Case
 
 SHOWN = 3  # named in a summary line; the rest are counted
 
@@ -29,18 +31,22 @@ class Watchlist:
     skipped: int = 0
     skipped_named: list[str] = field(default_factory=list)
 
-    def add(self, case: Mapping[str, Any]) -> None:
-        title = case_title(dict(case))
-        if case.get("status") == "skipped":
+    def add(self, case: Mapping[str, Any] | Case) -> None:
+        if not isinstance(case, Case):
+            case = read_case(case)
+        title = case_title(case)
+        if case.status == "skipped":
             self.skipped += 1
             if len(self.skipped_named) < SHOWN:
-                self.skipped_named.append(f"{title} ({skip_reason(dict(case))})")
+                self.skipped_named.append(f"{title} ({case.why_skipped})")
             return
-        for check in checks_of(dict(case)):
-            if not is_gate(check) and check.get("status") == "failed":
+        if "soft failed" not in case.marks:
+            return
+        for check in case.checks:
+            if not check.gate and check.status == "failed":
                 self.soft_failed += 1
                 if len(self.soft_named) < SHOWN:
-                    self.soft_named.append(f"{check.get('name')} ({title})")
+                    self.soft_named.append(f"{check.name} ({title})")
 
     def lines(self) -> list[str]:
         """One line each for the failed soft checks and the skipped cases, when there are any."""
@@ -54,10 +60,10 @@ class Watchlist:
 
 
 def watchlist(cases: Iterable[Any]) -> Watchlist:
-    """The watchlist of a results file's cases."""
+    """The watchlist of a run's cases (or a results file's case dicts)."""
     found = Watchlist()
     for case in cases:
-        if isinstance(case, Mapping):
+        if isinstance(case, Mapping | Case):
             found.add(case)
     return found
 

@@ -19,14 +19,14 @@ from typing import Any
 from specengine.results.budgets import budget_outcomes
 from specengine.results.model import Tally
 from specengine.stats import percentile, wilson_interval
-from specengine.usage import read_usage
+from specengine.usage import TokenUsage, read_usage
 
 PER_MILLION = 1_000_000
 
 
-def case_cost(usage: Mapping[str, Any] | None, price: Mapping[str, Any] | None) -> float | None:
+def case_cost(usage: Mapping[str, Any] | TokenUsage | None, price: Mapping[str, Any] | None) -> float | None:
     """What a case's reported usage cost at the endpoint's price; None when either is unknown."""
-    counted = read_usage(usage)
+    counted = usage if isinstance(usage, TokenUsage) else read_usage(usage)
     if counted is None or not isinstance(price, Mapping):
         return None
     if counted.input_tokens is None or counted.output_tokens is None:

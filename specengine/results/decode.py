@@ -28,6 +28,7 @@ T = TypeVar("T")
 _new = object.__new__
 _set = object.__setattr__
 _STATUSES = frozenset(("passed", "failed", "skipped", "error"))
+_RAN = frozenset(("passed", "failed", "error"))  # a check's statuses other than skipped
 _SKIP_CODES = frozenset(("no_judge", "trial_error", "turn_missing"))
 _NOTHING: Mapping[str, Any] = MappingProxyType({})
 _CASE_KEYS = frozenset(
@@ -236,6 +237,37 @@ def read_case_check(check: Mapping[str, Any]) -> CaseCheck:
             "uncertain": get("uncertain") is True,
         },
     )
+
+
+def trials_latency(trial_data: Any) -> float:
+    """The trials' latency summed, as read_trial reads each one (Case.elapsed_s for a case that
+    recorded no duration of its own)."""
+    return sum(number(trial.get("latency_s")) or 0.0 for trial in trial_data if type(trial) is dict)
+
+
+def check_marks(trial_data: Any, check_data: Any) -> frozenset[str]:
+    """What a case's checks hold, read off the file's lists without building a check: `uncertain`
+    when some trial's check is, `skipped` when some check is, `soft failed` when one of the case's
+    soft checks failed. Reports look for these in every case and find them in few (Case.marks)."""
+    marks: set[str] = set()
+    for trial in trial_data:
+        checks = trial.get("checks") if type(trial) is dict else None
+        for check in checks if type(checks) is list else ():
+            if type(check) is not dict:
+                continue
+            if check.get("uncertain") is True:
+                marks.add("uncertain")
+            if check.get("status") not in _RAN:  # as _check_status reads it: skipped
+                marks.add("skipped")
+    for check in check_data:
+        if type(check) is not dict:
+            continue
+        status = check.get("status")
+        if status not in _RAN:
+            marks.add("skipped")
+        elif status == "failed" and check.get("gate") is False:
+            marks.add("soft failed")
+    return frozenset(marks)
 
 
 def read_error(error: Any) -> Mapping[str, str] | None:

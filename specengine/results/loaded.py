@@ -108,6 +108,14 @@ class Case:
 
         return tuple(read_case_check(check) for check in self.check_data if isinstance(check, dict))
 
+    @cached_property
+    def marks(self) -> frozenset[str]:
+        """`uncertain` (some trial's check), `skipped` (some check), `soft failed` (a case's check):
+        read without building the trials, so a report passes over a case with none of them cheaply."""
+        from specengine.results.decode import check_marks
+
+        return check_marks(self.trial_data, self.check_data)
+
     @property
     def title(self) -> str:
         """The eval name plus its row id (`sunny[paris]`), the short name a person recognises."""
@@ -117,6 +125,15 @@ class Case:
     @property
     def passed(self) -> bool:
         return self.status == "passed"
+
+    @property
+    def elapsed_s(self) -> float:
+        """Seconds spent on the case: its own duration when recorded, else its trials' latency summed."""
+        if self.duration_s is not None:
+            return self.duration_s
+        from specengine.results.decode import trials_latency
+
+        return trials_latency(self.trial_data)  # without building the trials
 
     @property
     def first_error(self) -> Mapping[str, str] | None:
