@@ -282,6 +282,8 @@ def judge_config(
         timeout=float(data.get("timeout", DEFAULT_TIMEOUT)),
         retries=int(data.get("retries", DEFAULT_RETRIES)),
         samples=int(data.get("samples", 1)),
+        temperature=float(data.get("temperature", 0.0)),
+        seed=int(data["seed"]) if data.get("seed") is not None else None,
         secrets=resolved.secrets,
         auth=databricks_auth(data, "judge", environ if environ is not None else {}),
     )
