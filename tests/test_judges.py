@@ -461,7 +461,7 @@ def test_client_error_is_not_retried_and_key_is_redacted(tmp_path, code, hint):
         [verdict] = run(judge, QA)
     assert server.hits() == 1
     assert verdict.error is not None and verdict.error.startswith(f"judge HTTP {code}: ")
-    assert verdict.error.endswith(hint)
+    assert verdict.error.endswith(f"{hint} (the judge at {server.judge_url})")
     assert "Incorrect API key provided: ***" in verdict.error
     assert KEY not in all_text(verdict)
     assert (judge.stats.requests, judge.stats.errors) == (1, 1)
@@ -482,7 +482,9 @@ def test_choice_not_in_the_choices_is_an_error(tmp_path):
     with JudgeServer(lambda r, n: choose("Maybe")) as server:
         [verdict] = run(make(server, tmp_path), QA)
     assert verdict.score is None
-    assert verdict.error == "the judge chose 'Maybe', which is not one of the choices (Y, N)"
+    assert verdict.error == (
+        f"the judge chose 'Maybe', which is not one of the choices (Y, N) (the judge at {server.judge_url})"
+    )
 
 
 def select(function: dict) -> Reply:
@@ -530,7 +532,7 @@ def test_unreadable_answers_are_errors(tmp_path, answer, error):
     with JudgeServer(lambda r, n: answer) as server:
         judge = make(server, tmp_path)
         [verdict] = run(judge, QA)
-    assert (verdict.score, verdict.error) == (None, error)
+    assert (verdict.score, verdict.error) == (None, f"{error} (the judge at {server.judge_url})")
     assert server.hits() == 1  # an unusable answer is never retried
     assert (judge.stats.calls, judge.stats.errors) == (1, 1)
 
@@ -742,7 +744,10 @@ def test_slow_judge_times_out_without_hanging(tmp_path):
     ) as server:
         [verdict] = run(make(server, tmp_path, timeout=0.2, retries=1), QA)
     assert server.hits() == 2
-    assert verdict.error == "the judge did not answer within 0.2 s (after 2 attempts)"
+    assert (
+        verdict.error
+        == f"the judge did not answer within 0.2 s (after 2 attempts) (the judge at {server.judge_url})"
+    )
 
 
 def test_a_dropped_connection_is_retried_then_an_error(tmp_path):
@@ -752,7 +757,7 @@ def test_a_dropped_connection_is_retried_then_an_error(tmp_path):
     assert server.hits() == 2
     assert verdict.error is not None
     assert verdict.error.startswith("could not reach the judge: RemoteProtocolError: ")
-    assert verdict.error.endswith("(after 2 attempts)")
+    assert verdict.error.endswith(f"(after 2 attempts) (the judge at {server.judge_url})")
 
 
 @pytest.mark.parametrize(
@@ -783,7 +788,7 @@ def test_unreachable_judge_is_an_error_after_retries(tmp_path):
     [verdict] = run(judge, QA)
     assert verdict.error is not None
     assert verdict.error.startswith("could not reach the judge: ConnectError")
-    assert verdict.error.endswith("(after 2 attempts)")
+    assert verdict.error.endswith(f"(after 2 attempts) (the judge at http://127.0.0.1:{port}/v1)")
     assert judge.stats.requests == 2
 
 

@@ -31,7 +31,7 @@ from specengine.errors import JudgeFailure
 from specengine.judge.answer import NO_TOOL_CALL, answer_json, read_answer, usage_of
 from specengine.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
 from specengine.judge.client import ApiKey, JudgeClient
-from specengine.judge.key import judge_base_url, judge_key
+from specengine.judge.key import answered_from, judge_base_url, judge_key
 from specengine.judge.kinds import CONVERSATION_KINDS, NO_JUDGE
 from specengine.judge.prompts import (
     JudgePrompt,
@@ -312,7 +312,7 @@ class Judge:
             self._count_tokens(usage)  # spent even when the answer turns out unusable
             answer = read_answer(data, prompt.choices)
         except JudgeFailure as exc:
-            return self._error(exc.message, api_key)
+            return self._error(f"{exc.message} {answered_from(self.config)}", api_key)
         return JudgeVerdict(
             score=prompt.choice_scores[answer.choice],
             rationale=answer.rationale,
