@@ -285,6 +285,7 @@ class Case:
     goal: str | None = None  # what the user wants: the rendered `simulate.goal`, for goal judges
     cell: str | None = None  # the matrix cell the case runs in; its id ends with ` @ <cell>`
     recording: Recording | None = None  # a `source:` eval's case: the recorded conversation it grades
+    tools: Mapping[str, Any] = field(default_factory=dict)  # the eval's `tools:`: results replaced
 
     @property
     def checks(self) -> tuple[Check, ...]:

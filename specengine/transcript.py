@@ -24,9 +24,11 @@ class ToolCall:
     args: Any = field(default_factory=dict)
     id: str | None = None
     note: str | None = None  # e.g. "arguments were not valid JSON: ..."
-    result: Any = None  # what the tool returned, when a trace or the protocol says (None: not known)
+    result: Any = None  # what the tool returned, when a trace, the protocol or a declared tool says
 
     def as_dict(self) -> dict[str, Any]:
+        if self.result is not None:
+            return {"name": self.name, "args": self.args, "result": self.result}
         return {"name": self.name, "args": self.args}
 
 

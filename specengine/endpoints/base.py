@@ -49,6 +49,10 @@ class Conversation:
     async def send(self, message: str) -> Turn:
         raise NotImplementedError
 
+    def override_tools(self, overrides: Mapping[str, Any]) -> None:
+        """An eval's `tools: {NAME: {returns: …}}`: results replaced for this conversation. Only
+        protocols that run declared tools (a model's endpoint) have any to replace."""
+
 
 class Adapter:
     """A protocol bound to one endpoint and one shared client: a run's EndpointClient, or any
