@@ -33,12 +33,12 @@ evals:
   - name: tool conversation
     turns:
       - send: What is the status of order ORD-123?
-        expect: [{called_tool_with: {name: lookup_order}}]
+        expect: [{called_tool: lookup_order}]
       - send: And order ORD-456?
-        expect: [{called_tool_with: {name: lookup_order}}]
+        expect: [{called_tool: lookup_order}]
       - send: Thanks. Which order did I ask about first?
         expect:
-          - called_tool_with: {name: lookup_order}
+          - called_tool: lookup_order
           - judge: closed_qa
             criteria: Does the reply talk about an order?
   - name: simulated
@@ -46,6 +46,8 @@ evals:
       user: A short-spoken customer.
       goal: learn whether order ORD-7 has shipped
       max_turns: 2
+    expect:
+      - judge: goal_completed
 """
 
 
