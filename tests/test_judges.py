@@ -620,8 +620,19 @@ def _said(text: str) -> dict:
         ('```json\n{"reasons": "It says\n21 °C.", "choice": "Y"}\n```', JudgeAnswer("Y", "It says\n21 °C.")),
         ('{"choice": "N"}', JudgeAnswer("N", '{"choice": "N"}')),
         ('Sure.\n```\n{"choice": "Y", "reasons": ["a", "b"]}\n```', JudgeAnswer("Y", "a\nb")),
+        ('```\n{broken}\n```\n```json\n{"choice": "Y", "reasons": "R"}\n```', JudgeAnswer("Y", "R")),
+        ('```\n{"x": "y\n```\nChoice: N', JudgeAnswer("N", '```\n{"x": "y\n```\nChoice: N')),
     ],
-    ids=["choice-line", "bold", "equals", "fenced", "bare-object", "fence-without-language"],
+    ids=[
+        "choice-line",
+        "bold",
+        "equals",
+        "fenced",
+        "bare-object",
+        "fence-without-language",
+        "a-broken-fence-first",
+        "a-fence-left-open",
+    ],
 )
 def test_a_judge_that_answers_in_text_is_read_when_it_names_one_choice(text, answer):
     assert read_answer(_said(text), ["Y", "N"]) == answer

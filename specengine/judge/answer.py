@@ -30,7 +30,7 @@ from specengine.untrusted_json import JSONTooDeep, read_json
 NO_TOOL_CALL = "the judge answered without calling select_choice; it must support tools/function calling"
 EXCERPT = 200
 USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens")
-FENCED = re.compile(r"```[A-Za-z]*\s*(\{.*?\})\s*```", re.DOTALL)  # a JSON object in a code fence
+FENCED = re.compile(r"```[A-Za-z]*\s*(\{(?:(?!```).)*?\})\s*```", re.DOTALL)  # a JSON object in a code fence
 # `Choice: Y`, `**choice**: "Y"`, `choice = Y`
 NAMED_CHOICE = re.compile(r"\bchoice\b\W{0,3}?[:=]\W{0,3}?(\w+)", re.IGNORECASE)
 
