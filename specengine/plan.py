@@ -285,6 +285,7 @@ class Case:
     goal: str | None = None  # what the user wants: the rendered `simulate.goal`, for goal judges
     cell: str | None = None  # the matrix cell the case runs in; its id ends with ` @ <cell>`
     recording: Recording | None = None  # a `source:` eval's case: the recorded conversation it grades
+    tools: Mapping[str, Any] = field(default_factory=dict)  # the eval's `tools:`: results replaced
 
     @property
     def checks(self) -> tuple[Check, ...]:
@@ -313,6 +314,8 @@ class JudgeConfig:
     timeout: float = 60.0
     retries: int = 2
     samples: int = 1  # judge calls per judge check, unless the check or its named judge says otherwise
+    temperature: float = 0.0  # sent with every request: a server's own default (often 0.8) flips verdicts
+    seed: int | None = None  # sent when set, for servers that honour it
     secrets: frozenset[str] = frozenset()
     auth: RequestAuth | None = field(default=None, compare=False, repr=False)
 
@@ -327,8 +330,6 @@ class SimulatorConfig(JudgeConfig):
     the named simulator's name (None for the project's `simulator:`)."""
 
     role: ClassVar[str] = "simulator"
-    temperature: float = 0.0
-    seed: int | None = None
     name: str | None = None
     demo: bool = False  # `demo: true`: the demo agent's simulated user, served with it for the run
 

@@ -24,7 +24,7 @@ class ToolCall:
     args: Any = field(default_factory=dict)
     id: str | None = None
     note: str | None = None  # e.g. "arguments were not valid JSON: ..."
-    result: Any = None  # what the tool returned, when a trace or the protocol says (None: not known)
+    result: Any = None  # what the tool returned, when a trace, the protocol or a declared tool says
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "args": self.args}
@@ -164,7 +164,7 @@ def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
         out.append(user)
         assistant: dict[str, Any] = {"role": "assistant", "content": record.turn.reply}
         if record.turn.tool_calls:
-            assistant["tool_calls"] = [_call_entry(call) for call in record.turn.tool_calls]
+            assistant["tool_calls"] = [call_entry(call) for call in record.turn.tool_calls]
         if record.turn.error:
             assistant["error"] = record.turn.error
         if record.turn.session_id:
@@ -181,7 +181,7 @@ def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
     return out
 
 
-def _call_entry(call: ToolCall) -> dict[str, Any]:
+def call_entry(call: ToolCall) -> dict[str, Any]:
     """A tool call as the transcript stores it: name and arguments, and the result when known."""
     entry = call.as_dict()
     if call.result is not None:

@@ -205,6 +205,7 @@ def test_every_judge_result_is_pinned(agent_server, judge, tmp_path):
         "model": MODEL,
         "prompt_hash": prompt_hash(JudgeSpec("closed_qa", criteria="Ok?")),
         "autoevals": VERSION,
+        "temperature": 0.0,  # the sampling sent: a changed setting is a changed judge
     }
 
 

@@ -688,7 +688,7 @@ def test_the_judge_key_never_appears_in_any_output(agent_server, tmp_path):
     assert run.exit_code == 1, run.cli.output
     denied = check(run.case("denied"), "judge closed_qa")
     assert denied["status"] == "error" and "401" in denied["reason"]
-    assert denied["reason"].endswith("(check the key in OPENAI_API_KEY)")
+    assert denied["reason"].endswith(f"(check the key in OPENAI_API_KEY) (the judge at {judge.judge_url})")
     assert check(run.case("leak"), "judge closed_qa")["rationale"]  # kept, with the key taken out
     texts = {
         "stdout": run.cli.stdout,

@@ -106,3 +106,11 @@ def test_the_docs_quote_every_prompt_word_for_word():
     for text in (INTRO.strip(), *(f"{kind}:\n{question}" for kind, question in QUESTIONS.items())):
         assert text in docs, text[:60]
     assert re.search(r"^### Conversation judges$", docs, re.MULTILINE)
+
+
+def test_a_conversation_judge_reads_each_tool_calls_result():
+    """A model endpoint's declared tools answer its calls: the judge reads what they returned."""
+    call = ToolCall("lookup_order", {"order_id": "ORD-1"}, result={"status": "shipped"})
+    text = conversation_text([TurnRecord(1, "status?", Turn("It shipped.", (call,)), 0)])
+    entry = '{"name": "lookup_order", "args": {"order_id": "ORD-1"}, "result": {"status": "shipped"}}'
+    assert f'"tool_calls": [{entry}]' in text

@@ -151,6 +151,7 @@ def test_a_hostile_simulator_answer_errors_its_case_and_the_run_goes_on(tmp_path
 
     with ScriptedHTTPServer() as simulator:
         simulator.route("*", answer)
+        simulator.route("*", lambda request: {"object": "list", "data": []}, method="GET")  # the run's probe
         write_project(
             tmp_path,
             endpoints={"agent": agent.endpoint()},
@@ -293,6 +294,7 @@ def test_a_simulated_user_that_never_stops_ends_at_the_case_timeout_with_what_wa
 
     with ScriptedHTTPServer() as simulator:
         simulator.route("*", answer)
+        simulator.route("*", lambda request: {"object": "list", "data": []}, method="GET")  # the run's probe
         write_project(
             tmp_path,
             endpoints={"agent": agent.endpoint(max_reply_bytes=1000)},

@@ -219,6 +219,7 @@ def test_the_pin_names_model_prompt_hash_and_autoevals_version(tmp_path):
         "model": "judge-m",
         "prompt_hash": prompt_hash(spec),
         "autoevals": VERSION,
+        "temperature": 0.0,
     }
     named = replace(spec, model="judge-big", name="tone")
     assert judge.pin(named).as_dict() == {
@@ -226,6 +227,7 @@ def test_the_pin_names_model_prompt_hash_and_autoevals_version(tmp_path):
         "prompt_hash": prompt_hash(spec),
         "autoevals": VERSION,
         "name": "tone",
+        "temperature": 0.0,
     }
 
 

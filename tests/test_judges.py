@@ -33,7 +33,9 @@ from specengine.judge.judge import (
 )
 from specengine.judge.key import NO_KEY
 from specengine.judge.prompts import judge_prompt
-from specengine.plan import JudgeConfig
+from specengine.plan import JudgeConfig, JudgeSpec
+from specengine.report.facts import judge_difference
+from specengine.source.project import Project, judge_config
 
 KEY = "sk-test-SECRET-0123456789"
 ENV = {"OPENAI_API_KEY": KEY}
@@ -228,6 +230,31 @@ def test_the_request_is_the_one_autoevals_itself_builds(request_, scorer, argume
     assert '{{x}} and {{{y}}} and {{#z}}no{{/z}} <b>"A & B"</b>' in ours["messages"][0]["content"]
 
 
+@pytest.mark.parametrize(
+    ("settings", "sent"),
+    [({}, {"temperature": 0.0}), ({"temperature": 0.7, "seed": 7}, {"temperature": 0.7, "seed": 7})],
+    ids=["default", "set"],
+)
+def test_every_request_carries_the_judges_sampling_settings(tmp_path, settings, sent):
+    """A server's own default temperature (llama.cpp's is 0.8) flips verdicts: the judge sends its own."""
+    with JudgeServer() as server:
+        judge = make(server, tmp_path, **settings)
+        run(judge, QA)
+    [request] = server.calls
+    assert {key: request.body.get(key) for key in ("temperature", "seed") if key in request.body} == sent
+    spec = JudgeSpec(kind="closed_qa", criteria="c")
+    assert {key: judge.pin(spec).as_dict().get(key) for key in ("temperature", "seed")} == {
+        "temperature": sent["temperature"],
+        "seed": sent.get("seed"),
+    }
+
+
+def test_a_changed_temperature_reads_as_a_changed_judge():
+    base = {"model": "m", "prompt_hash": "h", "autoevals": "1", "temperature": 0}
+    assert judge_difference(base, {**base, "temperature": 0.7}) == "temperature 0 → 0.7"
+    assert judge_difference(base, {**base, "seed": 7}) is None  # a file that recorded no seed
+
+
 def test_gpt5_models_still_use_chat_completions(tmp_path):
     with JudgeServer() as server:
         [verdict] = run(make(server, tmp_path, model="gpt-5-mini"), QA)
@@ -286,8 +313,10 @@ def test_cache_hit_makes_no_request_and_changed_reply_makes_one(tmp_path):
     [
         lambda server: {"model": "other-model"},
         lambda server: {"base_url": server.judge_url + "/other"},
+        lambda server: {"temperature": 0.7},
+        lambda server: {"seed": 7},
     ],
-    ids=["model", "server"],
+    ids=["model", "server", "temperature", "seed"],
 )
 def test_cache_key_includes_model_and_server(tmp_path, change):
     with JudgeServer() as server:
@@ -432,7 +461,7 @@ def test_client_error_is_not_retried_and_key_is_redacted(tmp_path, code, hint):
         [verdict] = run(judge, QA)
     assert server.hits() == 1
     assert verdict.error is not None and verdict.error.startswith(f"judge HTTP {code}: ")
-    assert verdict.error.endswith(hint)
+    assert verdict.error.endswith(f"{hint} (the judge at {server.judge_url})")
     assert "Incorrect API key provided: ***" in verdict.error
     assert KEY not in all_text(verdict)
     assert (judge.stats.requests, judge.stats.errors) == (1, 1)
@@ -453,7 +482,9 @@ def test_choice_not_in_the_choices_is_an_error(tmp_path):
     with JudgeServer(lambda r, n: choose("Maybe")) as server:
         [verdict] = run(make(server, tmp_path), QA)
     assert verdict.score is None
-    assert verdict.error == "the judge chose 'Maybe', which is not one of the choices (Y, N)"
+    assert verdict.error == (
+        f"the judge chose 'Maybe', which is not one of the choices (Y, N) (the judge at {server.judge_url})"
+    )
 
 
 def select(function: dict) -> Reply:
@@ -501,7 +532,7 @@ def test_unreadable_answers_are_errors(tmp_path, answer, error):
     with JudgeServer(lambda r, n: answer) as server:
         judge = make(server, tmp_path)
         [verdict] = run(judge, QA)
-    assert (verdict.score, verdict.error) == (None, error)
+    assert (verdict.score, verdict.error) == (None, f"{error} (the judge at {server.judge_url})")
     assert server.hits() == 1  # an unusable answer is never retried
     assert (judge.stats.calls, judge.stats.errors) == (1, 1)
 
@@ -565,6 +596,77 @@ def test_an_answer_that_cannot_be_read_says_what_the_judge_did(data, error):
 )
 def test_an_answer_is_read_into_its_choice_and_rationale(arguments, answer):
     assert read_answer(_called(arguments), ["Y", "N"]) == answer
+
+
+def test_a_raw_line_break_inside_the_reasons_is_read():
+    """Small local models write line breaks into argument strings unescaped; strict JSON refused them."""
+    raw = '{"reasons": "It says 21 °C.\nSo yes.", "choice": "Y"}'
+    assert read_answer(_called(raw), ["Y", "N"]) == JudgeAnswer("Y", "It says 21 °C.\nSo yes.")
+
+
+def _said(text: str) -> dict:
+    return {"choices": [{"message": {"role": "assistant", "content": text}}]}
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("Choice: N", JudgeAnswer("N", "Choice: N")),
+        (
+            "The reply gives no figure.\n**Choice:** Y",
+            JudgeAnswer("Y", "The reply gives no figure.\n**Choice:** Y"),
+        ),
+        ('choice = "Y"', JudgeAnswer("Y", 'choice = "Y"')),
+        ('```json\n{"reasons": "It says\n21 °C.", "choice": "Y"}\n```', JudgeAnswer("Y", "It says\n21 °C.")),
+        ('{"choice": "N"}', JudgeAnswer("N", '{"choice": "N"}')),
+        ('Sure.\n```\n{"choice": "Y", "reasons": ["a", "b"]}\n```', JudgeAnswer("Y", "a\nb")),
+        ('```\n{broken}\n```\n```json\n{"choice": "Y", "reasons": "R"}\n```', JudgeAnswer("Y", "R")),
+        ('```\n{"x": "y\n```\nChoice: N', JudgeAnswer("N", '```\n{"x": "y\n```\nChoice: N')),
+    ],
+    ids=[
+        "choice-line",
+        "bold",
+        "equals",
+        "fenced",
+        "bare-object",
+        "fence-without-language",
+        "a-broken-fence-first",
+        "a-fence-left-open",
+    ],
+)
+def test_a_judge_that_answers_in_text_is_read_when_it_names_one_choice(text, answer):
+    assert read_answer(_said(text), ["Y", "N"]) == answer
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Choice: Y. On reflection, choice: N",
+        "Choice: Maybe",
+        "Choice: y",
+        "Y",
+        '```json\n{"choice": "Y"}\n```\n```json\n{"choice": "N"}\n```',
+        '```json\n{"choice": "Y"}\n```\nChoice: N',
+        '{"reasons": "no choice here"}',
+        "{broken json, Y",
+        "The choice is hard",
+    ],
+    ids=[
+        "two-choices",
+        "not-offered",
+        "wrong-case",
+        "bare-letter",
+        "two-objects",
+        "object-and-line",
+        "no-choice",
+        "broken",
+        "no-colon",
+    ],
+)
+def test_a_text_answer_that_names_no_single_choice_is_an_error_showing_it(text):
+    with pytest.raises(JudgeFailure) as raised:
+        read_answer(_said(text), ["Y", "N"])
+    assert str(raised.value) == NO_TOOL_CALL + f' (it said: "{" ".join(text.split())}")'
 
 
 @pytest.mark.parametrize(
@@ -653,7 +755,10 @@ def test_slow_judge_times_out_without_hanging(tmp_path):
     ) as server:
         [verdict] = run(make(server, tmp_path, timeout=0.2, retries=1), QA)
     assert server.hits() == 2
-    assert verdict.error == "the judge did not answer within 0.2 s (after 2 attempts)"
+    assert (
+        verdict.error
+        == f"the judge did not answer within 0.2 s (after 2 attempts) (the judge at {server.judge_url})"
+    )
 
 
 def test_a_dropped_connection_is_retried_then_an_error(tmp_path):
@@ -663,7 +768,7 @@ def test_a_dropped_connection_is_retried_then_an_error(tmp_path):
     assert server.hits() == 2
     assert verdict.error is not None
     assert verdict.error.startswith("could not reach the judge: RemoteProtocolError: ")
-    assert verdict.error.endswith("(after 2 attempts)")
+    assert verdict.error.endswith(f"(after 2 attempts) (the judge at {server.judge_url})")
 
 
 @pytest.mark.parametrize(
@@ -694,7 +799,7 @@ def test_unreachable_judge_is_an_error_after_retries(tmp_path):
     [verdict] = run(judge, QA)
     assert verdict.error is not None
     assert verdict.error.startswith("could not reach the judge: ConnectError")
-    assert verdict.error.endswith("(after 2 attempts)")
+    assert verdict.error.endswith(f"(after 2 attempts) (the judge at http://127.0.0.1:{port}/v1)")
     assert judge.stats.requests == 2
 
 
@@ -754,3 +859,14 @@ def test_cache_command_is_registered_on_the_app():
     result = CliRunner().invoke(app, ["cache", "--help"])
     assert result.exit_code == 0
     assert "clear" in result.output and "info" in result.output
+
+
+@pytest.mark.parametrize(
+    ("block", "settings"),
+    [({}, (0.0, None)), ({"temperature": 0.3, "seed": 11}, (0.3, 11))],
+    ids=["default", "set"],
+)
+def test_the_project_files_judge_block_sets_temperature_and_seed(tmp_path, block, settings):
+    project = Project(None, None, tmp_path, {"judge": {"model": "m", **block}})
+    judge = judge_config(project, environ={})
+    assert (judge.temperature, judge.seed) == settings

@@ -198,6 +198,17 @@ def test_bad_tool_arguments_are_noted_not_fatal(agent_server):
     assert call.note is not None and "not valid JSON" in call.note
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_raw_line_break_inside_an_argument_string_is_read(agent_server, stream):
+    """Small local models write line breaks into argument strings unescaped: the call is kept whole."""
+    raw = '{"note": "line one\nline two"}'
+    agent_server.script(lambda messages: Reply(content="", tool_calls=[{"name": "f", "arguments": raw}]))
+    [turn] = converse(agent_server.url, ["hi"], options={"stream": stream})
+    assert [(call.name, call.args, call.note) for call in turn.tool_calls] == [
+        ("f", {"note": "line one\nline two"}, None)
+    ]
+
+
 def test_dropped_connection_is_a_retryable_endpoint_error(agent_server):
     agent_server.script(lambda messages: Reply(drop=True))
     with pytest.raises(EndpointError) as caught:

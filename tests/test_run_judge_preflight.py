@@ -118,15 +118,22 @@ def test_a_refused_key_is_reported_before_the_agent_and_the_key_is_never_shown(a
     assert (judge.hits(), agent_server.hits()) == (0, 0)
 
 
-def test_a_judge_that_answers_its_model_list_with_an_error_status_is_still_asked(
-    agent_server, judge, tmp_path
+@pytest.mark.parametrize("code", [404, 500])
+def test_a_judge_that_answers_its_model_list_with_an_error_stops_the_run_naming_the_url(
+    agent_server, judge, tmp_path, code
 ):
-    """Some OpenAI-compatible servers have no model list: any answer but a refused key will do."""
-    judge.route("/v1/models", lambda request: status(404, "no such route"), method="GET")
+    """Pointed at an agent's own address, the probe got a 404 and every case was paid for before
+    each judge check errored: any HTTP error now stops the run, with the URL and the fix."""
+    judge.route("/v1/models", lambda request: status(code, "no such route"), method="GET")
     project(tmp_path, agent_server, model="m", base_url=judge.judge_url)
     run = run_spec(tmp_path, SPEC, env={"OPENAI_API_KEY": KEY})
-    assert run.exit_code == 0, run.cli.output
-    assert (len(judge.probes), judge.hits()) == (1, 1)
+    assert run.exit_code == 2, run.cli.output
+    assert run.cli.stderr.startswith(
+        f"error: the judge at {judge.judge_url} answered GET {judge.judge_url}/models with HTTP {code}: "
+    )
+    assert "judge.base_url must be the root of an OpenAI-compatible API" in run.cli.stderr
+    assert run.cli.stderr.rstrip().endswith(NOTHING_SENT)
+    assert (len(judge.probes), judge.hits(), agent_server.hits()) == (1, 0, 0)
 
 
 def test_a_secret_in_the_judge_url_is_redacted_in_the_message(agent_server, tmp_path, free_port):

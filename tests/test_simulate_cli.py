@@ -388,6 +388,23 @@ def test_without_a_simulator_the_eval_is_skipped_unless_one_is_required(
     assert agent.hits() == hits
 
 
+def test_a_simulator_whose_model_list_answers_an_error_stops_the_run_naming_the_url(
+    tmp_path: Path, agent: AgentServer
+) -> None:
+    with SimulatorServer(PERSONAS) as wrong:
+        wrong.route("*", lambda request: Reply(status=404, body={"error": "not here"}), method="GET")
+        project(tmp_path, agent, wrong)
+        hits = agent.hits()
+        run = run_spec(tmp_path, "evals:" + simulated("single order", "Ana") + REFUND_CHECKS)
+        posts = len(wrong.calls)
+    assert run.exit_code == 2, run.cli.output
+    assert run.cli.stderr.startswith(
+        f"error: the simulator at {wrong.base_url_v1} answered GET {wrong.base_url_v1}/models with HTTP 404"
+    )
+    assert "simulator.base_url must be the root of an OpenAI-compatible API" in run.cli.stderr
+    assert (agent.hits(), posts, run.results) == (hits, 0, None)
+
+
 def test_the_simulator_model_on_the_command_line(
     tmp_path: Path, agent: AgentServer, simulator: SimulatorServer
 ) -> None:

@@ -55,6 +55,30 @@ def test_the_request_flips_the_roles_and_forces_the_tool() -> None:
         (called({"message": "thanks", "goal_reached": "true", "gave_up": False}), "thanks", True, False),
         (called({"message": "bye", "gave_up": True}), "bye", False, True),
         (completion({"content": "plain words"}), "plain words", False, False),
+        (
+            called('{"message": "line one\nline two", "goal_reached": false}'),
+            "line one\nline two",
+            False,
+            False,
+        ),
+        (
+            completion({"content": '```json\n{"message": "done, thanks", "goal_reached": true}\n```'}),
+            "done, thanks",
+            True,
+            False,
+        ),
+        (completion({"content": '{"message": "hi", "gave_up": true}'}), "hi", False, True),
+        (completion({"content": "{not an object} so words"}), "{not an object} so words", False, False),
+    ],
+    ids=[
+        "call",
+        "flag-as-text",
+        "gave-up",
+        "plain-text",
+        "raw-line-break",
+        "fenced-call",
+        "bare-call",
+        "braces",
     ],
 )
 def test_an_answer_gives_the_next_move(answer: Any, message: str, goal_reached: bool, gave_up: bool) -> None:

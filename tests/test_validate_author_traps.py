@@ -209,6 +209,16 @@ def test_a_number_in_the_wrong_unit_is_a_warning(tmp_path, bot, spec, where, fra
     assert f"{where}: warning: {fragment}" in checked.output
 
 
+@pytest.mark.parametrize(
+    ("setting", "warned"), [("timeout: 300", False), ("timeout: 3600", False), ("timeout: 3601", True)]
+)
+def test_a_timeout_warns_only_past_an_hour(tmp_path, bot, setting, warned):
+    _write(tmp_path, bot, {}, setting + "\n" + ONE_EVAL)
+    checked = run_cli(["validate", "spec.yaml"], cwd=tmp_path)
+    assert checked.exit_code == 0
+    assert ("is in seconds: did you mean" in checked.output) is warned
+
+
 def test_merge_keys_and_x_keys_work_as_in_compose_files(tmp_path, bot):
     (tmp_path / "specengine.yaml").write_text(
         f"""x-http: &http

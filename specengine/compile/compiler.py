@@ -440,6 +440,7 @@ def _cases(templates: Sequence[_EvalTemplate]) -> Iterator[Case]:
                 timeout=template.timeout,
                 skip=skip_text,
                 goal=goal_of(steps) if template.simulates else None,
+                tools=template.raw.get("tools") or {},  # validated: {NAME: {returns: …}}
             )
             index += 1
 

@@ -49,6 +49,10 @@ class Conversation:
     async def send(self, message: str) -> Turn:
         raise NotImplementedError
 
+    def override_tools(self, overrides: Mapping[str, Any]) -> None:
+        """An eval's `tools: {NAME: {returns: …}}`: results replaced for this conversation. Only
+        protocols that run declared tools (a model's endpoint) have any to replace."""
+
 
 class Adapter:
     """A protocol bound to one endpoint and one shared client: a run's EndpointClient, or any
@@ -402,13 +406,16 @@ def content_text(content: Any) -> str:
 
 
 def parse_arguments(raw: Any) -> tuple[Any, str | None]:
-    """Tool-call arguments arrive as a JSON string in every protocol; parse them, note when bad."""
+    """Tool-call arguments arrive as a JSON string in every protocol; parse them, note when bad.
+
+    Control characters inside strings are allowed: a model's raw line break in an argument is what it
+    meant, not a reason to lose the call (`strict=False`)."""
     if raw is None or raw == "":
         return {}, None
     if not isinstance(raw, str):
         return raw, None
     try:
-        return read_json(raw), None
+        return read_json(raw, strict=False), None
     except json.JSONDecodeError as exc:
         return {}, f"arguments were not valid JSON ({exc.msg}): {raw[:BODY_EXCERPT]!r}"
 

@@ -6,12 +6,22 @@ plain text (an assistant turn that only made tool calls is resent with its text,
 calls are not resent as `tool_calls` messages: agents under evaluation run their tools server-side
 and only report them, so there is no tool result we could honestly send back.
 
+An endpoint that is a model instead has `tools:` declared with their results (declared_tools.py).
+Then the tools go with every request and each turn runs the tool loop as an agent would: the
+model's tool calls are answered with `tool` messages holding the declared results, and the model is
+asked again, up to `max_tool_steps` times a turn; every call is recorded with its result. Those
+exchanges are history too. An assistant message that only called tools is sent with `content: ""`
+(some servers refuse `null`), and a `tool_choice` of `extra_body` goes with a turn's first request
+only, so a model forced to call a tool can then answer in words.
+
 Endpoint options (`EndpointConfig.options`):
 - `system`: a system prompt sent first in every request.
 - `stream`: true sends `"stream": true` and reads server-sent chat chunks; the time to the first
   content or tool-call delta is recorded as `Turn.ttft_s`.
 - `extra_body`: a mapping merged into every request body (e.g. `temperature`, `tools`); it cannot
   replace `model` or `messages`.
+- `tools` and `max_tool_steps`: the declared tools and the most model calls a turn may answer with
+  tool calls (default 5); past it the turn is an error.
 
 The session id is always None: a chat completion's `id` names one response, not a conversation,
 and the history is what carries the conversation.
@@ -38,6 +48,12 @@ from specengine.endpoints.base import (
     request_json,
     usage_of,
 )
+from specengine.endpoints.declared_tools import (
+    DEFAULT_MAX_TOOL_STEPS,
+    DeclaredTool,
+    declared_tools,
+    tool_result,
+)
 from specengine.errors import EndpointError
 from specengine.transcript import ToolCall, Turn
 from specengine.untrusted_json import read_json
@@ -59,22 +75,104 @@ class OpenAIChatConversation(Conversation):
         self.adapter = adapter
         system = adapter.config.options.get("system")
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": str(system)}] if system else []
+        self.tools: tuple[DeclaredTool, ...] = declared_tools(adapter.config.options.get("tools"))
+        self.tool_overrides: Mapping[str, Any] = {}
+
+    def override_tools(self, overrides: Mapping[str, Any]) -> None:
+        self.tool_overrides = overrides
 
     async def send(self, message: str) -> Turn:
-        config = self.adapter.config
         messages = [*self.messages, {"role": "user", "content": message}]
+        turn = await self._complete(messages, first=True)
+        if not self.tools:
+            # Only a turn that came back is history; a transport fault ends the trial anyway.
+            self.messages = [*messages, {"role": "assistant", "content": turn.reply}]
+            return turn
+        steps: list[Turn] = [turn]
+        calls: list[ToolCall] = []
+        limit = _max_steps(self.adapter.config.options.get("max_tool_steps"))
+        while turn.tool_calls and turn.error is None:
+            if len(steps) > limit:
+                error = f"the model still called tools after max_tool_steps ({limit}) rounds of results"
+                return _joined(steps, calls, error)
+            answered = [self._answer(call, len(calls) + index) for index, call in enumerate(turn.tool_calls)]
+            calls.extend(answered)
+            messages = [*messages, *_exchange(turn.reply, answered)]
+            turn = await self._complete(messages, first=False)
+            steps.append(turn)
+        self.messages = [*messages, {"role": "assistant", "content": turn.reply}]
+        return _joined(steps, calls, turn.error)
+
+    async def _complete(self, messages: list[dict[str, Any]], *, first: bool) -> Turn:
+        config = self.adapter.config
         extra = config.options.get("extra_body")
-        extra = extra if isinstance(extra, Mapping) else {}
+        extra = dict(extra) if isinstance(extra, Mapping) else {}
+        if not first:
+            extra.pop("tool_choice", None)  # a forced call is answered once; then the model speaks
         body: dict[str, Any] = {**extra, "model": config.model or "default", "messages": messages}
+        if self.tools:
+            body["tools"] = [tool.definition() for tool in self.tools]
         if config.options.get("stream") or extra.get("stream"):
             body["stream"] = True
-            turn = await _send_streaming(self.adapter, body)
-        else:
-            answer = await request_json(self.adapter, body)
-            turn = parse_completion(answer.data, answer.latency_s)
-        # Only a turn that came back is history; a transport fault ends the trial anyway.
-        self.messages = [*messages, {"role": "assistant", "content": turn.reply}]
-        return turn
+            return await _send_streaming(self.adapter, body)
+        answer = await request_json(self.adapter, body)
+        return parse_completion(answer.data, answer.latency_s)
+
+    def _answer(self, call: ToolCall, number: int) -> ToolCall:
+        """The call with its declared result (an error result for a tool nobody declared)."""
+        result, _error = tool_result(self.tools, self.tool_overrides, call.name, call.args)
+        return ToolCall(call.name, call.args, call.id or f"call_{number + 1}", call.note, result)
+
+
+def _max_steps(raw: Any) -> int:
+    return raw if isinstance(raw, int) and not isinstance(raw, bool) and raw > 0 else DEFAULT_MAX_TOOL_STEPS
+
+
+def _exchange(reply: str, calls: list[ToolCall]) -> list[dict[str, Any]]:
+    """The assistant's tool calls and a `tool` message with each one's result, as the API wants them."""
+    assistant = {
+        "role": "assistant",
+        "content": reply,  # "" rather than null: some servers refuse null
+        "tool_calls": [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.args, ensure_ascii=False)},
+            }
+            for call in calls
+        ],
+    }
+    results = [
+        {
+            "role": "tool",
+            "tool_call_id": call.id,
+            "content": call.result
+            if isinstance(call.result, str)
+            else json.dumps(call.result, ensure_ascii=False),
+        }
+        for call in calls
+    ]
+    return [assistant, *results]
+
+
+def _joined(steps: list[Turn], calls: list[ToolCall], error: str | None) -> Turn:
+    """One turn out of a tool loop's model calls: the last reply, every call with its result, the
+    latencies and token counts added up."""
+    usage: dict[str, Any] = {}
+    for step in steps:
+        for key, value in (step.usage or {}).items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                usage[key] = usage.get(key, 0) + value
+    last = steps[-1]
+    return Turn(
+        reply=last.reply,
+        tool_calls=(*calls, *(() if error is None else last.tool_calls)),
+        session_id=None,
+        latency_s=sum(step.latency_s for step in steps),
+        error=error,
+        ttft_s=steps[0].ttft_s,
+        usage=usage or None,
+    )
 
 
 def parse_completion(data: Any, latency: float) -> Turn:

@@ -4,15 +4,22 @@ A judge server's answer is untrusted input. It may not be JSON, carry an error o
 choices, answer in plain text (a server without function calling), call another tool, send arguments
 that are not a JSON object, or pick a choice outside the enum it was given. Each becomes a
 JudgeFailure whose message says what the judge did, in plain words (the check's status is then
-`error`); such an answer is never retried. Token usage is read apart from the choice, so tokens spent
-on an unusable answer are still counted.
+`error`); such an answer is never retried.
+
+Small local models bend the protocol in two known ways, read rather than refused: raw line breaks
+inside the arguments' strings (read with control characters allowed, `strict=False`),
+and an answer in text instead of the forced call, read when it names one offered choice and no other
+(`Choice: Y`, or a JSON object with a `choice`, bare or in a code fence).
+
+Token usage is read apart from the choice, so tokens spent on an unusable answer are still counted.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +30,9 @@ from specengine.untrusted_json import JSONTooDeep, read_json
 NO_TOOL_CALL = "the judge answered without calling select_choice; it must support tools/function calling"
 EXCERPT = 200
 USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens")
+FENCED = re.compile(r"```[A-Za-z]*\s*(\{(?:(?!```).)*?\})\s*```", re.DOTALL)  # a JSON object in a code fence
+# `Choice: Y`, `**choice**: "Y"`, `choice = Y`
+NAMED_CHOICE = re.compile(r"\bchoice\b\W{0,3}?[:=]\W{0,3}?(\w+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -77,12 +87,15 @@ def read_answer(data: Any, choices: Sequence[str]) -> JudgeAnswer:
     calls = message.get("tool_calls")
     if not isinstance(calls, list) or not calls or not isinstance(calls[0], dict):
         said = message.get("content")
-        raise JudgeFailure(NO_TOOL_CALL + (f' (it said: "{excerpt(str(said))}")' if said else ""))
-    function = _mapping(calls[0].get("function"))
-    name = function.get("name")
-    if name != SELECT_CHOICE:
-        raise JudgeFailure(f"the judge called {name!r} instead of {SELECT_CHOICE}")
-    arguments = _arguments(function.get("arguments"))
+        arguments = text_choice(said, choices) if isinstance(said, str) else None
+        if arguments is None:
+            raise JudgeFailure(NO_TOOL_CALL + (f' (it said: "{excerpt(str(said))}")' if said else ""))
+    else:
+        function = _mapping(calls[0].get("function"))
+        name = function.get("name")
+        if name != SELECT_CHOICE:
+            raise JudgeFailure(f"the judge called {name!r} instead of {SELECT_CHOICE}")
+        arguments = _arguments(function.get("arguments"))
     choice = arguments.get("choice")
     if not isinstance(choice, str):
         raise JudgeFailure(f"the judge called {SELECT_CHOICE} without a choice")
@@ -94,6 +107,34 @@ def read_answer(data: Any, choices: Sequence[str]) -> JudgeAnswer:
     return JudgeAnswer(choice=choice, rationale=_rationale(arguments.get("reasons")))
 
 
+def json_objects(text: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects a model wrote in text instead of a tool call: each in a code fence, or the
+    whole text when it is one object. Control characters inside strings are allowed."""
+    stripped = text.strip()
+    candidates = FENCED.findall(text) or ([stripped] if stripped.startswith("{") else [])
+    for candidate in candidates:
+        try:
+            parsed = read_json(candidate, strict=False)
+        except ValueError:
+            continue
+        if isinstance(parsed, dict):
+            yield parsed
+
+
+def text_choice(said: str, choices: Sequence[str]) -> dict[str, Any] | None:
+    """select_choice's arguments from a judge that answered in text, when the text names exactly one
+    of the offered choices (by a JSON object's `choice`, or `Choice: X`); None when it names none or
+    several. The reasons are the object's, else the whole text."""
+    objects = [found for found in json_objects(said) if isinstance(found.get("choice"), str)]
+    named = {str(found["choice"]).strip() for found in objects}
+    named.update(match.strip() for match in NAMED_CHOICE.findall(said))
+    offered = named & set(choices)
+    if len(offered) != 1 or len(named) != 1:
+        return None
+    reasons = next((found.get("reasons") for found in objects if "reasons" in found), said.strip())
+    return {"choice": offered.pop(), "reasons": reasons}
+
+
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -101,7 +142,7 @@ def _mapping(value: Any) -> dict[str, Any]:
 def _arguments(raw: Any) -> dict[str, Any]:
     """select_choice's arguments: JSON text by the protocol; some servers send the object itself."""
     try:
-        parsed = read_json(raw) if isinstance(raw, str) else raw
+        parsed = read_json(raw, strict=False) if isinstance(raw, str) else raw
     except JSONTooDeep as exc:
         raise JudgeFailure(f"the judge's {SELECT_CHOICE} arguments are {exc.msg}") from None
     except ValueError:

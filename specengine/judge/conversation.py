@@ -22,7 +22,7 @@ from typing import Any
 
 from specengine.judge.fences import unfenced
 from specengine.judge.kinds import CONVERSATION_KINDS, PASS_FAIL
-from specengine.transcript import TurnRecord
+from specengine.transcript import TurnRecord, call_entry
 
 BEGIN, END = "[BEGIN CONVERSATION]", "[END CONVERSATION]"
 INTRO = f"""\
@@ -84,7 +84,7 @@ def conversation_text(records: Iterable[TurnRecord]) -> str:
         lines.append(_line({"turn": record.number, "role": "user", "content": record.message}))
         reply: dict[str, Any] = {"turn": record.number, "role": "assistant", "content": record.turn.reply}
         if record.turn.tool_calls:
-            reply["tool_calls"] = [call.as_dict() for call in record.turn.tool_calls]
+            reply["tool_calls"] = [call_entry(call) for call in record.turn.tool_calls]  # results too
         if record.turn.error:
             reply["error"] = record.turn.error
         lines.append(_line(reply))

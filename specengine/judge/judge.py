@@ -31,7 +31,7 @@ from specengine.errors import JudgeFailure
 from specengine.judge.answer import NO_TOOL_CALL, answer_json, read_answer, usage_of
 from specengine.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
 from specengine.judge.client import ApiKey, JudgeClient
-from specengine.judge.key import judge_base_url, judge_key
+from specengine.judge.key import answered_from, judge_base_url, judge_key
 from specengine.judge.kinds import CONVERSATION_KINDS, NO_JUDGE
 from specengine.judge.prompts import (
     JudgePrompt,
@@ -98,9 +98,19 @@ class JudgePin:
     autoevals: str
     name: str | None = None
     kind: str | None = None  # a conversation judge's kind: what it read was the conversation
+    temperature: float | None = None  # the sampling settings sent
+    seed: int | None = None
 
-    def as_dict(self) -> dict[str, str]:
-        data = {"model": self.model, "prompt_hash": self.prompt_hash, "autoevals": self.autoevals}
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "model": self.model,
+            "prompt_hash": self.prompt_hash,
+            "autoevals": self.autoevals,
+        }
+        if self.temperature is not None:
+            data["temperature"] = self.temperature
+        if self.seed is not None:
+            data["seed"] = self.seed
         if self.name is not None:
             data["name"] = self.name
         if self.kind is not None:
@@ -155,6 +165,15 @@ class Judge:
         return judge_base_url(self.config)
 
     @property
+    def sampling(self) -> dict[str, float | int]:
+        """The sampling settings every request carries: part of the cache key and of each pin, so a
+        changed temperature or seed is a changed judge."""
+        settings: dict[str, float | int] = {"temperature": self.config.temperature}
+        if self.config.seed is not None:
+            settings["seed"] = self.config.seed
+        return settings
+
+    @property
     def stats(self) -> JudgeStats:
         return replace(self._stats, requests=self._client.requests if self._client else 0)
 
@@ -167,7 +186,15 @@ class Judge:
         from autoevals.version import VERSION
 
         kind = spec.kind if spec.kind in CONVERSATION_KINDS else None
-        return JudgePin(self.model_for(spec), prompt_hash(spec), VERSION, spec.name, kind)
+        return JudgePin(
+            self.model_for(spec),
+            prompt_hash(spec),
+            VERSION,
+            spec.name,
+            kind,
+            self.config.temperature,
+            self.config.seed,
+        )
 
     async def verdict(self, request: JudgeRequest, sample: int = 1) -> JudgeVerdict:
         """Score one request: from the cache when the same request was judged before, else the judge.
@@ -262,6 +289,7 @@ class Judge:
                 "prompt": judge_text(request.prompt),
                 "choices": [[name, score] for name, score in prompt.choice_scores.items()],
                 "autoevals": VERSION,
+                "sampling": self.sampling,
             }
         )
 
@@ -277,13 +305,14 @@ class Judge:
         self._count(calls=1)
         try:
             key = self.config.auth.bearer_token if self.config.auth is not None else api_key
-            text = await self._client_with(key).complete(prompt.body(model))
+            body = prompt.body(model, self.config.temperature, self.config.seed)
+            text = await self._client_with(key).complete(body)
             data = answer_json(text)
             usage = usage_of(data)
             self._count_tokens(usage)  # spent even when the answer turns out unusable
             answer = read_answer(data, prompt.choices)
         except JudgeFailure as exc:
-            return self._error(exc.message, api_key)
+            return self._error(f"{exc.message} {answered_from(self.config)}", api_key)
         return JudgeVerdict(
             score=prompt.choice_scores[answer.choice],
             rationale=answer.rationale,

@@ -30,6 +30,14 @@ def judge_base_url(config: JudgeConfig) -> str:
     return (config.base_url or DEFAULT_BASE_URL).rstrip("/")
 
 
+def answered_from(config: JudgeConfig) -> str:
+    """Where an answer came from, as an error ends: `(the judge at http://…/v1)`; values from ${VAR}
+    in the URL masked."""
+    from specengine.redact import redact
+
+    return f"(the {config.role} at {redact(judge_base_url(config), config.secrets)})"
+
+
 def key_source(config: JudgeConfig) -> str:
     """Where the judge's key comes from, as messages name it."""
     return config.auth.describe() if config.auth is not None else f"the key in {config.api_key_env}"

@@ -86,14 +86,20 @@ class JudgePrompt:
     def choices(self) -> list[str]:
         return list(self.choice_scores)
 
-    def body(self, model: str) -> dict[str, Any]:
-        """The chat completion request, with `select_choice` forced as autoevals forces it."""
-        return {
+    def body(self, model: str, temperature: float | None = None, seed: int | None = None) -> dict[str, Any]:
+        """The chat completion request, with `select_choice` forced as autoevals forces it, and the
+        judge's sampling settings (a server's default temperature would make verdicts flip)."""
+        body: dict[str, Any] = {
             "model": model,
             "messages": self.messages,
             "tools": self.tools,
             "tool_choice": {"type": "function", "function": {"name": SELECT_CHOICE}},
         }
+        if temperature is not None:
+            body["temperature"] = temperature
+        if seed is not None:
+            body["seed"] = seed
+        return body
 
 
 def transcript(messages: Iterable[tuple[str, str]]) -> str:

@@ -183,6 +183,9 @@ def judge_difference(base: dict | None, head: dict | None) -> str | None:
         parts.append("prompt changed")
     if base.get("autoevals") != head.get("autoevals"):
         parts.append(f"autoevals {base.get('autoevals')} → {head.get('autoevals')}")
+    for setting in ("temperature", "seed"):
+        if setting in base and setting in head and base[setting] != head[setting]:
+            parts.append(f"{setting} {base[setting]} → {head[setting]}")
     return ", ".join(parts) or None
 
 

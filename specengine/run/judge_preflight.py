@@ -5,7 +5,11 @@ Without this, a missing key or a judge server that is down shows up only after e
 was paid for, as one errored check per case. So when the selected cases hold judge checks, `run`
 (and `regrade`) first make sure the judge can be asked: a key is set (unless the judge is on this
 machine, see judge/key.py), and the judge's server answers a `GET …/models` (a request that costs
-nothing) without refusing the key. `--require-judge` or `judge.required: true` make judge checks
+nothing) with a success. Any HTTP error stops the run, naming the URL that answered: a refused key,
+and just as often a base_url that is not an OpenAI-compatible API's root (an agent's own address, a
+missing `/v1`), which would otherwise error every judge check after every agent request was paid
+for. A Databricks workspace serves no model list, so there a 404 is taken as an answer. The
+simulators are checked the same way. `--require-judge` or `judge.required: true` make judge checks
 that would be skipped (no judge model named) a usage error, so CI cannot go green without its
 judge. Every problem is a UsageError: exit 2, nothing sent.
 """
@@ -27,6 +31,7 @@ from specengine.run.recording import SessionOptions
 PROBE_TIMEOUT_S = 5.0
 REFUSED = (401, 403)
 NOTHING_SENT = "Nothing was sent to the agent."
+FLAGS = {"judge": ", or --judge-base-url"}  # the command-line options that set a base_url
 
 
 def preflight_judge(prepared: Prepared, census: Census, options: SessionOptions) -> None:
@@ -66,9 +71,10 @@ def check_judge(config: JudgeConfig, census: Census, *, required: bool, environ:
 
 
 def _probe(config: JudgeConfig, key: str, url: str) -> None:
-    """GET the judge's model list: any answer but a refused key means it can be asked."""
+    """GET the model list of the judge (or a simulator): a success means it can be asked."""
     import httpx
 
+    role = config.role
     secrets = {*config.secrets, key, *(config.auth.secrets if config.auth is not None else ())}
     try:
         response = httpx.get(
@@ -80,15 +86,24 @@ def _probe(config: JudgeConfig, key: str, url: str) -> None:
     except httpx.HTTPError as exc:
         detail = redact(f"{type(exc).__name__}: {exc or 'no detail'}", secrets)
         raise UsageError(
-            f"error: the judge at {url} cannot be reached ({detail}). Is it running? "
-            "Check judge.base_url in specengine.yaml, or --judge-base-url. " + NOTHING_SENT
+            f"error: the {role} at {url} cannot be reached ({detail}). Is it running? "
+            f"Check {role}.base_url in specengine.yaml{FLAGS.get(role, '')}. " + NOTHING_SENT
         ) from None
-    if response.status_code in REFUSED:
-        excerpt = " ".join(redact(response.text, secrets).split())[:200]
+    status = response.status_code
+    if status < 400 or (status == 404 and config.auth is not None):
+        return
+    excerpt = " ".join(redact(response.text, secrets).split())[:200]
+    answered = f"HTTP {status}{': ' + excerpt if excerpt else ''}"
+    if status in REFUSED:
         raise UsageError(
-            f"error: the judge at {url} refused {key_source(config)} "
-            f"(HTTP {response.status_code}{': ' + excerpt if excerpt else ''}). " + NOTHING_SENT
+            f"error: the {role} at {url} refused {key_source(config)} ({answered}). " + NOTHING_SENT
         )
+    raise UsageError(
+        f"error: the {role} at {url} answered GET {url}/models with {answered}. {role}.base_url must be "
+        "the root of an OpenAI-compatible API, the folder that holds /chat/completions and /models "
+        "(its /v1: http://127.0.0.1:8080/v1 for llama.cpp, http://localhost:11434/v1 for Ollama), "
+        "not an agent's address. " + NOTHING_SENT
+    )
 
 
 def _count(n: int, noun: str) -> str:
@@ -115,10 +130,14 @@ def preflight_simulators(prepared: Prepared, census: Census, flag: bool) -> None
                     "Name one with simulator.model in specengine.yaml or --simulator-model. " + NOTHING_SENT
                 )
             continue
-        if not config.demo and judge_key(config, os.environ) is None:
-            url = shown_url(judge_base_url(config), config.secrets) or ""
+        if config.demo:
+            continue
+        key = judge_key(config, os.environ)
+        url = shown_url(judge_base_url(config), config.secrets) or ""
+        if key is None:
             raise UsageError(
                 f"error: the simulator at {url} needs a key, and {config.api_key_env} is not set "
                 f"({cases} with simulate: would error). Set {config.api_key_env}, or name the variable "
                 "that holds the key with simulator.api_key_env in specengine.yaml. " + NOTHING_SENT
             )
+        _probe(config, key, url)

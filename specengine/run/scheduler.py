@@ -304,6 +304,7 @@ class Runner:
         own: AbstractAsyncContextManager[Any] = self._own_limits.get(case.endpoint) or nullcontext()
         conversation = adapter.conversation(case.variables)
         secrets = adapter.config.secrets
+        conversation.override_tools(case.tools)
         conversation_index = 0
         step_index: int | None = None
 
@@ -326,6 +327,7 @@ class Runner:
         for index, step in enumerate(case.steps):
             if step.kind == "reset":
                 conversation = adapter.conversation(case.variables)
+                conversation.override_tools(case.tools)
                 conversation_index += 1
             elif step.simulation is not None:
                 assert self.simulators is not None  # a case without its simulator is skipped

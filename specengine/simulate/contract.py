@@ -14,8 +14,11 @@ OpenAI-compatible server (OpenAI, vLLM, Ollama, Databricks serving) can play the
 
 The tool call's arguments give the next message; `goal_reached` or `gave_up` ends the conversation
 (the message beside them is not sent). A server without tool calling may answer in plain text,
-taken as the message. An answer is untrusted text: anything else is a SimulatorFailure worded for
-people. Only the standard library, so the docs' example and the tests read it without a network.
+taken as the message, or write the call's arguments as a JSON object in text (bare or in a code
+fence), read as the call; arguments are read with control characters inside strings allowed (small
+models put raw line breaks there). An answer is untrusted text: anything else is a
+SimulatorFailure worded for people. No network library, so the docs' example and the tests read it
+without one.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specengine.errors import SimulatorFailure
+from specengine.judge.answer import json_objects
 from specengine.untrusted_json import JSONTooDeep, read_json
 
 TOOL_NAME = "next_user_message"
@@ -136,6 +140,9 @@ def read_reply(data: Any) -> SimulatedMessage:
         return _from_arguments(function.get("arguments"))
     content = message.get("content")
     if isinstance(content, str) and content.strip():
+        for arguments in json_objects(content):  # the call written out as text
+            if isinstance(arguments.get("message"), str):
+                return _from_arguments(arguments)
         return SimulatedMessage(content.strip())  # a server without tool calling
     raise SimulatorFailure(
         f"the simulator answered with neither a {TOOL_NAME} call nor text: {_excerpt(json.dumps(message))}"
@@ -157,7 +164,7 @@ def _message_of(data: Any) -> dict[str, Any]:
 
 def _from_arguments(raw: Any) -> SimulatedMessage:
     try:
-        arguments = read_json(raw) if isinstance(raw, str) else raw
+        arguments = read_json(raw, strict=False) if isinstance(raw, str) else raw
     except JSONTooDeep as exc:
         raise SimulatorFailure(f"the {TOOL_NAME} arguments are {exc.msg}") from None
     except ValueError:

@@ -24,7 +24,7 @@ from typing import Any
 from specengine.errors import JudgeFailure, SimulatorFailure
 from specengine.judge.answer import answer_json, usage_of
 from specengine.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
-from specengine.judge.key import judge_base_url, judge_key
+from specengine.judge.key import answered_from, judge_base_url, judge_key
 from specengine.plan import SimulatorConfig
 from specengine.redact import redact
 from specengine.retry import BACKOFF_BASE_S, BACKOFF_CAP_S
@@ -160,6 +160,7 @@ class Simulator:
             return read_reply(data)
         except JudgeFailure as exc:
             message = exc.message.replace("the judge's answer", "the simulator's answer")
+            message = f"{message} {answered_from(self.config)}"
             raise SimulatorFailure(redact(message, [api_key])) from None
 
     def _count(self, **more: int) -> None:

@@ -8,6 +8,7 @@ so reports can redact it; other values (a port, a host, a model name) are shown 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -210,6 +211,8 @@ def endpoint_config(
     for setting, value in number_problems(data):  # located by the caller that knows where, if it can
         raise UsageError(f"error: endpoint '{name}': {rendered_problem(setting, value, None)}")
     options = {key: value for key, value in data.items() if key not in ENDPOINT_FIELDS}
+    if isinstance(options.get("tools"), list):
+        options["tools"] = [_tool_with_schema(name, tool, project.folder) for tool in options["tools"]]
     url, secrets = data.get("url"), resolved.secrets
     auth = databricks_auth(data, f"endpoint '{name}'", environ)
     if auth is not None and not isinstance(environ, Unresolved):
@@ -230,6 +233,27 @@ def endpoint_config(
         auth=auth,
         price=_price(data.get("price")),
     )
+
+
+def _tool_with_schema(endpoint: str, tool: Any, folder: Path) -> Any:
+    """A declared tool whose `parameters` names a JSON Schema file, with the file's schema read
+    (relative to the project folder); UsageError when it cannot be read."""
+    parameters = tool.get("parameters") if isinstance(tool, Mapping) else None
+    if not isinstance(parameters, str):
+        return tool
+    path = folder / parameters
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(
+            f"error: endpoint '{endpoint}': tool {tool.get('name')!r}: parameters {parameters!r} "
+            f"is not a readable JSON Schema file ({type(exc).__name__}: {exc})"
+        ) from None
+    if not isinstance(schema, Mapping):
+        raise UsageError(
+            f"error: endpoint '{endpoint}': tool {tool.get('name')!r}: {parameters} holds no JSON object"
+        )
+    return {**tool, "parameters": schema}
 
 
 def _price(raw: Any) -> dict[str, float] | None:
@@ -282,6 +306,8 @@ def judge_config(
         timeout=float(data.get("timeout", DEFAULT_TIMEOUT)),
         retries=int(data.get("retries", DEFAULT_RETRIES)),
         samples=int(data.get("samples", 1)),
+        temperature=float(data.get("temperature", 0.0)),
+        seed=int(data["seed"]) if data.get("seed") is not None else None,
         secrets=resolved.secrets,
         auth=databricks_auth(data, "judge", environ if environ is not None else {}),
     )

@@ -35,6 +35,9 @@ RENDERED = {"http": {"url": REQUEST_VARIABLES, "body": REQUEST_VARIABLES}}
 EXPRESSIONS = {"http": ("reply", "tool_calls", "session_id", "error")}
 
 
+TOOL_RESULT_VARIABLES = frozenset({"args"})  # what a declared tool's result may read
+
+
 def endpoint_template_problems(
     endpoint: Mapping[str, Any],
     here: KeyPath,
@@ -70,6 +73,9 @@ def endpoint_template_problems(
             elif key == "tool_calls" and isinstance(value, Mapping) and isinstance(value.get("from"), str):
                 source = value["from"]
                 yield from _template((*path, "from"), "{{ " + source + " }}", answer, "tool_calls")
+        elif key == "tools":  # a declared tool's `returns` is a template over the call's `args`
+            for where, text in iter_strings(value, path):
+                yield from _template(where, _without_vars(text), TOOL_RESULT_VARIABLES, "returns")
         else:
             for where, text in iter_strings(value, path):
                 if is_template(_without_vars(text)):

@@ -3,8 +3,9 @@
 specengine's times are seconds. `latency_below: 500` asks for a reply within eight minutes, and
 `timeout: 30000` waits more than eight hours: each is a millisecond count, and the run would
 quietly pass a slow agent or hang on a stuck one. These are warnings (a long timeout may be
-meant), at the number, with the value in seconds. Shares and judge scores above 1 are errors the
-schema reports (schema_messages words them).
+meant), at the number, with the value in seconds. A timeout warns only past an hour: a model served
+on a laptop may need minutes for one answer, so `timeout: 300` is meant as written.
+Shares and judge scores above 1 are errors the schema reports (schema_messages words them).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from specengine.source.loader import KeyPath
 
 LATENCY_LIMIT_S = 60  # a latency bound of a minute or more is a count of milliseconds
-TIMEOUT_LIMIT_S = 300  # a timeout of five minutes or more likely is too (60-299 s fit slow agents)
+TIMEOUT_LIMIT_S = 3600  # a timeout past an hour is a count of milliseconds (minutes fit slow models)
 LIMITS = {"latency_below": LATENCY_LIMIT_S, "timeout": TIMEOUT_LIMIT_S}
 
 
@@ -24,7 +25,7 @@ def unit_warnings(value: Any, here: KeyPath = ()) -> Iterator[tuple[KeyPath, str
     if isinstance(value, dict):  # parsed YAML: dicts and lists
         for key, item in value.items():
             limit = LIMITS.get(str(key))
-            if limit is not None and _number(item) and item >= limit:
+            if limit is not None and _number(item) and (item > limit if key == "timeout" else item >= limit):
                 yield (*here, key), f"{key}: {item:g} is in seconds: did you mean {item / 1000:g}?"
             elif isinstance(item, (dict, list)):  # text and numbers hold nothing to look into
                 yield from unit_warnings(item, (*here, key))

@@ -64,12 +64,23 @@ def tool_answer(message: str, goal_reached: bool = False, gave_up: bool = False)
 
 class SimulatorServer(ScriptedHTTPServer):
     """The scripted simulator; use as a context manager. `base_url_v1` is what `simulator.base_url`
-    takes. `calls` are the chat completion bodies received, in order."""
+    takes. `calls` are the chat completion bodies received, in order; `requests` and `hits()` count
+    them too, the run's probe of `GET …/models` apart (`probes`)."""
 
     def __init__(self, personas: Sequence[Persona]):
         super().__init__()
         self.personas = {persona.name: persona for persona in personas}
         self.route("*", self._answer)
+        self.route("*", lambda request: {"object": "list", "data": []}, method="GET")  # the run's probe
+
+    @property
+    def requests(self) -> list[Request]:
+        """The chat completions (the GET of `…/models` that a run sends first is in `probes`)."""
+        return [request for request in super().requests if request.method != "GET"]
+
+    @property
+    def probes(self) -> list[Request]:
+        return [request for request in super().requests if request.method == "GET"]
 
     @property
     def base_url_v1(self) -> str:
