@@ -38,12 +38,12 @@ def read_json(text: str | bytes | bytearray, *, strict: bool = True) -> Any:
         raise JSONTooDeep(text) from None
     # an answer with fewer brackets than the limit cannot be nested deeper: no walk for most answers
     array, object_ = ("[", "{") if isinstance(text, str) else (b"[", b"{")
-    if text.count(array) + text.count(object_) > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):  # type: ignore[arg-type]
+    if text.count(array) + text.count(object_) > MAX_DEPTH and deeper_than(value, MAX_DEPTH):  # type: ignore[arg-type]
         raise JSONTooDeep(text)
     return value
 
 
-def _deeper_than(value: Any, limit: int) -> bool:
+def deeper_than(value: Any, limit: int) -> bool:
     """Whether `value` holds arrays or objects nested more than `limit` deep; walked without
     recursion, so a deep value cannot exhaust the stack here."""
     if not isinstance(value, (dict, list)):

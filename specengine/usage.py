@@ -55,13 +55,24 @@ def _add(one: int | None, two: int | None) -> int | None:
     return one if two is None else one + two
 
 
+MAX_TOKENS = 2**63 - 1  # past any real count; a larger one (10**4000) would break whatever adds or prices it
+
+
+def token_count(value: Any) -> int | None:
+    """A reported token count as a whole number in 0..MAX_TOKENS, else None (not counted): NaN,
+    infinities, negatives, booleans, text, and counts too large to be real."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS:
+        return value
+    return None
+
+
 def _count(raw: Mapping[str, Any], name: str) -> int | None:
     for key in (name, _ALIASES.get(name)):
-        value = raw.get(key) if key else None
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        value = token_count(raw.get(key)) if key else None
+        if value is not None:
             return value
-        if isinstance(value, float) and value.is_integer() and value >= 0:
-            return int(value)
     return None
 
 

@@ -85,6 +85,19 @@ CONFIGS = [
     ("langgraph", {"assistant_id": "agent", "stream": True}),
     ("a2a", {}),
     ("a2a", {"stream": True}),
+    (
+        "http",
+        {
+            "stream": True,
+            "body": {"q": "{{ message }}"},
+            "reply": "json.delta if event == 'message' else json.reply",
+            "tool_calls": "json.calls",
+            "error": "json.error",
+        },
+    ),
+    ("ag-ui", {"stream": True}),
+    ("ai-sdk", {"stream": True}),
+    ("adk", {"app_name": "agent", "stream": True}),
 ]
 
 

@@ -202,10 +202,12 @@ def test_duplicate_ids_past_the_exact_part_are_named_with_both_lines(tmp_path, r
 
 
 def test_the_limits_table_states_the_limits_in_force():
-    from specengine import template_budget
+    from specengine import template_budget, usage
     from specengine.results import reader
     from specengine.serve import jobs, limits
     from specengine.source import yaml_aliases
+    from specengine.traces import otlp
+    from specengine.untrusted_json import MAX_DEPTH
     from specengine.validate import row_ids
 
     docs = (Path(__file__).parent.parent / "docs" / "spec-format.md").read_text(encoding="utf-8")
@@ -231,3 +233,29 @@ def test_the_limits_table_states_the_limits_in_force():
     assert head in row("a request line and headers")
     assert f"| {limits.MAX_CONNECTIONS}, {limits.KEEP_ALIVE_S} s |" in row("connections to `serve`")
     assert f"| {jobs.MAX_RUNNING} |" in row("reruns started from `serve`")
+    assert f"| {MAX_DEPTH} levels |" in row("JSON in an answer") and "recorded trace" in row(
+        "JSON in an answer"
+    )
+    assert f"| {MAX_DEPTH} levels |" in row("a row of a JSON or JSONL dataset")
+    assert f"| {usage.MAX_TOKENS:,} (2^63 - 1) |" in row("token counts")
+    assert f"| {otlp.MAX_LINE_BYTES // 2**20} MB |" in row("a line of a recorded-trace file")
+    assert otlp.MAX_NANOS == 2**63 - 1 and "| 0 to 2^63 - 1 |" in row("a time in a recorded trace")
+
+
+@pytest.mark.parametrize(
+    ("name", "rows", "where"),
+    [
+        ("rows.jsonl", '{"input": {"city": "Oslo"}}\n{"input": {"city": DEEP}}\n', "rows.jsonl:2:1"),
+        ("rows.json", '[{"input": {"city": "Oslo"}},\n {"input": {"city": DEEP}}]\n', "rows.json:2:2"),
+        ("rows.json", '[{"input": {"city": "Oslo"}},\n {"input": {"city": SOME}}]\n', "rows.json:2:2"),
+    ],
+    ids=["jsonl 100,000 deep", "json 100,000 deep", "json 200 deep"],
+)
+def test_a_dataset_row_nested_past_the_limit_is_refused_at_its_line(tmp_path, run_cli, name, rows, where):
+    deep, some = "[" * 100_000 + "]" * 100_000, "[" * 200 + "]" * 200
+    write_project(tmp_path, endpoints={"agent": "http://127.0.0.1:9/v1"})
+    write_spec(tmp_path, "spec", DATASET_SPEC.replace("rows.csv", name))
+    (tmp_path / name).write_text(rows.replace("DEEP", deep).replace("SOME", some), encoding="utf-8")
+    result = run_cli(["validate", "spec.yaml"], cwd=tmp_path)
+    assert result.exit_code == 1, result.output
+    assert f"{where}: not valid JSON: nested deeper than 128 levels" in result.output, result.output

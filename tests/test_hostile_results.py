@@ -89,3 +89,23 @@ def test_regrade_of_wrong_types_names_the_trial_and_writes_nothing(tmp_path):
     )
     assert len(result.output.strip().splitlines()) <= 2  # one line, wrapped by the terminal's width
     assert not list(tmp_path.rglob("*.jsonl")) and not (tmp_path / ".specengine" / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["report", "deep.json", "--md", "out.md"],
+        ["compare", "good.json", "deep.json"],
+        ["regrade", "deep.json"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_a_results_file_nested_past_the_stack_is_refused_in_one_line(tmp_path, command):
+    shutil.copy(FIXTURES / "basic.json", tmp_path / "good.json")
+    text = (FIXTURES / "basic.json").read_text()
+    (tmp_path / "deep.json").write_text(text.replace("{", '{"x": ' + "[" * 100_000 + "]" * 100_000 + ",", 1))
+    result = run_cli(command, cwd=tmp_path)
+    assert result.exit_code == 2, result.output
+    assert " ".join(result.output.split()) == (
+        "error: deep.json: nested too deep to read; is this a results file?"
+    ), result.output

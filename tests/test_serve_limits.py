@@ -133,6 +133,17 @@ def test_a_lone_surrogate_in_a_review_note_is_a_400(world):
     assert "not Unicode" in answer.json()["error"]
 
 
+@pytest.mark.parametrize("route", ["reviews", "rerun"])
+@pytest.mark.parametrize("depth", [400_000, 450], ids=["past json's stack", "past the walk's stack"])
+def test_a_body_nested_deep_is_a_400(world, route, depth):
+    body = '{"case": "spec.yaml::first", "note": ' + "[" * depth + "]" * depth + "}"
+    answer = world["app"].client.post(
+        f"/api/runs/{world['run']}/{route}", content=body, headers={"content-type": "application/json"}
+    )
+    assert answer.status_code == 400, answer.text
+    assert "nested deeper than 128 levels" in answer.json()["error"]
+
+
 def test_reruns_run_a_few_at_a_time_and_the_rest_are_queued(world):
     client = world["app"].client
     started = [client.post(f"/api/runs/{world['run']}/rerun", json={}) for _ in range(jobs.MAX_RUNNING + 1)]

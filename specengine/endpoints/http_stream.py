@@ -37,6 +37,7 @@ from specengine.endpoints.answer_paths import shown_paths
 from specengine.endpoints.base import body_excerpt, error_text, post_events
 from specengine.errors import EndpointError
 from specengine.transcript import ToolCall
+from specengine.untrusted_json import read_json
 
 if TYPE_CHECKING:
     from specengine.endpoints.http import HttpAdapter
@@ -90,7 +91,7 @@ class StreamReading:
             return True
         self.events += 1
         try:
-            parsed = json.loads(data)
+            parsed = read_json(data)  # an event nested deeper than MAX_DEPTH is text, as any not JSON
         except ValueError:
             parsed = None
         if self.events == 1:

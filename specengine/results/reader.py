@@ -135,6 +135,8 @@ def parse_results(text: str, source: str = "<results>") -> dict[str, Any]:
             else ""
         )
         raise ResultsError(f"{source}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}{hint}") from None
+    except RecursionError:  # past orjson's 1,024 levels and Python's stack: no results file is
+        raise ResultsError(f"{source}: nested too deep to read; is this a results file?") from None
     check_results(data, source)
     return data
 

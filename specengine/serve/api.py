@@ -19,6 +19,7 @@ from specengine.index import queries
 from specengine.review.verdicts import review_counts
 from specengine.serve.state import AppState
 from specengine.serve.views import case_history
+from specengine.untrusted_json import read_json
 
 
 def _state(request: Request) -> AppState:
@@ -93,9 +94,9 @@ async def _json_body(request: Request) -> dict[str, Any]:
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
         raise HTTPException(415, "send a JSON body with Content-Type: application/json")
     try:
-        body = json.loads(await request.body())
-    except ValueError:
-        raise HTTPException(400, "the body is not valid JSON") from None
+        body = read_json(await request.body())  # a body nested past MAX_DEPTH is not JSON either
+    except ValueError as exc:
+        raise HTTPException(400, f"the body is not valid JSON ({exc.args[0]})") from None
     if not isinstance(body, dict):
         raise HTTPException(400, "the body must be a JSON object")
     if not _is_unicode(body):

@@ -40,6 +40,7 @@ from specengine.source.mlflow_rows import (
     mlflow_row,
 )
 from specengine.suggest import suggest
+from specengine.untrusted_json import MAX_DEPTH, deeper_than, read_json
 
 # The keys a row may hold (the same as `$defs/row` in schemas/spec.schema.json; a test keeps them equal).
 ROW_KEYS = ("id", "input", "expected", "metadata", "labels")
@@ -390,7 +391,7 @@ def _jsonl_rows(handle, display: str) -> Iterator[Row]:
             if not text.strip():
                 continue
             try:
-                data = json.loads(text.rstrip("\r\n"))
+                data = read_json(text.rstrip("\r\n"))
             except json.JSONDecodeError as exc:
                 raise SpecError(
                     Diagnostic(display, number, exc.colno, f"not valid JSON: {exc.msg}")
@@ -442,8 +443,13 @@ def _json_rows(handle, display: str) -> Iterator[Row]:
         while True:
             try:
                 data, end = decoder.raw_decode(text, index)
+                too_deep = deeper_than(data, MAX_DEPTH)  # as a JSONL row past it is refused
             except json.JSONDecodeError as exc:
                 raise fail(exc.pos, f"not valid JSON: {exc.msg}") from None
+            except RecursionError:
+                too_deep = True
+            if too_deep:
+                raise fail(index, f"not valid JSON: nested deeper than {MAX_DEPTH} levels")
             at_line, col = position(index)
             yield _checked(data, display, at_line, col)
             index = skip(end)

@@ -26,7 +26,8 @@ import orjson
 
 from specengine.traces.model import AgentRun, CallMade, Message, ModelCall, ToolRun, TraceParts
 from specengine.traces.otlp import LogRecord, Span
-from specengine.untrusted_json import MAX_DEPTH, read_json
+from specengine.untrusted_json import MAX_DEPTH, deeper_than, read_json
+from specengine.usage import token_count
 
 OPERATION = "gen_ai.operation.name"
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
@@ -40,6 +41,7 @@ EVENT_ROLES = {
 }
 CHOICE = "gen_ai.choice"
 DETAILS = "gen_ai.client.inference.operation.details"  # one record a call, its messages as attributes
+TOO_DEEP = f"(nested deeper than {MAX_DEPTH} levels)"
 EARLIER_USER = Message("user")  # a user message before the last of a model call's input
 
 
@@ -48,7 +50,8 @@ def parsed(value: Any) -> Any:
     may be nested as deep as it pleased: one with more brackets than MAX_DEPTH is read by
     `read_json`, which refuses it deeper than that; the rest by orjson (the message histories are
     most of a trace's bytes), and what orjson refuses that json reads (NaN, an integer past 64 bits)
-    by `read_json` too."""
+    by `read_json` too. A value given as JSON already (a JSONL line's arguments as an object, an
+    OTLP `kvlistValue`) deeper than MAX_DEPTH is TOO_DEEP in its place."""
     if isinstance(value, (str, bytes)):
         if _brackets(value) <= MAX_DEPTH:
             try:
@@ -59,6 +62,8 @@ def parsed(value: Any) -> Any:
             return read_json(value)
         except ValueError:
             return value
+    if isinstance(value, (dict, list)) and deeper_than(value, MAX_DEPTH):
+        return TOO_DEEP  # as deep text reads; a deeper value would break what walks or stores it
     return value
 
 
@@ -125,8 +130,7 @@ def part_messages(value: Any, history: bool = False) -> tuple[Message, ...]:
 
 
 def _tokens(attributes: Mapping[str, Any], name: str) -> int | None:
-    value = attributes.get(name)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return token_count(attributes.get(name))
 
 
 def take_span(span: Span, parts: TraceParts) -> bool:

@@ -16,6 +16,7 @@ messages before it, so the turns follow the same rules as traces' (`turns.py`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -25,7 +26,8 @@ import orjson
 
 from specengine.traces.genai import parsed
 from specengine.traces.model import CallMade, Message, ModelCall, TraceParts, Unreadable
-from specengine.traces.otlp import MAX_LINE_BYTES
+from specengine.traces.otlp import MAX_LINE_BYTES, bounded_lines, nanos
+from specengine.untrusted_json import MAX_DEPTH
 from specengine.usage import read_usage
 
 ID_KEYS = ("id", "conversation_id", "session_id")
@@ -59,14 +61,21 @@ def message_of(raw: Any, number: int) -> Message:
 
 
 def _start_ns(value: Any) -> int:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return int(value * 1e9) if value < 1e12 else int(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return nanos(value * 1e9 if value < 1e12 else value)
     if isinstance(value, str):
         try:
-            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1e9)
+            return nanos(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1e9)
         except ValueError:
             return 0
     return 0
+
+
+def _took_ns(latency: Any) -> int:
+    """A message's `latency_s` in nanoseconds; 0 when it is not a finite number of seconds."""
+    if isinstance(latency, bool) or not isinstance(latency, (int, float)) or not math.isfinite(latency):
+        return 0
+    return nanos(latency * 1e9)
 
 
 def parts_of(record: Mapping[str, Any], file: str, number: int) -> TraceParts:
@@ -85,8 +94,7 @@ def parts_of(record: Mapping[str, Any], file: str, number: int) -> TraceParts:
         if message.role != "assistant":
             continue
         raw = raw_messages[index]
-        latency = raw.get("latency_s")
-        took = int(float(latency) * 1e9) if isinstance(latency, (int, float)) else 0
+        took = _took_ns(raw.get("latency_s"))
         usage = read_usage(raw.get("usage") if isinstance(raw.get("usage"), Mapping) else None)
         parts.calls.append(
             ModelCall(
@@ -107,11 +115,11 @@ def parts_of(record: Mapping[str, Any], file: str, number: int) -> TraceParts:
 def read_jsonl(path: Path, shown: str) -> Iterator[TraceParts | Unreadable]:
     """Every line of a file as a conversation's parts, or why it cannot be read."""
     with path.open("rb") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            if len(line) > MAX_LINE_BYTES:
+        for number, line in bounded_lines(handle):
+            if line is None:
                 yield Unreadable(shown, None, f"the line is longer than {MAX_LINE_BYTES:,} bytes", number)
+                continue
+            if not line.strip():
                 continue
             try:
                 record = orjson.loads(line)
@@ -120,3 +128,5 @@ def read_jsonl(path: Path, shown: str) -> Iterator[TraceParts | Unreadable]:
                 yield parts_of(record, shown, number)
             except (ValueError, orjson.JSONDecodeError) as exc:
                 yield Unreadable(shown, None, str(exc), number)
+            except RecursionError:  # a value nested deeper than str() or pickle can walk
+                yield Unreadable(shown, None, f"nested deeper than {MAX_DEPTH} levels", number)

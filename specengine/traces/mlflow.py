@@ -28,6 +28,7 @@ from specengine.source.sources import SourceConfig
 from specengine.traces.genai import parsed
 from specengine.traces.jsonl import message_of
 from specengine.traces.model import AgentRun, Message, ModelCall, ToolRun, TraceParts, Unreadable
+from specengine.usage import token_count
 
 SESSION = "mlflow.trace.session"
 TOKEN_USAGE = "mlflow.chat.tokenUsage"
@@ -68,7 +69,7 @@ def _tokens(span: Any) -> tuple[int | None, int | None]:
     if not isinstance(usage, Mapping):
         return None, None
     counts = [usage.get(key) for key in ("input_tokens", "output_tokens")]
-    return tuple(count if isinstance(count, int) else None for count in counts)  # type: ignore[return-value]
+    return token_count(counts[0]), token_count(counts[1])
 
 
 def parts_of(trace: Any, experiment: str) -> TraceParts:

@@ -18,9 +18,16 @@ from typing import Any
 from specengine.traces.genai import parsed
 from specengine.traces.model import AgentRun, CallMade, Message, ModelCall, ToolRun, TraceParts
 from specengine.traces.otlp import Span
+from specengine.usage import token_count
 
 KIND = "openinference.span.kind"
 SESSION_ID = "session.id"
+
+
+def _is_number(text: str) -> bool:
+    """Whether a flattened key's part is a message or call number: ASCII digits only (`str.isdigit`
+    also takes `²`, which int() refuses)."""
+    return text.isascii() and text.isdigit()
 
 
 def flattened_messages(attributes: Mapping[str, Any], prefix: str) -> tuple[Message, ...]:
@@ -31,7 +38,7 @@ def flattened_messages(attributes: Mapping[str, Any], prefix: str) -> tuple[Mess
         if not key.startswith(start):
             continue
         number, _, rest = key[len(start) :].partition(".")
-        if not number.isdigit() or not rest.startswith("message."):
+        if not _is_number(number) or not rest.startswith("message."):
             continue
         found.setdefault(int(number), {})[rest[len("message.") :]] = value
     return tuple(_message(found[number]) for number in sorted(found))
@@ -42,7 +49,7 @@ def _message(fields: Mapping[str, Any]) -> Message:
     for key, value in fields.items():
         if key.startswith("tool_calls."):
             number, _, rest = key[len("tool_calls.") :].partition(".")
-            if number.isdigit():
+            if _is_number(number):
                 calls.setdefault(int(number), {})[rest.removeprefix("tool_call.")] = value
     made = tuple(
         CallMade(
@@ -58,8 +65,7 @@ def _message(fields: Mapping[str, Any]) -> Message:
 
 
 def _tokens(attributes: Mapping[str, Any], name: str) -> int | None:
-    value = attributes.get(name)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return token_count(attributes.get(name))
 
 
 def take_span(span: Span, parts: TraceParts) -> bool:

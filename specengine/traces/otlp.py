@@ -15,7 +15,7 @@ import binascii
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -105,11 +105,17 @@ def attributes(items: Any) -> dict[str, Any]:
     return out
 
 
-def _nanos(value: Any) -> int:
+MAX_NANOS = 2**63 - 1  # what SQLite's INTEGER (the trace store's start column) and OTLP's fixed64 hold
+
+
+def nanos(value: Any) -> int:
+    """A time in Unix nanoseconds, or 0 when it is not a whole number in 0..MAX_NANOS: a recorded
+    trace may say anything, and a time past 64 bits would stop the trace store, not just its trace."""
     try:
-        return int(value or 0)
-    except (TypeError, ValueError):
+        number = int(value or 0)
+    except (TypeError, ValueError, OverflowError):
         return 0
+    return number if 0 <= number <= MAX_NANOS else 0
 
 
 def _spans(batch: Mapping[str, Any]) -> Iterator[Span]:
@@ -125,8 +131,8 @@ def _spans(batch: Mapping[str, Any]) -> Iterator[Span]:
                     span_id=hex_id(raw.get("spanId")),
                     parent_id=hex_id(parent) if parent else None,
                     name=str(raw.get("name") or ""),
-                    start_ns=_nanos(raw.get("startTimeUnixNano")),
-                    end_ns=_nanos(raw.get("endTimeUnixNano")),
+                    start_ns=nanos(raw.get("startTimeUnixNano")),
+                    end_ns=nanos(raw.get("endTimeUnixNano")),
                     attributes=attributes(raw.get("attributes")),
                     error=status.get("code") in (2, "STATUS_CODE_ERROR"),
                 )
@@ -145,21 +151,36 @@ def _logs(batch: Mapping[str, Any]) -> Iterator[LogRecord]:
                     trace_id=hex_id(raw.get("traceId")),
                     span_id=hex_id(span) if span else None,
                     event=str(event),
-                    time_ns=_nanos(raw.get("timeUnixNano")) or _nanos(raw.get("observedTimeUnixNano")),
+                    time_ns=nanos(raw.get("timeUnixNano")) or nanos(raw.get("observedTimeUnixNano")),
                     body=any_value(raw.get("body")),
                     attributes=attrs,
                 )
+
+
+def bounded_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
+    """A file's lines with their numbers, each None when longer than MAX_LINE_BYTES: what is past the
+    limit is read a megabyte at a time and let go, so a file of one endless line takes no more memory
+    than the limit (iterating the file would hold the whole line)."""
+    number = 0
+    while line := handle.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        if len(line) <= MAX_LINE_BYTES:
+            yield number, line
+            continue
+        while not line.endswith(b"\n") and (line := handle.readline(2**20)):
+            pass
+        yield number, None
 
 
 def read_file(path: Path) -> Iterator[Span | LogRecord | BadLine]:
     """Every span and log record of an OTLP JSON file, line by line; a line that cannot be read is
     a BadLine (its number and why), and the lines after it are still read."""
     with path.open("rb") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            if len(line) > MAX_LINE_BYTES:
+        for number, line in bounded_lines(handle):
+            if line is None:
                 yield BadLine(number, f"the line is longer than {MAX_LINE_BYTES:,} bytes")
+                continue
+            if not line.strip():
                 continue
             try:
                 batch = orjson.loads(line)

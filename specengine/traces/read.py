@@ -86,7 +86,11 @@ def _otlp_traces(files: Iterable[Path], folder: Path, store: TraceStore) -> Iter
                     parts.events.setdefault(item.span_id, []).append(item)
             else:
                 parts.saw(item.start_ns)
-                genai.take_span(item, parts) or openinference.take_span(item, parts)
+                try:
+                    genai.take_span(item, parts) or openinference.take_span(item, parts)
+                except (ValueError, TypeError, RecursionError) as exc:  # one span, never the source
+                    why = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+                    yield Unreadable(shown, item.trace_id, f"span {item.span_id}: {why}")
             held += 1
             if held >= FLUSH_SPANS:
                 store.add(traces.values())

@@ -1,0 +1,128 @@
+"""Hostile recorded traces: a `sources:` file line or span that says anything (times and latencies past
+a float or 64 bits, token counts of 4,000 digits, tool arguments nested 1,000 deep, a flattened
+message number `²`) errors at most its own conversation; the run goes on, the other conversations
+are graded and the results file is written."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from support.cli import run_cli, write_project, write_spec
+
+from specengine.traces import otlp
+from specengine.usage import MAX_TOKENS, token_count
+
+SPEC = """
+evals:
+  - name: recorded
+    source: prod
+    expect:
+      - includes: ok
+"""
+
+
+def _chat(reply: object = "ok", **more: object) -> list[dict]:
+    answer = {"role": "assistant", "content": reply, **more}
+    return [{"role": "user", "content": "hi"}, answer]
+
+
+def _graded(tmp_path: Path, sources: dict, name: str, lines: list[str]) -> dict:
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_project(tmp_path, sources={"prod": sources})
+    write_spec(tmp_path, "specs/recorded", SPEC)
+    run = run_cli(["run", "specs", "-o", "out.json"], cwd=tmp_path)
+    assert run.exit_code in (0, 1), run.output
+    return json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+
+
+def test_a_hostile_chat_log_line_spoils_only_its_conversation(tmp_path):
+    deep_arguments = "[" * 1000 + "]" * 1000  # orjson reads it (its limit is 1,024); pickle and str() do not
+    call = {"id": "c", "type": "function", "function": {"name": "t", "arguments": "HERE"}}
+    deep = json.dumps({"id": "deep", "messages": _chat(None, tool_calls=[call]) + _chat()})
+    lines = [
+        json.dumps({"id": "good", "messages": _chat()}),
+        json.dumps({"id": "slow", "messages": _chat(latency_s=1e308)}),
+        json.dumps({"id": "late", "timestamp": 1e300, "messages": _chat()}),
+        json.dumps(
+            {"id": "huge", "messages": _chat(usage={"prompt_tokens": 10**30, "completion_tokens": 1e300})}
+        ),
+        deep.replace('"HERE"', deep_arguments),
+    ]
+    data = _graded(tmp_path, {"jsonl": "traces/*.jsonl"}, "log.jsonl", lines)
+    cases = {case["row"]: case for case in data["cases"]}
+    assert {"good", "slow", "late", "huge", "deep"} <= cases.keys()
+    assert all(cases[row]["status"] == "passed" for row in ("good", "slow", "late", "huge", "deep"))
+    assert "usage" not in cases["huge"] or not cases["huge"]["usage"].get("input_tokens")
+
+
+def _span(number: int, attributes: list[dict], start: str = "1700000000000000000") -> str:
+    span = {
+        "traceId": f"{number:032x}",
+        "spanId": f"{number:016x}",
+        "name": "chat",
+        "startTimeUnixNano": start,
+        "endTimeUnixNano": "1700000001000000000",
+        "attributes": attributes,
+    }
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+
+
+def _text(key: str, value: str) -> dict:
+    return {"key": key, "value": {"stringValue": value}}
+
+
+def test_a_hostile_otlp_span_spoils_only_its_trace(tmp_path):
+    said = [
+        _text("gen_ai.operation.name", "chat"),
+        _text(
+            "gen_ai.input.messages",
+            json.dumps([{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]),
+        ),
+        _text(
+            "gen_ai.output.messages",
+            json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "ok"}]}]),
+        ),
+    ]
+    tokens = {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "9" * 4000}}
+    superscript = [
+        _text("openinference.span.kind", "LLM"),
+        _text("llm.input_messages.².message.role", "user"),
+        _text("llm.output_messages.0.message.role", "assistant"),
+    ]
+    lines = [
+        _span(1, said),
+        _span(2, [*said, tokens]),
+        _span(3, said, start="9" * 4000),  # past 64 bits: the trace store's start column holds no more
+        _span(4, superscript),
+    ]
+    data = _graded(tmp_path, {"otlp": "traces/*.json"}, "spans.json", lines)
+    statuses = [case["status"] for case in data["cases"]]
+    assert statuses.count("passed") == 3, statuses
+    assert all(case.get("usage", {}).get("input_tokens") is None for case in data["cases"])
+
+
+def test_a_token_count_is_a_whole_number_a_real_count_could_be():
+    assert [token_count(value) for value in (0, 12, 12.0, MAX_TOKENS)] == [0, 12, 12, MAX_TOKENS]
+    hostile = (MAX_TOKENS + 1, 10**4000, 1e300, float("nan"), float("inf"), -1, True, "12", 1.5)
+    assert [token_count(value) for value in hostile] == [None] * len(hostile)
+
+
+class _CountingReads(io.BytesIO):
+    """A file that remembers the most bytes one read handed out."""
+
+    most = 0
+
+    def readline(self, size: int | None = -1) -> bytes:
+        line = super().readline(size)
+        self.most = max(self.most, len(line))
+        return line
+
+
+def test_a_trace_line_past_the_limit_is_skipped_without_being_held(monkeypatch):
+    monkeypatch.setattr(otlp, "MAX_LINE_BYTES", 100)
+    handle = _CountingReads(b'{"a": 1}\n' + b"x" * 10_000_000 + b"\n\n" + b"y" * 500)
+    assert list(otlp.bounded_lines(handle)) == [(1, b'{"a": 1}\n'), (2, None), (3, b"\n"), (4, None)]
+    assert handle.most <= 2**20  # the endless line was read a megabyte at a time, never whole
