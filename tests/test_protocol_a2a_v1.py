@@ -211,3 +211,27 @@ def test_another_protocol_pointed_at_an_a2a_agent_is_named(fasta2a_server, tmp_p
         "protocol: a2a",
         f"url: {fasta2a_server.rpc_url}",
     ]
+
+
+def test_an_http_endpoint_at_the_json_rpc_url_answered_by_a_bare_500_is_named_by_the_card(
+    fasta2a_server, tmp_path
+):
+    plain = {
+        "protocol": "http",
+        "url": fasta2a_server.rpc_url,
+        "body": {"q": "{{ message }}"},
+        "reply": "json.answer",
+    }
+    write_project(tmp_path, endpoints={"plain": plain})
+    asked = run_cli(["ask", "plain", "hi", "--project", str(tmp_path / "specengine.yaml")])
+    assert asked.exit_code == 1
+    assert f"HTTP 500 from {fasta2a_server.rpc_url}: Internal Server Error" in asked.output
+    assert f"found: an A2A 1.0 agent (its card is at {fasta2a_server.card_url})" in asked.output
+    assert "`reply` of endpoint" not in asked.output
+    block = asked.output[asked.output.index("paste this endpoint") :].splitlines()[1:5]
+    assert [line.strip() for line in block] == [
+        "endpoints:",
+        "plain:",
+        "protocol: a2a",
+        f"url: {fasta2a_server.rpc_url}",
+    ]

@@ -13,7 +13,7 @@ pytest.importorskip(
 )
 
 from support.ag_ui_agent import serve_ag_ui_agent  # noqa: E402
-from support.cli import run_cli, write_project  # noqa: E402
+from support.cli import run_cli, write_project, write_spec  # noqa: E402
 from support.order_agent import BUG_REASON, CRASH, FAILED, ORDER_SPEC  # noqa: E402
 from support.runs import check, run_spec  # noqa: E402
 from support.servers import free_port  # noqa: E402
@@ -115,3 +115,34 @@ def test_ask_shows_the_reply_and_the_calls_of_an_ag_ui_agent(ag_ui_run):
     assert "Order A-17 is shipped." in result.stdout
     assert 'lookup_order {"order_id": "A-17"}' in result.stdout
     assert '    state       {"order": "A-17", "status": "shipped"}' in result.stdout
+
+
+def test_http_and_openai_chat_pointed_at_the_ag_ui_agent_name_it_with_the_block_to_paste(agent_url, tmp_path):
+    plain = {
+        "protocol": "http",
+        "url": agent_url,
+        "body": {"question": "{{ message }}"},
+        "reply": "json.answer",
+    }
+    write_project(tmp_path, endpoints={"plain": plain, "chat": {"protocol": "openai-chat", "url": agent_url}})
+    write_spec(
+        tmp_path,
+        "specs/a.yaml",
+        "suite: s\nendpoint: plain\nevals:\n  - name: a\n    send: hi\n    expect: [succeeded]\n",
+    )
+    run = run_spec(tmp_path, None, paths=["specs"])
+    message = run.case("a")["error"]["message"]
+    assert message.startswith(f"HTTP 422 from {agent_url}")  # pydantic's bare list of missing fields
+    assert message.endswith("(this is an AG-UI event stream: write protocol: ag-ui)")
+    for name in ("plain", "chat"):
+        asked = run_cli(["ask", name, "hi"], cwd=tmp_path)
+        assert asked.exit_code == 1
+        assert "fix: write protocol: ag-ui" in asked.output
+        assert "`reply` of endpoint" not in asked.output  # a refusal holds no reply to point at
+        block = asked.output[asked.output.index("paste this endpoint") :].splitlines()[1:5]
+        assert [line.strip() for line in block] == [
+            "endpoints:",
+            f"{name}:",
+            "protocol: ag-ui",
+            f"url: {agent_url}",
+        ]

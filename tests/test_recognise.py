@@ -11,6 +11,7 @@ from specengine.endpoints.recognise import recognise
 
 AG_UI = 'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\ndata: {"type":"TEXT_MESSAGE_START"}\n\n'
 AG_UI_422 = '{"detail":[{"type":"missing","loc":["body","threadId"],"msg":"Field required"}]}'
+AG_UI_422_LIST = '[{"type":"missing","loc":["threadId"],"msg":"Field required"}]'  # pydantic-ai's route
 JSON_RPC = '{"jsonrpc":"2.0","id":"1","error":{"code":-32600,"message":"Invalid Request"}}'
 
 
@@ -19,6 +20,7 @@ JSON_RPC = '{"jsonrpc":"2.0","id":"1","error":{"code":-32600,"message":"Invalid 
     [
         (200, {"Content-Type": "text/event-stream"}, AG_UI, "ag-ui"),
         (422, {"content-type": "application/json"}, AG_UI_422, "ag-ui"),
+        (422, {"content-type": "application/json"}, AG_UI_422_LIST, "ag-ui"),
         (200, {"X-Vercel-AI-UI-Message-Stream": "v1"}, 'data: {"type":"start"}\n\n', "ai-sdk"),
         (200, {}, JSON_RPC, "a2a"),
         (200, {}, '{"__error__": {"error": "RuntimeError", "message": "boom"}}', "langgraph"),
@@ -36,3 +38,4 @@ def test_the_protocol_itself_and_plain_answers_are_not_findings():
     assert recognise("openai-chat", "http://h/x", 404, {}, '{"detail": "Not Found"}') is None
     assert recognise("http", "http://h/x", 200, {"content-type": "text/html"}, "<html>hello</html>") is None
     assert recognise("http", "http://h/x", 422, {}, '{"detail": [{"loc": ["body", "question"]}]}') is None
+    assert recognise("http", "http://h/x", 422, {}, '[{"loc": ["question"]}]') is None

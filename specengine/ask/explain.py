@@ -112,7 +112,9 @@ def understood(answer: Answer) -> list[str]:
         lines += _found_lines(answer) if answer.found is not None else _fault_hint(error, config)
     else:
         lines = ["understood:", *_turn_lines(answer.turn, config, problems)]
-    lines += _fixes(answer, problems)
+    refused = answer.error is not None and answer.error.status is not None and answer.error.status >= 400
+    if answer.found is None and not refused:  # an error body or another protocol holds no reply to point at
+        lines += _fixes(answer, problems)
     return lines
 
 

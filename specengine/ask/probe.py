@@ -1,5 +1,5 @@
 """What serves an endpoint that `ask` could not read: first the answer itself (recognise.py), then,
-when it says nothing (a bare 404, 405 or a web page), a few read-only requests to the server's
+when it says nothing (a bare 404, 405, 500 or a web page), a few read-only requests to the server's
 origin, each one a mark of one kind of agent server:
 
 - `GET /.well-known/agent-card.json`: an A2A agent's card (its own JSON-RPC url and version);

@@ -197,6 +197,6 @@ async def _what_answered(
         found = finding(config, last.status, dict(last.response_headers), last.response_text())
         if found is not None:
             return found
-    if error.status in (404, 405) or error.kind in ("InvalidJSON", "InvalidResponse"):
+    if error.status in (404, 405, 500) or error.kind in ("InvalidJSON", "InvalidResponse"):
         return await probe(client, config)
     return None

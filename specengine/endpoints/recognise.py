@@ -83,9 +83,10 @@ def _found(url: str, status: int, headers: Mapping[str, str], text: str) -> Foun
 
 
 def _names_fields(text: str, fields: frozenset[str]) -> bool:
-    """A FastAPI/pydantic 422 whose fields in error are among `fields` (another protocol's request)."""
+    """A pydantic 422 whose fields in error are among `fields` (another protocol's request): FastAPI's
+    `{"detail": [...]}` or the bare list of errors Starlette apps answer (pydantic-ai's AG-UI route)."""
     data = _json(text)
-    detail = data.get("detail") if isinstance(data, Mapping) else None
+    detail = data.get("detail") if isinstance(data, Mapping) else data
     locations = (
         [item.get("loc") for item in detail if isinstance(item, Mapping)] if isinstance(detail, list) else []
     )
