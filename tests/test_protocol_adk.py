@@ -159,3 +159,24 @@ def test_another_protocol_pointed_at_the_adk_server_is_named_with_the_block_to_p
     case = run.case("a")
     assert case["status"] == "error"
     assert "this is a Google ADK server (adk api_server): write protocol: adk" in case["error"]["message"]
+
+
+def test_an_app_name_the_server_does_not_serve_is_named_with_where_to_list_them(adk_server, tmp_path):
+    write_project(tmp_path, endpoints={"agent": adk_server.endpoint(app_name="order")})
+    write_spec(
+        tmp_path,
+        "specs/a.yaml",
+        "suite: s\nendpoint: agent\nevals:\n  - name: a\n    send: hi\n    expect: [succeeded]\n",
+    )
+    run = run_spec(tmp_path, None, paths=["specs"])
+    message = run.case("a")["error"]["message"]
+    assert message.startswith(f"HTTP 404 from {adk_server.url}/run_sse")
+    hint = f"is app_name 'order' an app the server serves? GET {adk_server.url}/list-apps lists them"
+    assert message.endswith(f"({hint})")
+    asked = run_cli(["ask", "agent", "hi"], cwd=tmp_path)
+    assert asked.exit_code == 1
+    assert (
+        f"fix: app_name must be an app the server serves (GET {adk_server.url}/list-apps lists them)"
+        in asked.output
+    )
+    assert "the full URL requests go to" not in asked.output

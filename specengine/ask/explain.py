@@ -172,6 +172,9 @@ def _fault_hint(error: EndpointError, config: EndpointConfig) -> list[str]:
     """What to look at for the faults a newcomer meets first (told apart by kind and status)."""
     if error.status in (401, 403):
         return ["    fix: the agent refused the request: check the key or token in the endpoint's headers"]
+    if error.status == 404 and config.protocol == "adk":
+        apps = f"{(config.url or '').rstrip('/')}/list-apps"
+        return [f"    fix: app_name must be an app the server serves (GET {apps} lists them)"]
     if error.status == 404:
         where = "the server's base URL" if config.protocol == "langgraph" else "the full URL requests go to"
         return [f"    fix: nothing answers at that path: the endpoint's url must be {where}"]

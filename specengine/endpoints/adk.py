@@ -34,6 +34,7 @@ from specengine.endpoints.base import (
     post_events,
     request_json,
 )
+from specengine.errors import EndpointError
 from specengine.transcript import ToolCall, Turn
 
 DEFAULT_USER = "specengine"
@@ -84,9 +85,12 @@ class AdkConversation(Conversation):
             "streaming": stream,
         }
         fold = EventFold(time.perf_counter())
-        data, latency = await post_events(
-            adapter, request, fold.feed, fold.started, f"{adapter.base}/run_sse"
-        )
+        try:
+            data, latency = await post_events(
+                adapter, request, fold.feed, fold.started, f"{adapter.base}/run_sse"
+            )
+        except EndpointError as exc:
+            raise _unknown_app_hint(exc, adapter) from None
         if data is not None:  # `/run`'s answer: one JSON list of events
             if not isinstance(data, list):
                 raise invalid("the ADK answer is not a list of events", data)
@@ -109,6 +113,15 @@ class AdkConversation(Conversation):
         if not isinstance(session, str) or not session:
             raise invalid("the ADK server created a session without an id", answer.data)
         return session
+
+
+def _unknown_app_hint(exc: EndpointError, adapter: AdkAdapter) -> EndpointError:
+    """A 404 from `/run_sse` means the app is unknown: the server makes a session for any app name."""
+    if exc.status != 404:
+        return exc
+    app, apps = adapter.app_name, f"{adapter.base}/list-apps"
+    hint = f"is app_name '{app}' an app the server serves? GET {apps} lists them"
+    return EndpointError(exc.kind, f"{exc.message} ({hint})", status=exc.status, body=exc.body)
 
 
 class EventFold:
