@@ -235,3 +235,27 @@ def test_an_http_endpoint_at_the_json_rpc_url_answered_by_a_bare_500_is_named_by
         "protocol: a2a",
         f"url: {fasta2a_server.rpc_url}",
     ]
+
+
+def test_an_a2a_endpoint_at_the_servers_base_url_is_told_the_url_its_card_names(sdk_server, tmp_path):
+    write_project(tmp_path, endpoints={"agent": {"protocol": "a2a", "url": sdk_server.url}})
+    write_spec(
+        tmp_path,
+        "specs/a.yaml",
+        "suite: s\nendpoint: agent\nevals:\n  - name: a\n    send: hi\n    expect: [succeeded]\n",
+    )
+    run = run_spec(tmp_path, None, paths=["specs"])
+    message = run.case("a")["error"]["message"]
+    assert message.startswith(f"HTTP 404 from {sdk_server.url}: ")
+    assert f"its card names it, and the card's url ({sdk_server.card_url}) may be written" in message
+    asked = run_cli(["ask", "agent", "hi"], cwd=tmp_path)
+    assert asked.exit_code == 1
+    assert f"found: an A2A 1.0 agent (its card is at {sdk_server.card_url})" in asked.output
+    assert f"fix: write url: {sdk_server.rpc_url}" in asked.output
+    block = asked.output[asked.output.index("paste this endpoint") :].splitlines()[1:5]
+    assert [line.strip() for line in block] == [
+        "endpoints:",
+        "agent:",
+        "protocol: a2a",
+        f"url: {sdk_server.rpc_url}",
+    ]

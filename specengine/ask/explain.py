@@ -163,7 +163,9 @@ def _found_lines(answer: Answer) -> list[str]:
     found = answer.found
     assert found is not None
     config = answer.config
-    lines = [f"    found: {_shown(found.what, config)}", f"    fix: write protocol: {found.protocol}", ""]
+    same = found.protocol == config.protocol  # the protocol is right, the url is not (an A2A card's)
+    fix = f"url: {found.block.get('url')}" if same else f"protocol: {found.protocol}"
+    lines = [f"    found: {_shown(found.what, config)}", f"    fix: write {_shown(fix, config)}", ""]
     lines.append(f"paste this endpoint into {PROJECT_FILE} (in place of '{config.name}'):")
     return lines + [f"    {_shown(line, config)}" for line in endpoint_block(config.name, found)]
 

@@ -43,9 +43,14 @@ async def probe(client: Any, config: EndpointConfig) -> Found | None:
     origin = f"{parts.scheme}://{parts.netloc}"
     for look in (_a2a, _adk, _langgraph):
         found = await look(client, origin)
-        if found is not None and found.protocol != config.protocol:
+        if found is not None and (found.protocol != config.protocol or _moved(found, config)):
             return found
     return None
+
+
+def _moved(found: Found, config: EndpointConfig) -> bool:
+    """An A2A endpoint whose url is not the one the agent's card names (a server's base URL, say)."""
+    return found.protocol == "a2a" and found.block.get("url") != config.url
 
 
 async def _get(client: Any, url: str, body: Any = None) -> Any:

@@ -30,8 +30,9 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
-from specengine.endpoints.a2a_card import V1, A2ATarget, is_card_url, target_from_card
+from specengine.endpoints.a2a_card import CARD_PATHS, V1, A2ATarget, is_card_url, target_from_card
 from specengine.endpoints.a2a_task import SETTLED_STATES, WAITING_STATES, TaskFold
 from specengine.endpoints.base import Adapter, Conversation, event_json, invalid, post_events, request_json
 from specengine.errors import EndpointError
@@ -92,7 +93,10 @@ class A2AConversation(Conversation):
     async def send(self, message: str) -> Turn:
         target = await self.adapter.target()
         stream = bool(self.adapter.config.options.get("stream"))
-        fold, data, latency = await self._exchange(target, message, stream)
+        try:
+            fold, data, latency = await self._exchange(target, message, stream)
+        except EndpointError as exc:
+            raise _url_hint(exc, target) from None
         if fold.wrong_version and target.version is None:  # a server that speaks only A2A 1.0
             target = self.adapter.learn(V1)
             fold, data, latency = await self._exchange(target, message, stream)
@@ -169,6 +173,18 @@ class A2AConversation(Conversation):
             answer = await request_json(self.adapter, request, url=target.url, headers=target.headers())
             fold.response(answer.data)
         return time.perf_counter() - started
+
+
+def _url_hint(exc: EndpointError, target: A2ATarget) -> EndpointError:
+    """A 404 or 405 from a url written by hand: the agent's card says where its JSON-RPC url is."""
+    if exc.status not in (404, 405) or target.card is not None:
+        return exc
+    parts = urlsplit(target.url)
+    card = f"{parts.scheme}://{parts.netloc}{CARD_PATHS[0]}"
+    hint = (
+        f"is the url the agent's JSON-RPC url? its card names it, and the card's url ({card}) may be written"
+    )
+    return EndpointError(exc.kind, f"{exc.message} ({hint})", status=exc.status, body=exc.body)
 
 
 def rpc_request(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
