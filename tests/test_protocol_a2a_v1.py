@@ -259,3 +259,25 @@ def test_an_a2a_endpoint_at_the_servers_base_url_is_told_the_url_its_card_names(
         "protocol: a2a",
         f"url: {sdk_server.rpc_url}",
     ]
+
+
+def test_openai_chat_at_an_a2a_agent_errors_naming_it_not_as_the_agents_failure(sdk_server, tmp_path):
+    write_project(tmp_path, endpoints={"chat": {"protocol": "openai-chat", "url": sdk_server.rpc_url}})
+    write_spec(
+        tmp_path,
+        "specs/a.yaml",
+        "suite: s\nendpoint: chat\nevals:\n  - name: a\n    send: hi\n    expect: [succeeded]\n",
+    )
+    run = run_spec(tmp_path, None, paths=["specs"])
+    error = run.case("a")["error"]
+    assert error["type"] == "InvalidResponse"
+    assert error["message"].startswith('the response is not a chat completion: {"error": {"code": -32600')
+    finding = "(this is an A2A (JSON-RPC) agent's answer: write protocol: a2a)"
+    assert error["message"].endswith(finding)
+    # the console line cuts the answer's excerpt, never the finding after it
+    line = next(line for line in run.cli.output.splitlines() if "specs/a.yaml:4: InvalidResponse" in line)
+    assert line.endswith("… " + finding) and len(line.strip()) < 400
+    asked = run_cli(["ask", "chat", "hi"], cwd=tmp_path)
+    assert asked.exit_code == 1
+    assert "fix: write protocol: a2a" in asked.output
+    assert f"url: {sdk_server.rpc_url}" in asked.output

@@ -54,6 +54,7 @@ from specengine.endpoints.declared_tools import (
     declared_tools,
     tool_result,
 )
+from specengine.endpoints.recognise import recognise, with_finding
 from specengine.errors import EndpointError
 from specengine.transcript import ToolCall, Turn
 from specengine.untrusted_json import read_json
@@ -186,6 +187,9 @@ def parse_completion(data: Any, latency: float) -> Turn:
     error = error_text(data.get("error"))
     choices = data.get("choices")
     if not choices:
+        found = recognise("openai-chat", "", 200, {}, json.dumps(data, default=str)) if error else None
+        if found is not None:  # another protocol's error (a JSON-RPC one), not the agent's failure
+            raise with_finding(invalid("the response is not a chat completion", data), found)
         if error is not None:
             return Turn(reply="", latency_s=latency, error=error, usage=usage_of(data))
         missing = 'has no "choices"' if choices is None else 'has an empty "choices" list'

@@ -75,6 +75,26 @@ class _Failure:
         )
 
 
+def _short_error(text: Any, limit: int = MAX_TEXT) -> str:
+    """An error message cut to `limit`, keeping its closing hint in parentheses whole (what answered,
+    what to write): the fix comes after the body's excerpt, which is what gives way."""
+    text = "" if text is None else str(text).replace("\r", "")
+    hint = _closing_hint(text)
+    if len(text) <= limit or not hint or len(hint) > limit // 2:
+        return _short(text, limit)
+    return _short(text[: -len(hint)].rstrip(), limit - len(hint) - 1) + " " + hint
+
+
+def _closing_hint(text: str) -> str:
+    """The balanced parenthesised part that ends `text` ("" when it does not end with one)."""
+    depth = 0
+    for position in range(len(text) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(text[position], 0)
+        if depth == 0:
+            return text[position:] if position < len(text) - 1 and text[position] == "(" else ""
+    return ""
+
+
 @dataclass
 class FailureLog:
     """Collects the failed and errored cases worth printing; counts the rest.
@@ -152,7 +172,7 @@ def failure_lines(case: _Failure) -> list[str]:
         lines.extend(simulation_lines(case.simulation))
     error = case.error
     if error:
-        lines.append(f"  {spec}:{case.line}: {error.get('type')}: {_short(error.get('message'))}")
+        lines.append(f"  {spec}:{case.line}: {error.get('type')}: {_short_error(error.get('message'))}")
     seen: set[tuple[str, int]] = set()
     for check in case.checks:
         key = (check.name, check.line)
