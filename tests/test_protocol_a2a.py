@@ -8,7 +8,7 @@ from __future__ import annotations
 from itertools import combinations
 
 import pytest
-from support.cli import write_project, write_spec
+from support.cli import run_cli, write_project, write_spec
 from support.protocol_servers import talk
 from support.runs import check, run_spec
 from support.servers import Reply, ScriptedHTTPServer
@@ -290,3 +290,13 @@ def test_streamed_artifact_chunks_are_appended():
     assert (turn.reply, turn.error, turn.session_id) == ("Sunny.", None, "c1")
     assert turn.ttft_s is not None
     assert server.bodies[0]["method"] == "message/stream"
+
+
+def test_ask_says_a_task_that_stays_working_was_still_working(tmp_path):
+    with ScriptedA2A(*[task("working")] * 40) as server:
+        write_project(tmp_path, endpoints={"agent": server.endpoint(timeout=1)})
+        asked = run_cli(["ask", "agent", "weather?"], cwd=tmp_path)
+    assert asked.exit_code == 1
+    assert "TimeoutError: the task was still working after 1." in asked.output
+    assert "no answer within" not in asked.output
+    assert [body["method"] for body in server.bodies][:2] == ["message/send", "tasks/get"]

@@ -124,10 +124,14 @@ def _checked_project(file: Path, config: str | None) -> Project:
     return project
 
 
-def send(config: EndpointConfig, message: str, inputs: Mapping[str, str]) -> Answer:
-    """Send one message to the endpoint and record what happened."""
+def send(
+    config: EndpointConfig, message: str, inputs: Mapping[str, str], turn_timeout: float | None = None
+) -> Answer:
+    """Send one message to the endpoint and record what happened. The turn has `turn_timeout` (a
+    case's, `defaults.timeout`) when it is longer than the endpoint's per-request timeout: a turn of
+    several requests (an A2A task polled) then ends with its own reason, as in a run."""
     with _served(config) as served:
-        return asyncio.run(_send(served, message, inputs))
+        return asyncio.run(_send(served, message, inputs, max(config.timeout, turn_timeout or 0.0)))
 
 
 @contextmanager
@@ -142,7 +146,7 @@ def _served(config: EndpointConfig) -> Iterator[EndpointConfig]:
         yield replace(config, url=server.url, model=config.model or "demo")
 
 
-async def _send(config: EndpointConfig, message: str, inputs: Mapping[str, str]) -> Answer:
+async def _send(config: EndpointConfig, message: str, inputs: Mapping[str, str], bound: float) -> Answer:
     from specengine.endpoints import adapter_class
     from specengine.transport.endpoint_client import CONNECT_TIMEOUT_S, EndpointClient
     from specengine.transport.http_basics import FOLLOW_ANY
@@ -165,13 +169,12 @@ async def _send(config: EndpointConfig, message: str, inputs: Mapping[str, str])
         adapter = adapter_class(config.protocol)(config, client)
         variables = {"input": dict(inputs), "expected": {}, "metadata": {}}
         try:
-            turn = await asyncio.wait_for(adapter.conversation(variables).send(message), config.timeout)
+            turn = await asyncio.wait_for(adapter.conversation(variables).send(message), bound)
         except EndpointError as exc:
             error = exc
         except (asyncio.TimeoutError, TimeoutError):
-            error = EndpointError(
-                "TimeoutError", f"no answer within {config.timeout:g} s (the endpoint's timeout)"
-            )
+            whose = "the endpoint's timeout" if bound == config.timeout else "the project's defaults.timeout"
+            error = EndpointError("TimeoutError", f"no answer within {bound:g} s ({whose})")
         found = None
         try:
             if error is not None:  # probes go over the same session, unrecorded: they are not the turn

@@ -7,12 +7,15 @@ endpoint cannot be used (unknown name, a problem in the project file, a missing 
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from specengine.commands import app
 from specengine.commands.options import Config, ProjectFile
+
+if TYPE_CHECKING:
+    from specengine.source.project import Project
 
 
 @app.command()
@@ -65,10 +68,18 @@ def ask(
     with app_under_test(found, errors) as started:
         if not started:
             raise typer.Exit(2)
-        answer = send(resolved, message, request.inputs)
+        answer = send(resolved, message, request.inputs, _turn_timeout(found))
     for line in explain(answer, full=full):
         typer.echo(line)
     raise typer.Exit(0 if answer.answered else 1)
+
+
+def _turn_timeout(project: Project) -> float:
+    """A turn's time limit as a run gives a case: the project's defaults.timeout, else the default."""
+    from specengine.source.project import DEFAULT_TIMEOUT
+
+    value = project.default("timeout")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else DEFAULT_TIMEOUT
 
 
 def _pairs(values: list[str]) -> dict[str, str]:
