@@ -4,11 +4,14 @@ file discovery (project files, datasets, data folders), pre-commit batches, and 
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
 from support.cli import REPO_ROOT, loaded_modules, run_cli
+
+from specengine.endpoints import ADAPTERS
 
 PROJECT = "endpoints:\n  demo:\n    protocol: demo\ndefaults:\n  endpoint: demo\n"
 VALID = "evals:\n  - name: a\n    send: hi\n    expect: [succeeded]\n"
@@ -241,6 +244,9 @@ def test_init_writes_a_project_that_validates_and_runs(tmp_path):
             (REPO_ROOT / "schemas" / f"{name}.schema.json").read_text(encoding="utf-8")
         )
     assert "protocol: demo" in project and "# judge:" in project
+    listed = project[project.index("#   protocol: openai-chat") + 25 : project.index("#   url:")]
+    # every protocol a user may write, named in the comment
+    assert set(re.findall(r"[a-z0-9-]+", listed)) == set(ADAPTERS) - {"demo"}
     (target / ".git").mkdir()
     checked = run_cli(["validate", "specs", "specengine.yaml"], cwd=target)
     assert (checked.exit_code, checked.stderr.strip()) == (0, "1 spec valid, project file valid")

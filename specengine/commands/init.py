@@ -25,7 +25,7 @@ endpoints:
     protocol: demo             # the built-in scripted agent: no key, no network
   # my-agent:                 # then try it: specengine ask my-agent "Hello"
   #   protocol: openai-chat    # openai-chat | openai-responses | databricks | appkit | langgraph |
-  #                            # a2a | ag-ui | ai-sdk | http
+  #                            # a2a | adk | ag-ui | ai-sdk | http
   #   url: http://127.0.0.1:8000/v1/chat/completions
   #   headers: {{Authorization: "Bearer ${{AGENT_TOKEN}}"}}   # ${{VAR}} reads the environment
 
