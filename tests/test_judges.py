@@ -22,7 +22,7 @@ from specengine.cli import app
 from specengine.commands.cache import cache_app
 from specengine.errors import JudgeFailure
 from specengine.judge.answer import JudgeAnswer, answer_json, read_answer, usage_of
-from specengine.judge.cache import JudgeCache
+from specengine.judge.cache import ModelCache
 from specengine.judge.judge import (
     NO_JUDGE,
     NO_TOOL_CALL,
@@ -398,7 +398,7 @@ def test_identical_requests_in_flight_together_ask_once(tmp_path):
 
 
 def test_cache_clear_and_info(tmp_path):
-    cache = JudgeCache(tmp_path / "cache")
+    cache = ModelCache(tmp_path / "cache")
     assert cache.info().entries == 0
     with JudgeServer() as server:
         run(make(server, tmp_path), QA, JudgeRequest(kind="closed_qa", question="x", reply="y", criteria="z"))
@@ -842,7 +842,7 @@ def test_cache_command_clear_and_info(tmp_path):
     assert "already empty" in result.output
     with JudgeServer() as server:
         run(make(server, tmp_path), QA, JudgeRequest(kind="closed_qa", question="x", reply="y", criteria="z"))
-    size = JudgeCache(folder).info().bytes
+    size = ModelCache(folder).info().bytes
     result = runner.invoke(cache_app, ["info", "--dir", str(folder)])
     assert result.exit_code == 0
     assert result.output.startswith(f"2 cached judge verdicts ({size} bytes) in ")

@@ -46,10 +46,9 @@ def _messages(count: int) -> str:
 @cache_app.command("clear")
 def clear(cache_dir: Path = DIR_OPTION) -> None:
     """Delete every cached judge verdict and simulated message; the next run asks again."""
-    from specengine.judge.cache import JudgeCache
-    from specengine.simulate.simulator import SimulatorCache
+    from specengine.judge.cache import SIMULATOR_FOLDER, ModelCache
 
-    removed, messages = JudgeCache(cache_dir).clear(), SimulatorCache(cache_dir).clear()
+    removed, messages = ModelCache(cache_dir).clear(), ModelCache(cache_dir, SIMULATOR_FOLDER).clear()
     if removed.bytes == 0 and messages.bytes == 0:
         typer.echo(f"The judge cache in {cache_dir} is already empty.")
         return
@@ -62,12 +61,11 @@ def clear(cache_dir: Path = DIR_OPTION) -> None:
 @cache_app.command("info")
 def info(cache_dir: Path = DIR_OPTION) -> None:
     """Show how many judge verdicts (and simulated messages) are cached and how much space they take."""
-    from specengine.judge.cache import JudgeCache
-    from specengine.simulate.simulator import SimulatorCache
+    from specengine.judge.cache import SIMULATOR_FOLDER, ModelCache
 
-    summary = JudgeCache(cache_dir).info()
+    summary = ModelCache(cache_dir).info()
     typer.echo(f"{_verdicts(summary.entries)} ({_size(summary.bytes)}) in {cache_dir}")
-    messages = SimulatorCache(cache_dir).info()
+    messages = ModelCache(cache_dir, SIMULATOR_FOLDER).info()
     if messages.entries:
         typer.echo(f"{_messages(messages.entries)} ({_size(messages.bytes)}) in {cache_dir}")
 

@@ -1,4 +1,5 @@
-"""The on-disk cache of judge verdicts: same inputs, same model, same verdict, no second bill.
+"""The on-disk cache of model answers: judge verdicts and simulated users' messages. Same inputs,
+same model, same answer, no second bill.
 
 A judge call costs money and time, and re-running an unchanged suite asks the judge the same questions
 again. Each verdict is stored as one small JSON file named by the sha256 of everything that shapes the
@@ -15,13 +16,14 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 DEFAULT_CACHE_DIR = Path(".specengine/cache")
 JUDGE_FOLDER = "judge"
+SIMULATOR_FOLDER = "simulator"
 ENTRY_FORMAT = 1
 _TEMP_SUFFIX = ".tmp"
 
@@ -43,22 +45,20 @@ class CacheSummary:
     bytes: int
 
 
-class JudgeCache:
-    """Verdict entries under `<cache_dir>/judge/<2 hex>/<key>.json`.
+class ModelCache:
+    """Entries under `<cache_dir>/<folder>/<2 hex>/<key>.json`: verdicts in `judge/` by default;
+    simulate/simulator.py keeps simulated users' messages in `simulator/`, with `valid` saying whether
+    a stored entry's value has the shape the folder holds."""
 
-    A subclass keeps other answers the same way in a folder of its own (`FOLDER`), checking their
-    shape with its own `valid` (simulate/simulator.py: simulated users' messages)."""
-
-    FOLDER = JUDGE_FOLDER
-
-    def __init__(self, cache_dir: Path):
+    def __init__(
+        self,
+        cache_dir: Path,
+        folder: str = JUDGE_FOLDER,
+        valid: Callable[[Any], bool] | None = None,
+    ):
         self.cache_dir = Path(cache_dir)
-        self.folder = self.cache_dir / self.FOLDER
-
-    @staticmethod
-    def valid(verdict: Any) -> bool:
-        """Whether a stored entry's value has the shape this cache stores."""
-        return _valid_verdict(verdict)
+        self.folder = self.cache_dir / folder
+        self.valid = valid or _valid_verdict
 
     def path_for(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"

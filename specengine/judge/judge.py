@@ -7,7 +7,7 @@ counts what the run spent (calls, cache hits, tokens) for the run summary. A che
 several samples asks the same question several times on purpose: each sample is its own cache entry
 (the sample number is in the key), so the samples are independent answers, and a re-run finds all
 of them in the cache. The work itself is split by job: prompts.py builds the request from autoevals'
-judge prompts, client.py sends it to the judge server with our retry policy, answer.py reads the
+judge prompts, model_client.py sends it to the judge server with our retry policy, answer.py reads the
 judge's `select_choice` call, samples.py combines a check's samples into one score.
 
 Every failure becomes a `JudgeVerdict` with `error` in plain words (the check's status is then
@@ -29,10 +29,10 @@ from typing import Any
 
 from specengine.errors import JudgeFailure
 from specengine.judge.answer import NO_TOOL_CALL, answer_json, read_answer, usage_of
-from specengine.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
-from specengine.judge.client import ApiKey, JudgeClient
+from specengine.judge.cache import DEFAULT_CACHE_DIR, ModelCache, cache_key
 from specengine.judge.key import answered_from, judge_base_url, judge_key
 from specengine.judge.kinds import CONVERSATION_KINDS, NO_JUDGE
+from specengine.judge.model_client import ModelClient, model_client
 from specengine.judge.prompts import (
     JudgePrompt,
     JudgeRequest,
@@ -137,7 +137,7 @@ class JudgeStats:
 class Judge:
     """One per run: scores judge checks, caches verdicts, counts what the judge cost.
 
-    `backoff_base` and `wait_cap` are passed on to the JudgeClient (see there); tests make them small.
+    `backoff_base` and `wait_cap` are passed on to the ModelClient (see there); tests make them small.
     """
 
     def __init__(
@@ -151,12 +151,12 @@ class Judge:
         wait_cap: float = BACKOFF_CAP_S,
     ):
         self.config = config
-        self._cache = JudgeCache(cache_dir) if (use_cache and cache_dir is not None) else None
+        self._cache = ModelCache(cache_dir) if (use_cache and cache_dir is not None) else None
         self._environ = environ
         self._backoff_base = backoff_base
         self._wait_cap = wait_cap
         self._stats = JudgeStats()
-        self._client: JudgeClient | None = None
+        self._client: ModelClient | None = None
         self._key_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     @functools.cached_property
@@ -304,9 +304,8 @@ class Judge:
             return self._error(f"the judge needs {self.config.api_key_env} in the environment")
         self._count(calls=1)
         try:
-            key = self.config.auth.bearer_token if self.config.auth is not None else api_key
             body = prompt.body(model, self.config.temperature, self.config.seed)
-            text = await self._client_with(key).complete(body)
+            text = await self._client_with(api_key).complete(body)
             data = answer_json(text)
             usage = usage_of(data)
             self._count_tokens(usage)  # spent even when the answer turns out unusable
@@ -320,12 +319,13 @@ class Judge:
             usage=usage,
         )
 
-    def _client_with(self, api_key: ApiKey) -> JudgeClient:
+    def _client_with(self, api_key: str) -> ModelClient:
         if self._client is None:
-            self._client = JudgeClient(
+            self._client = model_client(
                 self.config,
                 self.base_url,
                 api_key,
+                sdk=True,
                 backoff_base=self._backoff_base,
                 wait_cap=self._wait_cap,
             )

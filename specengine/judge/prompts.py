@@ -3,7 +3,7 @@
 autoevals owns the judge prompts: the ClosedQA and Factuality templates, the chain-of-thought suffix,
 the forced `select_choice` tool with the choices as an enum, and the score of each choice. We read
 them from its scorers and render them with chevron, its mustache renderer, exactly as autoevals does;
-then client.py sends the request. We do not let autoevals send it: its request path sends every
+then model_client.py sends the request. We do not let autoevals send it: its request path sends every
 gpt-5* model to the Responses API whatever `use_responses_api` says, retries openai.RateLimitError up
 to 100 times with no cap, and falls back to a third-party gateway when no client reaches it. Sending
 the request ourselves keeps one wire format (chat completions, which every OpenAI-compatible server

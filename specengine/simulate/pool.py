@@ -1,5 +1,5 @@
 """The run's simulators, apart from the simulator itself: every run holds a pool, and most never
-simulate a user, so the simulator's module (and the judge's client and cache it brings) is imported
+simulate a user, so the simulator's module (and the model client and cache it brings) is imported
 only when a simulated step first asks for one.
 """
 

@@ -5,9 +5,9 @@ A simulated conversation must be reproducible and cheap to rerun, so every messa
 judge verdict (judge/cache.py), keyed by the whole request (the model, its settings, the persona, the
 goal and the conversation so far) and the server: a rerun against an agent that answers the same
 replays the same conversation with no request, and an agent that answers differently gets fresh
-messages from the first reply that changed. The request goes through the judge's client
-(client.py: the project's transport and the judge's retry policy), the key follows the judge's rules
-(judge/key.py). Calls, cache hits and tokens are counted apart from the judge's.
+messages from the first reply that changed. The request goes through the judge's model client
+(judge/model_client.py: the project's transport and the judge's retry policy), the key follows the
+judge's rules (judge/key.py). Calls, cache hits and tokens are counted apart from the judge's.
 """
 
 from __future__ import annotations
@@ -23,25 +23,18 @@ from typing import Any
 
 from specengine.errors import JudgeFailure, SimulatorFailure
 from specengine.judge.answer import answer_json, usage_of
-from specengine.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
+from specengine.judge.cache import DEFAULT_CACHE_DIR, SIMULATOR_FOLDER, ModelCache, cache_key
 from specengine.judge.key import answered_from, judge_base_url, judge_key
+from specengine.judge.model_client import ModelClient, model_client
 from specengine.plan import SimulatorConfig
 from specengine.redact import redact
 from specengine.retry import BACKOFF_BASE_S, BACKOFF_CAP_S
-from specengine.simulate.client import SimulatorClient
 from specengine.simulate.contract import SimulatedMessage, read_reply, request_body, request_messages
 
-SIMULATOR_FOLDER = "simulator"
 
-
-class SimulatorCache(JudgeCache):
-    """Simulated messages under `<cache_dir>/simulator/<2 hex>/<key>.json`."""
-
-    FOLDER = SIMULATOR_FOLDER
-
-    @staticmethod
-    def valid(verdict: Any) -> bool:
-        return SimulatedMessage.stored(verdict) is not None
+def _valid_message(entry: Any) -> bool:
+    """Whether a cache entry holds a simulated message."""
+    return SimulatedMessage.stored(entry) is not None
 
 
 @dataclass(frozen=True)
@@ -74,14 +67,18 @@ class Simulator:
         wait_cap: float = BACKOFF_CAP_S,
     ):
         self.config = config
-        self._cache = SimulatorCache(cache_dir) if (use_cache and cache_dir is not None) else None
+        self._cache = (
+            ModelCache(cache_dir, SIMULATOR_FOLDER, _valid_message)
+            if (use_cache and cache_dir is not None)
+            else None
+        )
         self._writes: set[asyncio.Future[bool]] = set()  # cache entries being written, off the loop
         self._answered: dict[str, SimulatedMessage] = {}  # this run's answers, by cache key
         self._key_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._environ = environ
         self._backoff = (backoff_base, wait_cap)
         self._stats = SimulatorStats()
-        self._client: SimulatorClient | None = None
+        self._client: ModelClient | None = None
 
     @functools.cached_property
     def base_url(self) -> str:
@@ -146,10 +143,9 @@ class Simulator:
         self._count(calls=1)
         try:
             if self._client is None:
-                key = self.config.auth.bearer_token if self.config.auth is not None else api_key
                 base, cap = self._backoff
-                self._client = SimulatorClient(
-                    self.config, self.base_url, key, backoff_base=base, wait_cap=cap
+                self._client = model_client(
+                    self.config, self.base_url, api_key, sdk=False, backoff_base=base, wait_cap=cap
                 )
             data = answer_json(await self._client.complete(body))
             usage = usage_of(data) or {}

@@ -1,24 +1,23 @@
-"""The judge server's client: the openai SDK on our own httpx client, with our retry policy.
+"""The one client of a model server, the judge's and the simulated user's, with our retry policy.
 
-The simulator of simulated users (simulate/simulator.py) talks to its model through this client
-too; messages name the model by its config's `role` ("judge" or "simulator").
+Both ask an OpenAI-compatible server for chat completions with a key; messages name the model by
+its config's `role` ("judge" or "simulator"). Only the way out differs. The judge's requests go
+through `openai.AsyncOpenAI` (autoevals builds them; the SDK turns statuses and transport faults into
+typed exceptions) on an `httpx.AsyncClient` over the transport's aiohttp session, with the SDK's own
+retries off. The simulator builds its own (simulate/contract.py) and sends them with the transport's
+`send_json`, skipping the SDK, whose import and per-request work would cost a run of simulated
+conversations more than their own bookkeeping (bench/simulate_bench.py).
 
-`openai.AsyncOpenAI` builds the chat completion request (URL, key, headers) and turns HTTP statuses
-and transport faults into typed exceptions. It runs on an `httpx.AsyncClient` we own (the SDK's
-`http_client=`) with the SDK's own retries off (`max_retries=0`), because the policy in
-specengine.retry (which statuses, Retry-After, backoff with jitter) is the one policy for agents and
-judges alike: a judge that keeps answering 429 gets `judge.retries` + 1 requests, then the check
-errors. Each attempt also has a deadline of `judge.timeout` as a whole, since httpx's timeouts are
-per read and a server that trickles bytes would never trip them. A semaphore limits judge requests in
-flight to `judge.max_concurrency`; a verdict holds its slot across its retries, so a rate-limited
-judge slows its callers down instead of being hammered by them.
+specengine.retry is the one policy for agents and models alike: a judge that keeps answering 429
+gets `judge.retries` + 1 requests, then the check errors. Each attempt has a deadline of `timeout` as
+a whole (httpx's timeouts are per read: a server that trickles bytes would never trip them). A
+semaphore holds requests in flight to `max_concurrency`, each across its retries, so a rate-limited
+model slows its callers down instead of being hammered by them.
 
-Every failure leaves as a JudgeFailure carrying the message the user sees. Faults are told apart by
-their types (openai's exceptions and the httpx exception that caused them), never by their text.
-openai and httpx load on the first request: `validate` and `--help` never import them.
-
-The key is a text, or an async function that gives the key for each request (a Databricks judge's
-token, which expires): openai's client calls it before every request it sends.
+Every failure leaves as a JudgeFailure carrying the message the user sees; faults are told apart by
+their types, never by their text. openai and httpx load on the first request: `validate` and
+`--help` never import them. The key is a text, or an async function that gives it for each request
+(a Databricks workspace's token, which expires).
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from specengine.errors import EndpointError, JudgeFailure
 from specengine.judge.answer import excerpt
 from specengine.judge.key import key_source
-from specengine.plan import JudgeConfig
+from specengine.plan import DEFAULT_MAX_REPLY_BYTES, JudgeConfig
 from specengine.redact import redact
 from specengine.retry import (
     BACKOFF_BASE_S,
@@ -50,7 +49,7 @@ ApiKey = str | Callable[[], Awaitable[str]]
 
 
 @dataclass(frozen=True)
-class _Fault:
+class Fault:
     """An attempt that failed in a way worth another attempt: what happened, and when to retry.
 
     `status` is set for an HTTP status answer (then `detail` is the server's text); `retry_after` is
@@ -73,11 +72,29 @@ class _Fault:
         return f"{self.summary} {count}" + (f": {self.detail}" if self.detail else "")
 
 
-class JudgeClient:
-    """Chat completions to one judge server with one key; counts every HTTP request it makes.
+def model_client(
+    config: JudgeConfig,
+    base_url: str,
+    api_key: str,
+    *,
+    sdk: bool,
+    backoff_base: float = BACKOFF_BASE_S,
+    wait_cap: float = BACKOFF_CAP_S,
+) -> ModelClient:
+    """The client of a judge or simulator model: `api_key` (from judge/key.py's `judge_key`) is the
+    key sent, unless the config signs in to a Databricks workspace, whose token is asked per request.
+    `sdk` sends through the openai SDK (the judge), else straight over the transport (the simulator).
+    """
+    key: ApiKey = config.auth.bearer_token if config.auth is not None else api_key
+    return ModelClient(config, base_url, key, sdk=sdk, backoff_base=backoff_base, wait_cap=wait_cap)
 
-    `backoff_base` (seconds, first retry wait before jitter) and `wait_cap` (the longest wait between
-    attempts; a Retry-After longer than it ends the verdict at once) exist so tests can run fast.
+
+class ModelClient:
+    """Chat completions to one model server with one key; counts every HTTP request it makes.
+
+    `sdk` says how a request leaves (see the module's docstring). `backoff_base` (seconds, first retry
+    wait before jitter) and `wait_cap` (the longest wait between attempts; a Retry-After longer than
+    it ends the verdict at once) exist so tests can run fast.
     """
 
     def __init__(
@@ -86,10 +103,12 @@ class JudgeClient:
         base_url: str,
         api_key: ApiKey,
         *,
+        sdk: bool = True,
         backoff_base: float = BACKOFF_BASE_S,
         wait_cap: float = BACKOFF_CAP_S,
     ):
         self.config = config
+        self._sdk_wire = sdk
         self.base_url = base_url
         self.requests = 0
         self._api_key = api_key
@@ -108,7 +127,7 @@ class JudgeClient:
         async with self._slots:
             for attempt in range(1, attempts + 1):
                 self.requests += 1
-                outcome = await self._attempt(body)
+                outcome = await (self._sdk_attempt(body) if self._sdk_wire else self._json_attempt(body))
                 if isinstance(outcome, str):
                     return self.redacted(outcome)
                 if attempt == attempts:
@@ -158,8 +177,9 @@ class JudgeClient:
             )
         return self._sdk
 
-    async def _attempt(self, body: Mapping[str, Any]) -> str | _Fault:
-        """One request: the answer's body, or a fault worth retrying; raises for any other fault."""
+    async def _sdk_attempt(self, body: Mapping[str, Any]) -> str | Fault:
+        """One request through the openai SDK: the answer's body, or a fault worth retrying; raises
+        for any other fault."""
         import httpx
         import openai
 
@@ -170,20 +190,48 @@ class JudgeClient:
         except EndpointError as exc:  # an answer past the reply limit: another would be as long
             raise JudgeFailure(f"could not call the {role}: {exc.message}") from None
         except (asyncio.TimeoutError, openai.APITimeoutError):
-            return _Fault(f"the {role} did not answer within {timeout:g} s")
+            return Fault(f"the {role} did not answer within {timeout:g} s")
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
             if isinstance(cause, (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError)):
-                return _Fault(f"could not reach the {role}: {type(cause).__name__}: {cause or 'no detail'}")
+                return Fault(f"could not reach the {role}: {type(cause).__name__}: {cause or 'no detail'}")
             raise JudgeFailure(f"could not call the {role}: {type(cause).__name__}: {cause}") from None
         except openai.APIStatusError as exc:
             status, text = exc.status_code, excerpt(self.redacted(exc.response.text))
             if not is_retryable_status(status):
                 raise JudgeFailure(self._status_message(status, text)) from None
-            return _Fault(f"{role} HTTP {status}", text, status, retry_after_seconds(exc.response.headers))
+            return Fault(f"{role} HTTP {status}", text, status, retry_after_seconds(exc.response.headers))
         except (openai.OpenAIError, httpx.InvalidURL) as exc:  # e.g. a base_url that is no URL
             raise JudgeFailure(f"could not call the {role}: {type(exc).__name__}: {exc}") from None
         return answer.http_response.text
+
+    async def _json_attempt(self, body: Mapping[str, Any]) -> str | Fault:
+        """One `POST {base_url}/chat/completions` with `Authorization: Bearer KEY` over the transport:
+        the answer's body, or a fault worth retrying; raises for any other fault."""
+        from specengine.transport.endpoint_client import EndpointClient
+
+        timeout, role = self.config.timeout, self.config.role
+        if self._http is None:
+            self._http = EndpointClient(self.base_url, 0, timeout)
+        key = self._api_key if isinstance(self._api_key, str) else await self._api_key()
+        url = self.base_url + "/chat/completions"
+        headers = {"Authorization": f"Bearer {key}"}
+        try:
+            answer = await asyncio.wait_for(
+                self._http.send_json("POST", url, body, headers, timeout, DEFAULT_MAX_REPLY_BYTES), timeout
+            )
+        except (asyncio.TimeoutError, TimeoutError):
+            return Fault(f"the {role} did not answer within {timeout:g} s")
+        except EndpointError as exc:
+            if exc.retryable:
+                return Fault(f"could not reach the {role}: {exc.kind}: {exc.message}")
+            raise JudgeFailure(f"could not call the {role}: {exc.message}") from None
+        if 200 <= answer.status < 300:
+            return answer.text
+        text = excerpt(self.redacted(answer.text))
+        if not is_retryable_status(answer.status):
+            raise JudgeFailure(self._status_message(answer.status, text))
+        return Fault(f"{role} HTTP {answer.status}", text, answer.status, retry_after_seconds(answer.headers))
 
     def _status_message(self, status: int, text: str) -> str:
         """An answer not worth retrying (4xx), with where to look."""
