@@ -58,7 +58,7 @@ class ModelCache:
     ):
         self.cache_dir = Path(cache_dir)
         self.folder = self.cache_dir / folder
-        self.valid = valid or _valid_verdict
+        self.valid = valid or valid_verdict
 
     def path_for(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
@@ -135,7 +135,8 @@ class ModelCache:
         return CacheSummary(self.folder, entries, size)
 
 
-def _valid_verdict(verdict: Any) -> bool:
+def valid_verdict(verdict: Any) -> bool:
+    """Whether a stored entry's value is a verdict: a score in [0, 1], texts, a usage object."""
     if not isinstance(verdict, dict):
         return False
     score = verdict.get("score")

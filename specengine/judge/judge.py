@@ -18,21 +18,16 @@ autoevals, openai and httpx load only when a judge is asked: the run command imp
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import os
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from specengine.errors import JudgeFailure
 from specengine.judge.answer import NO_TOOL_CALL, answer_json, read_answer, usage_of
-from specengine.judge.cache import DEFAULT_CACHE_DIR, ModelCache, cache_key
-from specengine.judge.key import answered_from, judge_base_url, judge_key
+from specengine.judge.cache import cache_key
+from specengine.judge.key import answered_from, judge_key
 from specengine.judge.kinds import CONVERSATION_KINDS, NO_JUDGE
-from specengine.judge.model_client import ModelClient, model_client
+from specengine.judge.model_client import ModelCaller
 from specengine.judge.prompts import (
     JudgePrompt,
     JudgeRequest,
@@ -42,9 +37,8 @@ from specengine.judge.prompts import (
     request_problem,
     transcript,
 )
-from specengine.plan import JudgeConfig, JudgeSpec
+from specengine.plan import JudgeSpec
 from specengine.redact import redact
-from specengine.retry import BACKOFF_BASE_S, BACKOFF_CAP_S
 
 __all__ = [
     "NO_JUDGE",
@@ -134,35 +128,10 @@ class JudgeStats:
     requests: int = 0
 
 
-class Judge:
-    """One per run: scores judge checks, caches verdicts, counts what the judge cost.
+class Judge(ModelCaller):
+    """One per run: scores judge checks, caches verdicts, counts what the judge cost."""
 
-    `backoff_base` and `wait_cap` are passed on to the ModelClient (see there); tests make them small.
-    """
-
-    def __init__(
-        self,
-        config: JudgeConfig,
-        *,
-        cache_dir: Path | None = DEFAULT_CACHE_DIR,
-        use_cache: bool = True,
-        environ: Mapping[str, str] = os.environ,
-        backoff_base: float = BACKOFF_BASE_S,
-        wait_cap: float = BACKOFF_CAP_S,
-    ):
-        self.config = config
-        self._cache = ModelCache(cache_dir) if (use_cache and cache_dir is not None) else None
-        self._environ = environ
-        self._backoff_base = backoff_base
-        self._wait_cap = wait_cap
-        self._stats = JudgeStats()
-        self._client: ModelClient | None = None
-        self._key_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
-
-    @functools.cached_property
-    def base_url(self) -> str:
-        """Worked out when the judge is first asked: a Databricks judge signs in for it."""
-        return judge_base_url(self.config)
+    _stats = JudgeStats()  # replaced, never changed, as the run counts
 
     @property
     def sampling(self) -> dict[str, float | int]:
@@ -175,7 +144,7 @@ class Judge:
 
     @property
     def stats(self) -> JudgeStats:
-        return replace(self._stats, requests=self._client.requests if self._client else 0)
+        return replace(self._stats, requests=self._requests)
 
     def model_for(self, request: JudgeRequest | JudgeSpec) -> str:
         """The model that judges a request: a named judge's own, else the run's."""
@@ -210,10 +179,7 @@ class Judge:
         if self._cache is None:
             return await self._judge(prompt, model)
         key = self._cache_key(request, prompt, sample)
-        lock = self._key_locks.get(key)
-        if lock is None:
-            lock = self._key_locks[key] = asyncio.Lock()
-        async with lock:  # identical requests in flight together ask the judge once
+        async with self._key_lock(key):  # identical requests in flight together ask the judge once
             stored = self._cache.get(key)
             if stored is not None:
                 self._count(cache_hits=1)
@@ -236,10 +202,6 @@ class Judge:
                     },
                 )
             return verdict
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
 
     async def __aenter__(self) -> Judge:
         return self
@@ -318,15 +280,3 @@ class Judge:
             choice=answer.choice,
             usage=usage,
         )
-
-    def _client_with(self, api_key: str) -> ModelClient:
-        if self._client is None:
-            self._client = model_client(
-                self.config,
-                self.base_url,
-                api_key,
-                sdk=True,
-                backoff_base=self._backoff_base,
-                wait_cap=self._wait_cap,
-            )
-        return self._client

@@ -23,13 +23,18 @@ their types, never by their text. openai and httpx load on the first request: `v
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from specengine.errors import EndpointError, JudgeFailure
 from specengine.judge.answer import excerpt
-from specengine.judge.key import key_source
+from specengine.judge.cache import DEFAULT_CACHE_DIR, JUDGE_FOLDER, ModelCache, valid_verdict
+from specengine.judge.key import judge_base_url, key_source
 from specengine.plan import DEFAULT_MAX_REPLY_BYTES, JudgeConfig
 from specengine.redact import redact
 from specengine.retry import (
@@ -242,3 +247,78 @@ class ModelClient:
         if status == 404:
             return f"{message} (check the {role}'s base_url and model {self.config.model!r})"
         return message
+
+
+class ModelOptions(TypedDict, total=False):
+    """What a ModelCaller's maker may set besides the config (see ModelCaller)."""
+
+    cache_dir: Path | None
+    use_cache: bool
+    environ: Mapping[str, str]
+    backoff_base: float
+    wait_cap: float
+
+
+class ModelCaller:
+    """What the judge and each simulator share: one per model in a run, holding the model's client
+    (built when first asked, by `model_client`), the cache of its answers in `CACHE_FOLDER`, and a lock
+    per request in flight, so that identical requests ask the model once.
+
+    `backoff_base` and `wait_cap` are passed on to the ModelClient (see there); tests make them small.
+    """
+
+    SDK: ClassVar[bool] = True  # whether requests go through the openai SDK (the judge's do)
+    CACHE_FOLDER: ClassVar[str] = JUDGE_FOLDER
+
+    def __init__(
+        self,
+        config: JudgeConfig,
+        *,
+        cache_dir: Path | None = DEFAULT_CACHE_DIR,
+        use_cache: bool = True,
+        environ: Mapping[str, str] = os.environ,
+        backoff_base: float = BACKOFF_BASE_S,
+        wait_cap: float = BACKOFF_CAP_S,
+    ):
+        self.config = config
+        self._cache = (
+            ModelCache(cache_dir, self.CACHE_FOLDER, self._valid_entry)
+            if (use_cache and cache_dir is not None)
+            else None
+        )
+        self._environ = environ
+        self._backoff = (backoff_base, wait_cap)
+        self._client: ModelClient | None = None
+        self._key_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    @functools.cached_property
+    def base_url(self) -> str:
+        """Worked out when the model is first asked: a Databricks model signs in for it."""
+        return judge_base_url(self.config)
+
+    @property
+    def _requests(self) -> int:
+        return self._client.requests if self._client else 0
+
+    def _valid_entry(self, entry: Any) -> bool:
+        """Whether a cache entry holds an answer of the shape this caller stores."""
+        return valid_verdict(entry)
+
+    def _key_lock(self, key: str) -> asyncio.Lock:
+        """The lock of a request (by its cache key): the first to take it asks, the others wait."""
+        lock = self._key_locks.get(key)
+        if lock is None:
+            lock = self._key_locks[key] = asyncio.Lock()
+        return lock
+
+    def _client_with(self, api_key: str) -> ModelClient:
+        if self._client is None:
+            base, cap = self._backoff
+            self._client = model_client(
+                self.config, self.base_url, api_key, sdk=self.SDK, backoff_base=base, wait_cap=cap
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()

@@ -13,28 +13,23 @@ judge's rules (judge/key.py). Calls, cache hits and tokens are counted apart fro
 from __future__ import annotations
 
 import asyncio
-import functools
-import os
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specengine.errors import JudgeFailure, SimulatorFailure
 from specengine.judge.answer import answer_json, usage_of
-from specengine.judge.cache import DEFAULT_CACHE_DIR, SIMULATOR_FOLDER, ModelCache, cache_key
-from specengine.judge.key import answered_from, judge_base_url, judge_key
-from specengine.judge.model_client import ModelClient, model_client
+from specengine.judge.cache import SIMULATOR_FOLDER, cache_key
+from specengine.judge.key import answered_from, judge_key
+from specengine.judge.model_client import ModelCaller
 from specengine.plan import SimulatorConfig
 from specengine.redact import redact
-from specengine.retry import BACKOFF_BASE_S, BACKOFF_CAP_S
 from specengine.simulate.contract import SimulatedMessage, read_reply, request_body, request_messages
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's own from Python 3.11
 
-def _valid_message(entry: Any) -> bool:
-    """Whether a cache entry holds a simulated message."""
-    return SimulatedMessage.stored(entry) is not None
+    from specengine.judge.model_client import ModelOptions
 
 
 @dataclass(frozen=True)
@@ -53,36 +48,18 @@ class SimulatorStats:
         )
 
 
-class Simulator:
+class Simulator(ModelCaller):
     """Writes the next message of simulated users played by one model."""
 
-    def __init__(
-        self,
-        config: SimulatorConfig,
-        *,
-        cache_dir: Path | None = DEFAULT_CACHE_DIR,
-        use_cache: bool = True,
-        environ: Mapping[str, str] = os.environ,
-        backoff_base: float = BACKOFF_BASE_S,
-        wait_cap: float = BACKOFF_CAP_S,
-    ):
-        self.config = config
-        self._cache = (
-            ModelCache(cache_dir, SIMULATOR_FOLDER, _valid_message)
-            if (use_cache and cache_dir is not None)
-            else None
-        )
+    SDK = False  # its requests go straight over the transport (judge/model_client.py says why)
+    CACHE_FOLDER = SIMULATOR_FOLDER
+    config: SimulatorConfig
+
+    def __init__(self, config: SimulatorConfig, **options: Unpack[ModelOptions]):
+        super().__init__(config, **options)
         self._writes: set[asyncio.Future[bool]] = set()  # cache entries being written, off the loop
         self._answered: dict[str, SimulatedMessage] = {}  # this run's answers, by cache key
-        self._key_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
-        self._environ = environ
-        self._backoff = (backoff_base, wait_cap)
         self._stats = SimulatorStats()
-        self._client: ModelClient | None = None
-
-    @functools.cached_property
-    def base_url(self) -> str:
-        return judge_base_url(self.config)
 
     @property
     def model(self) -> str:
@@ -90,7 +67,7 @@ class Simulator:
 
     @property
     def stats(self) -> SimulatorStats:
-        return replace(self._stats, requests=self._client.requests if self._client else 0)
+        return replace(self._stats, requests=self._requests)
 
     async def next_message(
         self, user: str, goal: str, history: Sequence[tuple[str, str]]
@@ -107,10 +84,7 @@ class Simulator:
         key = cache_key({"kind": "simulator", "base_url": server, "request": body})
         if self._cache is None:
             return await self._ask(body)
-        lock = self._key_locks.get(key)
-        if lock is None:
-            lock = self._key_locks[key] = asyncio.Lock()
-        async with lock:  # trials that reach the same point together ask the simulator once
+        async with self._key_lock(key):  # trials that reach the same point together ask the simulator once
             return await self._cached(key, body)
 
     async def _cached(self, key: str, body: Mapping[str, Any]) -> SimulatedMessage:
@@ -133,8 +107,10 @@ class Simulator:
     async def aclose(self) -> None:
         if self._writes:
             await asyncio.gather(*self._writes, return_exceptions=True)
-        if self._client is not None:
-            await self._client.aclose()
+        await super().aclose()
+
+    def _valid_entry(self, entry: Any) -> bool:
+        return SimulatedMessage.stored(entry) is not None
 
     async def _ask(self, body: Mapping[str, Any]) -> SimulatedMessage:
         api_key = judge_key(self.config, self._environ)  # optional for a simulator on this machine
@@ -142,12 +118,7 @@ class Simulator:
             raise SimulatorFailure(f"the simulator needs {self.config.api_key_env} in the environment")
         self._count(calls=1)
         try:
-            if self._client is None:
-                base, cap = self._backoff
-                self._client = model_client(
-                    self.config, self.base_url, api_key, sdk=False, backoff_base=base, wait_cap=cap
-                )
-            data = answer_json(await self._client.complete(body))
+            data = answer_json(await self._client_with(api_key).complete(body))
             usage = usage_of(data) or {}
             self._count(
                 prompt_tokens=usage.get("prompt_tokens", 0),
