@@ -42,11 +42,13 @@ from specengine.retry import (
 )
 
 if TYPE_CHECKING:
+    import httpx
     import openai
 
     from specengine.transport.endpoint_client import EndpointClient
 
 ApiKey = str | Callable[[], Awaitable[str]]
+ShowRequest = Callable[["httpx.Request"], None]
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,10 @@ class JudgeClient:
         *,
         backoff_base: float = BACKOFF_BASE_S,
         wait_cap: float = BACKOFF_CAP_S,
+        show_request: ShowRequest | None = None,
     ):
         self.config = config
+        self._show_request = show_request  # given the first request as sent (run -v), then dropped
         self.base_url = base_url
         self.requests = 0
         self._api_key = api_key
@@ -148,6 +152,8 @@ class JudgeClient:
             timeout = self.config.timeout
             self._http = EndpointClient(self.base_url, 0, timeout)
             http = self._http.httpx_client(follow_redirects=False)
+            if self._show_request is not None:
+                http.event_hooks["request"].append(self._show_first)
             self._sdk = openai.AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self.base_url,
@@ -157,6 +163,12 @@ class JudgeClient:
                 max_retries=0,
             )
         return self._sdk
+
+    async def _show_first(self, request: httpx.Request) -> None:
+        """The first request as the SDK sends it (its body read whole: a judge's body is JSON)."""
+        show, self._show_request = self._show_request, None
+        if show is not None:
+            show(request)
 
     async def _attempt(self, body: Mapping[str, Any]) -> str | _Fault:
         """One request: the answer's body, or a fault worth retrying; raises for any other fault."""

@@ -30,7 +30,7 @@ from typing import Any
 from specengine.errors import JudgeFailure
 from specengine.judge.answer import NO_TOOL_CALL, answer_json, read_answer, usage_of
 from specengine.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
-from specengine.judge.client import ApiKey, JudgeClient
+from specengine.judge.client import ApiKey, JudgeClient, ShowRequest
 from specengine.judge.key import answered_from, judge_base_url, judge_key
 from specengine.judge.kinds import CONVERSATION_KINDS, NO_JUDGE
 from specengine.judge.prompts import (
@@ -149,8 +149,10 @@ class Judge:
         environ: Mapping[str, str] = os.environ,
         backoff_base: float = BACKOFF_BASE_S,
         wait_cap: float = BACKOFF_CAP_S,
+        show_request: ShowRequest | None = None,
     ):
         self.config = config
+        self._show_request = show_request
         self._cache = JudgeCache(cache_dir) if (use_cache and cache_dir is not None) else None
         self._environ = environ
         self._backoff_base = backoff_base
@@ -328,5 +330,6 @@ class Judge:
                 api_key,
                 backoff_base=self._backoff_base,
                 wait_cap=self._wait_cap,
+                show_request=self._show_request,
             )
         return self._client
