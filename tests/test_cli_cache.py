@@ -198,3 +198,16 @@ def test_identical_judge_requests_within_a_run_ask_once(agent_server, judge, tmp
     assert judge.hits() == 1
     assert (run.summary["judge_calls"], run.summary["judge_cache_hits"]) == (1, 2)
     assert run.case("repeated")["passed_trials"] == 3
+
+
+def test_run_v_shows_the_judges_first_request_as_sent_with_its_key_masked(agent_server, judge, tmp_path):
+    setup_project(tmp_path, agent_server)
+    ran = run_judged(tmp_path, judge, SPEC, "-v")
+    assert ran.exit_code == 0, ran.cli.output
+    out = ran.cli.output
+    assert f"judge request as sent: POST {judge.judge_url}/chat/completions" in out, out
+    assert "authorization: Bearer ***" in out
+    assert KEY not in out
+    assert '"temperature": 0.0' in out
+    assert f'"model": "{MODEL}"' in out
+    assert out.count("request as sent") == 1  # the first request only

@@ -9,13 +9,13 @@ JSON, and cut to a screenful unless `--full` asks for all of them.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from specengine.ask.exchange import Exchange
 from specengine.ask.send_message import Answer
 from specengine.endpoints.answer_paths import shown_paths
 from specengine.errors import EndpointError
-from specengine.plan import EndpointConfig
+from specengine.plan import EndpointConfig, JudgeConfig
 from specengine.redact import MASK, redact
 from specengine.report.facts import format_duration, plain_text
 from specengine.source.loader import PROJECT_FILE
@@ -47,10 +47,25 @@ def explain(answer: Answer, *, full: bool = False) -> list[str]:
 
 
 def _request(exchange: Exchange, of: str, config: EndpointConfig, full: bool) -> list[str]:
-    lines = [f"request{of}: {exchange.method} {_shown(exchange.url, config)}"]
-    lines += [f"    {name}: {_header(name, value, config)}" for name, value in exchange.request_headers]
-    body = exchange.request_body.decode("utf-8", "replace")
-    lines += _body(body, config, full)
+    head = f"request{of}"
+    return request_lines(
+        head, exchange.method, exchange.url, exchange.request_headers, exchange.request_body, config, full
+    )
+
+
+def request_lines(
+    head: str,
+    method: str,
+    url: str,
+    headers: Sequence[tuple[str, str]],
+    body: bytes,
+    config: EndpointConfig | JudgeConfig,
+    full: bool = False,
+) -> list[str]:
+    """A request as sent, as `ask` shows it: also the judge's first request under `run -v`."""
+    lines = [f"{head}: {method} {_shown(url, config)}"]
+    lines += [f"    {name}: {_header(name, value, config)}" for name, value in headers]
+    lines += _body(body.decode("utf-8", "replace"), config, full)
     return [*lines, ""]
 
 
@@ -68,7 +83,7 @@ def _response(exchange: Exchange, of: str, config: EndpointConfig, full: bool) -
     return [*lines, ""]
 
 
-def _body(text: str, config: EndpointConfig, full: bool) -> list[str]:
+def _body(text: str, config: EndpointConfig | JudgeConfig, full: bool) -> list[str]:
     if not text.strip():
         return ["    (no body)"]
     try:
@@ -84,12 +99,12 @@ def _body(text: str, config: EndpointConfig, full: bool) -> list[str]:
     return cut
 
 
-def _shown(text: str, config: EndpointConfig) -> str:
+def _shown(text: str, config: EndpointConfig | JudgeConfig) -> str:
     """Text fit for the terminal: secrets redacted, control characters and escapes made harmless."""
     return plain_text(redact(text, config.secrets))
 
 
-def _header(name: str, value: str, config: EndpointConfig) -> str:
+def _header(name: str, value: str, config: EndpointConfig | JudgeConfig) -> str:
     """A header's value as shown: keys and tokens masked whatever their source, the scheme kept."""
     if name.lower() in SENSITIVE_HEADERS:
         scheme, _, rest = value.partition(" ")

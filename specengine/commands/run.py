@@ -63,7 +63,14 @@ def run_command(
     strict: Strict = False,
     verbose: Annotated[
         bool,
-        typer.Option("--verbose", "-v", help="List every case as it finishes, with k/N passed for trials."),
+        typer.Option(
+            "--verbose",
+            "-v",
+            help=(
+                "List every case as it finishes, with k/N passed for trials; show the judge's first"
+                " request as sent."
+            ),
+        ),
     ] = False,
     config: Config = None,
     project: ProjectFile = None,

@@ -49,10 +49,10 @@ from specengine.endpoints.base import (
     usage_of,
 )
 from specengine.endpoints.declared_tools import (
-    DEFAULT_MAX_TOOL_STEPS,
     DeclaredTool,
     declared_tools,
-    tool_result,
+    result_text,
+    run_tool_loop,
 )
 from specengine.endpoints.recognise import recognise, with_finding
 from specengine.errors import EndpointError
@@ -85,24 +85,18 @@ class OpenAIChatConversation(Conversation):
     async def send(self, message: str) -> Turn:
         messages = [*self.messages, {"role": "user", "content": message}]
         turn = await self._complete(messages, first=True)
-        if not self.tools:
-            # Only a turn that came back is history; a transport fault ends the trial anyway.
-            self.messages = [*messages, {"role": "assistant", "content": turn.reply}]
-            return turn
-        steps: list[Turn] = [turn]
-        calls: list[ToolCall] = []
-        limit = _max_steps(self.adapter.config.options.get("max_tool_steps"))
-        while turn.tool_calls and turn.error is None:
-            if len(steps) > limit:
-                error = f"the model still called tools after max_tool_steps ({limit}) rounds of results"
-                return _joined(steps, calls, error)
-            answered = [self._answer(call, len(calls) + index) for index, call in enumerate(turn.tool_calls)]
-            calls.extend(answered)
-            messages = [*messages, *_exchange(turn.reply, answered)]
-            turn = await self._complete(messages, first=False)
-            steps.append(turn)
+        if self.tools:
+
+            async def ask_again(last: Turn, answered: list[ToolCall]) -> Turn:
+                nonlocal messages
+                messages = [*messages, *_exchange(last.reply, answered)]
+                return await self._complete(messages, first=False)
+
+            max_steps = self.adapter.config.options.get("max_tool_steps")
+            turn = await run_tool_loop(turn, ask_again, self.tools, self.tool_overrides, max_steps)
+        # Only a turn that came back is history; a transport fault ends the trial anyway.
         self.messages = [*messages, {"role": "assistant", "content": turn.reply}]
-        return _joined(steps, calls, turn.error)
+        return turn
 
     async def _complete(self, messages: list[dict[str, Any]], *, first: bool) -> Turn:
         config = self.adapter.config
@@ -118,15 +112,6 @@ class OpenAIChatConversation(Conversation):
             return await _send_streaming(self.adapter, body)
         answer = await request_json(self.adapter, body)
         return parse_completion(answer.data, answer.latency_s)
-
-    def _answer(self, call: ToolCall, number: int) -> ToolCall:
-        """The call with its declared result (an error result for a tool nobody declared)."""
-        result, _error = tool_result(self.tools, self.tool_overrides, call.name, call.args)
-        return ToolCall(call.name, call.args, call.id or f"call_{number + 1}", call.note, result)
-
-
-def _max_steps(raw: Any) -> int:
-    return raw if isinstance(raw, int) and not isinstance(raw, bool) and raw > 0 else DEFAULT_MAX_TOOL_STEPS
 
 
 def _exchange(reply: str, calls: list[ToolCall]) -> list[dict[str, Any]]:
@@ -144,36 +129,9 @@ def _exchange(reply: str, calls: list[ToolCall]) -> list[dict[str, Any]]:
         ],
     }
     results = [
-        {
-            "role": "tool",
-            "tool_call_id": call.id,
-            "content": call.result
-            if isinstance(call.result, str)
-            else json.dumps(call.result, ensure_ascii=False),
-        }
-        for call in calls
+        {"role": "tool", "tool_call_id": call.id, "content": result_text(call.result)} for call in calls
     ]
     return [assistant, *results]
-
-
-def _joined(steps: list[Turn], calls: list[ToolCall], error: str | None) -> Turn:
-    """One turn out of a tool loop's model calls: the last reply, every call with its result, the
-    latencies and token counts added up."""
-    usage: dict[str, Any] = {}
-    for step in steps:
-        for key, value in (step.usage or {}).items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                usage[key] = usage.get(key, 0) + value
-    last = steps[-1]
-    return Turn(
-        reply=last.reply,
-        tool_calls=(*calls, *(() if error is None else last.tool_calls)),
-        session_id=None,
-        latency_s=sum(step.latency_s for step in steps),
-        error=error,
-        ttft_s=steps[0].ttft_s,
-        usage=usage or None,
-    )
 
 
 def parse_completion(data: Any, latency: float) -> Turn:

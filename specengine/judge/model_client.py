@@ -46,11 +46,13 @@ from specengine.retry import (
 )
 
 if TYPE_CHECKING:
+    import httpx
     import openai
 
     from specengine.transport.endpoint_client import EndpointClient
 
 ApiKey = str | Callable[[], Awaitable[str]]
+ShowRequest = Callable[["httpx.Request"], None]
 
 
 @dataclass(frozen=True)
@@ -85,13 +87,22 @@ def model_client(
     sdk: bool,
     backoff_base: float = BACKOFF_BASE_S,
     wait_cap: float = BACKOFF_CAP_S,
+    show_request: ShowRequest | None = None,
 ) -> ModelClient:
     """The client of a judge or simulator model: `api_key` (from judge/key.py's `judge_key`) is the
     key sent, unless the config signs in to a Databricks workspace, whose token is asked per request.
     `sdk` sends through the openai SDK (the judge), else straight over the transport (the simulator).
     """
     key: ApiKey = config.auth.bearer_token if config.auth is not None else api_key
-    return ModelClient(config, base_url, key, sdk=sdk, backoff_base=backoff_base, wait_cap=wait_cap)
+    return ModelClient(
+        config,
+        base_url,
+        key,
+        sdk=sdk,
+        backoff_base=backoff_base,
+        wait_cap=wait_cap,
+        show_request=show_request,
+    )
 
 
 class ModelClient:
@@ -111,9 +122,11 @@ class ModelClient:
         sdk: bool = True,
         backoff_base: float = BACKOFF_BASE_S,
         wait_cap: float = BACKOFF_CAP_S,
+        show_request: ShowRequest | None = None,
     ):
         self.config = config
         self._sdk_wire = sdk
+        self._show_request = show_request  # given the first request as sent (run -v), then dropped
         self.base_url = base_url
         self.requests = 0
         self._api_key = api_key
@@ -172,6 +185,8 @@ class ModelClient:
             timeout = self.config.timeout
             self._http = EndpointClient(self.base_url, 0, timeout)
             http = self._http.httpx_client(follow_redirects=False)
+            if self._show_request is not None:
+                http.event_hooks["request"].append(self._show_first)
             self._sdk = openai.AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self.base_url,
@@ -181,6 +196,12 @@ class ModelClient:
                 max_retries=0,
             )
         return self._sdk
+
+    async def _show_first(self, request: httpx.Request) -> None:
+        """The first request as the SDK sends it (its body read whole: a judge's body is JSON)."""
+        show, self._show_request = self._show_request, None
+        if show is not None:
+            show(request)
 
     async def _sdk_attempt(self, body: Mapping[str, Any]) -> str | Fault:
         """One request through the openai SDK: the answer's body, or a fault worth retrying; raises
@@ -257,6 +278,7 @@ class ModelOptions(TypedDict, total=False):
     environ: Mapping[str, str]
     backoff_base: float
     wait_cap: float
+    show_request: ShowRequest | None
 
 
 class ModelCaller:
@@ -265,6 +287,7 @@ class ModelCaller:
     per request in flight, so that identical requests ask the model once.
 
     `backoff_base` and `wait_cap` are passed on to the ModelClient (see there); tests make them small.
+    `show_request` is given the first request as the SDK sends it (`run -v` prints the judge's).
     """
 
     SDK: ClassVar[bool] = True  # whether requests go through the openai SDK (the judge's do)
@@ -279,8 +302,10 @@ class ModelCaller:
         environ: Mapping[str, str] = os.environ,
         backoff_base: float = BACKOFF_BASE_S,
         wait_cap: float = BACKOFF_CAP_S,
+        show_request: ShowRequest | None = None,
     ):
         self.config = config
+        self._show_request = show_request
         self._cache = (
             ModelCache(cache_dir, self.CACHE_FOLDER, self._valid_entry)
             if (use_cache and cache_dir is not None)
@@ -315,7 +340,13 @@ class ModelCaller:
         if self._client is None:
             base, cap = self._backoff
             self._client = model_client(
-                self.config, self.base_url, api_key, sdk=self.SDK, backoff_base=base, wait_cap=cap
+                self.config,
+                self.base_url,
+                api_key,
+                sdk=self.SDK,
+                backoff_base=base,
+                wait_cap=cap,
+                show_request=self._show_request,
             )
         return self._client
 

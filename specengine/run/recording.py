@@ -25,6 +25,7 @@ from specengine.run.interrupt import run_until_interrupted
 from specengine.run.progress import progress_bar
 
 if TYPE_CHECKING:
+    import httpx
     from rich.console import Console
 
     from specengine.judge.judge import Judge
@@ -102,7 +103,7 @@ async def record(
     for case, offset in done:
         writer.adopt(case, offset)
     failures = FailureLog()
-    judge = _make_judge(plan.judge, options.use_cache)
+    judge = _make_judge(plan.judge, options.use_cache, console if options.verbose else None)
     progress = progress_bar(console, count, quiet=options.reports.holds_stdout)
 
     def on_result(result: CaseResult) -> None:
@@ -146,13 +147,26 @@ def _secrets(plan: Plan) -> frozenset[str]:
     return frozenset(found)
 
 
-def _make_judge(config: JudgeConfig, use_cache: bool) -> Judge | None:
-    """The run's judge; None when no judge model is named (judge checks are then skipped)."""
+def _make_judge(config: JudgeConfig, use_cache: bool, verbose: Console | None) -> Judge | None:
+    """The run's judge; None when no judge model is named (judge checks are then skipped). With
+    `run -v` (a `verbose` console) its first request is printed as sent, as `ask` shows a request:
+    the sampling settings a judge sends are then seen, not guessed."""
     if not config.model:
         return None
     from specengine.judge.judge import Judge
 
-    return Judge(config, use_cache=use_cache)
+    if verbose is None:
+        return Judge(config, use_cache=use_cache)
+
+    def show(request: httpx.Request) -> None:
+        from specengine.ask.explain import request_lines
+
+        headers = list(request.headers.items())
+        head = f"{config.role} request as sent"
+        for line in request_lines(head, request.method, str(request.url), headers, request.content, config):
+            verbose.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    return Judge(config, use_cache=use_cache, show_request=show)
 
 
 def _judge_summary(judge: Judge | None) -> dict[str, Any]:

@@ -100,7 +100,8 @@ class ResponsesServer(ScriptedAgent):
 
 
 def _responses_input_texts(value: Any) -> list[dict[str, Any]] | None:
-    """The conversation texts an `input` adds (a string, or message / tool items)."""
+    """The conversation texts an `input` adds (a string, or message / tool items); a tool's result
+    (a `function_call_output` item) is a `tool` message, so a script playing a model can read it."""
     if isinstance(value, str):
         return [{"role": "user", "content": value}]
     if not isinstance(value, list):
@@ -125,6 +126,7 @@ def _responses_input_texts(value: Any) -> list[dict[str, Any]] | None:
         elif kind == "function_call_output":
             if not isinstance(item.get("call_id"), str) or "output" not in item:
                 return None
+            texts.append({"role": "tool", "content": item["output"], "call_id": item["call_id"]})
         else:
             return None
     return texts
