@@ -32,6 +32,7 @@ from specengine.report.facts import (
     summary_of,
     trials_of,
 )
+from specengine.results.decode import read_case
 from specengine.results.model import pass_rate
 from specengine.results.trend import RunOutcome, trend
 
@@ -207,7 +208,7 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
             elif _label(old, case) == "flaky":
                 flaky.append(change)
             elif regressed:
-                regressions.append(replace(change, tool_calls=call_changes(old, case)))
+                regressions.append(replace(change, tool_calls=call_changes(read_case(old), read_case(case))))
             else:
                 fixes.append(change)
         elif was != now:
