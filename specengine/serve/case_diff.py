@@ -4,7 +4,7 @@ column per run), and for each later run against the first (the baseline) its too
 
 Two runs are the case of one baseline and one later run, so the two-run page and the page of three or
 four runs read the same `CaseDiff`. Checks are matched as compare matches them
-(name, turn and occurrence, never the line), so a check moved by an edit
+(`report.facts.keyed_checks`: name, turn and occurrence, never the line), so a check moved by an edit
 elsewhere lines up with itself. The reply diff splits on whitespace and keeps the whitespace with
 each word, so the words joined again are the replies exactly; each piece is text, escaped by the
 template like any reply.
@@ -20,6 +20,7 @@ from typing import Any
 
 from specengine.index.extract import last_reply
 from specengine.report.call_diff import call_changes
+from specengine.report.facts import keyed_checks
 from specengine.results.decode import read_case
 from specengine.results.loaded import Case, CaseCheck
 
@@ -73,20 +74,9 @@ class CaseDiff:
     against: tuple[Against | None, ...]
 
 
-def _keyed(case: Case | None) -> dict[tuple[str, int, int], CaseCheck]:
-    """A case's checks by (name, turn, n): `n` tells apart checks of the same name and turn."""
-    seen: dict[tuple[str, int], int] = {}
-    keyed = {}
-    for check in case.checks if case is not None else ():
-        n = seen.get((check.name, check.turn), 0)
-        seen[(check.name, check.turn)] = n + 1
-        keyed[(check.name, check.turn, n)] = check
-    return keyed
-
-
 def check_rows(cases: Sequence[Case | None]) -> tuple[CheckRow, ...]:
     """Every check of any run's case, in the newest run's order, then the older runs' leftovers."""
-    keyed = [_keyed(case) for case in cases]
+    keyed = [dict(keyed_checks(case.checks)) if case is not None else {} for case in cases]
     order = list(dict.fromkeys(key for checks in reversed(keyed) for key in checks))
     rows = []
     for key in order:
