@@ -121,7 +121,7 @@ def compare(base: Run | str | Path, head: Run | str | Path) -> Comparison:
     `specengine compare BASE HEAD` reports it."""
     from specengine.report.compare import compare as compare_runs
 
-    return compare_runs(_as_results(base), _as_results(head))
+    return compare_runs(_as_run(base), _as_run(head))
 
 
 def validate(
@@ -243,11 +243,6 @@ def _axes(matrix: Matrix, endpoint: str | None) -> tuple[str, ...]:
     return tuple(axes)
 
 
-def _as_results(run: Run | str | Path) -> dict[str, object]:
-    """A run as the results dict compare reads: the file it came from, read again as it is."""
-    from specengine.results.reader import load_results
-    from specengine.results.runs import named_run
-
-    if isinstance(run, Run):
-        return load_results(run.path) if run.path is not None else run.as_dict()
-    return load_results(named_run(Path(run)))
+def _as_run(run: Run | str | Path) -> Run:
+    """A run as compare reads it: the run given, or the one its results file holds."""
+    return run if isinstance(run, Run) else load(run)

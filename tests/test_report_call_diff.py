@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from specengine.report.call_diff import call_changes
+from specengine.results.decode import read_case
 
 
 def case(status: str, *turns: list[dict[str, Any]]) -> dict[str, Any]:
@@ -23,7 +24,12 @@ def call(name: str, **args: Any) -> dict[str, Any]:
 
 
 def changes(base_turns: list[list[dict[str, Any]]], head_turns: list[list[dict[str, Any]]]) -> list[str]:
-    return [str(change) for change in call_changes(case("passed", *base_turns), case("failed", *head_turns))]
+    return [
+        str(change)
+        for change in call_changes(
+            read_case(case("passed", *base_turns)), read_case(case("failed", *head_turns))
+        )
+    ]
 
 
 @pytest.mark.parametrize(
@@ -101,7 +107,9 @@ def test_the_passed_base_trial_meets_the_failed_head_trial():
 
     base = {"status": "passed", "trials": [trial("failed", 9), trial("passed", 1)]}
     head = {"status": "failed", "trials": [trial("passed", 1), trial("failed", 2)]}
-    assert [str(change) for change in call_changes(base, head)] == ["turn 1: f args.n changed from 1 to 2"]
+    assert [str(change) for change in call_changes(read_case(base), read_case(head))] == [
+        "turn 1: f args.n changed from 1 to 2"
+    ]
 
 
 def test_long_values_are_cut_short():
@@ -111,4 +119,8 @@ def test_long_values_are_cut_short():
 
 
 def test_a_case_without_trials_has_no_changes():
-    assert call_changes({"status": "passed"}, {"status": "error", "trials": []}) == ()
+    no_trials = (
+        read_case({"id": "a.yaml::x", "status": "passed"}),
+        read_case({"id": "a.yaml::x", "status": "error", "trials": []}),
+    )
+    assert call_changes(*no_trials) == ()

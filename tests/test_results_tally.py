@@ -138,14 +138,18 @@ def test_a_check_writes_its_optional_fields_only_when_it_has_them():
         name="j", matcher="judge", line=4, turn=2, gate=False, status="skipped", score=None,
         threshold={"min": 0.5}, reason="r", rationale="why", expected="e", got="g",
         usage={"total_tokens": 3}, cached=False, skip_code="no_judge", judge={"model": "m"},
-        samples=({"score": 1.0},), spread=0.0, uncertain=False,
+        samples=({"score": 1.0},), spread=0.0, uncertain=False, definition="judge: kind", fingerprint="f1",
     )  # fmt: skip
     assert full.as_dict() == {
         "name": "j", "matcher": "judge", "line": 4, "turn": 2, "gate": False, "status": "skipped",
         "score": None, "threshold": {"min": 0.5}, "reason": "r", "rationale": "why", "expected": "e",
         "got": "g", "usage": {"total_tokens": 3}, "cached": False, "skip_code": "no_judge",
         "judge": {"model": "m"}, "samples": [{"score": 1.0}], "spread": 0.0, "uncertain": False,
+        "definition": "judge: kind", "fingerprint": "f1",
     }  # fmt: skip
+    from specengine.results.decode import read_check
+
+    assert read_check(full.as_dict()) == full  # a run read back keeps what defined each check
     assert CheckResult(name="c", matcher="m", line=1, turn=1, gate=True, status="passed", score=None,
                        threshold={}, usage={}).as_dict()["threshold"] is None  # fmt: skip
 

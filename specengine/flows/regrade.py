@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from specengine.errors import ResultsError, UsageError
 from specengine.grade.regrade import RegradeReport, regrade_cases
+from specengine.results.decode import read_run
+from specengine.results.loaded import Run
 from specengine.results.reader import load_results
 from specengine.results.runs import named_run
 from specengine.run import event_loop
@@ -59,17 +61,18 @@ def execute_regrade(request: RegradeRequest) -> int:
     try:
         request = replace(request, results=named_run(request.results))
         stored_results = load_results(request.results)
-        _read_trials(stored_results, str(request.results))
+        stored_run = read_run(stored_results, request.results)
+        _read_trials(stored_run, str(request.results))
     except ResultsError as exc:
         errors.print(f"error: {exc}", markup=False)
         return EXIT_USAGE
-    stored = {case["id"]: case for case in stored_results["cases"]}
-    paths = request.paths or tuple(dict.fromkeys(case["spec"] for case in stored_results["cases"]))
+    kept = stored_run.cases
+    paths = request.paths or tuple(dict.fromkeys(case.spec for case in kept))
     try:
         cells = stored_cells(stored_results)  # a matrix run is regraded cell by cell, as it ran
         if request.prepare.cells:  # --cell: the other cells' cases are left as they are
             chosen = {cell.name for cell in chosen_cells(cells, request.prepare.cells)}
-            stored = {key: case for key, case in stored.items() if case.get("cell") in chosen}
+            kept = tuple(case for case in kept if case.cell in chosen)
         prepared = prepare(paths, replace(request.prepare, given_cells=cells) if cells else request.prepare)
         request = replace(request, options=with_project_reports(request.options, prepared))
         census = count_cases(prepared)
@@ -77,6 +80,8 @@ def execute_regrade(request: RegradeRequest) -> int:
     except UsageError as exc:
         return usage_error(errors, exc)
     outcome: list[RegradeReport] = []
+    by_id = {case["id"]: case for case in stored_results["cases"]}
+    stored = {case.id: by_id[case.id] for case in kept}  # grading reads the file's own trials
 
     def start(on_result: OnResult, judge: Judge | None) -> Work:
         return _regrade(request, prepared, stored, on_result, judge, outcome), lambda: None
@@ -107,15 +112,15 @@ def execute_regrade(request: RegradeRequest) -> int:
     return code
 
 
-def _read_trials(results: Mapping[str, Any], source: str) -> None:
+def _read_trials(run: Run, source: str) -> None:
     """Read every stored trial as regrading will, before anything is written: a trial of the wrong
     shape is a ResultsError naming it, not a crash that leaves a results log behind."""
-    for index, case in enumerate(results["cases"]):
-        for number, trial in enumerate(case.get("trials") or ()):
+    for index, case in enumerate(run.cases):
+        for number, trial in enumerate(case.trial_data):
             try:
                 stored_trial_run(trial)
             except (AttributeError, TypeError, ValueError) as exc:
-                where = f"{source}: cases[{index}] ({case['id']}): trials[{number}]"
+                where = f"{source}: cases[{index}] ({case.id}): trials[{number}]"
                 raise ResultsError(f"{where} cannot be read: {exc}") from None
 
 

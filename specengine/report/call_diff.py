@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from specengine.report.facts import trials_of
+from specengine.results.loaded import Case
+from specengine.results.model import TrialResult
 from specengine.transcript import records_from_transcript
 
 MAX_VALUE = 60
@@ -39,7 +40,7 @@ class CallChange:
         return f"turn {self.turn}: {self.change}"
 
 
-def call_changes(base_case: Mapping[str, Any], head_case: Mapping[str, Any]) -> tuple[CallChange, ...]:
+def call_changes(base_case: Case, head_case: Case) -> tuple[CallChange, ...]:
     """The changes from the base case's first passed trial to the head case's first trial that did not
     pass (the first trial on either side when there is no such trial)."""
     base = _calls(_trial(base_case, passed=True))
@@ -54,18 +55,17 @@ def call_changes(base_case: Mapping[str, Any], head_case: Mapping[str, Any]) -> 
     return tuple(sorted(changes, key=lambda change: (change.turn, change.change)))
 
 
-def _trial(case: Mapping[str, Any], *, passed: bool) -> Mapping[str, Any] | None:
-    trials = trials_of(dict(case))
-    wanted = [trial for trial in trials if (trial.get("status") == "passed") == passed]
-    return next(iter(wanted or trials), None)
+def _trial(case: Case, *, passed: bool) -> TrialResult | None:
+    wanted = [trial for trial in case.trials if (trial.status == "passed") == passed]
+    return next(iter(wanted or case.trials), None)
 
 
-def _calls(trial: Mapping[str, Any] | None) -> Calls:
+def _calls(trial: TrialResult | None) -> Calls:
     """The trial's tool calls by turn; every turn is present, with no calls or some."""
     if trial is None:
         return {}
     calls: Calls = {}
-    for record in records_from_transcript(trial.get("transcript") or ()):
+    for record in records_from_transcript(trial.transcript):
         calls[record.number] = [
             {"name": call.name, "args": _json_numbers(call.args)} for call in record.turn.tool_calls
         ]

@@ -5,8 +5,8 @@ threshold, an edited argument, a new check or a new message is the spec's doing;
 or prompt is the judge's. The results say which: every check records its `gate`, its `threshold`
 and (since runs knew their specs, results/definition.py) its `definition` and `fingerprint`; every
 case the `fingerprint` of what it sends; a judge check who judged it. A file without fingerprints
-still tells gate and threshold apart. Compare, the pull-request comment, the review queue and the
-case history all ask this module, with plain dicts from results files.
+still tells gate and threshold apart. Compare (and the pull-request comment, which reads it) asks
+this module of two typed cases (results/loaded.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from specengine.report.facts import format_threshold, judge_difference, keyed_checks, trials_of
+from specengine.report.facts import format_threshold, judge_difference, keyed_checks
+from specengine.results.loaded import Case
+from specengine.results.model import CheckResult
 
 Kind = Literal["agent", "spec", "judge"]
 KINDS_WORDED = {
@@ -41,46 +43,42 @@ def _threshold_words(threshold: Any) -> str:
     return format_threshold(threshold) or "the default threshold"
 
 
-def check_difference(base: Mapping[str, Any], head: Mapping[str, Any]) -> str | None:
+def check_difference(base: CheckResult, head: CheckResult) -> str | None:
     """How one check's spec changed between two runs (`soft → gate`, `at_least 0.7 → 0.8`,
     `{contains: a} → {contains: b}`), or None when nothing that defines it differs."""
     parts = []
-    if bool(base.get("gate", True)) != bool(head.get("gate", True)):
-        parts.append("soft → gate" if head.get("gate", True) else "gate → soft")
-    was_at, now_at = base.get("threshold"), head.get("threshold")
+    if base.gate != head.gate:
+        parts.append("soft → gate" if head.gate else "gate → soft")
+    was_at, now_at = base.threshold, head.threshold
     if was_at and now_at and was_at != now_at:
         before, after = _threshold_words(was_at), _threshold_words(now_at)
-        if (
-            isinstance(was_at, Mapping)
-            and isinstance(now_at, Mapping)
-            and set(was_at) == set(now_at) == {"gte"}
-        ):
+        if set(was_at) == set(now_at) == {"gte"}:
             after = f"{now_at['gte']:g}"  # `at_least 0.7 → 0.8`
         parts.append(f"{before} → {after}")
-    was, now = base.get("definition"), head.get("definition")
-    if isinstance(was, str) and isinstance(now, str) and was != now:
+    was, now = base.definition, head.definition
+    if was is not None and now is not None and was != now:
         parts.append(f"{was} → {now}")
-    elif not parts and base.get("name") != head.get("name"):
-        parts.append(f"{base.get('name')} → {head.get('name')}")
+    elif not parts and base.name != head.name:
+        parts.append(f"{base.name} → {head.name}")
     if not parts:
-        old, new = base.get("fingerprint"), head.get("fingerprint")
-        if isinstance(old, str) and isinstance(new, str) and old != new:
+        old, new = base.fingerprint, head.fingerprint
+        if old is not None and new is not None and old != new:
             parts.append("the check's definition changed")
     return ", ".join(parts) or None
 
 
-def paired_checks(
-    base: Mapping[str, Any], head: Mapping[str, Any]
-) -> list[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]:
-    """The checks of two trials (or two cases) paired: the same name on the same turn first, then
-    what is left by matcher and turn in order (an edited argument renames a check), the rest alone."""
-    olds = keyed_checks(dict(base))
-    news = keyed_checks(dict(head))
-    by_key = {key: check for key, check in olds}
+Pair = tuple[CheckResult | None, CheckResult | None]
+
+
+def paired_checks(base: Sequence[CheckResult], head: Sequence[CheckResult]) -> list[Pair]:
+    """The checks of two trials paired: the same name on the same turn first, then what is left by
+    matcher and turn in order (an edited argument renames a check), the rest alone."""
+    olds = keyed_checks(base)
+    by_key = dict(olds)
     used: set[int] = set()
-    pairs: list[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = []
-    left: list[Mapping[str, Any]] = []
-    for key, check in news:
+    pairs: list[Pair] = []
+    left: list[CheckResult] = []
+    for key, check in keyed_checks(head):
         old = by_key.get(key)
         if old is not None and id(old) not in used:
             used.add(id(old))
@@ -89,13 +87,11 @@ def paired_checks(
             left.append(check)
     spare = [check for _, check in olds if id(check) not in used]
     for waiting in left:
-        match: Mapping[str, Any] | None = next(
+        match = next(
             (
                 old
                 for old in spare
-                if id(old) not in used
-                and old.get("matcher") == waiting.get("matcher")
-                and old.get("turn") == waiting.get("turn")
+                if id(old) not in used and old.matcher == waiting.matcher and old.turn == waiting.turn
             ),
             None,
         )
@@ -106,32 +102,28 @@ def paired_checks(
     return pairs
 
 
-def _first_trial(case: Mapping[str, Any]) -> Mapping[str, Any]:
-    trials = trials_of(dict(case))
-    return trials[0] if trials else case
+def first_checks(case: Case) -> tuple[CheckResult, ...]:
+    """The checks of a case's first trial (none for a case that ran no trial)."""
+    return case.trials[0].checks if case.trials else ()
 
 
-def _one_cause(bad: Mapping[str, Any] | None, other: Mapping[str, Any] | None, bad_is_head: bool) -> Cause:
+def _one_cause(bad: CheckResult | None, other: CheckResult | None, bad_is_head: bool) -> Cause:
     """The cause of one check that did not pass in the run where the case did not pass."""
     if bad is None:
         return Cause("agent")
     if other is None:
-        name = bad.get("name") or bad.get("matcher") or "check"
-        return Cause("spec", f"new check: {name}" if bad_is_head else f"check removed: {name}")
+        return Cause("spec", f"new check: {bad.name}" if bad_is_head else f"check removed: {bad.name}")
     base, head = (other, bad) if bad_is_head else (bad, other)
     spec = check_difference(base, head)
     if spec is not None:
         return Cause("spec", spec)
-    old_pin, new_pin = base.get("judge"), head.get("judge")
-    judge = judge_difference(
-        old_pin if isinstance(old_pin, dict) else None, new_pin if isinstance(new_pin, dict) else None
-    )
+    judge = judge_difference(base.judge, head.judge)
     if judge is not None:
         return Cause("judge", judge)
     return Cause("agent")
 
 
-def case_cause(base: Mapping[str, Any], head: Mapping[str, Any], head_is_bad: bool = True) -> Cause:
+def case_cause(base: Case, head: Case, head_is_bad: bool = True) -> Cause:
     """Why a case that passed in one run and not in the other moved: `head_is_bad` when it passed in
     `base` (a regression, unless the spec or the judge did it), else a fix.
 
@@ -139,21 +131,20 @@ def case_cause(base: Mapping[str, Any], head: Mapping[str, Any], head_is_bad: bo
     the same check, judged the same way, in both runs. Otherwise the spec did it (what the case sends
     changed, or each such gate is new or defined differently) or the judge did (its judge changed).
     """
-    old, new = base.get("fingerprint"), head.get("fingerprint")
-    if isinstance(old, str) and isinstance(new, str) and old != new:
+    old, new = base.fingerprint, head.fingerprint
+    if old is not None and new is not None and old != new:
         return Cause("spec", "what the case sends changed")
     bad_case = head if head_is_bad else base
     other_case = base if head_is_bad else head
-    if bad_case.get("error") or any(trial.get("error") for trial in trials_of(dict(bad_case))):
+    if bad_case.error or any(trial.error for trial in bad_case.trials):
         return Cause("agent")
-    other_first = _first_trial(other_case)
+    other_first = first_checks(other_case)
     causes: list[Cause] = []
-    trials: list[Mapping[str, Any]] = list(trials_of(dict(bad_case))) or [bad_case]
-    for trial in trials:
-        base_side, head_side = (other_first, trial) if head_is_bad else (trial, other_first)
+    for trial in bad_case.trials:
+        base_side, head_side = (other_first, trial.checks) if head_is_bad else (trial.checks, other_first)
         for old_check, new_check in paired_checks(base_side, head_side):
             bad, other = (new_check, old_check) if head_is_bad else (old_check, new_check)
-            if bad is None or bad.get("gate", True) is False or bad.get("status") not in _BAD:
+            if bad is None or not bad.gate or bad.status not in _BAD:
                 continue
             causes.append(_one_cause(bad, other, head_is_bad))
     return _combined(causes)

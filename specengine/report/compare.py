@@ -14,25 +14,23 @@ A score change says which spec or judge change came with it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from specengine.report.call_diff import CallChange, call_changes
-from specengine.report.change_cause import case_cause, check_difference, paired_checks
+from specengine.report.change_cause import case_cause, check_difference, first_checks, paired_checks
 from specengine.report.facts import (
-    as_float,
-    case_line,
-    case_spec,
+    CheckKey,
     failure_headline,
     format_rate,
     judge_difference,
     judge_pins,
     keyed_checks,
     run_label,
-    run_name,
-    summary_of,
-    trials_of,
 )
-from specengine.results.model import pass_rate
+from specengine.results.decode import read_run
+from specengine.results.loaded import Case, Run
 from specengine.results.trend import RunOutcome, trend
 
 MIN_SCORE_DELTA = 0.05
@@ -108,7 +106,7 @@ class Comparison:
         return data
 
 
-def _judge_changes(base: dict, head: dict) -> dict[tuple, str]:
+def _judge_changes(base: Case, head: Case) -> dict[CheckKey, str]:
     """The judge checks of a case whose judge changed between the runs, keyed as judge_pins keys them."""
     old = judge_pins(base)
     changes = {}
@@ -119,27 +117,17 @@ def _judge_changes(base: dict, head: dict) -> dict[tuple, str]:
     return changes
 
 
-def _label(base: dict, head: dict) -> str | None:
+def _label(base: Case, head: Case) -> str | None:
     """What the one rule of results/trend.py says of two runs of the same spec."""
-    runs = [
-        RunOutcome(str(case.get("status")), _count(case, "passed_trials"), _count(case, "n_trials"))
-        for case in (base, head)
-    ]
-    return trend(runs)
+    return trend([RunOutcome(case.status, case.passed_trials, case.n_trials) for case in (base, head)])
 
 
-def _count(case: dict, key: str) -> int:
-    value = case.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _spec_changes(base: dict, head: dict) -> dict[tuple, str]:
+def _spec_changes(base: Case, head: Case) -> dict[CheckKey, str]:
     """The checks of a case (keyed as keyed_checks keys them in `head`) whose spec changed."""
-    trials = trials_of(head) or [head]
-    old_trials = trials_of(base) or [base]
-    keys = {id(check): key for key, check in keyed_checks(trials[0])}
+    news = first_checks(head)
+    keys = {id(check): key for key, check in keyed_checks(news)}
     changes = {}
-    for old, new in paired_checks(old_trials[0], trials[0]):
+    for old, new in paired_checks(first_checks(base), news):
         if old is not None and new is not None:
             difference = check_difference(old, new)
             if difference is not None:
@@ -147,32 +135,57 @@ def _spec_changes(base: dict, head: dict) -> dict[tuple, str]:
     return changes
 
 
-def _check_scores(case: dict) -> dict[tuple, tuple[str, int | None, float]]:
+def _check_scores(case: Case) -> dict[CheckKey, tuple[str, int | None, float]]:
     """Scores of a case's non-binary checks, keyed by (name, turn, occurrence)."""
-    out: dict[tuple, tuple[str, int | None, float]] = {}
-    for key, check in keyed_checks(case):
-        score = as_float(check.get("score"))
+    out: dict[CheckKey, tuple[str, int | None, float]] = {}
+    for key, check in keyed_checks(case.checks):
+        score = check.score
         if score is None:
             continue
-        if check.get("matcher") != "judge" and (check.get("matcher") is not None or score in (0.0, 1.0)):
+        if check.matcher != "judge" and (check.matcher or score in (0.0, 1.0)):
             continue
-        name = str(check.get("name") or check.get("matcher") or "check")
-        line = check.get("line")
-        out[key] = (name, line if isinstance(line, int) else None, score)
+        out[key] = (check.name, check.line or None, score)
     return out
 
 
+def _score_changes(base: Case, head: Case, min_delta: float) -> list[ScoreChange]:
+    """The scores of a case that moved by at least `min_delta`, each with the judge or spec change
+    that came with it (read from the trials only for a case whose score moved)."""
+    old_scores = _check_scores(base)
+    moved = [
+        (key, name, line, old_scores[key][2], score)
+        for key, (name, line, score) in _check_scores(head).items()
+        if key in old_scores and abs(score - old_scores[key][2]) >= min_delta - 1e-9
+    ]
+    if not moved:
+        return []
+    judge_changes, spec_changes = _judge_changes(base, head), _spec_changes(base, head)
+    return [
+        ScoreChange(
+            case_id=head.id,
+            check=name,
+            spec=head.spec,
+            line=line,
+            base=before,
+            head=score,
+            judged_differently=judge_changes.get(key),
+            spec_changed=spec_changes.get(key),
+        )
+        for key, name, line, before, score in moved
+    ]
+
+
 def _change(
-    case: dict,
+    case: Case,
     base_status: str | None,
     head_status: str | None,
-    reason_from: dict | None,
+    reason_from: Case | None,
     tool_calls: tuple[CallChange, ...] = (),
 ) -> CaseChange:
     return CaseChange(
-        id=str(case["id"]),
-        spec=case_spec(case),
-        line=case_line(case),
+        id=case.id,
+        spec=case.spec,
+        line=case.line or None,
         base_status=base_status,
         head_status=head_status,
         reason=failure_headline(reason_from) if reason_from else "",
@@ -180,22 +193,31 @@ def _change(
     )
 
 
-def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA) -> Comparison:
-    """Match cases by id and classify every difference between `base` and `head`."""
-    base_cases = {c["id"]: c for c in base.get("cases", []) if isinstance(c, dict) and "id" in c}
-    head_cases = [c for c in head.get("cases", []) if isinstance(c, dict) and "id" in c]
-    head_ids = {c["id"] for c in head_cases}
+def _typed(results: Run | Mapping[str, Any]) -> Run:
+    return results if isinstance(results, Run) else read_run(results)
+
+
+def compare(
+    base_results: Run | Mapping[str, Any],
+    head_results: Run | Mapping[str, Any],
+    *,
+    min_score_delta: float = MIN_SCORE_DELTA,
+) -> Comparison:
+    """Match cases by id and classify every difference between the base run and the head run (a
+    results file's data, or the run it reads as)."""
+    base, head = _typed(base_results), _typed(head_results)
+    base_cases = {case.id: case for case in base.cases}
+    head_ids = {case.id for case in head.cases}
     regressions, fixes, other, new, scores, rejudged, respecced, flaky = [], [], [], [], [], [], [], []
     matched = 0
-    for case in head_cases:
-        old = base_cases.get(case["id"])
-        now = case.get("status")
+    for case in head.cases:
+        old = base_cases.get(case.id)
+        now = case.status
         if old is None:
             new.append(_change(case, None, now, case if now != "passed" else None))
             continue
         matched += 1
-        was = old.get("status")
-        judge_changes = _judge_changes(old, case)
+        was = old.status
         if (was == "passed" and now in _BAD) or (was in _BAD and now == "passed"):
             regressed = was == "passed"
             change = _change(case, was, now, case if regressed else old)
@@ -212,31 +234,12 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
                 fixes.append(change)
         elif was != now:
             other.append(_change(case, was, now, case if now != "passed" else None))
-        old_scores = _check_scores(old)
-        spec_changes = _spec_changes(old, case)
-        for key, (name, line, score) in _check_scores(case).items():
-            if key in old_scores:
-                before = old_scores[key][2]
-                if abs(score - before) >= min_score_delta - 1e-9:
-                    scores.append(
-                        ScoreChange(
-                            case_id=case["id"],
-                            check=name,
-                            spec=case_spec(case),
-                            line=line,
-                            base=before,
-                            head=score,
-                            judged_differently=judge_changes.get(key),
-                            spec_changed=spec_changes.get(key),
-                        )
-                    )
-    removed = [
-        _change(c, c.get("status"), None, None) for cid, c in base_cases.items() if cid not in head_ids
-    ]
+        scores.extend(_score_changes(old, case, min_score_delta))
+    removed = [_change(c, c.status, None, None) for cid, c in base_cases.items() if cid not in head_ids]
     scores.sort(key=lambda s: s.delta)
     return Comparison(
-        base_run_id=base.get("run_id"),
-        head_run_id=head.get("run_id"),
+        base_run_id=base.run_id or None,
+        head_run_id=head.run_id or None,
         matched=matched,
         regressions=tuple(regressions),
         fixes=tuple(fixes),
@@ -244,13 +247,13 @@ def compare(base: dict, head: dict, *, min_score_delta: float = MIN_SCORE_DELTA)
         new=tuple(new),
         removed=tuple(removed),
         score_changes=tuple(scores),
-        base_pass_rate=pass_rate(summary_of(base)),
-        head_pass_rate=pass_rate(summary_of(head)),
+        base_pass_rate=base.pass_rate,
+        head_pass_rate=head.pass_rate,
         judged_differently=tuple(rejudged),
         spec_changed=tuple(respecced),
         flaky=tuple(flaky),
-        base_name=run_name(base),
-        head_name=run_name(head),
+        base_name=base.name,
+        head_name=head.name,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -22,6 +22,7 @@ from specengine.usage import TokenUsage, read_usage, total_usage
 
 Checked = TypeVar("Checked", bound=CheckResult | CaseCheck)
 """A trial's check or a case's check over its trials: what folding reads (name, line, turn, gate)."""
+CheckKey = tuple[str, int, int]  # a check's name, turn and occurrence: the same check in another run
 
 _THRESHOLD_OPS = (("gte", ">="), ("gt", ">"), ("lte", "<="), ("lt", "<"))
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
@@ -144,37 +145,35 @@ def _pick(sample: Mapping[str, Any]) -> str:
     return str(choice) if choice else format_score(as_float(sample.get("score")))
 
 
-def judge_pins(case: dict) -> dict[tuple, dict]:
+def judge_pins(case: Case) -> dict[CheckKey, Mapping[str, str]]:
     """Who judged each judge check of a case (model, prompt_hash, autoevals), by (name, turn, n).
 
     Read from the first trial that judged the check; `n` tells apart checks of the same name.
     """
-    pins: dict[tuple, dict] = {}
-    for trial in trials_of(case):
-        for key, check in keyed_checks(trial):
-            pin = check.get("judge")
-            if isinstance(pin, dict) and key not in pins:
-                pins[key] = pin
+    pins: dict[CheckKey, Mapping[str, str]] = {}
+    for trial in case.trials:
+        for key, check in keyed_checks(trial.checks):
+            if check.judge is not None and key not in pins:
+                pins[key] = check.judge
     return pins
 
 
-def keyed_checks(holder: dict) -> list[tuple[tuple, dict]]:
-    """The checks of a trial (or case) keyed by (name, turn, n): the same check in another run of the
+def keyed_checks(checks: Iterable[Checked]) -> list[tuple[CheckKey, Checked]]:
+    """Checks (of a trial or a case) keyed by (name, turn, n): the same check in another run of the
     same spec, even when edits moved its line; `n` tells apart checks of the same name and turn."""
-    seen: dict[tuple, int] = {}
+    seen: dict[tuple[str, int], int] = {}
     keyed = []
-    for check in checks_of(holder):
-        base = (check.get("name"), check.get("turn"))
-        n = seen.get(base, 0)
-        seen[base] = n + 1
-        keyed.append(((*base, n), check))
+    for check in checks:
+        n = seen.get((check.name, check.turn), 0)
+        seen[(check.name, check.turn)] = n + 1
+        keyed.append(((check.name, check.turn, n), check))
     return keyed
 
 
-def judge_difference(base: dict | None, head: dict | None) -> str | None:
+def judge_difference(base: Mapping[str, str] | None, head: Mapping[str, str] | None) -> str | None:
     """How two pins of one check differ (`model a → b`, `prompt changed`, …), or None when they agree
     or either is unknown (a results file written before judges were pinned)."""
-    if not isinstance(base, dict) or not isinstance(head, dict):
+    if base is None or head is None:
         return None
     parts = []
     if base.get("model") != head.get("model"):

@@ -60,6 +60,7 @@ _CASE_KEYS = frozenset(
         "goal",
         "duration_s",
         "recorded",
+        "fingerprint",
     )
 )
 _HEADER_KEYS = frozenset(("run_id", "started_at", "name", "summary", "cases"))
@@ -142,6 +143,7 @@ def read_case(case: Mapping[str, Any]) -> Case:
             "goal": _text(get("goal")),
             "duration_s": number(get("duration_s")),
             "recorded": _mapping(get("recorded")),
+            "fingerprint": _text(get("fingerprint")),
             "extra": {key: case[key] for key in extra_keys} if extra_keys else _NOTHING,
             "trial_data": trials if type(trials) is list else (),
             "check_data": checks if type(checks) is list else (),
@@ -215,6 +217,8 @@ def read_check(check: Mapping[str, Any]) -> CheckResult:
             else None,
             "spread": number(get("spread")),
             "uncertain": uncertain if type(uncertain) is bool else None,
+            "definition": _text(get("definition")),
+            "fingerprint": _text(get("fingerprint")),
         },
     )
 

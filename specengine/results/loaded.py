@@ -90,6 +90,7 @@ class Case:
     goal: str | None = None
     duration_s: float | None = None
     recorded: Mapping[str, Any] | None = None  # a `source:` eval's case: the conversation it graded
+    fingerprint: str | None = None  # of what the case sends and how it passes (results/definition.py)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
     trial_data: Sequence[Mapping[str, Any]] = field(default=(), repr=False)  # the file's `trials`
     check_data: Sequence[Mapping[str, Any]] = field(default=(), repr=False)  # the file's `checks`
@@ -191,6 +192,7 @@ class Case:
             ("goal", self.goal),
             ("duration_s", self.duration_s),
             ("recorded", dict(self.recorded) if self.recorded is not None else None),
+            ("fingerprint", self.fingerprint),
         )
         data.update((key, value) for key, value in optional if value is not None)
         data.update(self.extra)

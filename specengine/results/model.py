@@ -47,6 +47,10 @@ class CheckResult:
     samples: tuple[Mapping[str, Any], ...] | None = None
     spread: float | None = None
     uncertain: bool | None = None
+    # as its spec defined it (results/definition.py writes these into the results; a run read back
+    # keeps them): compare tells a spec's edit from the agent's doing by them
+    definition: str | None = None
+    fingerprint: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -79,6 +83,10 @@ class CheckResult:
             data["spread"] = self.spread
         if self.uncertain is not None:
             data["uncertain"] = self.uncertain
+        if self.definition is not None:
+            data["definition"] = self.definition
+        if self.fingerprint is not None:
+            data["fingerprint"] = self.fingerprint
         return data
 
 

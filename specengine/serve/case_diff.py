@@ -20,12 +20,14 @@ from typing import Any
 
 from specengine.index.extract import last_reply
 from specengine.report.call_diff import call_changes
-from specengine.report.facts import as_float, keyed_checks
+from specengine.report.facts import keyed_checks
+from specengine.results.decode import read_case
+from specengine.results.loaded import Case, CaseCheck
 
 _WORDS = re.compile(r"\S+\s*|\s+")
 MAX_REPLY = 20_000  # characters of each reply diffed; longer replies are cut (and say so)
 
-Case = Mapping[str, Any]
+CaseData = Mapping[str, Any]  # a case of a results file, as the index stores it
 
 
 @dataclass(frozen=True)
@@ -74,26 +76,23 @@ class CaseDiff:
 
 def check_rows(cases: Sequence[Case | None]) -> tuple[CheckRow, ...]:
     """Every check of any run's case, in the newest run's order, then the older runs' leftovers."""
-    keyed = [dict(keyed_checks(dict(case))) if case is not None else {} for case in cases]
+    keyed = [dict(keyed_checks(case.checks)) if case is not None else {} for case in cases]
     order = list(dict.fromkeys(key for checks in reversed(keyed) for key in checks))
     rows = []
     for key in order:
         found = next(checks[key] for checks in reversed(keyed) if key in checks)
-        turn = found.get("turn")
         rows.append(
             CheckRow(
-                name=str(found.get("name") or found.get("matcher") or "check"),
-                turn=turn if isinstance(turn, int) else None,
+                name=found.name,
+                turn=found.turn or None,  # 0: the file does not say
                 outcomes=tuple(_outcome(checks.get(key)) for checks in keyed),
             )
         )
     return tuple(rows)
 
 
-def _outcome(check: Mapping[str, Any] | None) -> Outcome | None:
-    if check is None:
-        return None
-    return Outcome(str(check.get("status")), as_float(check.get("score")))
+def _outcome(check: CaseCheck | None) -> Outcome | None:
+    return None if check is None else Outcome(check.status, check.score)
 
 
 def word_diff(before: str, after: str) -> tuple[Piece, ...]:
@@ -112,21 +111,21 @@ def word_diff(before: str, after: str) -> tuple[Piece, ...]:
     return tuple(pieces)
 
 
-def against(base: Case, head: Case) -> Against:
+def against(base: CaseData, head: CaseData) -> Against:
     before, after = last_reply(dict(base)), last_reply(dict(head))
     return Against(
-        calls=tuple(str(change) for change in call_changes(base, head)),
+        calls=tuple(str(change) for change in call_changes(read_case(base), read_case(head))),
         reply=word_diff(before[:MAX_REPLY], after[:MAX_REPLY]),
         reply_changed=before != after,
         cut=len(before) > MAX_REPLY or len(after) > MAX_REPLY,
     )
 
 
-def case_diff(cases: Sequence[Case | None]) -> CaseDiff:
+def case_diff(cases: Sequence[CaseData | None]) -> CaseDiff:
     """One case in each run compared, oldest first (None where a run has no such case)."""
     baseline = cases[0]
     return CaseDiff(
-        checks=check_rows(cases),
+        checks=check_rows([read_case(case) if case is not None else None for case in cases]),
         against=tuple(
             against(baseline, case) if baseline is not None and case is not None else None
             for case in cases[1:]
