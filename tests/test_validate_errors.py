@@ -778,7 +778,8 @@ def test_project_file_problems(tmp_path):
     found = problems(tmp_path, VALID, project=project)
     assert found == [
         "specengine.yaml:5:15: unknown protocol 'opena-chat' - did you mean 'openai-chat'?"
-        " (use one of openai-chat, openai-responses, databricks, appkit, langgraph, a2a, http, demo)",
+        " (use one of openai-chat, openai-responses, databricks, appkit, langgraph, a2a, adk, ag-ui, ai-sdk,"
+        " http, demo)",
         "specengine.yaml:7:30: ${ must be followed by an environment variable name and }, e.g. ${API_TOKEN}"
         " (letters, digits and _, not starting with a digit)",
         "specengine.yaml:9:13: unknown endpoint 'dem' - did you mean 'demo'? (endpoints: demo, agent)",

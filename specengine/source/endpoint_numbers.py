@@ -1,6 +1,6 @@
-"""An endpoint's number settings (`timeout`, `max_concurrency`, `retries`, `max_reply_bytes`, the
-`price`), read when written as `{{ vars.NAME }}`: each matrix cell puts its value in, and what it
-renders to must still be a number in the setting's range.
+"""An endpoint's number settings (`timeout`, `max_concurrency`, `retries`, `max_reply_bytes`,
+`max_tool_steps`, the `price`), read when written as `{{ vars.NAME }}`: each matrix cell puts its
+value in, and what it renders to must still be a number in the setting's range.
 
 The schema takes a number or a `{{ vars.NAME }}` template for each; the range a rendered value
 must fall in is declared once here, held to the schema's by a test. A cell's value is a number
@@ -79,6 +79,7 @@ NUMBER_SETTINGS = (
     NumberSetting(("max_concurrency",), True, 1, False, "a whole number of requests in flight", "8"),
     NumberSetting(("retries",), True, 0, False, "a whole number of retries", "2"),
     NumberSetting(("max_reply_bytes",), True, 1, False, "a whole number of bytes", "10000000"),
+    NumberSetting(("max_tool_steps",), True, 1, False, "a whole number of tool-result rounds", "5"),
     NumberSetting(("price", "input_per_million"), False, 0, False, "a price per million tokens", "2.5"),
     NumberSetting(("price", "output_per_million"), False, 0, False, "a price per million tokens", "10"),
 )
