@@ -9,7 +9,7 @@ same keys, text values: proven from one row) count the same as when each row is 
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from specengine.errors import TemplateError
@@ -17,6 +17,7 @@ from specengine.source.loader import parse_yaml
 from specengine.templates import render
 from specengine.validate.file_report import Report
 from specengine.validate.row_checks import EvalProver, EvalTemplates, TemplateUse
+from specengine.validate.row_messages import gap_message
 
 ROOTS = ("input", "expected", "metadata")
 _keys = st.sampled_from(["city", "items", "n", "get", "upper", "_x", "0"])
@@ -86,10 +87,31 @@ def _renders(text: str, base: dict, row: dict) -> bool:
 
 @settings(max_examples=600, deadline=None)
 @given(text=_templates(), base=_bases, row=_rows)
+@example(  # after 'ab' (whose [1] is 'b') rendered, a render with '' was taken as remembered
+    text="{{ expected['get'][1].get | default('-') }}",
+    base={"input": {}, "expected": {"city": None, "get": ""}, "metadata": {}},
+    row={},
+)
 def test_a_template_fails_its_proof_exactly_when_it_fails_to_render(text, base, row):
     prover = _prover(text, base)
     prover.check(row, 2)
     assert (not prover.failures) == _renders(text, base, row), (text, base, row, prover.failures)
+
+
+def test_a_text_is_indexed_as_jinja2_indexes_it_so_a_remembered_render_is_not_taken_for_another():
+    text = "{{ expected.word[1].get | default('-') }}"
+    worded = {"input": {}, "expected": {"word": "ab"}, "metadata": {}}
+    short = {"input": {}, "expected": {"word": "a"}, "metadata": {}}
+    assert _renders(text, worded, {}) and not _renders(text, short, {})
+    first, second = _prover(text, worded), _prover(text, short)
+    first.check({}, 2)
+    second.check({}, 2)
+    assert not first.failures
+    assert [failure.path for failure in second.failures.values()] == [("expected", "word", 1, "get")]
+    (failure,) = second.failures.values()
+    assert gap_message(failure.path, failure.gap) == (
+        "undefined variable expected.word[1]: expected.word is a text of 1, it has no item 1"
+    )
 
 
 _csv_values = st.dictionaries(_keys, st.text(alphabet="ab1", max_size=2), max_size=3)

@@ -130,15 +130,17 @@ def _descend(value: Any, path: LookupPath) -> Any:
 
 def _step(value: Any, key: Any) -> Any:
     """`value.key` (or `value['key']`) as Jinja2's sandbox reads it: after a dot an attribute first
-    (`input.items` is the method, `input.city.upper` the text's), as an item the item first; a
-    Gap (its depth set by the caller) if neither."""
+    (`input.items` is the method, `input.city.upper` the text's), as an item the item first (a
+    text's too: `input.city[0]` is its first character); a Gap (its depth set by the caller) if
+    neither. A Gap is where Jinja2 finds nothing too, whatever the container holds, which is what
+    lets a render be remembered by where its paths stop (_rendered_key)."""
     attribute = isinstance(key, str) and not key.startswith("_")
     if attribute and type(key) is str and hasattr(value, key):
         return getattr(value, key)
     if isinstance(value, dict):
         if key in value:
             return value[key]
-    elif isinstance(value, (list, tuple)) and type(key) is int and -len(value) <= key < len(value):
+    elif isinstance(value, (list, tuple, str)) and type(key) is int and -len(value) <= key < len(value):
         return value[key]
     if attribute and hasattr(value, key):
         return getattr(value, key)

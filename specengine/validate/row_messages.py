@@ -96,6 +96,8 @@ def gap_message(path: LookupPath, gap: Gap) -> str:
         return f"undefined variable {shown}: {owner} has no key '{gap.key}'"
     if isinstance(container, (list, tuple)):
         return f"undefined variable {shown}: {owner} is a list of {len(container)}, it has no item {gap.key}"
+    if isinstance(container, str) and isinstance(gap.key, int):
+        return f"undefined variable {shown}: {owner} is a text of {len(container)}, it has no item {gap.key}"
     return (
         f"undefined variable {shown}: {owner} is {kind_of(container)}, not a mapping with the key '{gap.key}'"
     )
