@@ -257,6 +257,27 @@ def test_the_pass_rate_chart_has_a_dot_per_run_that_ran():
     assert [t.date for t in same_day.ticks] == ["Jan 1", "", "", "", ""]  # named once
     assert [t.time for t in same_day.ticks] == ["00:00", "00:30", "01:00", "01:30", "02:00"]
 
+    def anchors(*started: str) -> list[tuple[str, str]]:
+        chart = pass_rate_chart([RatePoint(str(n), "r", t, 1.0) for n, t in enumerate(started)])
+        return [(t.time, t.anchor) for t in chart.ticks]
+
+    # runs minutes apart, as a suite's runs may be: round minutes between them are centred, the
+    # first and last runs' own times (no two round minutes between) sit inside the chart's ends
+    assert anchors("2026-12-07T06:14:50Z", "2026-12-07T06:16:10Z") == [
+        ("06:15", "middle"),
+        ("06:16", "middle"),
+    ]
+    assert anchors("2026-12-07T06:15:50Z", "2026-12-07T06:16:10Z") == [
+        ("06:15", "start"),
+        ("06:16", "end"),
+    ]
+    assert anchors("2026-12-07T06:15:00Z", "2026-12-07T06:17:00Z")[::2] == [
+        ("06:15", "start"),
+        ("06:17", "end"),
+    ]
+    # runs that started together: one tick, under their dots in the middle, centred
+    assert anchors("2026-12-07T06:15:03Z", "2026-12-07T06:15:03Z") == [("06:15", "middle")]
+
 
 def test_the_time_axis_labels_round_moments_of_any_span():
     from specengine.serve.time_axis import MAX_LABELS, labels, places

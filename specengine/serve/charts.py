@@ -32,6 +32,10 @@ from specengine.serve.time_axis import Label
 
 WIDTH, HEIGHT = 760, 196
 LEFT, RIGHT, TOP, BOTTOM = 44, 12, 12, 42
+END_ZONE = 0.02
+"""A tick this close to an end of the time axis (a share of its width) has its text anchored inside
+the chart, starting or ending at the tick; any other tick is centred on its moment, wherever it falls
+(a lone tick, of runs that started together, sits in the middle and is centred too)."""
 
 
 GUESSED_FULL = Coverage(FULL, recorded=False)
@@ -133,7 +137,7 @@ def _ticks(found: Sequence[Label], inner_w: int) -> tuple[Tick, ...]:
     """The axis labels as drawn: a label at either end of the axis anchored inside the chart."""
     ticks = []
     for label in found:
-        anchor = "start" if label.at <= 0.02 else "end" if label.at >= 0.98 else "middle"
+        anchor = "start" if label.at <= END_ZONE else "end" if label.at >= 1 - END_ZONE else "middle"
         ticks.append(Tick(round(LEFT + label.at * inner_w, 1), label.date, label.time, anchor))
     return tuple(ticks)
 
