@@ -152,3 +152,59 @@ def test_an_mlflow_source_without_an_experiment_is_refused_at_its_line(tmp_path)
     assert run.exit_code != 0
     assert "needs experiment: the name of the experiment whose traces are read" in run.output
     assert "unknown key 'experimnt' in mlflow (known: experiment, tracking_uri)" in run.output
+
+
+def _span(kind: str, outputs: str, inputs: str = '{"order_id": "A1"}') -> object:
+    """A span as MLflow reads it back from a server: each attribute JSON text it parses when asked."""
+    from mlflow.entities import Span
+
+    attributes = {"mlflow.traceRequestId": '"tr-1"', "mlflow.spanType": json.dumps(kind)}
+    attributes |= {"mlflow.spanInputs": inputs, "mlflow.spanOutputs": outputs}
+    return Span.from_dict(
+        {
+            "trace_id": "dHI=",
+            "span_id": "AAAAAAAAAAE=",
+            "parent_span_id": None,
+            "name": "lookup_order",
+            "start_time_unix_nano": 1,
+            "end_time_unix_nano": 2,
+            "attributes": attributes,
+            "status": {"code": "STATUS_CODE_OK", "message": ""},
+            "events": [],
+        }
+    )
+
+
+def _trace(*spans: object) -> object:
+    from mlflow.entities import Trace, TraceData, TraceInfo, TraceLocation, TraceState
+
+    location = TraceLocation.from_experiment_id("1")
+    info = TraceInfo(trace_id="tr-1", trace_location=location, request_time=1, state=TraceState.OK)
+    return Trace(info=info, data=TraceData(spans=list(spans)))
+
+
+def test_a_span_nested_deeper_than_the_limit_is_held_as_too_deep_and_one_past_the_stack_is_unreadable():
+    from specengine.traces.genai import TOO_DEEP
+    from specengine.traces.mlflow import read_trace
+    from specengine.traces.model import Unreadable
+
+    deep = "[" * 900 + "]" * 900  # MLflow parses it into a list 900 deep, which walking would overflow
+    parts = read_trace(_trace(_span("TOOL", deep, inputs=deep), _span("CHAT_MODEL", deep, inputs=deep)), "x")
+    assert not isinstance(parts, Unreadable)
+    assert [(tool.args, tool.result) for tool in parts.tools] == [(TOO_DEEP, TOO_DEEP)]
+    (call,) = parts.calls
+    assert call.input == () and [message.text for message in call.output] == [TOO_DEEP]
+
+    class Overflowing:
+        """A span whose outputs ran out of stack while MLflow parsed them."""
+
+        span_type, parent_id, span_id, name, start_time_ns, end_time_ns = "TOOL", None, "s", "t", 1, 2
+        inputs = {}
+
+        @property
+        def outputs(self) -> object:
+            raise RecursionError("maximum recursion depth exceeded")
+
+    unreadable = read_trace(_trace(Overflowing()), "support")
+    assert isinstance(unreadable, Unreadable)
+    assert "tr-1" in str(unreadable) and "nested deeper than 128 levels" in str(unreadable)

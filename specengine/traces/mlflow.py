@@ -28,6 +28,7 @@ from specengine.source.sources import SourceConfig
 from specengine.traces.genai import parsed
 from specengine.traces.jsonl import message_of
 from specengine.traces.model import AgentRun, Message, ModelCall, ToolRun, TraceParts, Unreadable
+from specengine.untrusted_json import MAX_DEPTH
 from specengine.usage import token_count
 
 SESSION = "mlflow.trace.session"
@@ -99,11 +100,25 @@ def parts_of(trace: Any, experiment: str) -> TraceParts:
             )
         elif span.span_type == "TOOL":
             inputs = parsed(span.inputs)
-            parts.tools.append(ToolRun(start, span.name, inputs if inputs is not None else {}, span.outputs))
+            result = parsed(span.outputs)  # bounded as inputs are: a deeper value breaks what walks it
+            parts.tools.append(ToolRun(start, span.name, inputs if inputs is not None else {}, result))
         if span in agents or (not agents and span in roots):
             attributes = {key: value for key, value in metadata.items() if not key.startswith("mlflow.")}
             parts.agents.append(AgentRun(span.span_id, start, end, span.name, attributes))
     return parts
+
+
+def read_trace(trace: Any, experiment: str) -> TraceParts | Unreadable:
+    """One trace as trace parts, or why not: a span that cannot be read, or one nested so deep that
+    reading it ran out of stack (MLflow parses a span's JSON before we see it), makes the trace
+    Unreadable, reported while the rest are scored."""
+    try:
+        return parts_of(trace, experiment)
+    except (ValueError, TypeError, AttributeError) as exc:
+        return Unreadable(f"mlflow:{experiment}", trace.info.trace_id, f"cannot be read: {exc}")
+    except RecursionError:
+        problem = f"cannot be read: a span is nested deeper than {MAX_DEPTH} levels"
+        return Unreadable(f"mlflow:{experiment}", trace.info.trace_id, problem)
 
 
 def read_mlflow(source: SourceConfig) -> Iterator[TraceParts | Unreadable]:
@@ -139,10 +154,7 @@ def read_mlflow(source: SourceConfig) -> Iterator[TraceParts | Unreadable]:
             page_token=token,
         )
         for trace in page:
-            try:
-                yield parts_of(trace, experiment)
-            except (ValueError, TypeError, AttributeError) as exc:
-                yield Unreadable(f"mlflow:{experiment}", trace.info.trace_id, f"cannot be read: {exc}")
+            yield read_trace(trace, experiment)
         token = page.token
         if not token:
             return
