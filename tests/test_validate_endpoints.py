@@ -138,6 +138,16 @@ configs:""",
             "protocol: a2a, url: http://127.0.0.1:8000/, app_name: orders",
             "specengine.yaml:2:55: 'app_name' is only used with protocol adk",
         ),
+        (
+            "protocol: ag-ui, url: http://127.0.0.1:8000/agent, stream: true",
+            "specengine.yaml:2:62: 'stream' is not used with protocol ag-ui or ai-sdk: they always stream"
+            " (remove it)",
+        ),
+        (
+            "protocol: ai-sdk, url: http://127.0.0.1:3000/api/chat, stream: false",
+            "specengine.yaml:2:66: 'stream' is not used with protocol ag-ui or ai-sdk: they always stream"
+            " (remove it)",
+        ),
     ],
 )
 def test_endpoint_mistakes_are_located(tmp_path, endpoint, expected):
