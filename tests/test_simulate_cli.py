@@ -539,3 +539,18 @@ evals:
         m["content"] for m in user_turns(first.case(case_id))
     ]
     assert "simulation" not in replayed
+
+
+def test_run_v_shows_the_simulators_first_request_as_sent_with_its_key_masked(
+    tmp_path: Path, agent: AgentServer, simulator: SimulatorServer
+) -> None:
+    project(tmp_path, agent, simulator)
+    key = "sk-simulator-0123456789abcdef"
+    spec = "evals:" + simulated("single order", "Ana") + REFUND_CHECKS
+    ran = run_spec(tmp_path, spec, "-v", "--no-cache", env={"OPENAI_API_KEY": key})
+    out = ran.cli.output
+    assert ran.summary["simulator_calls"] == 3, out
+    assert f"simulator request as sent: POST {simulator.base_url_v1}/chat/completions" in out, out
+    assert "authorization: Bearer ***" in out and key not in out
+    assert f'"model": "{MODEL}"' in out and '"name": "next_user_message"' in out  # the body it sent
+    assert out.count("request as sent") == 1  # the first request only

@@ -7,6 +7,7 @@ Kept apart from the typer command so the command stays a list of options. `regra
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -31,6 +32,7 @@ from specengine.run.recording import (
     StartWork,
     Work,
     record,
+    request_printer,
     settings_header,
     with_project_reports,
 )
@@ -106,7 +108,8 @@ def run_session(request: RunRequest, console: Console, errors: Console) -> Finis
     budgets = budget_limits(prepared.project.data if prepared.project else None, request.budgets)
     if census.count == 0 and not done and request.prepare.shard is None:
         raise UsageError(["error: the selection matched no case (check --label, -k and PATH::eval)"])
-    simulators = SimulatorPool(prepared.plan.simulators, request.options.use_cache)
+    show = functools.partial(request_printer, console=console) if request.options.verbose else None
+    simulators = SimulatorPool(prepared.plan.simulators, request.options.use_cache, show)
     with app_under_test(prepared.project, errors) as started:
         if not started:
             return Finished(EXIT_USAGE, None)

@@ -242,6 +242,9 @@ class ModelClient:
         key = self._api_key if isinstance(self._api_key, str) else await self._api_key()
         url = self.base_url + "/chat/completions"
         headers = {"Authorization": f"Bearer {key}"}
+        show, self._show_request = self._show_request, None
+        if show is not None:
+            show(_as_sent(url, body, headers))
         try:
             answer = await asyncio.wait_for(
                 self._http.send_json("POST", url, body, headers, timeout, DEFAULT_MAX_REPLY_BYTES), timeout
@@ -270,6 +273,17 @@ class ModelClient:
         return message
 
 
+def _as_sent(url: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> httpx.Request:
+    """A request `send_json` sends, as an httpx.Request with its very bytes: shown (run -v) as the
+    SDK's requests are."""
+    import httpx
+
+    from specengine.transport.endpoint_client import request_bytes
+
+    sent = {**headers, "Content-Type": "application/json"}
+    return httpx.Request("POST", url, headers=sent, content=request_bytes(body))
+
+
 class ModelOptions(TypedDict, total=False):
     """What a ModelCaller's maker may set besides the config (see ModelCaller)."""
 
@@ -287,7 +301,8 @@ class ModelCaller:
     per request in flight, so that identical requests ask the model once.
 
     `backoff_base` and `wait_cap` are passed on to the ModelClient (see there); tests make them small.
-    `show_request` is given the first request as the SDK sends it (`run -v` prints the judge's).
+    `show_request` is given the first request as sent (`run -v` prints the judge's and each
+    simulator's).
     """
 
     SDK: ClassVar[bool] = True  # whether requests go through the openai SDK (the judge's do)

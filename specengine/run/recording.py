@@ -157,6 +157,12 @@ def _make_judge(config: JudgeConfig, use_cache: bool, verbose: Console | None) -
 
     if verbose is None:
         return Judge(config, use_cache=use_cache)
+    return Judge(config, use_cache=use_cache, show_request=request_printer(config, verbose))
+
+
+def request_printer(config: JudgeConfig, console: Console) -> Callable[[httpx.Request], None]:
+    """What prints a model's request as sent on `console`, as `ask` shows a request, its key masked:
+    the judge's and each simulator's first under `run -v`."""
 
     def show(request: httpx.Request) -> None:
         from specengine.ask.explain import request_lines
@@ -164,9 +170,9 @@ def _make_judge(config: JudgeConfig, use_cache: bool, verbose: Console | None) -
         headers = list(request.headers.items())
         head = f"{config.role} request as sent"
         for line in request_lines(head, request.method, str(request.url), headers, request.content, config):
-            verbose.print(line, markup=False, highlight=False, soft_wrap=True)
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
 
-    return Judge(config, use_cache=use_cache, show_request=show)
+    return show
 
 
 def _judge_summary(judge: Judge | None) -> dict[str, Any]:

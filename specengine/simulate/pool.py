@@ -5,13 +5,14 @@ only when a simulated step first asks for one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from specengine.plan import SimulatorConfig
 
 if TYPE_CHECKING:
+    from specengine.judge.model_client import ShowRequest
     from specengine.simulate.simulator import Simulator
 
 
@@ -19,9 +20,15 @@ class SimulatorPool:
     """The run's simulators: one per configured simulator model, made when first needed, closed
     when the run ends; their counts together are the summary's `simulator_*` figures."""
 
-    def __init__(self, configs: Mapping[str | None, SimulatorConfig], use_cache: bool = True):
+    def __init__(
+        self,
+        configs: Mapping[str | None, SimulatorConfig],
+        use_cache: bool = True,
+        show_request: Callable[[SimulatorConfig], ShowRequest] | None = None,
+    ):
         self.configs = {name: config for name, config in configs.items() if config.model}
         self._use_cache = use_cache
+        self._show_request = show_request  # run -v: what shows each simulator's first request as sent
         self._simulators: dict[str | None, Simulator] = {}
         self.used = False
 
@@ -46,7 +53,10 @@ class SimulatorPool:
         if simulator is None:
             from specengine.simulate.simulator import Simulator
 
-            simulator = self._simulators[name] = Simulator(self.configs[name], use_cache=self._use_cache)
+            config = self.configs[name]
+            show = self._show_request(config) if self._show_request is not None else None
+            simulator = Simulator(config, use_cache=self._use_cache, show_request=show)
+            self._simulators[name] = simulator
         return simulator
 
     def summary(self) -> dict[str, Any]:
