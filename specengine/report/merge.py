@@ -9,12 +9,15 @@ says which files disagree, rather than producing a report that silently counts t
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from specengine.errors import MergeError
-from specengine.report.facts import as_float, cases_usage, summarize
 from specengine.results.cells import cell_summary, tally_cases
+from specengine.results.decode import read_run, read_selection, read_shard, read_summary
+from specengine.results.loaded import Case, Run, Shard
 from specengine.results.selection import merged_selection
 
 
@@ -34,53 +37,76 @@ def _format_time(value: datetime) -> str:
     )
 
 
-def _shard_order(items: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
-    """Check shard metadata; return the inputs in shard order (input order when not sharded)."""
-    shards = [(name, r.get("shard")) for name, r in items]
-    with_shard = [name for name, s in shards if s is not None]
-    if not with_shard:
-        return items
-    if len(with_shard) != len(items):
-        without = [name for name, s in shards if s is None]
+@dataclass(frozen=True)
+class _Input:
+    """One results file to merge: its label, its data as read (the header's keys and the case dicts
+    are written back as they are) and the typed run over it."""
+
+    name: str
+    data: Mapping[str, Any]
+    run: Run
+    shard: Shard | None
+
+
+def _inputs(names: list[str], results_list: list[dict]) -> list[_Input]:
+    """The inputs with their shards checked; in shard order (input order when not sharded)."""
+    runs = [read_run(results) for results in results_list]
+    shards: list[Shard | str | None] = []
+    for name, run in zip(names, runs, strict=True):
+        try:
+            shards.append(read_shard(run.header))
+        except ValueError as exc:
+            shards.append(f"{name}: {exc}")
+    without = [name for name, shard in zip(names, shards, strict=True) if shard is None]
+    if len(without) == len(names):
+        return [_Input(n, d, r, None) for n, d, r in zip(names, results_list, runs, strict=True)]
+    if without:
         raise MergeError(
             f"cannot mix shard results with whole-run results: {', '.join(without)} "
             f"{'has' if len(without) == 1 else 'have'} no shard information"
         )
-    checked: list[tuple[str, dict]] = []
-    for name, shard in shards:
-        if not isinstance(shard, dict):
-            raise MergeError(f'{name}: "shard" must be an object with index, count and plan_hash')
-        checked.append((name, shard))
-    first_name, first = checked[0]
+    checked: list[Shard] = []
+    for shard in shards:
+        if not isinstance(shard, Shard):
+            raise MergeError(str(shard))
+        checked.append(shard)
+    items = [_Input(n, d, r, s) for n, d, r, s in zip(names, results_list, runs, checked, strict=True)]
+    _check_split(items)
+    return sorted(items, key=lambda item: item.shard.index if item.shard else 0)
+
+
+def _check_split(items: list[_Input]) -> None:
+    """Every shard one of the same split of the same plan, each index once."""
+    first_name, first = items[0].name, items[0].shard
+    assert first is not None
     seen_index: dict[int, str] = {}
-    for name, shard in checked:
-        index, count = shard.get("index"), shard.get("count")
-        if not isinstance(index, int) or not isinstance(count, int) or isinstance(index, bool):
-            raise MergeError(f'{name}: "shard" needs integer "index" and "count"')
+    for item in items:
+        name, shard = item.name, item.shard
+        assert shard is not None
+        index, count = shard.index, shard.count
         if count < 1 or not 0 <= index <= count:
             raise MergeError(f"{name}: shard index {index} does not fit a split into {count} shards")
-        if count != first.get("count"):
+        if count != first.count:
             raise MergeError(
-                f"shards of different splits: {first_name} is one of {first.get('count')} shards, "
+                f"shards of different splits: {first_name} is one of {first.count} shards, "
                 f"{name} is one of {count}"
             )
-        if shard.get("plan_hash") != first.get("plan_hash"):
+        if shard.plan_hash != first.plan_hash:
             raise MergeError(
-                f"shards of different plans: {first_name} has plan_hash {first.get('plan_hash')!r}, "
-                f"{name} has {shard.get('plan_hash')!r} (were the specs or options changed between shards?)"
+                f"shards of different plans: {first_name} has plan_hash {first.plan_hash!r}, "
+                f"{name} has {shard.plan_hash!r} (were the specs or options changed between shards?)"
             )
         if index in seen_index:
             raise MergeError(f"shard {index} appears twice: {seen_index[index]} and {name}")
         seen_index[index] = name
-    return sorted(items, key=lambda item: item[1]["shard"]["index"])
 
 
-def shards_present(results_list: list[dict]) -> tuple[int, int] | None:
+def _shards_present(items: list[_Input]) -> tuple[int, int] | None:
     """(shards given, shards in the split) for shard results; None for whole-run results."""
-    shards: list[dict] = [r["shard"] for r in results_list if isinstance(r.get("shard"), dict)]
-    if not shards or not isinstance(shards[0].get("count"), int):
+    shards = [item.shard for item in items if item.shard is not None]
+    if not shards:
         return None
-    return len({s.get("index") for s in shards}), shards[0]["count"]
+    return len({s.index for s in shards}), shards[0].count
 
 
 def merge(
@@ -99,16 +125,15 @@ def merge(
     names = list(names) if names else [f"input {i + 1}" for i in range(len(results_list))]
     if len(names) != len(results_list):
         raise ValueError("names must label every input")
-    items = _shard_order(list(zip(names, results_list, strict=True)))
-    if not allow_partial:
-        present = shards_present(results_list)
-        if present and present[0] < present[1]:
-            have = ", ".join(str(r["shard"]["index"]) for _, r in items)
-            raise MergeError(
-                f"only {present[0]} of {present[1]} shards given (shard index {have}); merge all shards, "
-                "or pass --allow-partial to merge these anyway"
-            )
-    configs = {repr(r.get("config")) for _, r in items if "config" in r}
+    items = _inputs(names, results_list)
+    present = _shards_present(items)
+    if not allow_partial and present and present[0] < present[1]:
+        have = ", ".join(str(item.shard.index) for item in items if item.shard)
+        raise MergeError(
+            f"only {present[0]} of {present[1]} shards given (shard index {have}); merge all shards, "
+            "or pass --allow-partial to merge these anyway"
+        )
+    configs = {repr(item.run.header["config"]) for item in items if "config" in item.run.header}
     if len(configs) > 1:
         raise MergeError(
             'results come from different run configs (their "config" differs); merge only one run\'s shards'
@@ -116,65 +141,70 @@ def merge(
 
     owner: dict[str, str] = {}
     duplicates: list[str] = []
-    cases: list[dict] = []
-    for name, results in items:
-        for case in results.get("cases", []):
-            cid = case.get("id")
-            if cid in owner:
-                duplicates.append(f"{cid!r} ({owner[cid]} and {name})")
+    cases: list[tuple[Case, dict]] = []
+    for item in items:
+        raw_cases = [case for case in item.data.get("cases") or () if isinstance(case, dict)]
+        for case, raw in zip(item.run.cases, raw_cases, strict=True):
+            if case.id in owner:
+                duplicates.append(f"{case.id!r} ({owner[case.id]} and {item.name})")
                 continue
-            owner[cid] = name
-            cases.append(case)
-    if cases and all(isinstance(c.get("index"), int) and not isinstance(c.get("index"), bool) for c in cases):
-        cases.sort(key=lambda c: c["index"])  # plan order, when every case knows its plan position
+            owner[case.id] = item.name
+            cases.append((case, raw))
+    if cases and all(case.index is not None for case, _ in cases):
+        cases.sort(key=lambda pair: pair[0].index or 0)  # plan order, when every case knows its position
     if duplicates:
         shown = "; ".join(duplicates[:5])
         more = f"; and {len(duplicates) - 5} more" if len(duplicates) > 5 else ""
         raise MergeError(f"{len(duplicates)} case id(s) appear in more than one input: {shown}{more}")
 
     merged: dict[str, Any] = {}
-    first = items[0][1]
+    first = items[0].data
     for key, value in first.items():
         if key not in ("cases", "summary", "shard", "run_id", "started_at", "selection"):
             merged[key] = value
     selection = merged_selection(
-        [r.get("selection") for _, r in items], [r.get("shard") for _, r in items], _split(items)
+        [read_selection(item.run.header) for item in items],
+        [{"index": item.shard.index} if item.shard else None for item in items],
+        present[1] if present else None,
     )
     if selection is not None:
         merged["selection"] = selection
-    run_ids = [r.get("run_id") for _, r in items]
-    distinct = [rid for rid in dict.fromkeys(run_ids) if rid]
+    run_ids = [item.run.run_id for item in items]
+    distinct = list(dict.fromkeys(rid for rid in run_ids if rid))
     if len(distinct) == 1:
         merged["run_id"] = distinct[0]
     else:
-        merged["run_id"] = hashlib.sha256("\n".join(str(r) for r in run_ids).encode()).hexdigest()[:8]
-    starts = [_parse_time(r.get("started_at")) for _, r in items]
+        joined = "\n".join(rid or "None" for rid in run_ids)  # "None": a file without an id, as before
+        merged["run_id"] = hashlib.sha256(joined.encode()).hexdigest()[:8]
+    starts = [_parse_time(item.run.started_at) for item in items]
     known = [s for s in starts if s is not None]
     if known:
         merged["started_at"] = _format_time(min(known))
-    merged["summary"] = _summary(items, starts)
-    merged["cases"] = cases
+    merged["summary"] = _summary(items, [case for case, _ in cases], [raw for _, raw in cases], starts)
+    merged["cases"] = [raw for _, raw in cases]
     order = ["run_id", "started_at", "summary"]
     return {k: merged[k] for k in order if k in merged} | {k: v for k, v in merged.items() if k not in order}
 
 
-def _split(items: list[tuple[str, dict]]) -> int | None:
-    """How many shards the inputs' plan was split into; None for inputs that are not shards."""
-    present = shards_present([results for _, results in items])
-    return present[1] if present else None
-
-
-def _summary(items: list[tuple[str, dict]], starts: list[datetime | None]) -> dict[str, Any]:
+def _summary(
+    items: list[_Input], cases: list[Case], raw_cases: list[dict], starts: list[datetime | None]
+) -> dict[str, Any]:
     """Counts from the merged cases; duration is the wall-clock span when start times are known."""
-    cases = [c for _, r in items for c in r.get("cases", [])]
-    summary: dict[str, Any] = summarize(cases)
+    counted = read_summary(None, tuple(cases))
+    summary: dict[str, Any] = {
+        "cases": counted.cases,
+        "passed": counted.passed,
+        "failed": counted.failed,
+        "errored": counted.errored,
+        "skipped": counted.skipped,
+    }
     recomputed = set(summary) | {"duration_s"}
     summary["gates_skipped"] = 0
-    for _, results in items:  # the other counters (gates_skipped, judge_calls, judge_tokens, …) add up
-        for key, value in (results.get("summary") or {}).items():
+    for item in items:  # the other counters (gates_skipped, judge_calls, judge_tokens, …) add up
+        for key, value in item.run.summary.stored.items():
             if key not in recomputed and isinstance(value, int) and not isinstance(value, bool):
                 summary[key] = summary.get(key, 0) + value
-    durations = [as_float((r.get("summary") or {}).get("duration_s")) for _, r in items]
+    durations = [item.run.summary.duration_s for item in items]
     if all(d is not None for d in durations) and all(s is not None for s in starts):
         begin = min(s for s in starts if s is not None)
         end = max(
@@ -185,9 +215,8 @@ def _summary(items: list[tuple[str, dict]], starts: list[datetime | None]) -> di
         summary["duration_s"] = round((end - begin).total_seconds(), 3)
     else:
         summary["duration_s"] = round(max((d for d in durations if d is not None), default=0.0), 3)
-    usage = cases_usage(cases)  # the agent's tokens, summed again over the merged cases
-    if usage is not None:
-        summary["usage"] = usage.as_dict()
-    header = items[0][1] if items else {}  # a matrix run's cells, endpoints' prices and budgets
-    summary.update(cell_summary(header, tally_cases(header, cases)))
+    if counted.usage is not None:  # the agent's tokens, summed again over the merged cases
+        summary["usage"] = counted.usage.as_dict()
+    header = items[0].data  # a matrix run's cells, endpoints' prices and budgets
+    summary.update(cell_summary(header, tally_cases(header, raw_cases)))
     return summary

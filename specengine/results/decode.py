@@ -19,7 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from specengine.results.loaded import Case, CaseCheck, Run, Summary
+from specengine.results.loaded import Case, CaseCheck, Run, Shard, Summary
 from specengine.results.model import CheckResult, Status, TrialResult
 from specengine.transcript import SimulationEnd
 from specengine.usage import TokenUsage, read_usage, total_usage
@@ -82,6 +82,26 @@ def read_run(data: Mapping[str, Any], path: Path | None = None) -> Run:
         header={key: value for key, value in data.items() if key not in _HEADER_KEYS},
         path=path,
     )
+
+
+def read_shard(header: Mapping[str, Any]) -> Shard | None:
+    """The shard a run's header records; None for a whole run. ValueError (saying what is wrong)
+    for a `shard` that is not an object with whole `index` and `count`."""
+    shard = header.get("shard")
+    if shard is None:
+        return None
+    if not isinstance(shard, dict):
+        raise ValueError('"shard" must be an object with index, count and plan_hash')
+    index, count = shard.get("index"), shard.get("count")
+    if type(index) is not int or type(count) is not int:
+        raise ValueError('"shard" needs integer "index" and "count"')
+    return Shard(index=index, count=count, plan_hash=shard.get("plan_hash"))
+
+
+def read_selection(header: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """What a run's header records of how its cases were selected (results/selection.py), if anything."""
+    selection = header.get("selection")
+    return selection if isinstance(selection, Mapping) else None
 
 
 def read_summary(stored: Any, cases: tuple[Case, ...]) -> Summary:

@@ -208,6 +208,16 @@ def error_text(error: Mapping[str, str]) -> str:
 
 
 @dataclass(frozen=True)
+class Shard:
+    """Which part of a split run a results file holds (`run --shard INDEX/COUNT`), and the plan it
+    was cut from: shards merge only with shards of the same plan and split."""
+
+    index: int
+    count: int
+    plan_hash: Any
+
+
+@dataclass(frozen=True)
 class Summary:
     """A run's counts, taken from its cases so they always agree with them; the rest of what the
     file's summary holds (judge calls, cells, budgets, cost) stays in `stored`."""
