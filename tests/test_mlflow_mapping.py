@@ -228,7 +228,7 @@ def test_the_run_has_the_settings_as_params_and_the_summary_as_metrics():
         },
         "cases": [
             two_turn_case(id="a", spec="a.yaml", endpoint="one"),
-            two_turn_case(id="b", spec="b.yaml", endpoint="two", n_trials=1),
+            two_turn_case(id="b", spec="b.yaml", endpoint="two", n_trials=1, status="failed"),
             {
                 "id": "c",
                 "spec": "a.yaml",

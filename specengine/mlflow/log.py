@@ -153,13 +153,13 @@ def log_results(
 
     The run of an interrupted session ends KILLED, as MLflow marks a run stopped before its end.
     """
-    from specengine.mlflow.run_mapping import settings_of
+    from specengine.results.decode import read_settings
 
     log = MlflowLog(
         target,
         run_name=str(data.get("run_id") or "specengine"),
         start_ms=started_at_ms(data),
-        judge_model=settings_of(data).get("judge_model"),
+        judge_model=read_settings(data).judge_model,
         git=git,
     )
     return log.close(data, results=results, status="KILLED" if interrupted else "FINISHED")

@@ -1,8 +1,9 @@
 """A specengine run as an MLflow run: the params that say what ran, the metrics that say how it went.
 
-Everything comes from the results dict, so `run --mlflow` and `report RESULTS --mlflow` log the
-same run. Params are what one compares runs by in MLflow (specs, config, endpoints, judge model,
-trials); metrics are the summary's counts, the pass rate, latency percentiles and judge costs.
+Everything comes from the results, read as a typed run, so `run --mlflow` and `report RESULTS
+--mlflow` log the same run. Params are what one compares runs by in MLflow (specs, config,
+endpoints, judge model, trials); metrics are the counts, the pass rate, latency percentiles and
+judge costs.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from specengine.mlflow.records import RunRecord
-from specengine.results.model import pass_rate
+from specengine.results.decode import read_run, read_settings, read_shard, stored_number
+from specengine.results.loaded import Run
 from specengine.stats import percentile
 
 PARAM_LIMIT = 6000  # MLflow rejects longer param values
@@ -20,66 +22,62 @@ RUN_TYPE_EVALUATION = "genai_evaluate"  # MLflow lists such runs with its evalua
 GIT_TAGS = {"commit": "mlflow.source.git.commit", "branch": "mlflow.source.git.branch"}
 
 
-def run_record(data: Mapping[str, Any], git: Mapping[str, str] | None = None) -> RunRecord:
-    """Name, params, metrics and tags of the MLflow run for a results dict."""
-    cases = [case for case in data.get("cases") or () if isinstance(case, Mapping)]
-    settings = settings_of(data)
+def run_record(data: Mapping[str, Any] | Run, git: Mapping[str, str] | None = None) -> RunRecord:
+    """Name, params, metrics and tags of the MLflow run for a results dict (or the run read from it)."""
+    run = data if isinstance(data, Run) else read_run(data)
+    settings = read_settings(run.header)
     params = {
-        "specs": _joined(case.get("spec") for case in cases),
-        "endpoints": _joined(case.get("endpoint") for case in cases),
-        "trials": _joined(case.get("n_trials") for case in cases if case.get("trials")),
-        "config": settings.get("config"),
-        "judge_model": settings.get("judge_model"),
-        "cases": len(cases),
-        "specengine_run_id": data.get("run_id"),
+        "specs": _joined(case.spec for case in run.cases),
+        "endpoints": _joined(case.endpoint for case in run.cases),
+        "trials": _joined(case.n_trials for case in run.cases if case.trial_data),
+        "config": settings.config,
+        "judge_model": settings.judge_model,
+        "cases": len(run.cases),
+        "specengine_run_id": run.run_id,
     }
-    shard = data.get("shard")
-    if isinstance(shard, Mapping):
-        params["shard"] = f"{shard.get('index')}/{shard.get('count')}"
+    try:
+        shard = read_shard(run.header)
+    except ValueError:  # a shard record this version cannot read: the run is logged without it
+        shard = None
+    if shard is not None:
+        params["shard"] = f"{shard.index}/{shard.count}"
     tags = {
         RUN_TYPE_TAG: RUN_TYPE_EVALUATION,
         "mlflow.source.name": "specengine",
-        "specengine.run_id": str(data.get("run_id", "")),
+        "specengine.run_id": run.run_id,
     }
     for key, tag in GIT_TAGS.items():
         if git and git.get(key):
             tags[tag] = git[key]
     return RunRecord(
-        name=str(data.get("run_id") or "specengine"),
+        name=run.run_id or "specengine",
         params={key: _param(value) for key, value in params.items() if value not in (None, "")},
-        metrics=run_metrics(data.get("summary") or {}, cases),
+        metrics=run_metrics(run),
         tags=tags,
     )
 
 
-def settings_of(data: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The results' `settings` (config, judge model); empty for files written before they existed."""
-    settings = data.get("settings")
-    return settings if isinstance(settings, Mapping) else {}
-
-
-def run_metrics(summary: Mapping[str, Any], cases: list[Mapping[str, Any]]) -> dict[str, float]:
+def run_metrics(run: Run) -> dict[str, float]:
     """The summary's counts, the pass rate, latency p50/p95 over trials, and the judge's calls and tokens."""
-    metrics: dict[str, float] = {}
-    for key in ("cases", "passed", "failed", "errored", "skipped", "gates_skipped", "duration_s"):
-        if isinstance(summary.get(key), (int, float)):
-            metrics[key] = float(summary[key])
-    rate = pass_rate(summary)
+    summary = run.summary
+    metrics: dict[str, float] = {
+        key: float(getattr(summary, key))
+        for key in ("cases", "passed", "failed", "errored", "skipped", "gates_skipped")
+    }
+    if summary.duration_s is not None:
+        metrics["duration_s"] = summary.duration_s
+    rate = summary.pass_rate
     if rate is not None:
         metrics["pass_rate"] = rate
-    latencies = [
-        float(trial["latency_s"])
-        for case in cases
-        for trial in case.get("trials") or ()
-        if isinstance(trial, Mapping) and isinstance(trial.get("latency_s"), (int, float))
-    ]
+    latencies = [latency for case in run.cases for latency in case.trial_latencies]
     for rank in (50, 95):
         value = percentile(latencies, rank)
         if value is not None:
             metrics[f"latency_p{rank}_s"] = value
     for key in ("judge_calls", "judge_tokens", "judge_cache_hits"):
-        if isinstance(summary.get(key), (int, float)):
-            metrics[key] = float(summary[key])
+        stored = stored_number(summary, key)
+        if stored is not None:
+            metrics[key] = stored
     return metrics
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from specengine.results.loaded import Case, CaseCheck, Run, Shard, Summary
+from specengine.results.loaded import Case, CaseCheck, Run, Settings, Shard, Summary
 from specengine.results.model import CheckResult, Status, TrialResult
 from specengine.transcript import SimulationEnd
 from specengine.usage import TokenUsage, read_usage, total_usage
@@ -96,6 +96,19 @@ def read_shard(header: Mapping[str, Any]) -> Shard | None:
     if type(index) is not int or type(count) is not int:
         raise ValueError('"shard" needs integer "index" and "count"')
     return Shard(index=index, count=count, plan_hash=shard.get("plan_hash"))
+
+
+def read_settings(header: Mapping[str, Any]) -> Settings:
+    """The config and judge model a run's header records (none for files written before it did)."""
+    settings = header.get("settings")
+    if not isinstance(settings, dict):
+        return Settings()
+    return Settings(config=_text(settings.get("config")), judge_model=_text(settings.get("judge_model")))
+
+
+def stored_number(summary: Summary, key: str) -> float | None:
+    """A number the file's summary stores beyond the counts (judge_calls, judge_tokens, ...)."""
+    return number(summary.stored.get(key))
 
 
 def read_selection(header: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -267,6 +280,12 @@ def trials_latency(trial_data: Any) -> float:
     """The trials' latency summed, as read_trial reads each one (Case.elapsed_s for a case that
     recorded no duration of its own)."""
     return sum(number(trial.get("latency_s")) or 0.0 for trial in trial_data if type(trial) is dict)
+
+
+def trial_latencies(trial_data: Any) -> tuple[float, ...]:
+    """The latencies the trials recorded (a trial without one has none), without building a trial."""
+    found = (number(trial.get("latency_s")) for trial in trial_data if type(trial) is dict)
+    return tuple(latency for latency in found if latency is not None)
 
 
 def check_marks(trial_data: Any, check_data: Any) -> frozenset[str]:

@@ -137,6 +137,13 @@ class Case:
         return trials_latency(self.trial_data)  # without building the trials
 
     @property
+    def trial_latencies(self) -> tuple[float, ...]:
+        """Each trial's latency that its trial recorded, read without building the trials."""
+        from specengine.results.decode import trial_latencies
+
+        return trial_latencies(self.trial_data)
+
+    @property
     def first_error(self) -> Mapping[str, str] | None:
         """The error of an errored case: its own, else its first trial's."""
         if self.error:
@@ -215,6 +222,15 @@ class Shard:
     index: int
     count: int
     plan_hash: Any
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a run was run with, as its header records it (`settings`): the config chosen and the
+    judge's model; None each for a file written before it recorded them."""
+
+    config: str | None = None
+    judge_model: str | None = None
 
 
 @dataclass(frozen=True)
