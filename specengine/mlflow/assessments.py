@@ -10,51 +10,49 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from specengine.mlflow.records import AssessmentRecord, SourceType
+from specengine.results.loaded import Case, error_text
+from specengine.results.model import CheckResult, TrialResult
 
 VERDICT_NAME = "specengine_eval"  # the overall verdict of a trial, as AppKit's `appkit_eval`
 CODE_SOURCE = "specengine"
 NAME_LIMIT = 250  # MLflow stores assessment names in 250 characters
 
 
-def check_feedback(checks: Sequence[Mapping[str, Any]], judge_model: str | None) -> list[AssessmentRecord]:
+def check_feedback(checks: Sequence[CheckResult], judge_model: str | None) -> list[AssessmentRecord]:
     """One Feedback per check of a trial, in spec order; repeated names get their spec line."""
-    counts = Counter(str(check.get("name", "")) for check in checks)
-    return [
-        _feedback(check, judge_model, with_line=counts[str(check.get("name", ""))] > 1) for check in checks
-    ]
+    counts = Counter(check.name for check in checks)
+    return [_feedback(check, judge_model, with_line=counts[check.name] > 1) for check in checks]
 
 
-def _feedback(check: Mapping[str, Any], judge_model: str | None, *, with_line: bool) -> AssessmentRecord:
-    status = check.get("status")
-    is_judge = check.get("matcher") == "judge"
-    name = str(check.get("name") or check.get("matcher") or "check")
-    if with_line:
-        name = f"{name} (line {check.get('line')})"
-    reason = str(check.get("reason") or "") or None
+def _feedback(check: CheckResult, judge_model: str | None, *, with_line: bool) -> AssessmentRecord:
+    status = check.status
+    name = f"{check.name} (line {check.line or ''})" if with_line else check.name
+    reason = check.reason or None
     metadata = {
-        "matcher": str(check.get("matcher", "")),
-        "status": str(status),
-        "gate": "true" if check.get("gate", True) else "false",
-        "line": str(check.get("line", "")),
-        "turn": str(check.get("turn", "")),
+        "matcher": check.matcher,
+        "status": status,
+        "gate": "true" if check.gate else "false",
+        "line": str(check.line or ""),  # 0: the file does not say
+        "turn": str(check.turn or ""),
     }
-    if check.get("threshold"):
-        metadata["threshold"] = json.dumps(check["threshold"], sort_keys=True)
+    if check.threshold:
+        metadata["threshold"] = json.dumps(check.threshold, sort_keys=True)
     source_type: SourceType
-    if is_judge:
+    value: Any
+    if check.matcher == "judge":
         source_type, source_id = "LLM_JUDGE", judge_model or "judge"
-        value = check.get("score")
-        rationale = check.get("rationale") or reason
+        value = check.score
+        rationale = check.rationale or reason
     else:
         source_type, source_id = "CODE", CODE_SOURCE
         value = None if status in ("skipped", "error") else status == "passed"
         rationale = reason
-        if check.get("score") is not None:
-            metadata["score"] = str(check["score"])
+        if check.score is not None:
+            metadata["score"] = str(check.score)
     return AssessmentRecord(
         kind="feedback",
         name=name[:NAME_LIMIT],
@@ -84,25 +82,22 @@ def verdict(status: str, why: str | None, case_status: str | None = None) -> Ass
     )
 
 
-def trial_reason(trial: Mapping[str, Any]) -> str | None:
+def trial_reason(trial: TrialResult) -> str | None:
     """Why a trial did not pass, in one line: its error, else its first failed gate."""
-    error = trial.get("error")
-    if isinstance(error, Mapping):
-        return f"{error.get('type', 'error')}: {error.get('message', '')}".strip()
-    for check in trial.get("checks") or ():
-        if check.get("gate", True) and check.get("status") in ("failed", "error"):
-            reason = check.get("reason") or check.get("status")
-            return f"{check.get('name')}: {reason}"
+    if trial.error is not None:
+        return error_text(trial.error)
+    for check in trial.checks:
+        if check.gate and check.status in ("failed", "error"):
+            return f"{check.name}: {check.reason or check.status}"
     return None
 
 
-def expectations(case: Mapping[str, Any]) -> list[AssessmentRecord]:
+def expectations(case: Case) -> list[AssessmentRecord]:
     """One Expectation per key of the case's `expected` values (none when the case has none)."""
-    expected = case.get("expected")
-    if not isinstance(expected, Mapping):
+    if case.expected is None:
         return []
-    line = case.get("row_line") or case.get("line")
-    source_id = f"{case.get('spec', '')}:{line}" if line else str(case.get("spec", ""))
+    line = case.row_line or case.line
+    source_id = f"{case.spec}:{line}" if line else case.spec
     return [
         AssessmentRecord(
             kind="expectation",
@@ -111,6 +106,6 @@ def expectations(case: Mapping[str, Any]) -> list[AssessmentRecord]:
             source_type="HUMAN",
             source_id=source_id,
         )
-        for key, value in expected.items()
+        for key, value in case.expected.items()
         if value is not None  # MLflow requires an expectation to have a value
     ]

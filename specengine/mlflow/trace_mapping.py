@@ -18,6 +18,9 @@ from typing import Any
 
 from specengine.mlflow.assessments import check_feedback, expectations, trial_reason, verdict
 from specengine.mlflow.records import AssessmentRecord, SpanRecord, TraceRecord
+from specengine.results.decode import read_case
+from specengine.results.loaded import Case, error_text
+from specengine.results.model import TrialResult
 
 PREVIEW_LIMIT = 1000  # MLflow's trace list shows a preview of the request and the response
 TAG_LIMIT = 250
@@ -38,14 +41,17 @@ def started_at_ms(data: Mapping[str, Any]) -> int:
 
 
 def case_traces(
-    case: Mapping[str, Any],
+    case: Mapping[str, Any] | Case,
     *,
     start_ms: int,
     judge_model: str | None,
     new_id: NewId = secrets.token_hex,
 ) -> list[TraceRecord]:
-    """The traces of one results case: one per trial, or one for a case that never ran."""
-    trials = case.get("trials") or []
+    """The traces of one results case (as written, or read): one per trial, or one for a case that
+    never ran."""
+    if not isinstance(case, Case):
+        case = read_case(case)
+    trials = case.trials
     if not trials:
         return [_unrun_trace(case, start_ms, new_id)]
     return [
@@ -77,8 +83,8 @@ def turns(transcript: Sequence[Mapping[str, Any]]) -> list[_Turn]:
 
 
 def _trial_trace(
-    case: Mapping[str, Any],
-    trial: Mapping[str, Any],
+    case: Case,
+    trial: TrialResult,
     number: int,
     count: int,
     start_ms: int,
@@ -88,7 +94,7 @@ def _trial_trace(
     trace_id = "tr-" + new_id(16)
     root_id = new_id(8)
     start_ns = start_ms * 1_000_000
-    conversation = turns(trial.get("transcript") or [])
+    conversation = turns(trial.transcript)
     spans: list[SpanRecord] = []
     cursor = start_ns
     for turn in conversation:
@@ -96,36 +102,28 @@ def _trial_trace(
         end = cursor + int(latency * 1e9)
         spans.extend(_turn_spans(turn, root_id, cursor, end, new_id))
         cursor = end
-    end_ns = max(cursor, start_ns + int(_seconds(trial.get("latency_s")) * 1e9))
+    end_ns = max(cursor, start_ns + int(_seconds(trial.latency_s) * 1e9))
     final_reply = next((turn.reply.get("content") for turn in reversed(conversation) if turn.reply), None)
-    inputs = {"case_id": case.get("id"), "input": _input(conversation)}
-    error = trial.get("error")
-    error_text = (
-        f"{error.get('type', 'error')}: {error.get('message', '')}" if isinstance(error, Mapping) else None
-    )
+    inputs = {"case_id": case.id, "input": _input(conversation)}
     root = SpanRecord(
         span_id=root_id,
         parent_id=None,
-        name=str(case.get("id", "case")),
+        name=case.id or "case",
         span_type="CHAIN",
         start_ns=start_ns,
         end_ns=end_ns,
         inputs=inputs,
         outputs={"reply": final_reply},
-        error=error_text,
-        attributes={"specengine.trial": number, "specengine.status": trial.get("status")},
+        error=None if trial.error is None else error_text(trial.error),
+        attributes={"specengine.trial": number, "specengine.status": trial.status},
     )
-    status = str(trial.get("status", ""))
+    status = trial.status
     assessments: list[AssessmentRecord] = [
-        *check_feedback(trial.get("checks") or [], judge_model),
-        verdict(
-            status,
-            None if status == "passed" else trial_reason(trial),
-            case_status=str(case.get("status", "")),
-        ),
+        *check_feedback(trial.checks, judge_model),
+        verdict(status, None if status == "passed" else trial_reason(trial), case_status=case.status),
         *expectations(case),
     ]
-    name = str(case.get("id", "case")) + (f" (trial {number}/{count})" if count > 1 else "")
+    name = (case.id or "case") + (f" (trial {number}/{count})" if count > 1 else "")
     return TraceRecord(
         trace_id=trace_id,
         name=name[:TAG_LIMIT],
@@ -181,27 +179,27 @@ def _turn_spans(turn: _Turn, parent_id: str, start_ns: int, end_ns: int, new_id:
     return spans
 
 
-def _unrun_trace(case: Mapping[str, Any], start_ms: int, new_id: NewId) -> TraceRecord:
+def _unrun_trace(case: Case, start_ms: int, new_id: NewId) -> TraceRecord:
     """A case with no trial (skipped): a root span and its verdict, so the run lists it too."""
-    reason = str(case.get("skip_reason") or "") or None
-    status = str(case.get("status", "skipped"))
+    reason = case.skip_reason or None
+    status = case.status
     root = SpanRecord(
         span_id=new_id(8),
         parent_id=None,
-        name=str(case.get("id", "case")),
+        name=case.id or "case",
         span_type="CHAIN",
         start_ns=start_ms * 1_000_000,
         end_ns=start_ms * 1_000_000,
-        inputs={"case_id": case.get("id")},
+        inputs={"case_id": case.id},
         outputs={"skipped": reason},
     )
     return TraceRecord(
         trace_id="tr-" + new_id(16),
-        name=str(case.get("id", "case"))[:TAG_LIMIT],
+        name=(case.id or "case")[:TAG_LIMIT],
         request_time_ms=start_ms,
         duration_ms=0,
         ok=True,
-        request_preview=_preview(case.get("id")),
+        request_preview=_preview(case.id),
         response_preview=_preview(f"skipped: {reason}" if reason else "skipped"),
         tags=_tags(case, status, "0/0"),
         spans=(root,),
@@ -209,20 +207,20 @@ def _unrun_trace(case: Mapping[str, Any], start_ms: int, new_id: NewId) -> Trace
     )
 
 
-def _tags(case: Mapping[str, Any], status: str, trial: str) -> dict[str, str]:
+def _tags(case: Case, status: str, trial: str) -> dict[str, str]:
     """Trace tags to filter on in MLflow: the case, where it is written, and how this trial ended."""
     tags = {
-        "specengine.case_id": case.get("id"),
-        "specengine.suite": case.get("suite"),
-        "specengine.spec": case.get("spec"),
-        "specengine.eval": case.get("eval"),
-        "specengine.row": case.get("row"),
-        "specengine.endpoint": case.get("endpoint"),
-        "specengine.labels": ",".join(str(label) for label in case.get("labels") or ()),
+        "specengine.case_id": case.id,
+        "specengine.suite": case.suite,
+        "specengine.spec": case.spec,
+        "specengine.eval": case.eval,
+        "specengine.row": case.row,
+        "specengine.endpoint": case.endpoint,
+        "specengine.labels": ",".join(case.labels),
         "specengine.trial": trial,
         "specengine.status": status,
-        "specengine.case_status": case.get("status"),
-        "specengine.stop_reason": (case.get("simulation") or {}).get("stop_reason"),
+        "specengine.case_status": case.status,
+        "specengine.stop_reason": case.simulation.stop_reason if case.simulation else None,
     }
     return {key: str(value)[:TAG_LIMIT] for key, value in tags.items() if value not in (None, "")}
 
