@@ -18,7 +18,7 @@ from specengine.results.decode import read_case, read_run
 from specengine.results.loaded import Case, CaseCheck, Run
 from specengine.results.loaded import error_text as loaded_error_text
 from specengine.results.model import CheckResult
-from specengine.usage import TokenUsage, read_usage, total_usage
+from specengine.usage import read_usage
 
 Checked = TypeVar("Checked", bound=CheckResult | CaseCheck)
 """A trial's check or a case's check over its trials: what folding reads (name, line, turn, gate)."""
@@ -432,11 +432,6 @@ def summary_of(results: Mapping[str, Any] | Run) -> dict[str, Any]:
     if summary.usage is not None:
         data["usage"] = summary.usage.as_dict()
     return data
-
-
-def cases_usage(cases: list[dict]) -> TokenUsage | None:
-    """The agent's tokens over these cases, where its server reported them; None when it never did."""
-    return total_usage(read_usage(case.get("usage")) for case in cases)
 
 
 def usage_text(holder: Mapping[str, Any]) -> str | None:
