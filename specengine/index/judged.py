@@ -61,6 +61,7 @@ def case_documents(
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """The whole entries of the cases named by (run id, case id): from the index, else from the
     results files among RUNS (runs outside the project's runs folder)."""
+    from specengine.results.decode import read_run
     from specengine.results.reader import load_results
 
     missing = set(wanted)
@@ -79,10 +80,10 @@ def case_documents(
             results = load_results(path)
         except ResultsError:
             continue  # judge_verdicts_for has said why
-        run_id = str(results.get("run_id") or path.stem)
-        for case in results.get("cases") or ():
-            key = (run_id, str(case.get("id")))
+        run = read_run(results, path)
+        for case, document in zip(run.cases, results["cases"], strict=True):
+            key = (run.run_id or path.stem, case.id)
             if key in missing:
-                found[key] = case
+                found[key] = document
                 missing.discard(key)
     return found

@@ -272,6 +272,7 @@ def read_case_check(check: Mapping[str, Any]) -> CaseCheck:
             "score": number(get("score")),
             "spread": number(get("spread")),
             "uncertain": get("uncertain") is True,
+            "fingerprint": _text(get("fingerprint")),
         },
     )
 

@@ -38,6 +38,7 @@ class CaseCheck:
     score: float | None
     spread: float | None = None
     uncertain: bool = False
+    fingerprint: str | None = None  # of the check's definition, gate and threshold (results/definition.py)
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -53,6 +54,8 @@ class CaseCheck:
             data["spread"] = self.spread
         if self.uncertain:
             data["uncertain"] = True
+        if self.fingerprint is not None:
+            data["fingerprint"] = self.fingerprint
         return data
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from specengine.results.loaded import Case
 from specengine.review.verdicts import CaseReviews
 
 _RAN = ("passed", "failed", "error")
@@ -41,12 +42,11 @@ def run_rate_after_review(run: Any, reviews: Mapping[str, CaseReviews]) -> float
 
 
 def cell_rates_after_review(
-    cases: Iterable[Mapping[str, Any]], reviews: Mapping[str, CaseReviews]
+    cases: Iterable[Case], reviews: Mapping[str, CaseReviews]
 ) -> dict[str, float | None]:
     """Each matrix cell's rate after reviews, from a run's cases."""
     by_cell: dict[str, list[tuple[str, str]]] = {}
     for case in cases:
-        cell = case.get("cell")
-        if isinstance(cell, str):
-            by_cell.setdefault(cell, []).append((str(case.get("id")), str(case.get("status"))))
+        if case.cell is not None:
+            by_cell.setdefault(case.cell, []).append((case.id, case.status))
     return {cell: rate_after_review(found, reviews) for cell, found in by_cell.items()}

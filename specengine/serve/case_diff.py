@@ -112,9 +112,10 @@ def word_diff(before: str, after: str) -> tuple[Piece, ...]:
 
 
 def against(base: CaseData, head: CaseData) -> Against:
-    before, after = last_reply(dict(base)), last_reply(dict(head))
+    old, new = read_case(base), read_case(head)
+    before, after = last_reply(old), last_reply(new)
     return Against(
-        calls=tuple(str(change) for change in call_changes(read_case(base), read_case(head))),
+        calls=tuple(str(change) for change in call_changes(old, new)),
         reply=word_diff(before[:MAX_REPLY], after[:MAX_REPLY]),
         reply_changed=before != after,
         cut=len(before) > MAX_REPLY or len(after) > MAX_REPLY,

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specengine.errors import RerunError
+from specengine.errors import RerunError, ResultsError
 from specengine.index.database import RUNS_FOLDER
+from specengine.results.reader import load_run
 from specengine.results.writer import log_path, utc_now
 
 SELECTIONS_FOLDER = Path(".specengine") / "selections"
@@ -76,11 +77,10 @@ class Job:
             return 0
         if self.ended and self.output.exists():
             try:
-                summary = json.loads(self.output.read_bytes()).get("summary") or {}
-                ran = summary.get("cases", 0) - summary.get("skipped", 0)
-                return ran if isinstance(ran, int) else 0
-            except (OSError, ValueError, AttributeError, TypeError):
+                summary = load_run(self.output).summary
+            except ResultsError:
                 return 0
+            return summary.cases - summary.skipped
         try:
             with log_path(self.output).open("rb") as log:
                 return sum(chunk.count(b"\n") for chunk in iter(lambda: log.read(1 << 16), b""))

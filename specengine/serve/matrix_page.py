@@ -20,6 +20,7 @@ from starlette.responses import HTMLResponse, JSONResponse
 
 from specengine.report.facts import format_rate
 from specengine.report.matrix_view import MatrixRow, MatrixView, matrix_view, sort_rows
+from specengine.results.decode import read_run
 from specengine.review.verdicts import CaseReviews
 from specengine.serve.after_review import cell_rates_after_review
 from specengine.serve.state import AppState
@@ -97,7 +98,7 @@ def _load(request: Request) -> _Loaded:
     view = matrix_view(results, results.get("summary"))
     if view is None:
         raise HTTPException(404, f"run {run_id} has no matrix: its cases have no cells")
-    view = with_rates_after_review(view, cell_rates_after_review(results.get("cases") or (), reviews))
+    view = with_rates_after_review(view, cell_rates_after_review(read_run(results).cases, reviews))
     query = matrix_query(request.query_params, len(view.cells))
     return _Loaded(run, view, reviews, query, shown_rows(view, query))
 

@@ -20,6 +20,8 @@ from specengine.index import queries
 from specengine.index.paging import page_of
 from specengine.report.facts import failure_headline
 from specengine.report.simulated import stop_text, user_claim
+from specengine.results.decode import read_case
+from specengine.results.loaded import Case
 from specengine.review.agreement import MIN_REVIEWED
 from specengine.review.verdicts import review_counts
 from specengine.serve.after_review import run_rate_after_review
@@ -121,8 +123,8 @@ def run_page(request: Request) -> HTMLResponse:
         ).fetchone()
         # a matrix run's cases carry their cell (whatever the filters show): its matrix page has the
         # cells side by side
-        first = conn.execute("SELECT case_id FROM cases WHERE run_id = ? LIMIT 1", (run_id,)).fetchone()
-        matrix = first is not None and bool(state.case(conn, run_id, first[0]).get("cell"))
+        first = conn.execute("SELECT cell FROM cases WHERE run_id = ? LIMIT 1", (run_id,)).fetchone()
+        matrix = first is not None and bool(first[0])
     rows, filters = listed.rows, dict(listed.filters)
     counts = {key: run[key] for key in ("cases", "passed", "failed", "errored", "skipped")}
     shown = page_of(rows, page_number(request), PAGE_SIZE)
@@ -175,26 +177,25 @@ def case_page(request: Request) -> HTMLResponse:
         raise HTTPException(400, "which case? add ?id=CASE_ID")
     with state.db() as conn:
         run = state.run(conn, run_id)
-        case = state.case(conn, run_id, case_id)
+        case = read_case(state.case(conn, run_id, case_id))
         run_reviews = state.run_reviews(conn, run_id)
         listed = listing(conn, run_id, run_reviews, request.query_params)
         history = case_history(queries.case_history(conn, case_id), current=run_id)
         walk = _queue_walk(conn, request, run_id, case_id)
         origin = _frozen_origin(conn, state, case)
     position, before, after = listed.neighbours(case_id)
-    checks = [c for c in case.get("checks") or () if isinstance(c, dict)]
     return page(
         request,
         "case.html.j2",
-        case.get("eval") or case_id,
+        case.eval,
         run=run,
         case=case,
         reason=failure_headline(case),
-        checks=checks,
+        checks=case.checks,
         trials=trial_views(case),
         reviews=run_reviews.get(case_id),
         history=history,
-        reviewable=case.get("status") in ("passed", "failed", "error"),
+        reviewable=case.status in ("passed", "failed", "error"),
         reviewable_statuses=("passed", "failed", "error"),
         back=f"/runs/{run_id}/case?{urlencode({**listed.filters, 'id': case_id})}",
         list_query=listed.filters,
@@ -204,20 +205,19 @@ def case_page(request: Request) -> HTMLResponse:
         previous_case=before,
         next_case=after,
         frozen=request.query_params.get("frozen"),
-        stopped=stop_text(case["simulation"]).removeprefix("stopped: ") if case.get("simulation") else None,
-        claim=user_claim(case["simulation"]) if case.get("simulation") else None,
+        stopped=stop_text(case.simulation).removeprefix("stopped: ") if case.simulation else None,
+        claim=user_claim(case.simulation.as_dict()) if case.simulation else None,
         matrix_back=matrix_link(run_id, request.query_params.get("matrix", "")),
         walk=walk,
         frozen_origin=origin,
     )
 
 
-def _frozen_origin(conn: Any, state: AppState, case: dict[str, Any]) -> tuple[str, str] | None:
+def _frozen_origin(conn: Any, state: AppState, case: Case) -> tuple[str, str] | None:
     """The run and case a frozen eval's conversation came from, when that run is in the index."""
     from specengine.serve.frozen_origin import frozen_from
 
-    spec = case.get("spec")
-    found = frozen_from(state.project / spec) if isinstance(spec, str) and spec else None
+    found = frozen_from(state.project / case.spec) if case.spec else None
     return found if found is not None and queries.run_row(conn, found[0]) is not None else None
 
 

@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from specengine.report.facts import checks_of, error_text, trials_of
+from specengine.results.loaded import Case, error_text
+from specengine.results.model import CheckResult
 from specengine.results.trend import BAD as _BAD
 from specengine.results.trend import GOOD as _GOOD
 from specengine.results.trend import MEANINGS, WINDOW, RunOutcome
@@ -153,42 +154,35 @@ class TrialView:
     latency_s: float | None
     error: str
     messages: tuple[MessageView, ...]
-    checks: tuple[Mapping[str, Any], ...]
+    checks: tuple[CheckResult, ...]
 
 
-def trial_views(case: Mapping[str, Any]) -> list[TrialView]:
+def trial_views(case: Case) -> list[TrialView]:
     """Each trial's conversation (turns, tool calls with arguments, replies) and its checks."""
-    views = []
-    for number, trial in enumerate(trials_of(dict(case)), start=1):
-        transcript = trial.get("transcript")
-        messages = []
-        for message in transcript if isinstance(transcript, list) else []:
-            if not isinstance(message, Mapping):
-                continue
-            calls = message.get("tool_calls")
-            content = message.get("content")
-            messages.append(
-                MessageView(
-                    role=str(message.get("role") or "?"),
-                    content=None if content is None else str(content),
-                    tool_calls=tuple(
-                        ToolCallView(str(call.get("name")), call.get("args"))
-                        for call in (calls if isinstance(calls, list) else [])
-                        if isinstance(call, Mapping)
-                    ),
-                    simulated=message.get("role") == "user" and bool(message.get("simulated")),
-                    simulator=str(message["simulator"]) if message.get("simulator") else None,
-                )
-            )
-        latency = trial.get("latency_s")
-        views.append(
-            TrialView(
-                number=number,
-                status=str(trial.get("status")),
-                latency_s=latency if isinstance(latency, int | float) else None,
-                error=error_text(trial.get("error")),
-                messages=tuple(messages),
-                checks=tuple(checks_of(trial)),
-            )
+    return [
+        TrialView(
+            number=number,
+            status=trial.status,
+            latency_s=trial.latency_s,
+            error=error_text(trial.error) if trial.error else "",
+            messages=tuple(_message_view(message) for message in trial.transcript),
+            checks=trial.checks,
         )
-    return views
+        for number, trial in enumerate(case.trials, start=1)
+    ]
+
+
+def _message_view(message: Mapping[str, Any]) -> MessageView:
+    """A transcript message as the page shows it (an agent's text is untrusted: escaped when shown)."""
+    calls, content, role = message.get("tool_calls"), message.get("content"), message.get("role")
+    return MessageView(
+        role=str(role or "?"),
+        content=None if content is None else str(content),
+        tool_calls=tuple(
+            ToolCallView(str(call.get("name")), call.get("args"))
+            for call in (calls if isinstance(calls, list) else [])
+            if isinstance(call, Mapping)
+        ),
+        simulated=role == "user" and bool(message.get("simulated")),
+        simulator=str(message["simulator"]) if message.get("simulator") else None,
+    )
