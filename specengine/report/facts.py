@@ -419,15 +419,7 @@ def summary_of(results: Mapping[str, Any] | Run) -> dict[str, Any]:
     so they always agree with them (results/decode.py's `Summary`)."""
     summary = (results if isinstance(results, Run) else read_run(results)).summary
     data = dict(summary.stored)
-    data.update(
-        cases=summary.cases,
-        passed=summary.passed,
-        failed=summary.failed,
-        errored=summary.errored,
-        skipped=summary.skipped,
-        gates_skipped=summary.gates_skipped,
-        duration_s=summary.duration_s,
-    )
+    data.update(summary.counts)
     data.pop("usage", None)
     if summary.usage is not None:
         data["usage"] = summary.usage.as_dict()

@@ -252,6 +252,19 @@ class Summary:
     stored: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @property
+    def counts(self) -> dict[str, Any]:
+        """The counts taken from the cases, by the names a results file's summary gives them."""
+        return {
+            "cases": self.cases,
+            "passed": self.passed,
+            "failed": self.failed,
+            "errored": self.errored,
+            "skipped": self.skipped,
+            "gates_skipped": self.gates_skipped,
+            "duration_s": self.duration_s,
+        }
+
+    @property
     def pass_rate(self) -> float | None:
         """passed / (passed + failed + errored), the rate `--min-pass-rate` gates on (model.py's rule);
         None if nothing ran."""
