@@ -10,6 +10,7 @@ docs/spec-format.md).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -142,17 +143,21 @@ def recorded_cases(
 ) -> Iterator[Case]:
     """One case per conversation the filter keeps (and one skipped case per unreadable trace)."""
     index = first_index
+    # what every case of this eval shares, read or unreadable
+    eval_case = functools.partial(
+        Case,
+        suite=spec.suite,
+        spec=spec.spec,
+        eval_name=spec.name,
+        line=spec.line,
+        endpoint=f"source:{config.name}",
+    )
     for item in found:
         if isinstance(item, Unreadable):
             key = f"unreadable {item.file}:{item.line}" if item.line else f"unreadable {item.trace_id}"
-            yield Case(
+            yield eval_case(
                 id=f"{spec.base_id}[{key}]",
                 index=index,
-                suite=spec.suite,
-                spec=spec.spec,
-                eval_name=spec.name,
-                line=spec.line,
-                endpoint=f"source:{config.name}",
                 steps=(Step("send", "", spec.checks, spec.source),),
                 variables=spec.variables,
                 labels=spec.labels,
@@ -167,14 +172,9 @@ def recorded_cases(
         records = _records(item)
         last = len(records) - 1
         started = _started(item.start_ns)
-        yield Case(
+        yield eval_case(
             id=f"{spec.base_id}[{item.key}]",
             index=index,
-            suite=spec.suite,
-            spec=spec.spec,
-            eval_name=spec.name,
-            line=spec.line,
-            endpoint=f"source:{config.name}",
             steps=tuple(
                 Step("send", record.message, spec.checks if number == last else (), spec.source)
                 for number, record in enumerate(records)
