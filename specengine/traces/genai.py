@@ -129,10 +129,6 @@ def part_messages(value: Any, history: bool = False) -> tuple[Message, ...]:
     return tuple(out)
 
 
-def _tokens(attributes: Mapping[str, Any], name: str) -> int | None:
-    return token_count(attributes.get(name))
-
-
 def take_span(span: Span, parts: TraceParts) -> bool:
     """Add what a GenAI span says to its trace's parts; False when it is not a GenAI span."""
     attributes = span.attributes
@@ -147,8 +143,8 @@ def take_span(span: Span, parts: TraceParts) -> bool:
                 span.end_ns,
                 part_messages(attributes.get(INPUT, "[]"), history=True) if has_content else (),
                 part_messages(attributes.get(OUTPUT, "[]")) if has_content else (),
-                _tokens(attributes, "gen_ai.usage.input_tokens"),
-                _tokens(attributes, "gen_ai.usage.output_tokens"),
+                token_count(attributes.get("gen_ai.usage.input_tokens")),
+                token_count(attributes.get("gen_ai.usage.output_tokens")),
                 span.parent_id,
                 span_id=None if has_content else span.span_id,
             )

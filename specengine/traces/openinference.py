@@ -64,10 +64,6 @@ def _message(fields: Mapping[str, Any]) -> Message:
     return Message(str(fields.get("role") or ""), str(content or ""), made, fields.get("tool_call_id"))
 
 
-def _tokens(attributes: Mapping[str, Any], name: str) -> int | None:
-    return token_count(attributes.get(name))
-
-
 def take_span(span: Span, parts: TraceParts) -> bool:
     """Add what an OpenInference span says to its trace's parts; False when it is not one."""
     attributes = span.attributes
@@ -84,8 +80,8 @@ def take_span(span: Span, parts: TraceParts) -> bool:
                 span.end_ns,
                 flattened_messages(attributes, "llm.input_messages"),
                 flattened_messages(attributes, "llm.output_messages"),
-                _tokens(attributes, "llm.token_count.prompt"),
-                _tokens(attributes, "llm.token_count.completion"),
+                token_count(attributes.get("llm.token_count.prompt")),
+                token_count(attributes.get("llm.token_count.completion")),
                 span.parent_id,
             )
         )
