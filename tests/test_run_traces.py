@@ -1,5 +1,6 @@
 """`source:` end to end: a support agent's production traces, recorded by real instrumentation
-(`opentelemetry-instrumentation-openai-v2` with util-genai's agent and tool spans, and
+(`opentelemetry-instrumentation-openai-v2` with util-genai's agent and tool spans, or with its
+messages as events; `elastic-opentelemetry-instrumentation-openai`'s older event form; and
 `openinference-instrumentation-openai`), exported as the Collector's file exporter writes them,
 graded by the CLI with no request to any agent; the planted bug (a refund to the wrong order in one
 conversation in a hundred) found, frozen, and failing the same way against the live agent. Also
@@ -319,3 +320,39 @@ def test_the_case_page_links_each_trace_and_freezes_the_conversation(tmp_path, r
             follow_redirects=True,
         )
         assert frozen.status_code == 200 and 'id="frozen"' in frozen.text, frozen.text
+
+
+def test_the_older_event_form_is_read_from_a_log_record_a_message(tmp_path, model):
+    """Elastic's OpenAI instrumentation (content captured by `true`) writes content-less chat spans
+    and a log record a message of the whole history; a turn reads only its own tool results."""
+    pytest.importorskip("opentelemetry.instrumentation.openai")
+    record("older", model, tmp_path / "older.json", conversations(10, bug_every=10))
+    lines = [json.loads(line) for line in (tmp_path / "older.json").read_text().splitlines()]
+    spans = json.dumps([line for line in lines if "resourceSpans" in line])
+    logs = json.dumps([line for line in lines if "resourceLogs" in line])
+    assert "gen_ai.usage.input_tokens" in spans and "gen_ai.input.messages" not in spans
+    for name in ("user.message", "assistant.message", "tool.message", "choice"):
+        assert f'"eventName": "gen_ai.{name}"' in logs
+    folder = project(tmp_path, tmp_path, "older.json")
+    run = run_cli(["run", "specs", "-o", "out.json"], cwd=folder)
+    data = results(folder / "out.json")
+    assert data["summary"]["passed"] == 9 and data["summary"]["failed"] == 1, run.output
+    failed = next(case for case in data["cases"] if case["status"] == "failed")
+    transcript = failed["trials"][0]["transcript"]
+    assert [message["content"] for message in transcript if message["role"] == "user"] == [
+        "Where is my order ORD-0009?",
+        "I ordered ORD-0009 and ORD-9009; please refund ORD-9009",
+    ]
+    # the call ids repeat across turns (call_ORD-0009): each call has its own turn's result
+    assert [message["tool_calls"] for message in transcript if message.get("tool_calls")] == [
+        [
+            {
+                "name": "lookup_order",
+                "args": {"order_id": "ORD-0009"},
+                "result": {"order_id": "ORD-0009", "status": "shipped"},
+            }
+        ],
+        [{"name": "issue_refund", "args": {"order_id": "ORD-0009"}, "result": {"refunded": "ORD-0009"}}],
+    ]
+    assert transcript[-1]["content"] == "Done: order ORD-0009 is refunded."
+    assert failed["usage"] == {"input_tokens": 200, "output_tokens": 40, "total_tokens": 240}  # 4 calls

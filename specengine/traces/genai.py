@@ -19,8 +19,8 @@ and `gen_ai.choice` for the answer).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 import orjson
 
@@ -43,6 +43,7 @@ CHOICE = "gen_ai.choice"
 DETAILS = "gen_ai.client.inference.operation.details"  # one record a call, its messages as attributes
 TOO_DEEP = f"(nested deeper than {MAX_DEPTH} levels)"
 EARLIER_USER = Message("user")  # a user message before the last of a model call's input
+T = TypeVar("T")
 
 
 def parsed(value: Any) -> Any:
@@ -79,15 +80,18 @@ def _text(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _from_last_user(items: list[Any]) -> tuple[list[Any], int]:
+def _from_last_user(items: list[T], is_user: Callable[[T], bool]) -> tuple[list[T], int]:
     """A model call's input from its last user message on, and how many user messages came before:
-    all a turn reads of the history (`turns.py`), which an agent resends whole on every call."""
-    users = [
-        index for index, item in enumerate(items) if isinstance(item, dict) and item.get("role") == "user"
-    ]
+    all a turn reads of the history (`turns.py`), which an agent resends whole on every call (an
+    earlier turn's tool result, read again, would be taken for this turn's call of the same id)."""
+    users = [index for index, item in enumerate(items) if is_user(item)]
     if len(users) < 2:
         return items, 0
     return items[users[-1] :], len(users) - 1
+
+
+def _is_user_item(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("role") == "user"
 
 
 def _brackets(text: str | bytes) -> int:
@@ -103,7 +107,7 @@ def part_messages(value: Any, history: bool = False) -> tuple[Message, ...]:
         raise ValueError("gen_ai messages are not a JSON list")
     out: list[Message] = []
     if history:
-        items, earlier = _from_last_user(items)
+        items, earlier = _from_last_user(items, _is_user_item)
         out += [EARLIER_USER] * earlier
     for item in items:
         if not isinstance(item, dict):
@@ -175,16 +179,20 @@ def event_messages(events: Iterable[LogRecord]) -> tuple[tuple[Message, ...], tu
     """A content-less `chat` span's messages from its log records: (input, output)."""
     inputs: list[Message] = []
     outputs: list[Message] = []
+    older: list[Message] = []  # the older form's input, a record a message of the whole history
     for event in sorted(events, key=lambda record: record.time_ns):
         body = event.body if isinstance(event.body, Mapping) else {}
         if event.event == DETAILS:
             inputs += part_messages(event.attributes.get(INPUT, []), history=True)
             outputs += part_messages(event.attributes.get(OUTPUT, []))
         elif event.event in EVENT_ROLES:
-            inputs.append(_event_message(EVENT_ROLES[event.event], body))
+            older.append(_event_message(EVENT_ROLES[event.event], body))
         elif event.event == CHOICE:
             message = body.get("message")
             outputs.append(_event_message("assistant", message if isinstance(message, Mapping) else {}))
+    if older:
+        older, earlier = _from_last_user(older, lambda message: message.role == "user")
+        inputs += [EARLIER_USER] * earlier + older
     return tuple(inputs), tuple(outputs)
 
 

@@ -13,7 +13,10 @@ OpenTelemetry SDK exporting what the instrumentation records. Two instrumentatio
   (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=event_only`): `chat` spans without content,
   the messages in a `gen_ai.client.inference.operation.details` log record tied to each, written
   after the spans as `{"resourceLogs": [...]}` lines; each conversation is one trace under an
-  application span.
+  application span;
+- `older`: the same, recorded by `elastic-opentelemetry-instrumentation-openai` with content
+  captured (`true`): the GenAI conventions' older event form, a log record a message
+  (`gen_ai.user.message`, `gen_ai.assistant.message`, `gen_ai.tool.message`, `gen_ai.choice`).
 
 Spans are written as the OpenTelemetry Collector's file exporter writes them: one
 `{"resourceSpans": [...]}` object per line, `MessageToDict(encode_spans(batch))`.
@@ -56,21 +59,25 @@ TOOLS = [
 ]
 
 
+USAGE = {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}  # what every answer reports
+
+
 def model_reply(messages: Sequence[Mapping[str, Any]]) -> Reply:
     """What the scripted model answers: a tool call for a request, a sentence for a tool's result."""
     last = messages[-1]
     if last.get("role") == "tool":
         result = json.loads(str(last.get("content") or "{}"))
         if "refunded" in result:
-            return Reply(content=f"Done: order {result['refunded']} is refunded.")
-        return Reply(content=f"Order {result.get('order_id')} is {result.get('status')}.")
+            return Reply(content=f"Done: order {result['refunded']} is refunded.", usage=USAGE)
+        return Reply(content=f"Order {result.get('order_id')} is {result.get('status')}.", usage=USAGE)
     text = str(last.get("content") or "")
     orders = ORDER.findall(text)
     if not orders:
-        return Reply(content="How can I help with your order?")
+        return Reply(content="How can I help with your order?", usage=USAGE)
     # the planted bug: with two orders named, the first one is refunded, not the one asked for
     tool = "issue_refund" if "refund" in text.lower() else "lookup_order"
-    return Reply(tool_calls=[{"name": tool, "args": {"order_id": orders[0]}, "id": f"call_{orders[0]}"}])
+    call = {"name": tool, "args": {"order_id": orders[0]}, "id": f"call_{orders[0]}"}
+    return Reply(tool_calls=[call], usage=USAGE)
 
 
 class ScriptedModel(AgentServer):
@@ -122,15 +129,23 @@ AGENT = textwrap.dedent(
         from opentelemetry.util.genai.handler import get_telemetry_handler
         OpenAIInstrumentor().instrument(tracer_provider=provider)
         handler = get_telemetry_handler(tracer_provider=provider)
-    elif job["style"] == "events":
+    elif job["style"] in ("events", "older"):
         from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
-        from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+        if job["style"] == "events":
+            from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+        else:  # Elastic's instrumentation: a log record a message
+            from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+        from opentelemetry._logs import set_logger_provider
         from opentelemetry.sdk._logs import LoggerProvider
         from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
         log_exporter = InMemoryLogRecordExporter()
         logger_provider = LoggerProvider(resource=provider.resource)
         logger_provider.add_log_record_processor(SimpleLogRecordProcessor(log_exporter))
-        OpenAIInstrumentor().instrument(tracer_provider=provider, logger_provider=logger_provider)
+        if job["style"] == "events":
+            OpenAIInstrumentor().instrument(tracer_provider=provider, logger_provider=logger_provider)
+        else:  # Elastic's hands a logger_provider to get_logger as a version: it takes the global one
+            set_logger_provider(logger_provider)
+            OpenAIInstrumentor().instrument(tracer_provider=provider)
         tracer = provider.get_tracer("support-agent")
     else:
         from openinference.instrumentation import using_session
@@ -160,7 +175,7 @@ AGENT = textwrap.dedent(
                 return message.content
             for call in calls:
                 args = json.loads(call.function.arguments)
-                if job["style"] == "events":
+                if job["style"] in ("events", "older"):
                     result = run_tool(call.function.name, args)
                 elif job["style"] == "genai":
                     with handler.tool(call.function.name, tool_call_id=call.id) as tool:
@@ -183,7 +198,7 @@ AGENT = textwrap.dedent(
                 batch = encode_spans(spans[start:start + job["batch"]])
                 batch = MessageToDict(batch, use_integers_for_enums=True)
                 out.write(json.dumps(batch) + "\\n")
-            if job["style"] == "events":
+            if job["style"] in ("events", "older"):
                 logs = encode_logs(log_exporter.get_finished_logs())
                 logs = MessageToDict(logs, use_integers_for_enums=True)
                 log_exporter.clear()
@@ -194,7 +209,7 @@ AGENT = textwrap.dedent(
             write(conversation["out"])
             continue
         history = [{"role": "system", "content": "You are the support agent of an online shop."}]
-        if job["style"] == "events":  # one trace a conversation: its spans grouped by trace id
+        if job["style"] in ("events", "older"):  # one trace a conversation: its spans grouped by trace id
             with tracer.start_as_current_span("conversation " + conversation["id"]):
                 for text in conversation["messages"]:
                     history.append({"role": "user", "content": text})
@@ -240,6 +255,9 @@ def record(
     }
     if style == "events":  # the messages in log records, not on the spans
         env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "event_only"
+    if style == "older":  # a log record a message, content captured by `true`, no opt-in read
+        env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
+        del env["OTEL_SEMCONV_STABILITY_OPT_IN"]
     subprocess.run(
         [sys.executable, "-c", AGENT, json.dumps(job)], env=env, check=True, capture_output=True, timeout=120
     )
