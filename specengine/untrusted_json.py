@@ -20,6 +20,10 @@ from typing import Any
 
 MAX_DEPTH = 128  # far beyond any real answer; far enough below Python's 1,000 frames for what walks it
 
+# json.loads builds a decoder on every call given an option; a stream's events are read by the
+# thousand, so each `strict` has one (a decoder keeps no state between texts).
+_DECODERS = {True: json.JSONDecoder(strict=True), False: json.JSONDecoder(strict=False)}
+
 
 class JSONTooDeep(json.JSONDecodeError):
     """A JSON text nested deeper than MAX_DEPTH."""
@@ -33,7 +37,10 @@ def read_json(text: str | bytes | bytearray, *, strict: bool = True) -> Any:
     """`text` parsed as JSON, at most MAX_DEPTH arrays and objects deep; raises ValueError (a
     json.JSONDecodeError: JSONTooDeep when too deep) for anything else."""
     try:
-        value = json.loads(text, strict=strict)
+        if isinstance(text, str) and not text.startswith("\ufeff"):  # json.loads refuses the BOM
+            value = _DECODERS[strict].decode(text)
+        else:
+            value = json.loads(text, strict=strict)
     except RecursionError:
         raise JSONTooDeep(text) from None
     # an answer with fewer brackets than the limit cannot be nested deeper: no walk for most answers

@@ -54,7 +54,8 @@ from specengine.endpoints.answer_paths import shown_paths
 from specengine.endpoints.base import Adapter, Conversation, body_excerpt, error_text, request_json
 from specengine.endpoints.tool_call_shapes import Unreadable, key_map, read_calls
 from specengine.errors import EndpointError, TemplateError
-from specengine.templates import environment, render, render_native, render_url, undeclared_names
+from specengine.expressions import MISSING, Expression
+from specengine.templates import render, render_native, render_url, undeclared_names
 from specengine.transcript import ToolCall, Turn
 
 EXPRESSIONS = ("reply", "tool_calls", "session_id", "error")
@@ -69,13 +70,14 @@ class HttpAdapter(Adapter):
 
     def __init__(self, config: Any, client: Any):
         super().__init__(config, client)
-        self._compiled: dict[str, Any] = {}
+        self._compiled: dict[str, Expression | None] = {}
 
     def conversation(self, variables: Mapping[str, Any] | None = None) -> HttpConversation:
         return HttpConversation(self, variables or {})
 
-    def expression(self, key: str) -> Any:
-        """The compiled expression of option `key` (None when the option is not set)."""
+    def expression(self, key: str) -> Expression | None:
+        """The compiled expression of option `key` (None when the option is not set), compiled once
+        per endpoint: a stream reads it on every event."""
         if key in self._compiled:
             return self._compiled[key]
         source = self.source(key)
@@ -86,7 +88,7 @@ class HttpAdapter(Adapter):
         if not isinstance(source, str) or not source.strip():
             raise self.problem(f"`{key}` must be an expression text, such as json.answer")
         try:
-            compiled = environment().compile_expression(source.strip(), undefined_to_none=False)
+            compiled = Expression(source.strip())
         except JinjaTemplateError as exc:  # TemplateSyntaxError
             detail = exc.message or exc
             raise self.problem(f"`{key}: {source.strip()}` is not a valid expression: {detail}") from None
@@ -152,12 +154,12 @@ class HttpAdapter(Adapter):
         if expression is None:
             return None
         try:
-            value = expression(**answer)
+            value = expression.read(answer)
         except UndefinedError:
             return None
         except Exception:
             return self.evaluate("error", answer, text)  # raises the located problem
-        if isinstance(value, Undefined):
+        if value is MISSING or isinstance(value, Undefined):
             return None
         return error_text(value)
 

@@ -36,6 +36,7 @@ from jinja2.exceptions import UndefinedError
 from specengine.endpoints.answer_paths import shown_paths
 from specengine.endpoints.base import body_excerpt, error_text, post_events
 from specengine.errors import EndpointError
+from specengine.expressions import MISSING
 from specengine.transcript import ToolCall
 from specengine.untrusted_json import read_json
 
@@ -131,7 +132,7 @@ class StreamReading:
         if expression is None:
             return None
         try:
-            value = expression(**answer)
+            value = expression.read(answer)
         except UndefinedError:
             return None
         except Exception as exc:  # a mistake in the expression, the same on every event
@@ -142,7 +143,7 @@ class StreamReading:
                 f"`{key}: {source}` failed on a stream event: {detail} (the event was: {body_excerpt(data)})",
                 f"{key}: {detail}",
             ) from None
-        if isinstance(value, Undefined) or value is False:
+        if value is MISSING or value is False or isinstance(value, Undefined):
             return None
         return value
 
