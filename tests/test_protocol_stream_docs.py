@@ -1,7 +1,8 @@
 """The literal exchanges of docs/spec-format.md's "Event-stream protocols" are what the adapters
 send and read: each documented answer, served as written, gives the turn the page says, and the
 request each adapter sends has the documented shape. (The live servers of these protocols are
-tests/test_protocol_ag_ui.py's and tests/test_protocol_ai_sdk.py's.)"""
+tests/test_protocol_ag_ui.py's and tests/test_protocol_ai_sdk.py's.) So is the `http` stream's tool
+call in pieces: the documented endpoint reads the documented chat deltas as one call."""
 
 from __future__ import annotations
 
@@ -43,3 +44,22 @@ def test_the_documented_answer_gives_the_documented_turn_from_the_documented_req
         assert turn.tool_calls[0].result == '{"order":"A-17","status":"shipped"}'
     else:
         assert turn.tool_calls[0].result == {"order": "A-17", "status": "shipped"}
+
+
+def test_the_documented_tool_call_in_pieces_is_one_call_from_the_documented_endpoint():
+    import yaml
+
+    endpoint = yaml.safe_load(documented("http-pieces-endpoint"))["endpoints"]["chat-stream"]
+    with ScriptedHTTPServer() as server:
+        server.route("/v1/chat/completions", lambda request: sse_reply(documented("http-pieces-answer")))
+        (turn,) = talk({**endpoint, "url": server.url_for("/v1/chat/completions")}, "where is order A-17?")
+        sent = server.requests_to("/v1/chat/completions")[0].json
+    assert turn.reply == "Order A-17 is shipped."
+    assert [(call.name, call.args, call.id) for call in turn.tool_calls] == [
+        ("lookup_order", {"order_id": "A-17"}, "call_1")
+    ]
+    assert sent == {
+        "model": "my-model",
+        "stream": True,
+        "messages": [{"role": "user", "content": "where is order A-17?"}],
+    }

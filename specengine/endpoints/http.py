@@ -52,7 +52,7 @@ from jinja2.exceptions import TemplateError as JinjaTemplateError
 
 from specengine.endpoints.answer_paths import shown_paths
 from specengine.endpoints.base import Adapter, Conversation, body_excerpt, error_text, request_json
-from specengine.endpoints.tool_call_shapes import Unreadable, key_map, read_calls
+from specengine.endpoints.tool_call_shapes import CallItem, Unreadable, key_map, read_items
 from specengine.errors import EndpointError, TemplateError
 from specengine.expressions import MISSING, Expression
 from specengine.templates import render, render_native, render_url, undeclared_names
@@ -340,8 +340,14 @@ def _describe(exc: Exception) -> str:
 
 def read_tool_calls(adapter: HttpAdapter, value: Any) -> tuple[ToolCall, ...]:
     """The calls of a `tool_calls` value, as the endpoint's key map (if any) reads them."""
+    return tuple(item.call() for item in read_call_items(adapter, value))
+
+
+def read_call_items(adapter: HttpAdapter, value: Any, pieces: bool = False) -> tuple[CallItem, ...]:
+    """The items of a `tool_calls` value, arguments as written (with `pieces`, a stream event's
+    pieces of calls too: call_pieces.py joins them)."""
     source = str(adapter.source("tool_calls")).strip()
     try:
-        return read_calls(value, source, key_map(adapter.config.options.get("tool_calls")))
+        return read_items(value, source, key_map(adapter.config.options.get("tool_calls")), pieces)
     except Unreadable as exc:
         raise adapter.located("tool_calls", exc.message, "tool_calls: unreadable") from None

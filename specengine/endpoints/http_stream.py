@@ -11,7 +11,9 @@ on each event, with these variables:
 - `headers` (lower-case names) and `status`: the answer's.
 
 `reply` gives the text an event carries; the texts of all events are joined. `tool_calls` gives the
-calls an event carries (a list, read as for a JSON answer); all events' calls are kept in order.
+calls an event carries (a list, read as for a JSON answer); all events' calls are kept in order,
+and a call sent in pieces over many events (OpenAI's deltas: `index`, `id` and name first, then
+`arguments` in pieces) is joined into one (call_pieces.py), its arguments parsed when the stream ends.
 `error` gives the error an event means: the first one fails the turn and ends the reading.
 `session_id` gives the session an event names; the last one counts. An expression that finds
 nothing on an event (a key the event lacks, `json.delta if event == "delta"` on another event)
@@ -35,6 +37,8 @@ from jinja2.exceptions import UndefinedError
 
 from specengine.endpoints.answer_paths import shown_paths
 from specengine.endpoints.base import body_excerpt, error_text, post_events
+from specengine.endpoints.call_pieces import JoinedCalls
+from specengine.endpoints.tool_call_shapes import CallItem
 from specengine.errors import EndpointError
 from specengine.expressions import MISSING
 from specengine.transcript import ToolCall
@@ -65,17 +69,17 @@ class StreamReading:
     """A `post_events` feed that evaluates the endpoint's expressions on each event."""
 
     def __init__(self, adapter: HttpAdapter):
-        from specengine.endpoints.http import read_tool_calls
+        from specengine.endpoints.http import read_call_items
 
         self.adapter = adapter
-        self.read_calls = read_tool_calls
+        self.read_items = read_call_items
         self.expressions = {
             key: adapter.expression(key) for key in ("error", "reply", "tool_calls", "session_id")
         }
         self.started = time.perf_counter()
         self.ttft: float | None = None
         self.texts: list[str] = []
-        self.calls: list[ToolCall] = []
+        self.calls = JoinedCalls()
         self.session: Any = None
         self.error: str | None = None
         self.found = False
@@ -119,7 +123,9 @@ class StreamReading:
             self.found = True
         calls = self._value("tool_calls", answer, data)
         if calls is not None:
-            self.calls.extend(self.read_calls(self.adapter, calls))
+            for item in self.read_items(self.adapter, calls, pieces=True):
+                if not self.calls.add(item):
+                    raise self._stray(item, data)
             self.found = True
         session = self._value("session_id", answer, data)
         if session is not None and session != "":
@@ -147,6 +153,18 @@ class StreamReading:
             return None
         return value
 
+    def _stray(self, item: CallItem, data: str) -> EndpointError:
+        """The error for a piece of a call (no name) that no earlier event started."""
+        source = str(self.adapter.source("tool_calls")).strip()
+        named = f"id {item.id!r}" if item.id is not None else f"index {item.index!r}"
+        return self.adapter.located(
+            "tool_calls",
+            f"`tool_calls: {source}` gave a piece of a tool call ({named}, no name) that no earlier "
+            f"event started: a call starts with an item that holds its name (the event was: "
+            f"{body_excerpt(data)})",
+            "tool_calls: a piece of no call",
+        )
+
     def nothing_found(self) -> EndpointError:
         """The error for a stream whose events none of the expressions read anything from."""
         source = str(self.adapter.source("reply")).strip()
@@ -173,7 +191,7 @@ async def read_stream(adapter: HttpAdapter, body: Any, method: str, url: str) ->
         raise reading.nothing_found()
     return StreamedAnswer(
         reply="".join(reading.texts),
-        tool_calls=tuple(reading.calls),
+        tool_calls=reading.calls.calls(),
         session_id=reading.session,
         error=reading.error,
         latency_s=latency,

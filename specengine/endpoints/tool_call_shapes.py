@@ -69,30 +69,55 @@ class Unreadable(ValueError):
         self.message = message
 
 
+@dataclass(frozen=True)
+class CallItem:
+    """One item of a `tool_calls` value as the API wrote it: a whole call, or, in a stream, a piece
+    of one (no name; the `index` or id of the call an earlier event started)."""
+
+    name: str | None  # None for a piece
+    args: Any  # as written: a JSON text (in a stream maybe a piece of one), a structure, or None
+    id: str | None = None
+    index: int | str | None = None  # the item's `index`: which call of the message it belongs to
+
+    def call(self) -> ToolCall:
+        """The call, its arguments parsed (a JSON text through the untrusted reader)."""
+        return _call(self.name or "", self.args, self.id)
+
+
 def read_calls(value: Any, source: str, mapping: KeyMap | None = None) -> tuple[ToolCall, ...]:
     """The calls in the value `tool_calls` picked; Unreadable when an item is none."""
+    return tuple(item.call() for item in read_items(value, source, mapping))
+
+
+def read_items(
+    value: Any, source: str, mapping: KeyMap | None = None, pieces: bool = False
+) -> tuple[CallItem, ...]:
+    """The items of the value `tool_calls` picked, arguments as written; Unreadable when an item is
+    no call (with `pieces`, as a stream's event may send, an item without a name but with an
+    `index` or an id is a piece of a call)."""
     if value is None:
         return ()
     items: list[Any]
     if isinstance(value, Mapping):
         if mapping is None and _read_item(value) is None and _is_tool_table(value):
-            return tuple(_call(str(name), args) for name, args in value.items())
+            return tuple(CallItem(str(name), args) for name, args in value.items())
         items = [value]
     elif isinstance(value, (list, tuple)):
         items = list(value)
     else:
         raise Unreadable(f"`tool_calls: {source}` must give a list of tool calls, got {_excerpt(value)}")
-    calls = []
+    read = []
     for position, item in enumerate(items):
         call = _mapped_item(item, mapping) if mapping is not None else _read_item(item)
-        if call is None:
+        if call is None or (call.name is None and not pieces):
             raise Unreadable(_unreadable(item, position, source, mapping))
-        calls.append(call)
-    return tuple(calls)
+        read.append(call)
+    return tuple(read)
 
 
-def _read_item(item: Any) -> ToolCall | None:
-    """The call an item holds, in any shape this module knows; None when it is in none of them."""
+def _read_item(item: Any) -> CallItem | None:
+    """The call an item holds, in any shape this module knows (a nameless piece when it has an
+    `index` or an id); None when it is in none of them."""
     if not isinstance(item, Mapping):
         return None
     function = item.get("function")
@@ -101,15 +126,18 @@ def _read_item(item: Any) -> ToolCall | None:
     else:
         fields = item
     name = _first(fields, NAME_KEYS)
+    args = _first(fields, ARGS_KEYS)
+    if args is None and fields is not item:
+        args = _first(item, ARGS_KEYS)
+    call_id, index = _id(_first(item, ID_KEYS)), _index(item.get("index"))
     if isinstance(name, str) and name:
-        args = _first(fields, ARGS_KEYS)
-        if args is None and fields is not item:
-            args = _first(item, ARGS_KEYS)
-        return _call(name, args, _first(item, ID_KEYS))
+        return CallItem(name, args, call_id, index)
     if len(item) == 1:  # {"lookup_order": {"order_id": "ORD-1"}}
-        [(key, args)] = item.items()
-        if str(key) not in _FIELDS and (args is None or isinstance(args, (Mapping, str))):
-            return _call(str(key), args)
+        [(key, one)] = item.items()
+        if str(key) not in _FIELDS and (one is None or isinstance(one, (Mapping, str))):
+            return CallItem(str(key), one)
+    if call_id is not None or index is not None:
+        return CallItem(None, args, call_id, index)
     return None
 
 
@@ -120,19 +148,33 @@ def _is_tool_table(value: Mapping[str, Any]) -> bool:
     )
 
 
-def _mapped_item(item: Any, mapping: KeyMap) -> ToolCall | None:
+def _mapped_item(item: Any, mapping: KeyMap) -> CallItem | None:
     if not isinstance(item, Mapping):
         return None
     name = _path(item, mapping.name)
-    if not isinstance(name, str) or not name:
-        return None
     args = _path(item, mapping.args) if mapping.args else None
-    return _call(name, args, _path(item, mapping.id) if mapping.id else None)
+    call_id, index = _id(_path(item, mapping.id) if mapping.id else None), _index(item.get("index"))
+    if isinstance(name, str) and name:
+        return CallItem(name, args, call_id, index)
+    if call_id is not None or index is not None:
+        return CallItem(None, args, call_id, index)
+    return None
 
 
 def _call(name: str, raw_args: Any, call_id: Any = None) -> ToolCall:
     args, note = parse_arguments(raw_args)
     return ToolCall(name=name, args=args, id=str(call_id) if call_id else None, note=note)
+
+
+def _id(value: Any) -> str | None:
+    return str(value) if value else None
+
+
+def _index(value: Any) -> int | str | None:
+    """An item's `index` when it is one (a number or a text; a boolean is none)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or value == "":
+        return None
+    return value
 
 
 def _first(fields: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
