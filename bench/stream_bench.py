@@ -9,7 +9,11 @@ best CPU milliseconds (user + system, this process only) of each way over `--rep
 - newline-delimited JSON, the reader alone;
 - AG-UI: the ag-ui adapter's reading of TEXT_MESSAGE_CONTENT events (JSON parsed, deltas joined);
 - AI SDK: the ai-sdk adapter's reading of text-delta chunks;
-- http with `stream: true`: an endpoint expression evaluated on each event.
+- http with `stream: true`: the endpoint's expressions evaluated on each event: a plain path
+  (`json.delta`, over JSON lines), OpenAI-style chat deltas (`reply` and `tool_calls` paths into
+  `json.choices[0].delta`, over SSE), a guarded path on the ag-ui events (`json.delta if json.type
+  == ...`), all read without a template, and an expression with a filter, which the sandbox
+  evaluates.
 
 Usage: python bench/stream_bench.py [--events 10000] [--repeat 5]
 """
@@ -46,8 +50,10 @@ count = int(sys.argv[2])
 ag_ui = 'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"word "}\\n\\n' * count
 ai_sdk = 'data: {"type":"text-start","id":"t1"}\\n\\n'
 ai_sdk += 'data: {"type":"text-delta","id":"t1","delta":"word "}\\n\\n' * count + "data: [DONE]\\n\\n"
+chat = 'data: {"choices":[{"index":0,"delta":{"content":"word "},"finish_reason":null}]}\\n\\n' * count
 bodies = {
     "/sse": ("text/event-stream", ag_ui),
+    "/chat": ("text/event-stream", chat + "data: [DONE]\\n\\n"),
     "/ndjson": ("application/x-ndjson", '{"delta":"word "}\\n' * count),
     "/ai-sdk": ("text/event-stream", ai_sdk),
 }
@@ -112,6 +118,32 @@ def main() -> None:
             "ai-sdk text-delta": (config(base + "/ai-sdk"), lambda: UiMessageStream().feed, False),
             "http stream: true, json.delta": (
                 config(base + "/ndjson", body={}, reply="json.delta", stream=True),
+                lambda: keep_nothing,
+                True,
+            ),
+            "http SSE chat deltas": (
+                config(
+                    base + "/chat",
+                    body={},
+                    reply="json.choices[0].delta.content",
+                    tool_calls="json.choices[0].delta.tool_calls",
+                    stream=True,
+                ),
+                lambda: keep_nothing,
+                True,
+            ),
+            "http SSE, path if type ==": (
+                config(
+                    base + "/sse",
+                    body={},
+                    reply="json.delta if json.type == 'TEXT_MESSAGE_CONTENT'",
+                    stream=True,
+                ),
+                lambda: keep_nothing,
+                True,
+            ),
+            "http SSE, a filter (sandbox)": (
+                config(base + "/sse", body={}, reply="json.delta | string", stream=True),
                 lambda: keep_nothing,
                 True,
             ),

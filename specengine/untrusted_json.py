@@ -44,6 +44,8 @@ def read_json(text: str | bytes | bytearray, *, strict: bool = True) -> Any:
     except RecursionError:
         raise JSONTooDeep(text) from None
     # an answer with fewer brackets than the limit cannot be nested deeper: no walk for most answers
+    if len(text) <= MAX_DEPTH:  # a stream's small events: too short to hold that many brackets
+        return value
     array, object_ = ("[", "{") if isinstance(text, str) else (b"[", b"{")
     if text.count(array) + text.count(object_) > MAX_DEPTH and deeper_than(value, MAX_DEPTH):  # type: ignore[arg-type]
         raise JSONTooDeep(text)

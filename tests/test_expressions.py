@@ -64,6 +64,23 @@ PATHS = [
     "json[true]",
     "range",
     "nothing.at.all",
+    "json.text if event == 'message'",
+    "json.text if event == 'delta'",
+    "json.text if event != 'delta' else json.n",
+    "json.text if event == 'delta' else json.n",
+    "json.text if json.missing == 'x'",
+    "json.text if json.none == none",
+    "json.missing if json.n == 7",
+    "json.text if json.n",
+    "json.text if json.none else json.list",
+    "json.text if json.none else json.missing",
+    "json.text if json.missing",
+    "json.items if json.n == 7",
+    "json.text if json.n < 9",
+    "json.text if json.n == 7 == 7",
+    "json.text if json.n == json.n",
+    "json.text if 7 == json.n",
+    "[json] if event == 'message'",
 ]
 
 
@@ -101,6 +118,10 @@ def test_plain_paths_are_read_and_anything_else_is_left_to_the_sandbox():
     assert plain_path("headers['content-type']") == ("headers", ((True, "content-type"),))
     for source in ("json.a if b", "json.a | upper", "json[n]", "json[-1]", "json._x", "json[true]", "a b"):
         assert plain_path(source) is None, source
+    guarded = Expression("json.delta if json.type == 'delta'")
+    assert guarded.read({"json": {"type": "delta", "delta": "Hi"}}) == "Hi"
+    assert guarded.read({"json": {"type": "ping"}}) is MISSING  # no `else`: nothing, at once
+    assert guarded.read({"json": {"delta": "Hi"}}) is MISSING  # no `type` to test
 
 
 def test_a_missing_key_is_missing_to_read_and_undefined_to_the_call():
@@ -116,6 +137,7 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("abxy"), inner, max_size=3),
     max_leaves=8,
 )
+comparisons = st.sampled_from(["", " == 'a'", " != 'a'", " == 0", " == none", " == true"])
 steps = st.lists(
     st.sampled_from([".a", ".b", ".x", "[0]", "[1]", "['a']", "['y']", ".count", ".get", ".upper", ".0"]),
     max_size=4,
@@ -126,6 +148,22 @@ steps = st.lists(
 @given(json_values, steps)
 def test_any_json_and_any_path_read_as_the_sandbox_reads_them(value, path):
     source = "json" + "".join(path)
+    sandboxed = environment().compile_expression(source, undefined_to_none=False)
+    expected = outcome(lambda: sandboxed(json=value))
+    assert outcome(lambda: Expression(source)(json=value)) == expected
+    read = outcome(lambda: Expression(source).read({"json": value}))
+    assert read == expected or (
+        read == ("value", MISSING)
+        and (expected[0] == "undefined" or expected[:2] == ("raised", "UndefinedError"))
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values, steps, steps, comparisons, st.one_of(st.none(), steps))
+def test_any_json_and_any_guarded_path_read_as_the_sandbox_reads_them(value, then, test, compare, other):
+    source = f"json{''.join(then)} if json{''.join(test)}{compare}"
+    if other is not None:
+        source += f" else json{''.join(other)}"
     sandboxed = environment().compile_expression(source, undefined_to_none=False)
     expected = outcome(lambda: sandboxed(json=value))
     assert outcome(lambda: Expression(source)(json=value)) == expected
