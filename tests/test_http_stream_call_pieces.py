@@ -12,7 +12,7 @@ from support.runs import run_spec
 from support.servers import Reply, ScriptedHTTPServer
 
 from specengine.endpoints.call_pieces import JoinedCalls
-from specengine.endpoints.tool_call_shapes import CallItem
+from specengine.endpoints.tool_call_shapes import CallItem, KeyMap, Unreadable, read_items
 
 
 def chunk(delta: dict, finish: str | None = None, usage: dict | None = None) -> str:
@@ -162,3 +162,16 @@ def test_a_piece_whose_id_and_index_match_no_call_is_refused():
     assert not calls.add(CallItem(None, "{}", "c9"))
     assert not calls.add(CallItem(None, "{}", None, 1))
     assert calls.add(CallItem(None, "{}", "c9", 0))  # an unknown id, a known index
+
+
+def test_a_nameless_item_with_an_index_or_id_is_a_piece_only_where_a_stream_reads_pieces():
+    item = {"index": 0, "function": {"arguments": '{"ord'}}
+    assert read_items([item], "json.calls", pieces=True) == (CallItem(None, '{"ord', None, 0),)
+    with pytest.raises(Unreadable, match="item 0 is not a tool call specengine reads"):
+        read_items([item], "json.calls")
+    mapping = KeyMap(source="json.calls", name="tool", args="data", id="ref")
+    assert read_items([{"ref": "c1", "data": '": 1}'}], "json.calls", mapping, pieces=True) == (
+        CallItem(None, '": 1}', "c1", None),
+    )
+    with pytest.raises(Unreadable):  # neither a name, nor an index or id: no call, no piece
+        read_items([{"function": {"arguments": "{}"}}], "json.calls", pieces=True)
