@@ -2,7 +2,7 @@
 
 An `http` endpoint's expressions are read on every answer, and with `stream: true` on every event
 of a stream: 10,000 events are 10,000 evaluations. Jinja2 builds a template context for each, which
-cost more than reading the stream itself. Most expressions are a plain path (a name, then
+costs more than reading the stream itself. Most expressions are a plain path (a name, then
 attributes and items with literal keys and indexes), and a path through JSON data needs no
 template: `Expression` follows it in the data directly, and so it does with the guard a stream's
 expressions put on such a path (`json.delta if json.type == 'delta'`, `!=`, a path's truth, an
