@@ -185,17 +185,10 @@ def test_no_package_imports_in_a_circle() -> None:
     assert _circles(packages) == []
 
 
-KNOWN_CIRCLES = [
-    ["specengine.endpoints.http", "specengine.endpoints.http_stream"],
-    ["specengine.results.decode", "specengine.results.loaded"],
-]
-"""Module circles inside one package still to be cut (each by a deferred import); none may be added."""
-
-
-def test_no_new_module_circles() -> None:
+def test_no_module_circles() -> None:
     """Modules import in one direction too: a circle, deferred import or not, means two modules that
     are one job or a third module missing."""
-    assert [circle for circle in _circles(_graph()) if circle not in KNOWN_CIRCLES] == []
+    assert _circles(_graph()) == []
 
 
 def test_the_circle_finder_finds_circles() -> None:

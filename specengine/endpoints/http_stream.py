@@ -64,10 +64,7 @@ class StreamReading:
     """A `post_events` feed that evaluates the endpoint's expressions on each event."""
 
     def __init__(self, adapter: HttpAdapter):
-        from specengine.endpoints.http import read_tool_calls
-
         self.adapter = adapter
-        self.read_calls = read_tool_calls
         self.expressions = {
             key: adapter.expression(key) for key in ("error", "reply", "tool_calls", "session_id")
         }
@@ -118,7 +115,7 @@ class StreamReading:
             self.found = True
         calls = self._value("tool_calls", answer, data)
         if calls is not None:
-            self.calls.extend(self.read_calls(self.adapter, calls))
+            self.calls.extend(self.adapter.read_tool_calls(calls))
             self.found = True
         session = self._value("session_id", answer, data)
         if session is not None and session != "":
