@@ -37,12 +37,12 @@ sys.path.insert(0, str(REPO))
 
 from specengine.compile import case_stream  # noqa: E402
 from specengine.endpoints.openai_chat import parse_completion  # noqa: E402
+from specengine.engine.prepare import PrepareOptions, count_cases, prepare  # noqa: E402
 from specengine.fast_json import json_line  # noqa: E402
 from specengine.grade.grader import grade_trial, trial_result  # noqa: E402
 from specengine.report.console import FailureLog  # noqa: E402
 from specengine.results.model import CaseResult, case_outcome  # noqa: E402
 from specengine.results.writer import ResultsWriter  # noqa: E402
-from specengine.run.prepare import PrepareOptions, count_cases, prepare  # noqa: E402
 from specengine.source.datasets import iter_rows  # noqa: E402
 from specengine.transcript import TurnRecord  # noqa: E402
 

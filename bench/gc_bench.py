@@ -1,7 +1,7 @@
 """What switching off Python's garbage collector during validate_paths buys `specengine validate`,
 and what freezing a plan's kept cases buys `specengine run`.
 
-validate.validator.validate_paths switches the collector off while it reads and checks the specs
+validation.validator.validate_paths switches the collector off while it reads and checks the specs
 (for every caller: validate, plan and run), then freezes what it allocated before switching it back
 on. Parsing a thousand specs allocates millions of small objects that form no cycles, and each full
 collection walks them all; without the freeze, the first collection after validate_paths would
@@ -33,7 +33,7 @@ from validate_bench import write_specs
 DRIVER = """
 import atexit, gc, sys, time, types
 from specengine.compile import case_stream
-from specengine.validate import validator
+from specengine.validation import validator
 paused, started = [0.0], [0.0]
 def timer(phase, info):
     if phase == "start":

@@ -1,4 +1,4 @@
-"""What keeping asyncio's read buffers on the heap (run/event_loop.py) buys a run of small answers.
+"""What keeping asyncio's read buffers on the heap (engine/event_loop.py) buys a run of small answers.
 
 asyncio reads each answer into a new 256 KB buffer and shrinks it; glibc's malloc serves a block that
 large with mmap unless a larger block was freed before, so every answer can cost three more system
@@ -21,7 +21,7 @@ from timing import arguments, python_env
 
 WITHOUT = """
 import sys
-from specengine.run import event_loop
+from specengine.engine import event_loop
 event_loop._keep_read_buffers_on_the_heap = lambda: None
 from specengine.entry import main
 sys.argv = ["specengine", *sys.argv[1:]]

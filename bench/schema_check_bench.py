@@ -1,4 +1,4 @@
-"""What jsonschema_rs (validate.schema.is_valid) buys over asking jsonschema.
+"""What jsonschema_rs (validation.schema.is_valid) buys over asking jsonschema.
 
 `specengine validate` checks every spec against schemas/spec.schema.json. Most specs are valid, and
 for those jsonschema_rs answers alone (on the document read as plain JSON); jsonschema is imported
@@ -29,11 +29,11 @@ from validate_bench import SPEC, write_specs
 sys.path.insert(0, str(REPO))
 
 from specengine.source.loader import parse_yaml  # noqa: E402
-from specengine.validate import schema  # noqa: E402
+from specengine.validation import schema  # noqa: E402
 
 WITHOUT_JSONSCHEMA_RS = """
 import sys
-from specengine.validate import schema_messages
+from specengine.validation import schema_messages
 schema_messages.is_valid = lambda data, name="spec": None  # "cannot decide": ask jsonschema
 from specengine.entry import main
 sys.argv = ["specengine", *sys.argv[1:]]

@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 from specengine import templates  # noqa: E402
 from specengine.compile.compiler import SpecInput, compile_plan  # noqa: E402
 from specengine.plan import JudgeConfig  # noqa: E402
-from specengine.validate.validator import validate_paths  # noqa: E402
+from specengine.validation.validator import validate_paths  # noqa: E402
 
 JINJA2_ONLY = """
 import sys

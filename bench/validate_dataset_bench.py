@@ -7,7 +7,7 @@ default) whose `send`, text check, `called_tool_with` args and judge criteria ea
 plus the same spec over a JSONL copy of the rows, and prints the best wall time of `specengine
 validate` of each beside `python -c pass` (the floor: interpreter start).
 
-It also prints what proving text-and-lookup templates by looking their keys up (validate.row_checks)
+It also prints what proving text-and-lookup templates by looking their keys up (validation.row_checks)
 buys over rendering every template with Jinja2 for every row.
 
 Usage: python bench/validate_dataset_bench.py [--rows 100000] [--repeat 3]
@@ -24,7 +24,7 @@ from timing import arguments, best_rounds, command
 RENDER_EVERY_ROW = """
 import sys
 from specengine.template_analysis import RowLookups
-from specengine.validate import row_checks
+from specengine.validation import row_checks
 lookups = row_checks.row_lookups
 row_checks.row_lookups = lambda text, roots: RowLookups(lookups(text, roots).paths, False, True)
 from specengine.entry import main

@@ -41,11 +41,11 @@ if TYPE_CHECKING:
     from specengine.results.model import TrialResult as Trial
 
 _LAZY = {
-    "run": ("specengine", "run"),  # the package, called as the API's run (callable_package.py)
+    "run": ("specengine.api", "run"),
     "run_async": ("specengine.api", "run_async"),
     "load": ("specengine.api", "load"),
     "compare": ("specengine.api", "compare"),
-    "validate": ("specengine", "validate"),
+    "validate": ("specengine.api", "validate"),
     "Run": ("specengine.results.loaded", "Run"),
     "Case": ("specengine.results.loaded", "Case"),
     "CaseCheck": ("specengine.results.loaded", "CaseCheck"),
@@ -83,8 +83,6 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'specengine' has no attribute {name!r}") from None
     from importlib import import_module
 
-    if module == __name__:  # a package that is also the API's function of its name
-        return import_module(f"{__name__}.{attribute}")
     value = getattr(import_module(module), attribute)
     globals()[name] = value
     return value

@@ -130,7 +130,7 @@ def validate(
     """Every problem (and warning) in the specs under `paths` and the project files they use, as
     `specengine validate` finds them, in file order; nothing is run. An empty list means valid.
     Raises UsageError for a path that does not exist or an unknown config."""
-    from specengine.validate.validator import validate_paths
+    from specengine.validation.validator import validate_paths
 
     result = validate_paths(
         [Path(path) for path in _path_list(paths)],
@@ -177,10 +177,10 @@ def run_request(
 ) -> RunRequest:
     """What `specengine run` is asked, from its options by name (the command line's and `run`'s);
     `axes` are the command line's `AXIS=V1,V2` words."""
+    from specengine.engine.prepare import PrepareOptions
+    from specengine.engine.recording import SessionOptions
     from specengine.flows.run import RunRequest
     from specengine.report.formats import ReportRequest
-    from specengine.run.prepare import PrepareOptions
-    from specengine.run.recording import SessionOptions
 
     given = _path_list(paths)
     axes = (*_axes(matrix, endpoint), *axes)

@@ -6,7 +6,7 @@ common text-and-lookups template (`Weather in {{ input.city }}?`) from templates
 anything else from `jinja2.meta.find_undeclared_variables`. Jinja2 is imported only for a spec that
 holds a template.
 
-For proving templates against dataset rows (validate.row_checks), `row_lookups` says which paths a
+For proving templates against dataset rows (validation.row_checks), `row_lookups` says which paths a
 template follows into the row variables (`expected.total`, `input['items'][0]`), and `prove_render`
 renders one with stand-ins (`run_time_value`) for what only the run knows, raising MissingKey with
 the mapping a lookup found nothing in.

@@ -169,3 +169,12 @@ def test_import_specengine_loads_nothing_heavy_and_help_reads_well(tmp_path):
     functions = pydoc.render_doc(api, renderer=pydoc.plaintext)
     for shown in ("run(paths", "run_async(paths", "load(path", "compare(base", "validate(paths"):
         assert shown in functions, shown
+
+
+def test_the_api_names_stay_the_api_functions_whatever_the_stages_import():
+    """Importing a package sets it on its parent: no stage package is named `run` or `validate`."""
+    import specengine.engine.prepare
+    import specengine.validation.validator  # noqa: F401
+
+    assert specengine.run is api.run and specengine.validate is api.validate
+    assert not callable(specengine.engine) and not callable(specengine.validation)

@@ -14,8 +14,8 @@ import pytest
 from support.cli import write_project, write_spec
 
 from specengine.compile import case_stream
+from specengine.engine.prepare import PrepareOptions, prepare
 from specengine.plan import Plan
-from specengine.run.prepare import PrepareOptions, prepare
 
 ROWS = 5
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from specengine.run.ci_shard import choose_shard
+from specengine.engine.ci_shard import choose_shard
 
 
 @pytest.mark.parametrize(

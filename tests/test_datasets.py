@@ -17,7 +17,7 @@ from specengine.source.datasets import (
     row_id,
 )
 from specengine.source.loader import parse_yaml
-from specengine.validate import schema
+from specengine.validation import schema
 
 
 def write(tmp_path: Path, name: str, text: str | bytes) -> Path:

@@ -13,7 +13,7 @@ from specengine.source.endpoint_numbers import (
     rendered_problem,
     with_numbers,
 )
-from specengine.validate.schema import load_schema
+from specengine.validation.schema import load_schema
 
 SETTING = {setting.label: setting for setting in NUMBER_SETTINGS}
 

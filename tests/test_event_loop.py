@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from specengine.run import event_loop
+from specengine.engine import event_loop
 
 
 async def _fail() -> None:

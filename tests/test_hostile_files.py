@@ -180,7 +180,7 @@ def test_validating_a_large_dataset_holds_no_row_in_memory(tmp_path):
 
 
 def test_duplicate_ids_past_the_exact_part_are_named_with_both_lines(tmp_path, run_cli, monkeypatch):
-    from specengine.validate import row_ids
+    from specengine.validation import row_ids
 
     monkeypatch.setattr(row_ids, "EXACT_ROWS", 10)
     write_project(tmp_path, endpoints={"agent": "http://127.0.0.1:9/v1"})
@@ -208,7 +208,7 @@ def test_the_limits_table_states_the_limits_in_force():
     from specengine.source import yaml_aliases
     from specengine.traces import otlp
     from specengine.untrusted_json import MAX_DEPTH
-    from specengine.validate import row_ids
+    from specengine.validation import row_ids
 
     docs = (Path(__file__).parent.parent / "docs" / "spec-format.md").read_text(encoding="utf-8")
     table = docs[docs.index("## Limits") :].split("\n## ")[0]

@@ -45,8 +45,8 @@ def test_the_endpoint_stops_after_three_answers_alike(misread):
 
 
 def test_a_good_answer_between_misreads_starts_the_count_again():
+    from specengine.engine.breaker import Breaker
     from specengine.errors import EndpointError
-    from specengine.run.breaker import Breaker
 
     breaker = Breaker("http://127.0.0.1:1/chat")
     misread = EndpointError("EndpointConfigError", "picked nothing", same_as="reply: no attribute 'answer'")

@@ -23,7 +23,7 @@ from specengine.grade.matchers import (
     Reads,
 )
 from specengine.judge.kinds import KINDS
-from specengine.validate import schema
+from specengine.validation import schema
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC_SCHEMA = json.loads((ROOT / "schemas" / "spec.schema.json").read_text(encoding="utf-8"))

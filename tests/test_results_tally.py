@@ -147,7 +147,7 @@ def test_a_check_writes_its_optional_fields_only_when_it_has_them():
         "judge": {"model": "m"}, "samples": [{"score": 1.0}], "spread": 0.0, "uncertain": False,
         "definition": "judge: kind", "fingerprint": "f1",
     }  # fmt: skip
-    from specengine.results.decode import read_check
+    from specengine.results.decode_trials import read_check
 
     assert read_check(full.as_dict()) == full  # a run read back keeps what defined each check
     assert CheckResult(name="c", matcher="m", line=1, turn=1, gate=True, status="passed", score=None,

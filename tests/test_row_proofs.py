@@ -1,4 +1,4 @@
-"""validate's row proofs (validate.row_checks) held to the renderer the run uses.
+"""validate's row proofs (validation.row_checks) held to the renderer the run uses.
 
 A text-and-lookups template is proven by looking its keys up in each row instead of rendering it
 (bench/validate_dataset_bench.py shows what that buys); any other template is rendered when a key
@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from specengine.errors import TemplateError
 from specengine.source.loader import parse_yaml
 from specengine.templates import render
-from specengine.validate.file_report import Report
-from specengine.validate.row_checks import EvalProver, EvalTemplates, TemplateUse
-from specengine.validate.row_messages import gap_message
+from specengine.validation.file_report import Report
+from specengine.validation.row_checks import EvalProver, EvalTemplates, TemplateUse
+from specengine.validation.row_messages import gap_message
 
 ROOTS = ("input", "expected", "metadata")
 _keys = st.sampled_from(["city", "items", "n", "get", "upper", "_x", "0"])

@@ -13,8 +13,8 @@ import json
 import pytest
 from support.cli import run_cli, write_project, write_spec
 
+from specengine.engine.breaker import DEFAULT_LIMIT, Breaker
 from specengine.errors import EndpointError
-from specengine.run.breaker import DEFAULT_LIMIT, Breaker
 
 ROWS = 200
 

@@ -7,7 +7,7 @@ import time
 
 from support.runs import run_spec, setup_project
 
-from specengine.run import scheduler
+from specengine.engine import scheduler
 
 SPEC = """
 evals:

@@ -16,7 +16,7 @@ NOT_FOR_A_PLAIN_RUN = (
     "rich.progress",  # no bar off the terminal
     "specengine.judge.judge",  # no judge check
     "specengine.index.database",  # no index in this project
-    "specengine.run.app_under_test",  # no web_server
+    "specengine.engine.app_under_test",  # no web_server
     "specengine.report.compare",  # no --baseline
     "httpx",  # JSON turns go through aiohttp
 )

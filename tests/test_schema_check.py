@@ -1,4 +1,4 @@
-"""The schema check (validate.schema.is_valid: jsonschema_rs on the document read as plain JSON)
+"""The schema check (validation.schema.is_valid: jsonschema_rs on the document read as plain JSON)
 answers exactly as jsonschema does.
 
 Valid specs skip jsonschema on the strength of this check, so a disagreement would let a broken spec
@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from test_schemas import declared
 
-from specengine.validate import schema
+from specengine.validation import schema
 
 DOCUMENT_KINDS = ("spec", "project")
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -164,7 +164,7 @@ def test_init_into_a_new_folder_says_to_cd_there_first(tmp_path):
 
 
 def test_the_interrupted_hint_spells_out_how_to_finish():
-    from specengine.run.interrupt import interrupted_hint
+    from specengine.engine.interrupt import interrupted_hint
 
     hint = interrupted_hint(1, Path("out/r.json"))
     assert hint == (

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.cli import run_cli
 
-from specengine.validate import schema
+from specengine.validation import schema
 
 LOCATED = re.compile(r"^(specs/s\.yaml|specengine\.yaml|specs/data/[^:]+):\d+:\d+: \S")
 PROJECT = "endpoints:\n  demo:\n    protocol: demo\ndefaults:\n  endpoint: demo\n"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from support.servers import Reply, ScriptedHTTPServer
 
+from specengine.engine.app_under_test import _group_alive, is_ready, probe, serve_app
 from specengine.errors import WebServerError
-from specengine.run.app_under_test import _group_alive, is_ready, probe, serve_app
 
 PYTHON = shlex.quote(sys.executable)
 

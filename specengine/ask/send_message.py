@@ -110,7 +110,7 @@ def find_endpoint(request: AskRequest) -> tuple[Project, EndpointConfig]:
 
 def _checked_project(file: Path, config: str | None) -> Project:
     """The project file read and checked as `validate` checks it: every problem, with its line."""
-    from specengine.validate.project_checks import check_project
+    from specengine.validation.project_checks import check_project
 
     try:
         project = load_project(file, config)

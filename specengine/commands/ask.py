@@ -55,9 +55,9 @@ def ask(
     """
     from specengine.ask.explain import explain
     from specengine.ask.send_message import AskRequest, find_endpoint, send
+    from specengine.engine.terminal import consoles, usage_error
     from specengine.errors import UsageError
     from specengine.flows.run import app_under_test
-    from specengine.run.terminal import consoles, usage_error
 
     _, errors = consoles(False)
     try:

@@ -47,10 +47,10 @@ def freeze_command(
       specengine freeze last "specs/refunds.yaml::refund for a late order[dana]"
       specengine freeze out.json "specs/a.yaml::b" -o specs/regressions/b.yaml
     """
+    from specengine.engine.exit_codes import EXIT_OK
+    from specengine.engine.terminal import consoles, usage_error
     from specengine.errors import UsageError
     from specengine.flows.freeze import freeze_case
-    from specengine.run.exit_codes import EXIT_OK
-    from specengine.run.terminal import consoles, usage_error
 
     console, errors = consoles(False)
     try:

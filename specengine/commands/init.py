@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from specengine.commands import app
-from specengine.validate.schema import editor_schema_line
+from specengine.validation.schema import editor_schema_line
 
 PROJECT_TEMPLATE = """\
 {schema_line}# The specengine project file: endpoints, judge and defaults for every spec below this folder.
@@ -94,7 +94,7 @@ def _copy_schemas(directory: Path) -> list[Path]:
     editors complete keys offline; an existing copy, here or in a folder above, is left alone."""
     import shutil
 
-    from specengine.validate.schema import EDITOR_SCHEMAS, SCHEMA_DIRS
+    from specengine.validation.schema import EDITOR_SCHEMAS, SCHEMA_DIRS
 
     copied = []
     for name in EDITOR_SCHEMAS:

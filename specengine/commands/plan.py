@@ -96,8 +96,8 @@ def plan_command(
     Every template is rendered with every dataset row, so a misspelt key (input.ctiy) shows up
     here, before a run. Exit 0 when the plan compiles, 2 when a spec or the selection is wrong.
     """
+    from specengine.engine.prepare import PrepareOptions, count_cases, prepare
     from specengine.errors import UsageError
-    from specengine.run.prepare import PrepareOptions, count_cases, prepare
     from specengine.source.matrix import split_axis_arguments
 
     paths, axes = split_axis_arguments(paths) if matrix else (paths, [])

@@ -57,9 +57,9 @@ def regrade_command(
 
     A matrix run is regraded cell by cell as it ran; --cell regrades only those cells.
     """
+    from specengine.engine.prepare import PrepareOptions
+    from specengine.engine.recording import SessionOptions
     from specengine.flows.regrade import RegradeRequest, execute_regrade
-    from specengine.run.prepare import PrepareOptions
-    from specengine.run.recording import SessionOptions
 
     request = RegradeRequest(
         results=results,

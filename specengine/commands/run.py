@@ -165,9 +165,9 @@ def run_command(
     or the command line is wrong (nothing ran), 130 when interrupted (finish with --resume).
     """
     from specengine.api import run_request
+    from specengine.engine.ci_shard import choose_shard
+    from specengine.engine.exit_codes import EXIT_USAGE
     from specengine.flows.run import execute_run
-    from specengine.run.ci_shard import choose_shard
-    from specengine.run.exit_codes import EXIT_USAGE
     from specengine.source.matrix import split_axis_arguments
 
     try:

@@ -18,7 +18,7 @@ import typer
 from specengine.commands import app
 
 if TYPE_CHECKING:
-    from specengine.validate.validator import Validation
+    from specengine.validation.validator import Validation
 
 
 class OutputFormat(str, Enum):
@@ -84,7 +84,7 @@ def validate(
     2 on a command-line error.
     """
     from specengine.errors import UsageError
-    from specengine.validate.validator import validate_paths
+    from specengine.validation.validator import validate_paths
 
     missing = [str(path) for path in paths if not path.exists()]
     if missing:

@@ -52,6 +52,7 @@ from jinja2.exceptions import TemplateError as JinjaTemplateError
 
 from specengine.endpoints.answer_paths import shown_paths
 from specengine.endpoints.base import Adapter, Conversation, body_excerpt, error_text, request_json
+from specengine.endpoints.http_stream import read_stream
 from specengine.endpoints.tool_call_shapes import CallItem, Unreadable, key_map, read_items
 from specengine.errors import EndpointError, TemplateError
 from specengine.expressions import MISSING, Expression
@@ -104,6 +105,19 @@ class HttpAdapter(Adapter):
                 raise self.problem("a `tool_calls` key map needs `from`, the expression giving the list")
             return mapping.source
         return option
+
+    def read_tool_calls(self, value: Any) -> tuple[ToolCall, ...]:
+        """The calls of a `tool_calls` value, as the endpoint's key map (if any) reads them."""
+        return tuple(item.call() for item in self.read_call_items(value))
+
+    def read_call_items(self, value: Any, pieces: bool = False) -> tuple[CallItem, ...]:
+        """The items of a `tool_calls` value, arguments as written (with `pieces`, a stream event's
+        pieces of calls too: call_pieces.py joins them)."""
+        source = str(self.source("tool_calls")).strip()
+        try:
+            return read_items(value, source, key_map(self.config.options.get("tool_calls")), pieces)
+        except Unreadable as exc:
+            raise self.located("tool_calls", exc.message, "tool_calls: unreadable") from None
 
     def attempt(self, key: str, answer: Mapping[str, Any]) -> tuple[Any, str | None]:
         """(the value of expression `key` on the answer, None), or (None, what failed)."""
@@ -241,8 +255,6 @@ class HttpConversation(Conversation):
         url = adapter.render_url(variables)
         method = str(config.options.get("method") or "POST").upper()
         if config.options.get("stream") is True:
-            from specengine.endpoints.http_stream import read_stream
-
             streamed = await read_stream(adapter, body, method, url)
             if streamed.body is None:
                 return self._turn(
@@ -274,7 +286,7 @@ class HttpConversation(Conversation):
         error = adapter.reported_error(answer, text)
         failed = error is not None
         reply = adapter.evaluate("reply", answer, text, lenient=failed)
-        calls = read_tool_calls(adapter, adapter.evaluate("tool_calls", answer, text, lenient=failed))
+        calls = adapter.read_tool_calls(adapter.evaluate("tool_calls", answer, text, lenient=failed))
         session = adapter.evaluate("session_id", answer, text, lenient=failed)
         return self._turn(message, _text(reply), calls, session, error, latency, None)
 
@@ -336,18 +348,3 @@ def _describe(exc: Exception) -> str:
     if isinstance(exc, UndefinedError):
         return str(exc)
     return f"{type(exc).__name__}: {exc}"
-
-
-def read_tool_calls(adapter: HttpAdapter, value: Any) -> tuple[ToolCall, ...]:
-    """The calls of a `tool_calls` value, as the endpoint's key map (if any) reads them."""
-    return tuple(item.call() for item in read_call_items(adapter, value))
-
-
-def read_call_items(adapter: HttpAdapter, value: Any, pieces: bool = False) -> tuple[CallItem, ...]:
-    """The items of a `tool_calls` value, arguments as written (with `pieces`, a stream event's
-    pieces of calls too: call_pieces.py joins them)."""
-    source = str(adapter.source("tool_calls")).strip()
-    try:
-        return read_items(value, source, key_map(adapter.config.options.get("tool_calls")), pieces)
-    except Unreadable as exc:
-        raise adapter.located("tool_calls", exc.message, "tool_calls: unreadable") from None

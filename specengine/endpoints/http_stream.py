@@ -69,10 +69,7 @@ class StreamReading:
     """A `post_events` feed that evaluates the endpoint's expressions on each event."""
 
     def __init__(self, adapter: HttpAdapter):
-        from specengine.endpoints.http import read_call_items
-
         self.adapter = adapter
-        self.read_items = read_call_items
         self.expressions = {
             key: adapter.expression(key) for key in ("error", "reply", "tool_calls", "session_id")
         }
@@ -123,7 +120,7 @@ class StreamReading:
             self.found = True
         calls = self._value("tool_calls", answer, data)
         if calls is not None:
-            for item in self.read_items(self.adapter, calls, pieces=True):
+            for item in self.adapter.read_call_items(calls, pieces=True):
                 if not self.calls.add(item):
                     raise self._stray(item, data)
             self.found = True

@@ -14,17 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from specengine.engine.prepare import PrepareOptions, prepare
 from specengine.errors import ResultsError, SpecError, UsageError
 from specengine.results.reader import load_run
 from specengine.results.runs import named_run
-from specengine.run.prepare import PrepareOptions, prepare
 from specengine.simulate.freeze import default_name, freeze_eval
 from specengine.source.loader import as_text, load_yaml
 from specengine.source.project import Unresolved
 from specengine.suggest import closest_few
 from specengine.traces.freeze import freeze_recorded
-from specengine.validate.schema import editor_schema_line
-from specengine.validate.validator import validate_paths
+from specengine.validation.schema import editor_schema_line
+from specengine.validation.validator import validate_paths
 
 FROZEN_FOLDER = "frozen"  # default: <spec folder>/frozen/, so the frozen eval runs with the suite
 

@@ -12,17 +12,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specengine.errors import ResultsError, UsageError
-from specengine.grade.regrade import RegradeReport, regrade_cases
-from specengine.results.decode import read_run
-from specengine.results.loaded import Run
-from specengine.results.reader import load_results
-from specengine.results.runs import named_run
-from specengine.run import event_loop
-from specengine.run.exit_codes import EXIT_USAGE
-from specengine.run.judge_preflight import preflight_judge
-from specengine.run.prepare import Prepared, PrepareOptions, count_cases, prepare
-from specengine.run.recording import (
+from specengine.engine import event_loop
+from specengine.engine.exit_codes import EXIT_USAGE
+from specengine.engine.judge_preflight import preflight_judge
+from specengine.engine.prepare import Prepared, PrepareOptions, count_cases, prepare
+from specengine.engine.recording import (
     OnResult,
     SessionOptions,
     Work,
@@ -30,8 +24,14 @@ from specengine.run.recording import (
     settings_header,
     with_project_reports,
 )
-from specengine.run.reporting import report_session
-from specengine.run.terminal import consoles, usage_error
+from specengine.engine.reporting import report_session
+from specengine.engine.terminal import consoles, usage_error
+from specengine.errors import ResultsError, UsageError
+from specengine.grade.regrade import RegradeReport, regrade_cases
+from specengine.results.decode import read_run
+from specengine.results.loaded import Run
+from specengine.results.reader import load_results
+from specengine.results.runs import named_run
 from specengine.source.matrix import chosen_cells, stored_cells
 from specengine.transcript import stored_trial_run
 

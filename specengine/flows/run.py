@@ -2,7 +2,7 @@
 into the results log, write the reports, and pick the exit code.
 
 Kept apart from the typer command so the command stays a list of options. `regrade`
-(flows/regrade.py) has its own front and shares the back half: run/recording.py, run/reporting.py.
+(flows/regrade.py) has its own front and shares the back half: engine/recording.py, engine/reporting.py.
 """
 
 from __future__ import annotations
@@ -14,19 +14,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specengine.errors import ResultsError, UsageError, WebServerError
-from specengine.results.budgets import budget_limits
-from specengine.results.reader import load_results, load_run
-from specengine.results.runs import named_run
-from specengine.results.selection import selection_record
-from specengine.results.writer import log_path, read_log
-from specengine.run import event_loop
-from specengine.run.breaker import DEFAULT_LIMIT
-from specengine.run.exit_codes import EXIT_OK, EXIT_USAGE
-from specengine.run.header import run_header
-from specengine.run.judge_preflight import preflight_judge, preflight_simulators
-from specengine.run.prepare import Census, Prepared, PrepareOptions, count_cases, prepare
-from specengine.run.recording import (
+from specengine.engine import event_loop
+from specengine.engine.breaker import DEFAULT_LIMIT
+from specengine.engine.exit_codes import EXIT_OK, EXIT_USAGE
+from specengine.engine.header import run_header
+from specengine.engine.judge_preflight import preflight_judge, preflight_simulators
+from specengine.engine.prepare import Census, Prepared, PrepareOptions, count_cases, prepare
+from specengine.engine.recording import (
     OnResult,
     SessionOptions,
     StartWork,
@@ -36,8 +30,14 @@ from specengine.run.recording import (
     settings_header,
     with_project_reports,
 )
-from specengine.run.reporting import report_session
-from specengine.run.terminal import consoles, usage_error
+from specengine.engine.reporting import report_session
+from specengine.engine.terminal import consoles, usage_error
+from specengine.errors import ResultsError, UsageError, WebServerError
+from specengine.results.budgets import budget_limits
+from specengine.results.reader import load_results, load_run
+from specengine.results.runs import named_run
+from specengine.results.selection import selection_record
+from specengine.results.writer import log_path, read_log
 from specengine.simulate.pool import SimulatorPool
 
 if TYPE_CHECKING:
@@ -217,7 +217,7 @@ def app_under_test(project: Project | None, errors: Console) -> Iterator[bool]:
     if project is None or not config:
         yield True
         return
-    from specengine.run.app_under_test import serve_app  # its HTTP client only for a web_server
+    from specengine.engine.app_under_test import serve_app  # its HTTP client only for a web_server
 
     try:
         with serve_app(config, project.folder) as app:
@@ -245,7 +245,7 @@ def _work(
     judge: Judge | None,
     simulators: SimulatorPool | None = None,
 ) -> Work:
-    from specengine.run.scheduler import Runner, RunOptions
+    from specengine.engine.scheduler import Runner, RunOptions
 
     scheduling = RunOptions(  # -j is per cell: a matrix's cells run side by side
         concurrency=request.options.concurrency * max(1, len(prepared.plan.cells)),

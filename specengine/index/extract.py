@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from specengine.report.facts import failure_headline
-from specengine.results.decode import number, read_run, whole
+from specengine.results.decode import read_run
+from specengine.results.decode_trials import number, whole
 from specengine.results.loaded import Case, Run, Summary
 from specengine.review.agreement import JudgeVerdict
 from specengine.review.fingerprint import transcript_fingerprint

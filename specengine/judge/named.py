@@ -2,7 +2,7 @@
 
 A named judge's kind follows from its rubric: `criteria` makes a closed_qa judge, `expected` a
 factuality judge, `prompt` and `choices` a custom one. Compilation (compile.judge_specs) and
-validation (validate.judge_checks) read the definitions through these functions. Only stdlib:
+validation (validation.judge_checks) read the definitions through these functions. Only stdlib:
 `validate` imports this.
 """
 

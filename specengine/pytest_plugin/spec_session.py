@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from specengine.engine.prepare import Prepared
     from specengine.pytest_plugin.shared_run import Ran, SharedRun
     from specengine.results.loaded import Case
-    from specengine.run.prepare import Prepared
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,8 @@ class SpecSession:
         """Validate and compile every spec under the roots once (nothing is sent)."""
         if self._prepared is not None or self._problem is not None:
             return
+        from specengine.engine.prepare import prepare
         from specengine.errors import UsageError
-        from specengine.run.prepare import prepare
 
         try:
             prepared = prepare([str(root) for root in self.roots], self._options(resolve_endpoints=False))
@@ -104,7 +104,7 @@ class SpecSession:
         self._prepared = prepared
 
     def _options(self, **more: Any) -> Any:
-        from specengine.run.prepare import PrepareOptions
+        from specengine.engine.prepare import PrepareOptions
 
         config = self.config.getoption("--specengine-config") or self.config.getini("specengine_config")
         return PrepareOptions(config=config or None, **more)
@@ -144,9 +144,9 @@ class SpecSession:
         """The wanted cases, run together in one specengine run that writes `output` (the Python
         API's run, its progress and summary kept for the items to show)."""
         from specengine.api import run_request, run_with
+        from specengine.engine.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
         from specengine.errors import UsageError
         from specengine.pytest_plugin.shared_run import Ran
-        from specengine.run.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
         config = self.config.getoption("--specengine-config") or self.config.getini("specengine_config")
         request = run_request(

@@ -1,6 +1,7 @@
 """Results data (the JSON a run wrote, any version of it) into the typed run of loaded.py.
 
-This is the one place that reads a results file's keys. Every version this project has written
+This and decode_trials.py (a case's trials and checks, which `Case` reads when first asked for them)
+are the one place that reads a results file's keys. Every version this project has written
 reads here, and so does a hand-made or truncated file: a key it lacks is filled in the way the
 reports always filled it (a suite is its spec file, a spec file is the case id's first part, a
 check with no `gate` is a gate, a line that is not a positive number is unknown: 0), a value of the
@@ -12,24 +13,25 @@ Reading a run of 100,000 cases builds every case, trial and check (bench/read_be
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any
 
-from specengine.results.loaded import Case, CaseCheck, Run, Settings, Shard, Summary
-from specengine.results.model import CheckResult, Status, TrialResult
+from specengine.results.decode_trials import (
+    STATUSES,
+    built,
+    line_number,
+    number,
+    read_error,
+    stored_usage,
+    text_or_none,
+    whole,
+)
+from specengine.results.loaded import Case, Run, Settings, Shard, Summary
 from specengine.transcript import SimulationEnd
-from specengine.usage import TokenUsage, read_usage, total_usage
+from specengine.usage import total_usage
 
-T = TypeVar("T")
-_new = object.__new__
-_set = object.__setattr__
-_STATUSES = frozenset(("passed", "failed", "skipped", "error"))
-_RAN = frozenset(("passed", "failed", "error"))  # a check's statuses other than skipped
-_SKIP_CODES = frozenset(("no_judge", "trial_error", "turn_missing"))
 _NOTHING: Mapping[str, Any] = MappingProxyType({})
 _CASE_KEYS = frozenset(
     (
@@ -103,7 +105,9 @@ def read_settings(header: Mapping[str, Any]) -> Settings:
     settings = header.get("settings")
     if not isinstance(settings, dict):
         return Settings()
-    return Settings(config=_text(settings.get("config")), judge_model=_text(settings.get("judge_model")))
+    return Settings(
+        config=text_or_none(settings.get("config")), judge_model=text_or_none(settings.get("judge_model"))
+    )
 
 
 def stored_number(summary: Summary, key: str) -> float | None:
@@ -147,11 +151,11 @@ def read_case(case: Mapping[str, Any]) -> Case:
     trials, checks, usage, error = get("trials"), get("checks"), get("usage"), get("error")
     passed_trials, n_trials = get("passed_trials"), get("n_trials")
     extra_keys = case.keys() - _CASE_KEYS
-    return _built(
+    return built(
         Case,
         {
             "id": case_id,
-            "status": status if status in _STATUSES else "error",
+            "status": status if status in STATUSES else "error",
             "suite": suite if type(suite) is str and suite else spec,
             "spec": spec,
             "eval": name if type(name) is str and name else case_id.split("::", 1)[-1],
@@ -167,16 +171,16 @@ def read_case(case: Mapping[str, Any]) -> Case:
             "n_trials": n_trials if type(n_trials) is int and n_trials >= 0 else whole(n_trials),
             "pass_at_k": get("pass_at_k") is True,
             "pass_hat_k": get("pass_hat_k") is True,
-            "cell": _text(get("cell")),
+            "cell": text_or_none(get("cell")),
             "row_line": line_number(get("row_line")) or None,
             "expected": _mapping(get("expected")),
             "skip_reason": _skip_reason(case),
-            "usage": None if usage is None else _usage(usage),
+            "usage": None if usage is None else stored_usage(usage),
             "simulation": _simulation(get("simulation")),
-            "goal": _text(get("goal")),
+            "goal": text_or_none(get("goal")),
             "duration_s": number(get("duration_s")),
             "recorded": _mapping(get("recorded")),
-            "fingerprint": _text(get("fingerprint")),
+            "fingerprint": text_or_none(get("fingerprint")),
             "extra": {key: case[key] for key in extra_keys} if extra_keys else _NOTHING,
             "trial_data": trials if type(trials) is list else (),
             "check_data": checks if type(checks) is list else (),
@@ -184,216 +188,8 @@ def read_case(case: Mapping[str, Any]) -> Case:
     )
 
 
-def _built(kind: type[T], fields: dict[str, Any]) -> T:
-    """An instance of a frozen dataclass from its fields, all given, without running its __init__:
-    every case, trial and check of a large file is built so: a keyword call of a frozen dataclass's
-    __init__ sets each field through object.__setattr__, which costs more than reading the file."""
-    made = _new(kind)
-    _set(made, "__dict__", fields)
-    return made
-
-
-def read_trial(trial: Mapping[str, Any]) -> TrialResult:
-    """One trial: its status, latency, error, transcript, checks and what else it recorded."""
-    get = trial.get
-    status, checks, transcript = get("status"), get("checks"), get("transcript")
-    simulations, attempts = get("simulations"), get("attempts")
-    return _built(
-        TrialResult,
-        {
-            "status": status if status in _STATUSES else "error",
-            "latency_s": number(get("latency_s")) or 0.0,
-            "error": read_error(get("error")),
-            "transcript": [turn for turn in transcript if isinstance(turn, dict)] if transcript else [],
-            "checks": tuple([read_check(check) for check in checks if isinstance(check, dict)])
-            if checks
-            else (),
-            "ttft_s": number(get("ttft_s")),
-            "attempts": attempts if type(attempts) is int and attempts > 1 else 1,
-            "usage": _usage(get("usage")),
-            "simulations": tuple(
-                [SimulationEnd.from_dict(end) for end in simulations if isinstance(end, dict)]
-            )
-            if simulations
-            else (),
-        },
-    )
-
-
-def read_check(check: Mapping[str, Any]) -> CheckResult:
-    """One check of a trial."""
-    get = check.get
-    threshold, samples, judge, usage = get("threshold"), get("samples"), get("judge"), get("usage")
-    skip_code, cached, uncertain = get("skip_code"), get("cached"), get("uncertain")
-    expected, got, name, matcher = get("expected"), get("got"), get("name"), get("matcher")
-    return _built(
-        CheckResult,
-        {
-            "name": name if type(name) is str and name else _name(check),
-            "matcher": matcher if type(matcher) is str else "",
-            "line": line_number(get("line")),
-            "turn": line_number(get("turn")),
-            "gate": get("gate") is not False,
-            "status": _check_status(get("status")),
-            "score": number(get("score")),
-            "threshold": threshold if type(threshold) is dict and threshold else None,
-            "reason": _text(get("reason")) or "",
-            "rationale": _text(get("rationale")),
-            "expected": expected if expected is None or type(expected) is str else _shown(expected),
-            "got": got if got is None or type(got) is str else _shown(got),
-            "usage": usage if type(usage) is dict and usage else None,
-            "cached": cached if type(cached) is bool else None,
-            "skip_code": skip_code if skip_code in _SKIP_CODES else None,
-            "judge": judge if type(judge) is dict else None,
-            "samples": tuple([sample for sample in samples if type(sample) is dict])
-            if type(samples) is list
-            else None,
-            "spread": number(get("spread")),
-            "uncertain": uncertain if type(uncertain) is bool else None,
-            "definition": _text(get("definition")),
-            "fingerprint": _text(get("fingerprint")),
-        },
-    )
-
-
-def read_case_check(check: Mapping[str, Any]) -> CaseCheck:
-    """One of a case's checks over its trials."""
-    get = check.get
-    name, matcher = get("name"), get("matcher")
-    return _built(
-        CaseCheck,
-        {
-            "name": name if type(name) is str and name else _name(check),
-            "matcher": matcher if type(matcher) is str else "",
-            "line": line_number(get("line")),
-            "turn": line_number(get("turn")),
-            "gate": get("gate") is not False,
-            "status": _check_status(get("status")),
-            "score": number(get("score")),
-            "spread": number(get("spread")),
-            "uncertain": get("uncertain") is True,
-            "fingerprint": _text(get("fingerprint")),
-        },
-    )
-
-
-def trials_latency(trial_data: Any) -> float:
-    """The trials' latency summed, as read_trial reads each one (Case.elapsed_s for a case that
-    recorded no duration of its own)."""
-    return sum(number(trial.get("latency_s")) or 0.0 for trial in trial_data if type(trial) is dict)
-
-
-def trial_latencies(trial_data: Any) -> tuple[float, ...]:
-    """The latencies the trials recorded (a trial without one has none), without building a trial."""
-    found = (number(trial.get("latency_s")) for trial in trial_data if type(trial) is dict)
-    return tuple(latency for latency in found if latency is not None)
-
-
-def check_marks(trial_data: Any, check_data: Any) -> frozenset[str]:
-    """What a case's checks hold, read off the file's lists without building a check: `uncertain`
-    when some trial's check is, `skipped` when some check is, `soft failed` when one of the case's
-    soft checks failed. Reports look for these in every case and find them in few (Case.marks)."""
-    marks: set[str] = set()
-    for trial in trial_data:
-        checks = trial.get("checks") if type(trial) is dict else None
-        for check in checks if type(checks) is list else ():
-            if type(check) is not dict:
-                continue
-            if check.get("uncertain") is True:
-                marks.add("uncertain")
-            if check.get("status") not in _RAN:  # as _check_status reads it: skipped
-                marks.add("skipped")
-    for check in check_data:
-        if type(check) is not dict:
-            continue
-        status = check.get("status")
-        if status not in _RAN:
-            marks.add("skipped")
-        elif status == "failed" and check.get("gate") is False:
-            marks.add("soft failed")
-    return frozenset(marks)
-
-
-def read_error(error: Any) -> Mapping[str, str] | None:
-    """An error object as written, text as `{"type": "error", "message": text}`; None for none."""
-    if isinstance(error, dict):
-        return error if error else None
-    if isinstance(error, str) and error:
-        return {"type": "error", "message": error}
-    return None
-
-
-def number(value: Any) -> float | None:
-    """A finite number, or None (a boolean is not a number)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def line_number(value: Any) -> int:
-    """A positive line (or turn) number, or 0 for unknown."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 1:
-        return 0
-    return int(value)
-
-
-def whole(value: Any) -> int:
-    """A count: a non-negative whole number, else 0."""
-    if type(value) is int and value >= 0:
-        return value
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-        return 0
-    return int(value)
-
-
-def _index(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _name(check: Mapping[str, Any]) -> str:
-    """A check's name; its matcher's when it has none (a hand-made file)."""
-    name = check.get("name")
-    if isinstance(name, str) and name:
-        return name
-    matcher = check.get("matcher")
-    return matcher if isinstance(matcher, str) and matcher else "check"
-
-
-def _check_status(value: Any) -> Status:
-    """A check's status; one that is not a status did not run."""
-    return value if value in _STATUSES else "skipped"
-
-
-def _shown(value: Any) -> str | None:
-    """`expected` and `got` as text (a hand-made file may hold any JSON there)."""
-    if value is None or isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _usage(raw: Any) -> TokenUsage | None:
-    """A usage as the results file writes it, without usage.py's reading of every server's names."""
-    if type(raw) is dict and len(raw) == 3:
-        given, taken, total = raw.get("input_tokens"), raw.get("output_tokens"), raw.get("total_tokens")
-        if type(given) is int and type(taken) is int and type(total) is int and min(given, taken, total) >= 0:
-            return _built(TokenUsage, {"input_tokens": given, "output_tokens": taken, "total_tokens": total})
-    return read_usage(raw)
-
-
 def _all_text(values: list[Any]) -> bool:
     return all(type(value) is str for value in values)
-
-
-def _simulations(value: Any) -> tuple[SimulationEnd, ...]:
-    if type(value) is not list:
-        return ()
-    return tuple(SimulationEnd.from_dict(end) for end in value if type(end) is dict)
 
 
 def _mapping(value: Any) -> Mapping[str, Any] | None:

@@ -5,7 +5,8 @@ compare, merge, regrade, serve, the index, the GitHub comment, the pytest plugin
 reads the file into these. A trial and its checks come back as the very `TrialResult` and
 `CheckResult` the run wrote; a case comes back as `Case`, which holds what the results file keeps of
 the plan's case (a plan cannot be rebuilt from a results file). Fields that older or hand-made files
-lack are filled in once, in decode.py, so no reader of these values guesses at a missing key.
+lack are filled in once, in decode.py and decode_trials.py, so no reader of these values guesses at
+a missing key.
 """
 
 from __future__ import annotations
@@ -16,6 +17,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from specengine.results.decode_trials import (
+    built,
+    case_check_fields,
+    check_marks,
+    read_trial,
+    trial_latencies,
+    trials_latency,
+)
 from specengine.results.model import CheckResult, Status, TrialResult, pass_rate
 from specengine.transcript import SimulationEnd
 from specengine.usage import TokenUsage
@@ -101,23 +110,19 @@ class Case:
     @cached_property
     def trials(self) -> tuple[TrialResult, ...]:
         """The case's trials, in the order they ran."""
-        from specengine.results.decode import read_trial
-
         return tuple(read_trial(trial) for trial in self.trial_data if isinstance(trial, dict))
 
     @cached_property
     def checks(self) -> tuple[CaseCheck, ...]:
         """The case's checks over its trials (a file without trials may hold only these)."""
-        from specengine.results.decode import read_case_check
-
-        return tuple(read_case_check(check) for check in self.check_data if isinstance(check, dict))
+        return tuple(
+            built(CaseCheck, case_check_fields(check)) for check in self.check_data if isinstance(check, dict)
+        )
 
     @cached_property
     def marks(self) -> frozenset[str]:
         """`uncertain` (some trial's check), `skipped` (some check), `soft failed` (a case's check):
         read without building the trials, so a report passes over a case with none of them cheaply."""
-        from specengine.results.decode import check_marks
-
         return check_marks(self.trial_data, self.check_data)
 
     @property
@@ -135,15 +140,11 @@ class Case:
         """Seconds spent on the case: its own duration when recorded, else its trials' latency summed."""
         if self.duration_s is not None:
             return self.duration_s
-        from specengine.results.decode import trials_latency
-
         return trials_latency(self.trial_data)  # without building the trials
 
     @property
     def trial_latencies(self) -> tuple[float, ...]:
         """Each trial's latency that its trial recorded, read without building the trials."""
-        from specengine.results.decode import trial_latencies
-
         return trial_latencies(self.trial_data)
 
     @property

@@ -3,7 +3,7 @@
 This module finds the files and runs the checks: it discovers specs and project files, loads each
 project once, reads each spec with source.loader, tells datasets from specs (a YAML file a spec
 names as its dataset, or any file under a folder named `data`), then runs the JSON Schema
-(validate.schema_messages) and the checks a schema cannot express (validate.spec_checks).
+(validation.schema_messages) and the checks a schema cannot express (validation.spec_checks).
 A spec author fixes everything in one pass, so nothing stops at the first problem, and nothing a
 spec holds can raise a traceback.
 """
@@ -34,13 +34,13 @@ from specengine.source.loader import (
 )
 from specengine.source.project import Project, load_project
 from specengine.suggest import suggest
-from specengine.validate.dataset_checks import check_dataset_file, prove_dataset_file
-from specengine.validate.file_report import Report
-from specengine.validate.project_checks import check_project
-from specengine.validate.row_checks import EvalProver
-from specengine.validate.schema_messages import check_document
-from specengine.validate.spec_checks import SpecChecks
-from specengine.validate.yaml_hints import report_ambiguous
+from specengine.validation.dataset_checks import check_dataset_file, prove_dataset_file
+from specengine.validation.file_report import Report
+from specengine.validation.project_checks import check_project
+from specengine.validation.row_checks import EvalProver
+from specengine.validation.schema_messages import check_document
+from specengine.validation.spec_checks import SpecChecks
+from specengine.validation.yaml_hints import report_ambiguous
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""What the row proofs (validate.row_checks) say, and where: a lookup that found nothing in a row,
+"""What the row proofs (validation.row_checks) say, and where: a lookup that found nothing in a row,
 in the words a spec author reads, at the template's own line.
 
 A message names the lookup as written (`input['items'][3]`), what it found instead (no such key, a
@@ -17,7 +17,7 @@ from specengine.source.loader import KeyPath, kind_of
 from specengine.suggest import suggest
 from specengine.template_analysis import LookupPath
 from specengine.templates import TemplateSource
-from specengine.validate.file_report import Report
+from specengine.validation.file_report import Report
 
 MAX_KEYS_SHOWN = 12
 

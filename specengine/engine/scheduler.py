@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from specengine.endpoints import adapter_class
 from specengine.endpoints.base import Adapter
+from specengine.engine.breaker import DEFAULT_LIMIT, Breaker
+from specengine.engine.simulated import SimulatedStep, history_of, no_simulator, simulate_user
 from specengine.errors import EndpointError, SimulatorFailure
 from specengine.grade.grader import grade_run
 from specengine.plan import Case, EndpointConfig, Plan
 from specengine.redact import redact
 from specengine.results.model import CaseResult, TrialResult, finished_case, skipped_case
 from specengine.retry import backoff_s
-from specengine.run.breaker import DEFAULT_LIMIT, Breaker
-from specengine.run.simulated import SimulatedStep, history_of, no_simulator, simulate_user
 from specengine.transcript import SimulationEnd, TrialRun, Turn, TurnRecord
 from specengine.transport.endpoint_client import EndpointClient
 from specengine.transport.http_basics import FOLLOW_ANY

@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from specengine.engine.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, exit_code
+from specengine.engine.interrupt import interrupted_hint
+from specengine.engine.recording import Recording, SessionOptions
 from specengine.errors import ResultsError
 from specengine.report.console import print_report
 from specengine.report.formats import ReportRequest, write_reports
 from specengine.results.reader import load_results
-from specengine.run.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, exit_code
-from specengine.run.interrupt import interrupted_hint
-from specengine.run.recording import Recording, SessionOptions
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -20,13 +20,13 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from specengine.engine.header import shown_url
+from specengine.engine.prepare import Census, Prepared
+from specengine.engine.recording import SessionOptions
 from specengine.errors import UsageError
 from specengine.judge.key import judge_base_url, judge_key, key_source
 from specengine.plan import JudgeConfig
 from specengine.redact import redact
-from specengine.run.header import shown_url
-from specengine.run.prepare import Census, Prepared
-from specengine.run.recording import SessionOptions
 
 PROBE_TIMEOUT_S = 5.0
 REFUSED = (401, 403)

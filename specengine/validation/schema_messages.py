@@ -19,7 +19,7 @@ from specengine.diagnostics import Diagnostic
 from specengine.judge.kinds import RUBRIC_OF, blank_rubric
 from specengine.source.loader import Document, KeyPath, kind_of
 from specengine.suggest import closest, did_you_mean, suggest
-from specengine.validate.schema import (
+from specengine.validation.schema import (
     bare_matchers,
     check_keys,
     is_valid,

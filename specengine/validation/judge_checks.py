@@ -28,8 +28,8 @@ from specengine.source.loader import PROJECT_FILE, KeyPath, as_text
 from specengine.source.project import Project
 from specengine.suggest import suggest
 from specengine.templates import CHECK_VARIABLES
-from specengine.validate.file_report import Report
-from specengine.validate.template_checks import check_template
+from specengine.validation.file_report import Report
+from specengine.validation.template_checks import check_template
 
 RUBRIC_KEYS = ("criteria", "expected", "prompt", "choices")
 

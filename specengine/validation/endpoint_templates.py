@@ -24,7 +24,7 @@ from specengine.source.project import deep_merge
 from specengine.suggest import suggest
 from specengine.template_analysis import template_facts
 from specengine.templates import is_template
-from specengine.validate.file_report import iter_strings
+from specengine.validation.file_report import iter_strings
 
 REQUEST_VARIABLES = frozenset({"message", "history", "session_id", "input"})
 ANSWER_VARIABLES = frozenset({"json", "response", "headers", "status"})

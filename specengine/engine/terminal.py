@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from specengine.run.exit_codes import EXIT_USAGE
+from specengine.engine.exit_codes import EXIT_USAGE
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -1,6 +1,6 @@
 """The checks of one spec file that a JSON Schema cannot express.
 
-specengine.validate.schema_messages checks the shape; this module checks the meaning: eval names
+specengine.validation.schema_messages checks the shape; this module checks the meaning: eval names
 are unique, every eval checks something and reaches an endpoint, `turns` do not start or end with
 `reset`, `replay` without a dataset finds its messages in the eval's input, templates compile and
 use only known variables. The checks it hands on have modules of
@@ -29,27 +29,27 @@ from specengine.source.project import Project
 from specengine.suggest import suggest
 from specengine.template_analysis import template_facts
 from specengine.templates import CASE_VARIABLES, CHECK_VARIABLES, is_template
-from specengine.validate.conversation_checks import RESET, check_conversation
-from specengine.validate.dataset_checks import DatasetResult, check_dataset
-from specengine.validate.endpoint_checks import (
+from specengine.validation.conversation_checks import RESET, check_conversation
+from specengine.validation.dataset_checks import DatasetResult, check_dataset
+from specengine.validation.endpoint_checks import (
     EndpointPlace,
     check_endpoint,
     default_endpoint,
     eval_endpoint,
     tools_unseen,
 )
-from specengine.validate.endpoint_templates import RENDERED, REQUEST_VARIABLES
-from specengine.validate.expect_checks import check_against_matcher
-from specengine.validate.file_report import Report, iter_strings
-from specengine.validate.judge_checks import check_judge_use
-from specengine.validate.row_checks import (
+from specengine.validation.endpoint_templates import RENDERED, REQUEST_VARIABLES
+from specengine.validation.expect_checks import check_against_matcher
+from specengine.validation.file_report import Report, iter_strings
+from specengine.validation.judge_checks import check_judge_use
+from specengine.validation.row_checks import (
     EvalProver,
     EvalTemplates,
     TemplateUse,
     reads_rows,
 )
-from specengine.validate.template_checks import check_template
-from specengine.validate.unit_checks import unit_warnings
+from specengine.validation.template_checks import check_template
+from specengine.validation.unit_checks import unit_warnings
 
 ENDPOINT_ROOTS = frozenset({"input"})  # what an endpoint's templates read of a row
 

@@ -14,8 +14,8 @@ from typing import Any
 from specengine.grade.matchers import Argument, MatcherEntry, Reads
 from specengine.source.loader import KeyPath, as_text
 from specengine.templates import is_template
-from specengine.validate.file_report import Report
-from specengine.validate.tool_checks import check_tool_check
+from specengine.validation.file_report import Report
+from specengine.validation.tool_checks import check_tool_check
 
 
 def check_against_matcher(

@@ -19,9 +19,9 @@ from specengine.source.datasets import Row, dataset_format, is_dataset_path, ite
 from specengine.source.loader import KeyPath, display_path, shown_path
 from specengine.source.project import DATASETS_KEY, Project
 from specengine.suggest import closest, did_you_mean
-from specengine.validate.file_report import Report
-from specengine.validate.row_checks import EvalProver
-from specengine.validate.row_ids import SeenIds
+from specengine.validation.file_report import Report
+from specengine.validation.row_checks import EvalProver
+from specengine.validation.row_ids import SeenIds
 
 MAX_DUPLICATES_SHOWN = 50
 

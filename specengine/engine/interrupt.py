@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from specengine.run.progress import CaseProgress
+    from specengine.engine.progress import CaseProgress
 
 
 async def run_until_interrupted(

@@ -16,8 +16,8 @@ from typing import Any
 
 from specengine.source.loader import KeyPath
 from specengine.template_analysis import template_facts
-from specengine.validate.endpoint_checks import EndpointPlace
-from specengine.validate.file_report import Report, iter_strings
+from specengine.validation.endpoint_checks import EndpointPlace
+from specengine.validation.file_report import Report, iter_strings
 
 RESET = "reset"
 CARRIERS = frozenset({"history", "session_id"})  # the request variables that carry a conversation

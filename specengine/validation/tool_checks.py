@@ -22,7 +22,7 @@ from specengine.grade.arg_matchers import (
 from specengine.grade.call_count import count_problem
 from specengine.source.loader import KeyPath
 from specengine.suggest import closest, did_you_mean
-from specengine.validate.file_report import Report
+from specengine.validation.file_report import Report
 
 
 def check_tool_check(report: Report, entry: Mapping[str, Any], here: KeyPath, matcher: str) -> None:

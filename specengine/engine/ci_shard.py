@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from specengine.run.select import parse_shard
+from specengine.engine.select import parse_shard
 
 
 @dataclass(frozen=True)

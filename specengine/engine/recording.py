@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from specengine.engine.interrupt import run_until_interrupted
+from specengine.engine.progress import progress_bar
 from specengine.index.hook import index_finished_run
 from specengine.mlflow.target import with_mlflow
 from specengine.report.console import FailureLog, print_case_line
@@ -21,17 +23,15 @@ from specengine.report.formats import ReportRequest
 from specengine.results.decode import read_case
 from specengine.results.definition import add_definitions
 from specengine.results.writer import ResultsWriter, default_output, new_run_id, utc_now
-from specengine.run.interrupt import run_until_interrupted
-from specengine.run.progress import progress_bar
 
 if TYPE_CHECKING:
     import httpx
     from rich.console import Console
 
+    from specengine.engine.prepare import Prepared, PrepareOptions
     from specengine.judge.judge import Judge
     from specengine.plan import JudgeConfig, Plan
     from specengine.results.model import CaseResult, SkipReason
-    from specengine.run.prepare import Prepared, PrepareOptions
 
 OnResult = Callable[["CaseResult"], None]
 Work = tuple[Coroutine[Any, Any, Any], Callable[[], None]]

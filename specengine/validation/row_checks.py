@@ -47,8 +47,8 @@ from specengine.template_analysis import (
 )
 from specengine.template_budget import TemplateBudgetError, refusal
 from specengine.templates import CASE_VARIABLES, error_line
-from specengine.validate.file_report import Report
-from specengine.validate.row_messages import (
+from specengine.validation.file_report import Report
+from specengine.validation.row_messages import (
     Failure,
     Gap,
     gap_message,

@@ -10,8 +10,8 @@ from specengine.source.loader import KeyPath
 from specengine.suggest import suggest
 from specengine.template_analysis import line_naming, template_facts
 from specengine.templates import CHECK_VARIABLES, is_template
-from specengine.validate.file_report import Report
-from specengine.validate.row_messages import template_diagnostic
+from specengine.validation.file_report import Report
+from specengine.validation.row_messages import template_diagnostic
 
 
 def check_template(report: Report, text: str, here: KeyPath, allowed: frozenset[str], what: str) -> bool:

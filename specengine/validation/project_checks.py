@@ -13,13 +13,18 @@ from specengine.source.matrix import looks_like_path
 from specengine.source.project import Project
 from specengine.source.sources import source_problems
 from specengine.suggest import suggest
-from specengine.validate.endpoint_checks import env_problems, unknown_endpoint, unset_variables, url_problems
-from specengine.validate.endpoint_templates import project_number_problems, project_template_problems
-from specengine.validate.file_report import Report
-from specengine.validate.judge_checks import check_named_judges
-from specengine.validate.schema_messages import check_document
-from specengine.validate.unit_checks import unit_warnings
-from specengine.validate.yaml_hints import report_ambiguous
+from specengine.validation.endpoint_checks import (
+    env_problems,
+    unknown_endpoint,
+    unset_variables,
+    url_problems,
+)
+from specengine.validation.endpoint_templates import project_number_problems, project_template_problems
+from specengine.validation.file_report import Report
+from specengine.validation.judge_checks import check_named_judges
+from specengine.validation.schema_messages import check_document
+from specengine.validation.unit_checks import unit_warnings
+from specengine.validation.yaml_hints import report_ambiguous
 
 
 def check_project(project: Project, display: str) -> list[Diagnostic]:

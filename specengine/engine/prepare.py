@@ -1,8 +1,8 @@
 """The front half of `plan`, `run` and `regrade`: command-line paths → checked specs → a plan → a selection.
 
 `prepare` takes those steps in order, each one a stage of its own: the paths are read (a path may
-name one eval, `PATH::eval name`), validate/ checks every spec and project file, compile/ turns the
-specs into a Plan (with the project's judge), and run/select.py's Selection holds the filters the
+name one eval, `PATH::eval name`), validation/ checks every spec and project file, compile/ turns the
+specs into a Plan (with the project's judge), and engine/select.py's Selection holds the filters the
 plan's cases pass through on their way to the scheduler. Every problem found here stops the command
 before anything is sent (exit 2), and is reported as `file:line:col: message`.
 """
@@ -18,9 +18,9 @@ from pathlib import Path
 from specengine.compile.compiler import CompileOptions, SpecInput, compile_plan
 from specengine.compile.matrix_plan import compile_matrix
 from specengine.diagnostics import Diagnostic
+from specengine.engine.select import BEYOND, OUTSIDE, RUNS, Selection
 from specengine.errors import MissingVariable, SpecError, UsageError
 from specengine.plan import Case, Cell, Plan
-from specengine.run.select import BEYOND, OUTSIDE, RUNS, Selection
 from specengine.source.loader import as_text
 from specengine.source.matrix import chosen_cells, command_line_axes, matrix_cells, merged_axes, project_axes
 from specengine.source.project import (
@@ -32,7 +32,7 @@ from specengine.source.project import (
     simulator_configs,
 )
 from specengine.suggest import closest_few
-from specengine.validate.validator import Validation, shown_in, validate_paths
+from specengine.validation.validator import Validation, shown_in, validate_paths
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from specengine.source.loader import PROJECT_FILE, Document, KeyPath
 from specengine.source.matrix import declared_cells, matrix_vars
 from specengine.source.project import ENV_REFERENCE, Project
 from specengine.suggest import suggest
-from specengine.validate.endpoint_templates import cell_number_setting_problems, endpoint_template_problems
-from specengine.validate.file_report import Report, iter_strings
+from specengine.validation.endpoint_templates import cell_number_setting_problems, endpoint_template_problems
+from specengine.validation.file_report import Report, iter_strings
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\}")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from specengine.diagnostics import Diagnostic
 from specengine.source.loader import ambiguous_scalars
-from specengine.validate.file_report import Report
+from specengine.validation.file_report import Report
 
 
 def _ambiguous_message(text: str, kind: str, is_key: bool) -> str:
