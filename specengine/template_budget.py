@@ -84,11 +84,6 @@ def _counted(iterable: Iterable[Any]) -> Iterator[Any]:
         yield item
 
 
-def _check_int(value: int, expression: str) -> None:
-    if value.bit_length() > _MAX_INTEGER_BITS:
-        raise TemplateBudgetError(f"{expression} is a number of more than {MAX_INTEGER_DIGITS:,} digits")
-
-
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 

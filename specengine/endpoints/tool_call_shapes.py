@@ -29,7 +29,6 @@ from specengine.transcript import ToolCall
 NAME_KEYS = ("name", "tool", "tool_name", "function_name")
 ARGS_KEYS = ("arguments", "args", "params", "parameters", "input", "tool_input")
 ID_KEYS = ("id", "call_id", "tool_call_id", "tool_use_id")
-KEY_MAP_KEYS = ("from", "name", "args", "id")
 _FIELDS = frozenset({*NAME_KEYS, *ARGS_KEYS, *ID_KEYS, "type", "function"})
 
 

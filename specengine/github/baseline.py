@@ -16,7 +16,6 @@ from typing import Any
 from specengine.github.api import GitHubAPI
 from specengine.github.artifact import MAX_ZIP_BYTES, results_from_zip
 
-DEFAULT_ARTIFACT = "specengine-results"
 MAX_RUNS_CHECKED = 30  # runs looked at before giving up: each costs a request
 _PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target"})
 

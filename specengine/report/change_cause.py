@@ -20,11 +20,6 @@ from specengine.results.loaded import Case
 from specengine.results.model import CheckResult
 
 Kind = Literal["agent", "spec", "judge"]
-KINDS_WORDED = {
-    "agent": "the agent changed",
-    "spec": "the spec changed",
-    "judge": "the judge changed",
-}
 _BAD = ("failed", "error")
 
 
@@ -159,9 +154,3 @@ def _combined(causes: Sequence[Cause]) -> Cause:
         if any(cause.kind == kind for cause in causes):
             return Cause(kind, ", ".join(dict.fromkeys(found)))
     return Cause("agent")
-
-
-def worded(cause: Cause) -> str:
-    """`the spec changed (soft → gate)`: what a reader sees in place of a regression or a fix."""
-    words = KINDS_WORDED[cause.kind]
-    return f"{words} ({cause.detail})" if cause.detail else words

@@ -196,12 +196,6 @@ def case_spec(case: dict) -> str:
     return str(case.get("id", "")).split("::", 1)[0]
 
 
-def case_suite(case: dict) -> str:
-    """The suite a case belongs to; the spec file when the results name none."""
-    suite = case.get("suite")
-    return suite if isinstance(suite, str) and suite else case_spec(case)
-
-
 def case_title(case: Mapping[str, Any] | Case) -> str:
     """The eval name plus its row id, the short name a person recognises; in a matrix run with its
     cell (`greets @ gpt-4o`), or the cells' four cases of one eval would read alike."""
@@ -239,23 +233,6 @@ def as_float(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None
-
-
-def case_duration(case: dict) -> float:
-    """Seconds spent on a case (results/loaded.py: `Case.elapsed_s`)."""
-    return read_case(case).elapsed_s
-
-
-def trials_of(case: dict) -> list[dict]:
-    """The case's trials that are objects (tolerates a missing or malformed list)."""
-    trials = case.get("trials")
-    return [t for t in trials if isinstance(t, dict)] if isinstance(trials, list) else []
-
-
-def checks_of(holder: dict) -> list[dict]:
-    """The checks of a case or a trial that are objects."""
-    checks = holder.get("checks")
-    return [c for c in checks if isinstance(c, dict)] if isinstance(checks, list) else []
 
 
 def error_text(error: Any) -> str:
@@ -400,18 +377,6 @@ def format_duration(seconds: float | None) -> str:
         return f"{minutes} m {secs:02d} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} m"
-
-
-def summarize(cases: list[dict]) -> dict[str, int]:
-    """Counts by status in the results' summary vocabulary (`errored` for status `error`)."""
-    counts = {"cases": 0, "passed": 0, "failed": 0, "errored": 0, "skipped": 0}
-    key = {"passed": "passed", "failed": "failed", "error": "errored", "skipped": "skipped"}
-    for case in cases:
-        counts["cases"] += 1
-        k = key.get(str(case.get("status")))
-        if k:
-            counts[k] += 1
-    return counts
 
 
 def summary_of(results: Mapping[str, Any] | Run) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from typing import Any
 from specengine.review.verdicts import CaseReviews
 from specengine.serve.views import Row
 
-SORT_KEYS = ("sort", "dir")
 COLUMNS = ("status", "case", "suite", "labels", "trials", "time", "why", "review")
 DEFAULT = "status"
 

@@ -14,7 +14,7 @@ from specengine.results.loaded import Case, error_text
 from specengine.results.model import CheckResult
 from specengine.results.trend import BAD as _BAD
 from specengine.results.trend import GOOD as _GOOD
-from specengine.results.trend import MEANINGS, WINDOW, RunOutcome
+from specengine.results.trend import MEANINGS, RunOutcome
 from specengine.results.trend import trend as rule
 
 
@@ -53,7 +53,6 @@ def status_segments(counts: Mapping[str, Any]) -> list[Segment]:
     return segments
 
 
-FLAKY_WINDOW = WINDOW
 LEGEND = MEANINGS
 
 
