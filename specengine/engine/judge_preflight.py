@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
 
 from specengine.engine.header import shown_url
 from specengine.engine.prepare import Census, Prepared
@@ -36,14 +35,13 @@ FLAGS = {"judge": ", or --judge-base-url"}  # the command-line options that set 
 
 def preflight_judge(prepared: Prepared, census: Census, options: SessionOptions) -> None:
     """Check the judge of a session before it starts (see check_judge)."""
-    project = prepared.project.data if prepared.project is not None else None
-    required = judge_required(project, options.require_judge)
+    required = _required(prepared, "judge", options.require_judge)
     check_judge(prepared.plan.judge, census, required=required, environ=os.environ)
 
 
-def judge_required(project_data: Mapping[str, Any] | None, flag: bool) -> bool:
-    """--require-judge, or `judge.required: true` in the project file."""
-    block = (project_data or {}).get("judge")
+def _required(prepared: Prepared, role: str, flag: bool) -> bool:
+    """--require-judge (--require-simulator), or `judge.required: true` (`simulator.`) in the project file."""
+    block = (prepared.project.data if prepared.project is not None else {}).get(role)
     return flag or (isinstance(block, Mapping) and block.get("required") is True)
 
 
@@ -59,22 +57,23 @@ def check_judge(config: JudgeConfig, census: Census, *, required: bool, environ:
                 "Name one with judge.model in specengine.yaml or --judge-model. " + NOTHING_SENT
             )
         return
+    _probe(config, checks, environ)
+
+
+def _probe(config: JudgeConfig, would_error: str, environ: Mapping[str, str]) -> None:
+    """Its key, then a GET of the model list of the judge (or a simulator): a success means it can be
+    asked; `would_error` says what errors without it."""
+    import httpx
+
+    role = config.role
     key = judge_key(config, environ)
     url = shown_url(judge_base_url(config), config.secrets) or ""
     if key is None:
         raise UsageError(
-            f"error: the judge at {url} needs a key, and {config.api_key_env} is not set "
-            f"({checks} would error). Set {config.api_key_env}, or name the variable that holds "
-            "the key with judge.api_key_env in specengine.yaml. " + NOTHING_SENT
+            f"error: the {role} at {url} needs a key, and {config.api_key_env} is not set "
+            f"({would_error} would error). Set {config.api_key_env}, or name the variable that holds "
+            f"the key with {role}.api_key_env in specengine.yaml. " + NOTHING_SENT
         )
-    _probe(config, key, url)
-
-
-def _probe(config: JudgeConfig, key: str, url: str) -> None:
-    """GET the model list of the judge (or a simulator): a success means it can be asked."""
-    import httpx
-
-    role = config.role
     secrets = {*config.secrets, key, *(config.auth.secrets if config.auth is not None else ())}
     try:
         response = httpx.get(
@@ -116,8 +115,7 @@ def preflight_simulators(prepared: Prepared, census: Census, flag: bool) -> None
     needs a key and has none stops it too. UsageError: exit 2, nothing sent."""
     if census.simulated_cases == 0:
         return
-    block = (prepared.project.data if prepared.project is not None else {}).get("simulator")
-    required = flag or (isinstance(block, Mapping) and block.get("required") is True)
+    required = _required(prepared, "simulator", flag)
     configs = prepared.plan.simulators
     cases = _count(census.simulated_cases, "case")
     for name in sorted(census.simulators, key=lambda name: name or ""):
@@ -132,12 +130,4 @@ def preflight_simulators(prepared: Prepared, census: Census, flag: bool) -> None
             continue
         if config.demo:
             continue
-        key = judge_key(config, os.environ)
-        url = shown_url(judge_base_url(config), config.secrets) or ""
-        if key is None:
-            raise UsageError(
-                f"error: the simulator at {url} needs a key, and {config.api_key_env} is not set "
-                f"({cases} with simulate: would error). Set {config.api_key_env}, or name the variable "
-                "that holds the key with simulator.api_key_env in specengine.yaml. " + NOTHING_SENT
-            )
-        _probe(config, key, url)
+        _probe(config, f"{cases} with simulate:", os.environ)
