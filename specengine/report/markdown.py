@@ -44,6 +44,7 @@ from specengine.review.annotate import review_counts_text, review_line
 
 MAX_ROWS = 50
 MAX_CELL = 200
+NOT_COUNTED = "these are not counted as regressions or fixes"
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#!])")
 _STATUS_ICON = {"passed": "✅", "failed": "❌", "error": "💥", "skipped": "⏭️"}
 
@@ -314,7 +315,7 @@ def _comparison_section(c: Comparison, max_rows: int, source_url: str | None) ->
         lines += _call_change_list(c.regressions, max_rows)
     if c.flaky:
         lines += ["", f"#### 🎲 Flaky ({len(c.flaky)})", ""]
-        lines.append("Their trials disagreed: these are not counted as regressions or fixes.")
+        lines.append(f"Their trials disagreed: {NOT_COUNTED}.")
         lines.append("")
         lines += _table(
             "| Case | Status | Where | Reason |",
@@ -322,28 +323,21 @@ def _comparison_section(c: Comparison, max_rows: int, source_url: str | None) ->
             max_rows,
             "flaky cases",
         )
-    if c.spec_changed:
-        lines += ["", f"#### ✏️ Spec changed ({len(c.spec_changed)})", ""]
-        lines.append("The spec changed between the runs: these are not counted as regressions or fixes.")
-        lines.append("")
-        rows = [
-            f"| {escape_cell(item.id, 160)} | {_status(item.base_status)} → {_status(item.head_status)} "
-            f"| {_where(item.spec, item.line, source_url)} "
-            f"| {escape_cell(spec_text(item.spec_changed or ''))} |"
-            for item in c.spec_changed
-        ]
-        lines += _table("| Case | Status | Where | Why |", rows, max_rows, "cases whose spec changed")
-    if c.judged_differently:
-        lines += ["", f"#### ⚖️ Judged differently ({len(c.judged_differently)})", ""]
-        lines.append("The judge changed between the runs: these are not counted as regressions or fixes.")
-        lines.append("")
-        rows = [
-            f"| {escape_cell(item.id, 160)} | {_status(item.base_status)} → {_status(item.head_status)} "
-            f"| {_where(item.spec, item.line, source_url)} "
-            f"| {escape_cell(judged_text(item.judged_differently or ''))} |"
-            for item in c.judged_differently
-        ]
-        lines += _table("| Case | Status | Where | Why |", rows, max_rows, "cases judged differently")
+    for title, who, field, worded, noun in (
+        ("✏️ Spec changed", "spec", "spec_changed", spec_text, "cases whose spec changed"),
+        ("⚖️ Judged differently", "judge", "judged_differently", judged_text, "cases judged differently"),
+    ):  # set apart from regressions and fixes, each with what changed
+        items: tuple[CaseChange, ...] = getattr(c, field)
+        if items:
+            lines += ["", f"#### {title} ({len(items)})", ""]
+            lines += [f"The {who} changed between the runs: {NOT_COUNTED}.", ""]
+            rows = [
+                f"| {escape_cell(item.id, 160)} | {_status(item.base_status)} → {_status(item.head_status)} "
+                f"| {_where(item.spec, item.line, source_url)} "
+                f"| {escape_cell(worded(getattr(item, field) or ''))} |"
+                for item in items
+            ]
+            lines += _table("| Case | Status | Where | Why |", rows, max_rows, noun)
     if c.fixes:
         lines += ["", f"#### 🔺 Fixes ({len(c.fixes)})", ""]
         lines += _table(  # what used to fail: the reason the fix answers
