@@ -27,3 +27,15 @@ app = typer.Typer(
     add_completion=True,
     rich_markup_mode=None,
 )
+
+
+def usage_exit(*lines: str) -> typer.Exit:
+    """Print a problem with the command on stderr, a line each; the exit (2: nothing done) to raise."""
+    for line in lines:
+        typer.echo(line, err=True)
+    return typer.Exit(2)
+
+
+def cannot_write(target: object, exc: OSError) -> str:
+    """What a command says of a file it could not write (`exc.filename` names it when `target` is None)."""
+    return f"error: cannot write {target or exc.filename or 'the report'}: {exc.strerror or exc}"

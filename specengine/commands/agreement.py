@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from specengine.commands import app
+from specengine.commands import app, cannot_write, usage_exit
 from specengine.commands.query import ProjectDir
 
 if TYPE_CHECKING:
@@ -51,9 +51,7 @@ def agreement(
     try:
         verdicts, reviews = judge_verdicts_for(folder, runs or [])
     except UsageError as exc:
-        for line in exc.lines:
-            typer.echo(line, err=True)
-        raise typer.Exit(2) from None
+        raise usage_exit(*exc.lines) from None
     report = measure_agreement(verdicts, reviews)
     if json_out:
         typer.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
@@ -83,8 +81,7 @@ def _export_examples(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(examples_yaml(examples), encoding="utf-8")
     except OSError as exc:
-        typer.echo(f"error: cannot write {target}: {exc.strerror or exc}", err=True)
-        raise typer.Exit(2) from None
+        raise usage_exit(cannot_write(target, exc)) from None
     judges = len({example.judge for example in examples})
     overrides = sum(1 for example in examples if example.overrides)
     typer.echo(

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from specengine.commands import app
+from specengine.commands import app, cannot_write, usage_exit
 from specengine.commands.options import report_options
 from specengine.report.formats import ReportRequest, formats_named, write_reports
 
@@ -76,8 +76,7 @@ def compare(
             base_data, head_data = in_cell(base_data, cells[0]), in_cell(head_data, cells[-1])
             pair = paired(base_data, head_data) if len(cells) == 2 else None
     except ResultsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise usage_exit(f"error: {exc}") from None
     comparison = compare_runs(base_data, head_data, min_score_delta=min_score_delta)
     if json_out:
         shown = comparison.as_dict() | ({"paired": pair.as_dict()} if pair is not None else {})
@@ -89,6 +88,5 @@ def compare(
     try:
         write_reports(reports, head_data, head, comparison=comparison)
     except OSError as exc:
-        typer.echo(f"error: cannot write {exc.filename or 'the report'}: {exc.strerror or exc}", err=True)
-        raise typer.Exit(2) from None
+        raise usage_exit(cannot_write(None, exc)) from None
     raise typer.Exit(1 if comparison.regressed else 0)

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from specengine.commands import app
+from specengine.commands import app, usage_exit
 
 DEFAULT_PORT = 8000
 
@@ -43,13 +43,10 @@ def demo_agent(
     try:
         server = start_demo_agent(port=port, host=host, log=None if quiet else log)
     except OSError as exc:
-        reason = exc.strerror or str(exc)
-        typer.echo(
-            f"error: cannot listen on {host}:{port}: {reason}. "
-            "Choose another port with --port N (--port 0 picks a free one).",
-            err=True,
-        )
-        raise typer.Exit(2) from None
+        raise usage_exit(
+            f"error: cannot listen on {host}:{port}: {exc.strerror or exc}. "
+            "Choose another port with --port N (--port 0 picks a free one)."
+        ) from None
     try:
         with server:
             typer.echo(f"Demo agent listening on {server.url}")

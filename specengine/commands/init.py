@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from specengine.commands import app
+from specengine.commands import app, usage_exit
 from specengine.validation.schema import editor_schema_line
 
 PROJECT_TEMPLATE = """\
@@ -121,15 +121,13 @@ def init(
     """Write a starter specengine.yaml and specs/example.yaml (never overwrites a file)."""
     directory = Path(os.path.abspath(directory))
     if directory.exists() and not directory.is_dir():
-        typer.echo(f"Error: {directory} is a file, not a folder", err=True)
-        raise typer.Exit(2)
+        raise usage_exit(f"Error: {directory} is a file, not a folder")
     project_file = directory / "specengine.yaml"
     spec_file = directory / "specs" / "example.yaml"
     existing = [path for path in (project_file, spec_file) if path.exists()]
     if existing:
         names = ", ".join(str(path) for path in existing)
-        typer.echo(f"Error: refusing to overwrite {names} (nothing was written)", err=True)
-        raise typer.Exit(2)
+        raise usage_exit(f"Error: refusing to overwrite {names} (nothing was written)")
     try:
         spec_file.parent.mkdir(parents=True, exist_ok=True)
         copied = _copy_schemas(directory)
@@ -138,8 +136,7 @@ def init(
         project_file.write_text(project_text, encoding="utf-8")
         spec_file.write_text(spec_text, encoding="utf-8")
     except OSError as exc:
-        typer.echo(f"Error: cannot write the project: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise usage_exit(f"Error: cannot write the project: {exc}") from None
     for path in (*copied, project_file, spec_file):
         typer.echo(f"wrote {path}")
     here = directory == Path(os.path.abspath("."))

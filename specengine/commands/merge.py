@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from specengine.commands import app
+from specengine.commands import app, cannot_write, usage_exit
 
 
 @app.command()
@@ -44,8 +44,7 @@ def merge(
         loaded = [load_results(p) for p in inputs]
         merged = merge_results(loaded, [str(p) for p in inputs], allow_partial=allow_partial)
     except (ResultsError, MergeError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise usage_exit(f"error: {exc}") from None
     text = json.dumps(merged, ensure_ascii=False, indent=1) + "\n"
     if str(output) == "-":
         typer.echo(text, nl=False)
@@ -56,8 +55,7 @@ def merge(
             tmp.write_text(text, encoding="utf-8", errors="replace")
             tmp.replace(output)
         except OSError as exc:
-            typer.echo(f"error: cannot write {output}: {exc.strerror or exc}", err=True)
-            raise typer.Exit(2) from None
+            raise usage_exit(cannot_write(output, exc)) from None
     s = merged["summary"]
     files = f"{len(inputs)} file{'s' if len(inputs) != 1 else ''}"
     counts = f"{s['passed']} passed, {s['failed']} failed, {s['errored']} errored, {s['skipped']} skipped"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from specengine.commands import app
+from specengine.commands import app, usage_exit
 from specengine.commands.options import (
     Cells,
     Config,
@@ -122,12 +122,9 @@ def plan_command(
         # before anything is printed; the second prints case by case, holding none of them
         count = count_cases(prepared).count
     except UsageError as exc:  # a SpecError too: a template that fails for one dataset row shows up here
-        for line in exc.lines:
-            typer.echo(line, err=True)
-        raise typer.Exit(2) from None
+        raise usage_exit(*exc.lines) from None
     if not count:  # as `run` does: a plan that would run nothing is a mistake in the command line
-        typer.echo("error: the selection matched no case (check --label, -k and PATH::eval)", err=True)
-        raise typer.Exit(2)
+        raise usage_exit("error: the selection matched no case (check --label, -k and PATH::eval)")
     endpoints = prepared.plan.endpoints
     per_cell: dict[str | None, int] = {}
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from specengine.commands import app
+from specengine.commands import app, usage_exit
 
 ProjectDir = Annotated[
     Path,
@@ -48,8 +48,7 @@ def query(
     try:
         result = run_query(index.path, sql, limit)
     except UsageError as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(2) from None
+        raise usage_exit(str(exc)) from None
     if json_out:
         rows = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False, default=str))

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from specengine.commands import app
+from specengine.commands import app, cannot_write, usage_exit
 from specengine.commands.options import report_options
 from specengine.report.formats import FORMATS, ReportRequest, write_reports
 
@@ -60,15 +60,13 @@ def report(
     try:
         reports = with_mlflow(reports, None)  # an MLflow client that is missing stops here, exit 2
     except UsageError as exc:
-        typer.echo("\n".join(exc.lines), err=True)
-        raise typer.Exit(2) from None
+        raise usage_exit(*exc.lines) from None
     try:
         results = named_run(results)
         data = load_results(results)
         base = load_results(named_run(baseline)) if baseline else None
     except ResultsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise usage_exit(f"error: {exc}") from None
 
     comparison = None
     if base is not None:
@@ -78,7 +76,6 @@ def report(
     try:
         written = write_reports(replace(reports, source_url=source_url), data, results, comparison=comparison)
     except OSError as exc:
-        typer.echo(f"error: cannot write {exc.filename or 'the report'}: {exc.strerror or exc}", err=True)
-        raise typer.Exit(2) from None
+        raise usage_exit(cannot_write(None, exc)) from None
     for path in written:
         typer.echo(f"wrote {path}", err=True)

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from specengine.commands import app
+from specengine.commands import app, usage_exit
 from specengine.commands.options import (
     Cells,
     Config,
@@ -166,15 +166,13 @@ def run_command(
     """
     from specengine.api import run_request
     from specengine.engine.ci_shard import choose_shard
-    from specengine.engine.exit_codes import EXIT_USAGE
     from specengine.flows.run import execute_run
     from specengine.source.matrix import split_axis_arguments
 
     try:
         chosen = choose_shard(shard, os.environ) if shard else None
     except ValueError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
+        raise usage_exit(f"error: {exc}") from None
     if chosen is not None and chosen.source:
         typer.echo(chosen.said(), err=True)
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from specengine.commands import app
+from specengine.commands import app, usage_exit
 
 EXTRA = 'pip install "specengine[serve]"'
 
@@ -43,20 +43,17 @@ def serve(
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError:
-        typer.echo(f"error: `specengine serve` needs the web app's libraries: {EXTRA}", err=True)
-        raise typer.Exit(2) from None
+        raise usage_exit(f"error: `specengine serve` needs the web app's libraries: {EXTRA}") from None
     from specengine.serve.server import bind, is_loopback
     from specengine.serve.server import serve as run_server
 
     if not folder.is_dir():
-        typer.echo(f"error: {folder}: no such folder", err=True)
-        raise typer.Exit(2)
+        raise usage_exit(f"error: {folder}: no such folder")
     try:
         sock = bind(host, port)
     except OSError as exc:
         hint = " (pass --port N, or --port 0 for any free port)" if port else ""
-        typer.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}{hint}", err=True)
-        raise typer.Exit(2) from None
+        raise usage_exit(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}{hint}") from None
     if not is_loopback(host):
         typer.echo(
             f"warning: listening on {host}: anyone who can reach this machine can read these runs and start"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from specengine.commands import app
+from specengine.commands import app, usage_exit
 
 if TYPE_CHECKING:
     from specengine.validation.validator import Validation
@@ -88,13 +88,11 @@ def validate(
 
     missing = [str(path) for path in paths if not path.exists()]
     if missing:
-        typer.echo(_safe(f"Error: no such file or folder: {', '.join(missing)}"), err=True)
-        raise typer.Exit(2)
+        raise usage_exit(_safe(f"Error: no such file or folder: {', '.join(missing)}"))
     try:
         result = validate_paths(list(paths), project_file=project, config=config)
     except UsageError as exc:
-        typer.echo(_safe(f"Error: {exc}"), err=True)
-        raise typer.Exit(2) from None
+        raise usage_exit(_safe(f"Error: {exc}")) from None
 
     diagnostics = result.diagnostics
     shown = sorted((*diagnostics, *result.warnings))
