@@ -12,11 +12,9 @@ from specengine.source.datasets import (
     ROW_KEYS,
     Row,
     is_dataset_path,
-    iter_inline_rows,
     iter_rows,
     row_id,
 )
-from specengine.source.loader import parse_yaml
 from specengine.validation import schema
 
 
@@ -200,11 +198,3 @@ def test_row_ids_are_stable_across_versions():
     assert row_id({"input": {"city": "Oslo"}}) == "d36fa15d"
     assert row_id({"expected": {"n": 1.5}}) == "71c4526d"
     assert row_id({"id": "", "input": {"x": 1}}) == "addfdc01"
-
-
-def test_inline_rows_take_lines_from_the_spec():
-    document = parse_yaml("dataset:\n  - {id: a}\n  - id: b\n    input: {x: 1}\n", "s.yaml")
-    assert list(iter_inline_rows(document, ("dataset",))) == [
-        Row({"id": "a"}, 2),
-        Row({"id": "b", "input": {"x": 1}}, 3),
-    ]

@@ -31,7 +31,7 @@ from typing import Any, TypeGuard
 
 from specengine.diagnostics import Diagnostic
 from specengine.errors import SpecError
-from specengine.source.loader import Document, as_text, kind_of, load_yaml
+from specengine.source.loader import as_text, kind_of, load_yaml
 from specengine.source.mlflow_rows import (
     SHAPE_KEY,
     is_mlflow_row,
@@ -142,16 +142,6 @@ def records_as_rows(records: Iterable[Any], display: str) -> Iterator[Row]:
     record's "line" is n."""
     for number, record in enumerate(records, 1):
         yield _checked(record, display, number)
-
-
-def iter_inline_rows(document: Document, key_path: tuple[str | int, ...]) -> Iterator[Row]:
-    """Rows written inline in a spec (`dataset: [...]`), checked like file rows, lines from the spec."""
-    items = document.data
-    for part in key_path:
-        items = items[part]
-    for index, item in enumerate(items):
-        line, col = document.position((*key_path, index))
-        yield _checked(item, document.path, line, col)
 
 
 # --- rows -----------------------------------------------------------------------------------------
