@@ -188,14 +188,6 @@ def judge_difference(base: Mapping[str, str] | None, head: Mapping[str, str] | N
     return ", ".join(parts) or None
 
 
-def case_spec(case: dict) -> str:
-    """The spec file of a case, relative to the project folder (from the case id when absent)."""
-    spec = case.get("spec")
-    if isinstance(spec, str) and spec:
-        return spec
-    return str(case.get("id", "")).split("::", 1)[0]
-
-
 def case_title(case: Mapping[str, Any] | Case) -> str:
     """The eval name plus its row id, the short name a person recognises; in a matrix run with its
     cell (`greets @ gpt-4o`), or the cells' four cases of one eval would read alike."""
