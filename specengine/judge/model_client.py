@@ -79,32 +79,6 @@ class Fault:
         return f"{self.summary} {count}" + (f": {self.detail}" if self.detail else "")
 
 
-def model_client(
-    config: JudgeConfig,
-    base_url: str,
-    api_key: str,
-    *,
-    sdk: bool,
-    backoff_base: float = BACKOFF_BASE_S,
-    wait_cap: float = BACKOFF_CAP_S,
-    show_request: ShowRequest | None = None,
-) -> ModelClient:
-    """The client of a judge or simulator model: `api_key` (from judge/key.py's `judge_key`) is the
-    key sent, unless the config signs in to a Databricks workspace, whose token is asked per request.
-    `sdk` sends through the openai SDK (the judge), else straight over the transport (the simulator).
-    """
-    key: ApiKey = config.auth.bearer_token if config.auth is not None else api_key
-    return ModelClient(
-        config,
-        base_url,
-        key,
-        sdk=sdk,
-        backoff_base=backoff_base,
-        wait_cap=wait_cap,
-        show_request=show_request,
-    )
-
-
 class ModelClient:
     """Chat completions to one model server with one key; counts every HTTP request it makes.
 
@@ -354,10 +328,11 @@ class ModelCaller:
     def _client_with(self, api_key: str) -> ModelClient:
         if self._client is None:
             base, cap = self._backoff
-            self._client = model_client(
+            auth = self.config.auth  # a Databricks workspace: its token is asked per request
+            self._client = ModelClient(
                 self.config,
                 self.base_url,
-                api_key,
+                auth.bearer_token if auth is not None else api_key,
                 sdk=self.SDK,
                 backoff_base=base,
                 wait_cap=cap,
