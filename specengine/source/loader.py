@@ -263,15 +263,17 @@ def node_at(root: yaml.Node | None, key_path: Iterable[str | int], exact: bool =
 
 def display_path(file: Path, base: Path | None = None) -> str:
     """The path as shown to people and used in case ids: relative to base (else cwd), with '/'."""
+    relative = relative_path(file, base)
+    return (relative or file).as_posix()
+
+
+def relative_path(file: Path, base: Path | None) -> Path | None:
+    """The file relative to base (else the working folder); None when it is below neither."""
     resolved = file.resolve()
     for anchor in (base, Path.cwd()):
-        if anchor is None:
-            continue
-        try:
-            return resolved.relative_to(anchor.resolve()).as_posix()
-        except ValueError:
-            continue
-    return file.as_posix()
+        if anchor is not None and resolved.is_relative_to(resolved_anchor := anchor.resolve()):
+            return resolved.relative_to(resolved_anchor)
+    return None
 
 
 def shown_path(file: Path, cwd: Path) -> str:

@@ -30,6 +30,7 @@ from specengine.source.loader import (
     kind_of,
     load_yaml_text,
     parse_yaml,
+    relative_path,
     shown_path,
 )
 from specengine.source.project import Project, load_project
@@ -396,15 +397,7 @@ def _under_data_folder(file: Path, base: Path | None) -> bool:
     Only folders below the project folder (else the working folder) count, so a checkout that
     happens to live in /srv/data/ is not skipped wholesale.
     """
-    resolved = file.resolve()
-    for anchor in (base, Path.cwd()):
-        if anchor is None:
-            continue
-        try:
-            return "data" in resolved.relative_to(anchor.resolve()).parent.parts
-        except ValueError:
-            continue
-    return "data" in file.parent.parts
+    return "data" in (relative_path(file, base) or file).parent.parts
 
 
 def _dataset_files(data: Any, spec_file: Path) -> set[Path]:
