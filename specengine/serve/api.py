@@ -17,25 +17,20 @@ from starlette.responses import JSONResponse
 from specengine.errors import UsageError
 from specengine.index import queries
 from specengine.review.verdicts import review_counts
-from specengine.serve.state import AppState
+from specengine.serve.state import app_state
 from specengine.serve.views import case_history
 from specengine.untrusted_json import read_json
 
 
-def _state(request: Request) -> AppState:
-    state: AppState = request.app.state.serve
-    return state
-
-
 def runs(request: Request) -> JSONResponse:
-    state = _state(request)
+    state = app_state(request)
     with state.db() as conn:
         found = state.run_summaries(conn, request.query_params.get("suite") or None)
     return JSONResponse({"runs": [item.as_dict() for item in found]})
 
 
 def run(request: Request) -> JSONResponse:
-    state = _state(request)
+    state = app_state(request)
     run_id = request.path_params["run_id"]
     with state.db() as conn:
         row = state.run(conn, run_id)
@@ -59,7 +54,7 @@ def run(request: Request) -> JSONResponse:
 
 
 def history(request: Request) -> JSONResponse:
-    state = _state(request)
+    state = app_state(request)
     case_id = request.query_params.get("id")
     if not case_id:
         raise HTTPException(400, "which case? add ?id=CASE_ID")
@@ -121,7 +116,7 @@ def _is_unicode(value: Any) -> bool:
 
 
 async def add_review(request: Request) -> JSONResponse:
-    state = _state(request)
+    state = app_state(request)
     body = await _json_body(request)
     case_id, check, note = body.get("case"), body.get("check"), body.get("note") or ""
     if not isinstance(case_id, str) or not case_id:
@@ -140,7 +135,7 @@ async def add_review(request: Request) -> JSONResponse:
 
 
 async def rerun(request: Request) -> JSONResponse:
-    state = _state(request)
+    state = app_state(request)
     body = await _json_body(request)
     selected = body.get("cases")
     if selected is not None and (
@@ -157,7 +152,7 @@ async def rerun(request: Request) -> JSONResponse:
 
 
 def job(request: Request) -> JSONResponse:
-    state = _state(request)
+    state = app_state(request)
     found = state.jobs.get(request.path_params["job_id"])
     if found is None:
         raise HTTPException(404, "no such rerun")
@@ -169,7 +164,7 @@ def job(request: Request) -> JSONResponse:
 def queue(request: Request) -> JSONResponse:
     from specengine.index.review_queue import review_queue
 
-    state = _state(request)
+    state = app_state(request)
     try:
         number = max(1, int(request.query_params.get("page", "1")))
     except ValueError:
@@ -180,7 +175,7 @@ def queue(request: Request) -> JSONResponse:
 
 
 def agreement(request: Request) -> JSONResponse:
-    state = _state(request)
+    state = app_state(request)
     with state.db() as conn:
         report = state.agreement(conn, request.query_params.getlist("run") or None)
     return JSONResponse(report.as_dict())

@@ -18,7 +18,7 @@ from specengine.serve import api, compare_pages, matrix_page, pages
 from specengine.serve.assets import report_stylesheet
 from specengine.serve.limits import BodyLimit
 from specengine.serve.security import Guard, HostPolicy
-from specengine.serve.state import AppState
+from specengine.serve.state import AppState, app_state
 from specengine.serve.templating import render
 
 STATIC = Path(__file__).parent / "static"
@@ -31,7 +31,7 @@ async def _error(request: Request, exc: Exception) -> Response:
         status, detail = 400, "the request holds text that is not Unicode"
     if request.url.path.startswith("/api/"):
         return JSONResponse({"error": detail}, status_code=status)
-    state: AppState = request.app.state.serve
+    state = app_state(request)
     heading = {400: "That request cannot be used", 404: "Not found", 415: "Unsupported form"}.get(
         status, "Error"
     )

@@ -24,15 +24,10 @@ from specengine.index import queries
 from specengine.index.paging import page_of
 from specengine.serve.case_diff import CaseDiff, case_diff
 from specengine.serve.pages import PAGE_SIZE, page_number
-from specengine.serve.state import AppState
+from specengine.serve.state import app_state
 from specengine.serve.templating import render
 
 MAX_RUNS = 4
-
-
-def _state(request: Request) -> AppState:
-    state: AppState = request.app.state.serve
-    return state
 
 
 def picked_runs(request: Request) -> list[str]:
@@ -43,7 +38,7 @@ def picked_runs(request: Request) -> list[str]:
     picked = list(dict.fromkeys(params.getlist("run")))
     if not 2 <= len(picked) <= MAX_RUNS:
         raise HTTPException(400, f"select two to {MAX_RUNS} runs to compare")
-    state = _state(request)
+    state = app_state(request)
     with state.db() as conn:
         rows = [state.run(conn, run_id) for run_id in picked]
     rows.sort(key=lambda r: (r["started_at"], r["written_ns"], r["run_id"]))
@@ -107,7 +102,7 @@ def _by_id(cases: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def compare_page(request: Request) -> HTMLResponse:
     from specengine.report.compare import compare, headline
 
-    state = _state(request)
+    state = app_state(request)
     run_ids = picked_runs(request)
     if len(run_ids) > 2:
         with state.db() as conn:
@@ -156,7 +151,7 @@ def compare_api(request: Request) -> JSONResponse:
     """What `specengine compare --json` prints for two runs; the side-by-side columns for three or four."""
     from specengine.report.compare import compare
 
-    state = _state(request)
+    state = app_state(request)
     run_ids = picked_runs(request)
     with state.db() as conn:
         if len(run_ids) > 2:

@@ -23,7 +23,7 @@ from specengine.report.matrix_view import MatrixRow, MatrixView, matrix_view, so
 from specengine.results.decode import read_run
 from specengine.review.verdicts import CaseReviews
 from specengine.serve.after_review import cell_rates_after_review
-from specengine.serve.state import AppState
+from specengine.serve.state import app_state
 from specengine.serve.templating import render
 
 
@@ -89,7 +89,7 @@ def with_rates_after_review(view: MatrixView, rates: Mapping[str, float | None])
 
 
 def _load(request: Request) -> _Loaded:
-    state: AppState = request.app.state.serve
+    state = app_state(request)
     run_id = request.path_params["run_id"]
     with state.db() as conn:
         run = state.run(conn, run_id)
@@ -105,7 +105,7 @@ def _load(request: Request) -> _Loaded:
 
 def matrix_page(request: Request) -> HTMLResponse:
     loaded = _load(request)
-    state: AppState = request.app.state.serve
+    state = app_state(request)
     return HTMLResponse(
         render(
             "matrix.html.j2",

@@ -30,24 +30,19 @@ from specengine.serve.export import cases_csv
 from specengine.serve.jobs import MAX_RUNNING, file_stem
 from specengine.serve.listing import REVIEW_CHOICES, listing
 from specengine.serve.matrix_page import matrix_link
-from specengine.serve.state import AppState
+from specengine.serve.state import AppState, app_state
 from specengine.serve.templating import render
 from specengine.serve.views import LEGEND, case_history, status_segments, trial_views
 
 PAGE_SIZE = 100
 
 
-def _state(request: Request) -> AppState:
-    state: AppState = request.app.state.serve
-    return state
-
-
 def page(request: Request, template: str, title: str, **context: Any) -> HTMLResponse:
-    return HTMLResponse(render(template, title=title, project=str(_state(request).project), **context))
+    return HTMLResponse(render(template, title=title, project=str(app_state(request).project), **context))
 
 
 def runs_page(request: Request) -> HTMLResponse:
-    state = _state(request)
+    state = app_state(request)
     suite = request.query_params.get("suite") or None
     with state.db() as conn:
         runs = state.run_summaries(conn, suite)
@@ -109,7 +104,7 @@ def page_number(request: Request) -> int:
 
 
 def run_page(request: Request) -> HTMLResponse:
-    state = _state(request)
+    state = app_state(request)
     run_id = request.path_params["run_id"]
     with state.db() as conn:
         run = state.run(conn, run_id)
@@ -170,7 +165,7 @@ def run_page(request: Request) -> HTMLResponse:
 
 
 def case_page(request: Request) -> HTMLResponse:
-    state = _state(request)
+    state = app_state(request)
     run_id = request.path_params["run_id"]
     case_id = request.query_params.get("id")
     if not case_id:
@@ -253,7 +248,7 @@ def _local(path: str, fallback: str) -> str:
 async def review_form(request: Request) -> Response:
     from starlette.concurrency import run_in_threadpool
 
-    state = _state(request)
+    state = app_state(request)
     run_id = request.path_params["run_id"]
     form = await _form(request)
     case_id = form.get("case", "")
@@ -272,7 +267,7 @@ async def freeze_form(request: Request) -> Response:
     """The case page's Freeze button: the case's simulated conversation becomes a scripted eval."""
     from starlette.concurrency import run_in_threadpool
 
-    state = _state(request)
+    state = app_state(request)
     run_id = request.path_params["run_id"]
     form = await _form(request)
     case_id, replace = form.get("case", ""), form.get("replace") == "1"
@@ -302,7 +297,7 @@ async def freeze_form(request: Request) -> Response:
 async def rerun_form(request: Request) -> Response:
     from starlette.concurrency import run_in_threadpool
 
-    state = _state(request)
+    state = app_state(request)
     run_id = request.path_params["run_id"]
     if not request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
         raise HTTPException(415, "send the form as application/x-www-form-urlencoded")
@@ -318,7 +313,7 @@ async def rerun_form(request: Request) -> Response:
 
 
 def job_page(request: Request) -> HTMLResponse:
-    state = _state(request)
+    state = app_state(request)
     job = state.jobs.get(request.path_params["job_id"])
     if job is None:
         raise HTTPException(404, "no such rerun (reruns are forgotten when the app restarts; the runs stay)")
@@ -344,7 +339,7 @@ def queue_page(request: Request) -> HTMLResponse:
     from specengine.index.review_queue import PAGE_SIZE, review_queue
     from specengine.serve.queue_walk import item_url
 
-    state = _state(request)
+    state = app_state(request)
     with state.db() as conn:
         found = review_queue(conn, page_number(request))
     first = (found.page - 1) * PAGE_SIZE + 1
@@ -355,7 +350,7 @@ def queue_page(request: Request) -> HTMLResponse:
 
 
 def agreement_page(request: Request) -> HTMLResponse:
-    state = _state(request)
+    state = app_state(request)
     runs = request.query_params.getlist("run") or None
     with state.db() as conn:
         report = state.agreement(conn, runs)
@@ -363,7 +358,7 @@ def agreement_page(request: Request) -> HTMLResponse:
 
 
 def export_csv(request: Request) -> Response:
-    state = _state(request)
+    state = app_state(request)
     run_id = request.path_params["run_id"]
     with state.db() as conn:
         state.run(conn, run_id)
@@ -387,7 +382,7 @@ def static_report(request: Request) -> HTMLResponse:
     from specengine.report.html import render_html
     from specengine.review.annotate import with_reviews
 
-    state = _state(request)
+    state = app_state(request)
     run_id = request.path_params["run_id"]
     with state.db() as conn:
         results = state.results(conn, run_id)

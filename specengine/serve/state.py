@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.exceptions import HTTPException
+from starlette.requests import Request
 
 from specengine.index import queries
 from specengine.index.database import RunIndex
@@ -24,6 +25,12 @@ from specengine.review.store import Review, ReviewStore, new_review
 from specengine.review.verdicts import CaseReviews, review_counts
 from specengine.serve.charts import GUESSED_FULL, RatePoint, mark_partial, recorded_coverage
 from specengine.serve.jobs import Job, Jobs
+
+
+def app_state(request: Request) -> AppState:
+    """The state `create_app` keeps on the app, for a route to read."""
+    state: AppState = request.app.state.serve
+    return state
 
 
 def not_found(what: str) -> HTTPException:
