@@ -7,7 +7,10 @@ expects; it is shown as `file:line:col: warning: message` and never fails a comm
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from specengine.words import counted
 
 ERROR = "error"
 WARNING = "warning"
@@ -39,3 +42,8 @@ class Diagnostic:
             "severity": self.severity,
             "message": self.message,
         }
+
+
+def problems_line(diagnostics: Sequence[Diagnostic]) -> str:
+    """The summary under a list of problems: `3 problems in 2 files`."""
+    return f"{counted(len(diagnostics), 'problem')} in {counted(len({d.path for d in diagnostics}), 'file')}"

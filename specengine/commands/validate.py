@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from specengine.commands import app, usage_exit
+from specengine.diagnostics import problems_line
+from specengine.words import counted
 
 if TYPE_CHECKING:
     from specengine.validation.validator import Validation
@@ -39,10 +41,6 @@ def _one_line(text: str) -> str:
     """One problem per line, whatever a key or value holds: control characters (line breaks,
     terminal escapes) are shown escaped, as \\n or \\x85."""
     return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 @app.command()
@@ -108,15 +106,14 @@ def validate(
     else:
         for d in shown:
             typer.echo(_one_line(_safe(str(d))))
-        files_with_problems = len({d.path for d in diagnostics})
         if diagnostics:
-            summary = f"{_plural(len(diagnostics), 'problem')} in {_plural(files_with_problems, 'file')}"
+            summary = problems_line(diagnostics)
         elif result.checked:
             summary = _valid_summary(result)
         else:
             summary = "no spec files found"
         if result.warnings:
-            summary += f", {_plural(len(result.warnings), 'warning')}"
+            summary += f", {counted(len(result.warnings), 'warning')}"
         typer.echo(summary, err=True)
     sys.stdout.flush()
     raise typer.Exit(1 if diagnostics else 0)
@@ -128,9 +125,9 @@ def _valid_summary(result: Validation) -> str:
     projects = len(result.project_files)
     specs = len(result.specs)
     datasets = len(result.checked) - specs - projects
-    parts = [f"{_plural(specs, 'spec')} valid"] if specs else []
+    parts = [f"{counted(specs, 'spec')} valid"] if specs else []
     if datasets > 0:
-        parts.append(f"{_plural(datasets, 'dataset')} valid")
+        parts.append(f"{counted(datasets, 'dataset')} valid")
     if projects:
         parts.append("project file valid" if projects == 1 else f"{projects} project files valid")
-    return ", ".join(parts) or f"{_plural(len(result.checked), 'file')} valid"
+    return ", ".join(parts) or f"{counted(len(result.checked), 'file')} valid"

@@ -26,6 +26,7 @@ from specengine.errors import UsageError
 from specengine.judge.key import judge_base_url, judge_key, key_source
 from specengine.plan import JudgeConfig
 from specengine.redact import redact
+from specengine.words import counted
 
 PROBE_TIMEOUT_S = 5.0
 REFUSED = (401, 403)
@@ -49,7 +50,7 @@ def check_judge(config: JudgeConfig, census: Census, *, required: bool, environ:
     """Raise UsageError when the selected cases' judge checks could not be judged."""
     if census.judge_checks == 0:
         return
-    checks = f"{_count(census.judge_checks, 'judge check')} in {_count(census.judged_cases, 'case')}"
+    checks = f"{counted(census.judge_checks, 'judge check')} in {counted(census.judged_cases, 'case')}"
     if not config.model:
         if required:
             raise UsageError(
@@ -105,10 +106,6 @@ def _probe(config: JudgeConfig, would_error: str, environ: Mapping[str, str]) ->
     )
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def preflight_simulators(prepared: Prepared, census: Census, flag: bool) -> None:
     """The simulators are checked like the judge: with `--require-simulator` or `simulator.required:
     true`, simulated cases that would be skipped (no simulator model) stop the run; a simulator that
@@ -117,7 +114,7 @@ def preflight_simulators(prepared: Prepared, census: Census, flag: bool) -> None
         return
     required = _required(prepared, "simulator", flag)
     configs = prepared.plan.simulators
-    cases = _count(census.simulated_cases, "case")
+    cases = counted(census.simulated_cases, "case")
     for name in sorted(census.simulators, key=lambda name: name or ""):
         config = configs.get(name)
         if config is None or not config.model:

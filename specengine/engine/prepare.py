@@ -17,7 +17,7 @@ from pathlib import Path
 
 from specengine.compile.compiler import CompileOptions, SpecInput, compile_plan
 from specengine.compile.matrix_plan import compile_matrix
-from specengine.diagnostics import Diagnostic
+from specengine.diagnostics import Diagnostic, problems_line
 from specengine.engine.select import BEYOND, OUTSIDE, RUNS, Selection
 from specengine.errors import MissingVariable, SpecError, UsageError
 from specengine.plan import Case, Cell, Plan
@@ -129,18 +129,13 @@ def _validate(targets: Sequence[Target], options: PrepareOptions) -> Validation:
     except UsageError as exc:  # an unknown --config, a missing --project file
         raise UsageError([f"error: {exc}"]) from None
     if validation.diagnostics:
-        raise UsageError([str(d) for d in validation.diagnostics] + [_problems_line(validation.diagnostics)])
+        raise UsageError([str(d) for d in validation.diagnostics] + [problems_line(validation.diagnostics)])
     return validation
 
 
 def _missing_hint() -> str:
     """Paths are read from the current folder; a newcomer often is one folder off, or has no project."""
     return f"(paths are read from {Path.cwd()}; `specengine init` writes a starter project with specs/)"
-
-
-def _problems_line(diagnostics: Sequence[Diagnostic]) -> str:
-    files = len({d.path for d in diagnostics})
-    return f"{len(diagnostics)} problem{'s' * (len(diagnostics) != 1)} in {files} file{'s' * (files != 1)}"
 
 
 def _named_evals(targets: Sequence[Target], specs: Sequence[SpecInput]) -> frozenset[tuple[str, str]]:

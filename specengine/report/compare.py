@@ -32,6 +32,7 @@ from specengine.report.facts import (
 from specengine.results.decode import read_run
 from specengine.results.loaded import Case, Run
 from specengine.results.trend import RunOutcome, trend
+from specengine.words import counted
 
 MIN_SCORE_DELTA = 0.05
 MAX_CALL_CHANGES = 8  # tool call changes shown per regressed case
@@ -257,10 +258,6 @@ def compare(
     )
 
 
-def _plural(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (plural or word + 's')}"
-
-
 def headline(comparison: Comparison) -> str:
     """One line: matched cases and the count of each kind of change."""
     c = comparison
@@ -270,9 +267,9 @@ def headline(comparison: Comparison) -> str:
     if c.flaky:
         rejudged = f", {len(c.flaky)} flaky{rejudged}"
     return (
-        f"{_plural(c.matched, 'case')} matched: {_plural(len(c.regressions), 'regression')}, "
-        f"{_plural(len(c.fixes), 'fix', 'fixes')}, {len(c.new)} new, {len(c.removed)} removed, "
-        f"{_plural(len(c.score_changes), 'judge score change')}{rejudged}"
+        f"{counted(c.matched, 'case')} matched: {counted(len(c.regressions), 'regression')}, "
+        f"{counted(len(c.fixes), 'fix', 'fixes')}, {len(c.new)} new, {len(c.removed)} removed, "
+        f"{counted(len(c.score_changes), 'judge score change')}{rejudged}"
     )
 
 

@@ -24,6 +24,7 @@ from specengine.report.watch import Watchlist
 from specengine.results.loaded import Case, CaseCheck
 from specengine.results.model import CheckResult, SkipReason, pass_rate
 from specengine.transcript import SimulationEnd
+from specengine.words import counted
 
 MAX_DETAILED_FAILURES = 30
 MAX_TEXT = 300
@@ -236,10 +237,6 @@ def _labelled(label: str, text: str) -> str:
     return head + text.replace("\n", "\n" + " " * len(head))
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
 def print_report(
     console: Any,
     summary: Mapping[str, Any],
@@ -267,7 +264,7 @@ def print_report(
         for (kind, message), count in failures.same_error.items():
             if count:
                 console.print(
-                    f"… and {_count(count, 'more case')} errored the same way: {escape(kind)}: "
+                    f"… and {counted(count, 'more case')} errored the same way: {escape(kind)}: "
                     f"{escape(_short(message))}",
                     highlight=False,
                     soft_wrap=True,
@@ -295,7 +292,7 @@ def print_report(
     tokens = usage_text(summary)  # the agent's, as its server reported them
     cost = summary.get("cost")
     console.print(
-        f"[bold]{_count(summary['cases'], 'case')}[/]: "
+        f"[bold]{counted(summary['cases'], 'case')}[/]: "
         + ", ".join(parts)
         + f"{shown_rate} · {summary['duration_s']:.2f} s"
         + (f" · {tokens}" if tokens else "")
@@ -305,7 +302,7 @@ def print_report(
         console.print(f"[yellow]{escape(line)}[/]", highlight=False, soft_wrap=True)
     if summary.get("judge_calls") is not None:
         doubted = (
-            f", {_count(failures.uncertain_count, 'uncertain check')}" if failures.uncertain_count else ""
+            f", {counted(failures.uncertain_count, 'uncertain check')}" if failures.uncertain_count else ""
         )
         console.print(
             f"judge: {summary.get('judge_calls', 0)} calls, {summary.get('judge_cache_hits', 0)} cache hits, "
@@ -325,7 +322,7 @@ def print_report(
                 f"{n} × {reason.text}" for reason, n in sorted(reasons.items(), key=lambda i: -i[1])
             )
         console.print(
-            f"[yellow]warning: {_count(summary['gates_skipped'], 'gate')} skipped[/] {escape(hint)}",
+            f"[yellow]warning: {counted(summary['gates_skipped'], 'gate')} skipped[/] {escape(hint)}",
             highlight=False,
             soft_wrap=True,
         )
@@ -374,4 +371,4 @@ def _print_cells(console: Any, summary: Mapping[str, Any]) -> None:
         style = STATUS_STYLE["failed" if status == "failed" else "error"]
         console.print(f"[{style}]{status.upper()}[/] {escape(text)}", highlight=False, soft_wrap=True)
     if kept:
-        console.print(f"[green]{_count(kept, 'budget')} kept[/]", highlight=False)
+        console.print(f"[green]{counted(kept, 'budget')} kept[/]", highlight=False)
