@@ -25,12 +25,11 @@ says so, which an argument check shows.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from specengine.endpoints.a2a_card import V1, wrong_version
-from specengine.endpoints.base import error_text, invalid, parse_arguments
+from specengine.endpoints.base import StreamFold, error_text, invalid, parse_arguments
 from specengine.transcript import ToolCall
 
 FAILED_STATES = frozenset({"failed", "rejected", "canceled", "auth-required", "unknown"})
@@ -83,12 +82,11 @@ def parts_text(container: Any) -> str:
     return "".join(text for part in _parts(container) if (text := _text_of(part)) is not None)
 
 
-class TaskFold:
+class TaskFold(StreamFold):
     """Folds JSON-RPC responses about one turn's task; `feed` them in arrival order."""
 
     def __init__(self, started: float):
-        self.started = started
-        self.ttft: float | None = None
+        super().__init__(started)
         self.events = 0
         self.context_id: str | None = None
         self.task_id: str | None = None
@@ -182,7 +180,7 @@ class TaskFold:
         key = str(message.get("messageId") or f"#{len(self._messages)}")
         self._messages[key] = message
         if _parts(message):
-            self._first_token()
+            self.first_token()
 
     def _artifact(self, artifact: Any, append: bool) -> None:
         if not isinstance(artifact, Mapping):
@@ -194,11 +192,7 @@ class TaskFold:
         else:
             self._artifacts[key] = {**artifact, "parts": parts}
         if parts:
-            self._first_token()
-
-    def _first_token(self) -> None:
-        if self.ttft is None:
-            self.ttft = time.perf_counter() - self.started
+            self.first_token()
 
     # --- the turn ---
 

@@ -28,6 +28,7 @@ from urllib.parse import quote
 from specengine.endpoints.base import (
     Adapter,
     Conversation,
+    StreamFold,
     error_text,
     event_json,
     invalid,
@@ -124,12 +125,11 @@ def _unknown_app_hint(exc: EndpointError, adapter: AdkAdapter) -> EndpointError:
     return EndpointError(exc.kind, f"{exc.message} ({hint})", status=exc.status, body=exc.body)
 
 
-class EventFold:
+class EventFold(StreamFold):
     """What one turn's ADK events add up to; `feed` them in arrival order."""
 
     def __init__(self, started: float):
-        self.started = started
-        self.ttft: float | None = None
+        super().__init__(started)
         self.error: str | None = None
         self._texts: list[str] = []
         self._calls: list[ToolCall] = []
@@ -167,13 +167,9 @@ class EventFold:
             part["text"] for part in parts if isinstance(part.get("text"), str) and not part.get("thought")
         ]
         if texts or calls:
-            self._first_token()
+            self.first_token()
         if texts and not calls and not answers and not payload.get("partial"):  # a final event
             self._texts.append("".join(texts))
-
-    def _first_token(self) -> None:
-        if self.ttft is None:
-            self.ttft = time.perf_counter() - self.started
 
     def reply(self) -> str:
         return "\n".join(text for text in self._texts if text)

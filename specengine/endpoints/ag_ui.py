@@ -30,6 +30,7 @@ from typing import Any
 from specengine.endpoints.base import (
     Adapter,
     Conversation,
+    StreamFold,
     error_text,
     event_json,
     invalid,
@@ -90,17 +91,16 @@ class AgUiConversation(Conversation):
         )
 
 
-class AgUiRun:
+class AgUiRun(StreamFold):
     """What one run's events add up to: feed it `(event, data)` pairs from `post_events`."""
 
     def __init__(self, messages: list[dict[str, Any]], state: Any):
-        self.started = time.perf_counter()
+        super().__init__(time.perf_counter())
         self.messages = messages
         self.state = state
         self.state_seen = False
         self.events = 0
         self.error: str | None = None
-        self.ttft: float | None = None
         self._by_id: dict[str, dict[str, Any]] = {str(item.get("id")): item for item in messages}
         self._texts: dict[str, list[str]] = {}  # message id -> its content before this run, then deltas
         self._targets: dict[str, dict[str, Any]] = {}  # message id -> the message its deltas extend
@@ -139,8 +139,7 @@ class AgUiRun:
         delta = event.get("delta")
         if not isinstance(delta, str) or not delta:
             return
-        if self.ttft is None:
-            self.ttft = time.perf_counter() - self.started
+        self.first_token()
         if message_id not in self._texts:
             message = self._message(message_id, str(event.get("role") or "assistant"))
             self._texts[message_id] = [str(message.get("content") or "")]

@@ -26,6 +26,7 @@ from typing import Any
 from specengine.endpoints.base import (
     Adapter,
     Conversation,
+    StreamFold,
     error_text,
     event_json,
     invalid,
@@ -75,14 +76,13 @@ class AiSdkConversation(Conversation):
         )
 
 
-class UiMessageStream:
+class UiMessageStream(StreamFold):
     """What one answer's chunks add up to: feed it `(event, data)` pairs from `post_events`."""
 
     def __init__(self) -> None:
-        self.started = time.perf_counter()
+        super().__init__(time.perf_counter())
         self.chunks = 0
         self.error: str | None = None
-        self.ttft: float | None = None
         self.message_id = str(uuid.uuid4())
         self.parts: list[dict[str, Any]] = []  # the assistant's UI message parts, in order
         self._texts: dict[str, dict[str, Any]] = {}  # text part id -> its part
@@ -126,8 +126,7 @@ class UiMessageStream:
             self.parts.append(part)
         delta = chunk.get("delta")
         if isinstance(delta, str) and delta:
-            if self.ttft is None:
-                self.ttft = time.perf_counter() - self.started
+            self.first_token()
             self._deltas[id(part)].append(delta)  # joined once, when the answer ends (see _joined)
 
     def _tool(self, kind: str, chunk: Mapping[str, Any]) -> None:

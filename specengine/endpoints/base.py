@@ -93,6 +93,20 @@ class JsonAnswer:
     latency_s: float
 
 
+class StreamFold:
+    """What every reader of a streamed answer keeps besides what the events add up to: `started`, when
+    the request left (`time.perf_counter()`), and `ttft`, the seconds to the first token (`Turn.ttft_s`)."""
+
+    def __init__(self, started: float):
+        self.started = started
+        self.ttft: float | None = None
+
+    def first_token(self) -> None:
+        """The answer's text or a tool call arrived: the first one is the time to the first token."""
+        if self.ttft is None:
+            self.ttft = time.perf_counter() - self.started
+
+
 def request_headers(config: EndpointConfig) -> Mapping[str, str]:
     """The endpoint's headers for one request, with fresh credentials when it signs its requests
     (`auth: databricks`: OAuth tokens expire, so they are asked for each time)."""

@@ -42,6 +42,7 @@ from typing import Any
 from specengine.endpoints.base import (
     Adapter,
     Conversation,
+    StreamFold,
     chat_tool_call,
     content_text,
     error_text,
@@ -244,7 +245,7 @@ def _chat_replay(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any
     return replay
 
 
-class ChatAgentStream:
+class ChatAgentStream(StreamFold):
     """Folds streamed ChatAgent chunks (`{"delta": {message with id}}`) into whole messages.
 
     Chunks of one message share its `id`: their content is concatenated, tool calls collected.
@@ -253,10 +254,9 @@ class ChatAgentStream:
     """
 
     def __init__(self, started: float):
-        self.started = started
+        super().__init__(started)
         self.count = 0
         self.error: str | None = None
-        self.ttft: float | None = None
         self.usage: Mapping[str, Any] | None = None
         self._messages: dict[str, dict[str, Any]] = {}
 
@@ -282,8 +282,8 @@ class ChatAgentStream:
         key = str(delta.get("id") or f"#{len(self._messages) + 1}")
         text = content_text(delta.get("content"))
         calls = _calls_of(delta)
-        if (text or calls) and self.ttft is None and delta.get("role", "assistant") == "assistant":
-            self.ttft = time.perf_counter() - self.started
+        if (text or calls) and delta.get("role", "assistant") == "assistant":
+            self.first_token()
         message = self._messages.get(key)
         if message is None:
             self._messages[key] = {**delta, "content": text, "tool_calls": list(calls)}

@@ -37,6 +37,7 @@ from specengine.endpoints.base import (
     BODY_EXCERPT,
     Adapter,
     Conversation,
+    StreamFold,
     chat_tool_call,
     error_text,
     event_json,
@@ -211,15 +212,14 @@ def _with_hint(exc: EndpointError, assistant_id: str) -> EndpointError:
     )
 
 
-class _RunStream:
+class _RunStream(StreamFold):
     """Folds the events of `/runs/stream`: the last `values` state, an `error`, the first token."""
 
     def __init__(self, started: float, seen: frozenset[str]):
-        self.started = started
+        super().__init__(started)
         self.seen = seen
         self.state: Any = None
         self.error: str | None = None
-        self.ttft: float | None = None
         self.events = 0
 
     def feed(self, event: str, data: str) -> bool:
@@ -231,20 +231,16 @@ class _RunStream:
         if event == "values":
             self.state = payload
             if any(_kind(message) in AI_TYPES for message in this_run(_messages(payload), self.seen)):
-                self._first_token()
+                self.first_token()
         elif event.startswith("messages"):
             chunk = payload[0] if isinstance(payload, list) and payload else payload
             if _kind(chunk) in AI_TYPES and (
                 item_text(chunk) or chunk.get("tool_calls") or chunk.get("tool_call_chunks")
             ):
-                self._first_token()
+                self.first_token()
         elif event == "error":
             self.error = graph_error(payload)
         return event == "end"
-
-    def _first_token(self) -> None:
-        if self.ttft is None:
-            self.ttft = time.perf_counter() - self.started
 
 
 def _messages(state: Any) -> list[Any]:

@@ -38,6 +38,7 @@ from specengine.endpoints.base import (
     BODY_EXCERPT,
     Adapter,
     Conversation,
+    StreamFold,
     chat_tool_call,
     content_text,
     error_text,
@@ -169,16 +170,15 @@ def parse_completion(data: Any, latency: float) -> Turn:
     )
 
 
-class _StreamState:
+class _StreamState(StreamFold):
     """What the chunks of one streamed completion add up to."""
 
     def __init__(self, started: float):
-        self.started = started
+        super().__init__(started)
         self.content: list[str] = []
         self.calls: dict[int, dict[str, str]] = {}
         self.error: str | None = None
         self.usage: Mapping[str, Any] | None = None
-        self.ttft: float | None = None
         self.chunks = 0
 
     def feed(self, event: str, data: str) -> bool:
@@ -190,10 +190,6 @@ class _StreamState:
         else:
             self.add(parse_json(data, "a stream chunk"))
         return False
-
-    def first_token(self) -> None:
-        if self.ttft is None:
-            self.ttft = time.perf_counter() - self.started
 
     def add(self, chunk: Any) -> None:
         """Fold one chunk in: content deltas append, tool-call deltas append per `index`."""

@@ -26,6 +26,7 @@ from typing import Any
 
 from specengine.endpoints.base import (
     Adapter,
+    StreamFold,
     error_text,
     invalid,
     not_json,
@@ -123,7 +124,7 @@ def parse_response(data: Any, separator: str = "") -> ResponseOutput:
     )
 
 
-class ResponsesStream:
+class ResponsesStream(StreamFold):
     """Folds Responses stream events into one ResponseOutput.
 
     Feed it `(event name, data text)` pairs from `post_events`; `feed` returns True once a terminal
@@ -131,9 +132,8 @@ class ResponsesStream:
     """
 
     def __init__(self, started: float, separator: str = ""):
-        self.started = started
+        super().__init__(started)
         self.separator = separator
-        self.ttft: float | None = None
         self.events = 0
         self.response_id: str | None = None
         self.usage: Mapping[str, Any] | None = None
@@ -169,10 +169,6 @@ class ResponsesStream:
         elif kind == "message" and payload.get("error") is not None:
             self._stream_error(payload)  # MLflow AgentServer: `data: {"error": ...}` inside a 200 stream
         return kind in TERMINAL_EVENTS
-
-    def _first_token(self) -> None:
-        if self.ttft is None:
-            self.ttft = time.perf_counter() - self.started
 
     def _error(self, text: str) -> None:
         if text not in self.errors:
@@ -232,7 +228,7 @@ class ResponsesStream:
             return
         key = self._key(item, index=payload.get("output_index"))
         if item.get("type") == "function_call":
-            self._first_token()
+            self.first_token()
         if done or key not in self._items:
             self._items[key] = item
         if done:
@@ -249,7 +245,7 @@ class ResponsesStream:
         delta = payload.get("delta")
         if not isinstance(delta, str) or not delta:
             return
-        self._first_token()
+        self.first_token()
         key = self._key(None, payload.get("item_id"), payload.get("output_index"))
         self._items.setdefault(key, {"type": "message", "role": "assistant"})
         self._text.setdefault(key, []).append(delta)
@@ -258,7 +254,7 @@ class ResponsesStream:
         delta = payload.get("delta")
         if not isinstance(delta, str):
             return
-        self._first_token()
+        self.first_token()
         key = self._key(None, payload.get("item_id"), payload.get("output_index"))
         self._items.setdefault(key, {"type": "function_call"})
         self._arguments.setdefault(key, []).append(delta)
