@@ -58,19 +58,17 @@ def kind_of(value: Any) -> str:
     """How a value reads to a spec author: 'text', 'a number', 'a list', ..."""
     if value is None:
         return "empty"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int):
-        return "a whole number"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
+    return next((word for kind, word in _KIND_WORDS if isinstance(value, kind)), type(value).__name__)
+
+
+_KIND_WORDS = (  # bool before int: True is an int too
+    (bool, "true/false"),
+    (int, "a whole number"),
+    (float, "a number"),
+    (str, "text"),
+    (list, "a list"),
+    (dict, "a mapping"),
+)
 
 
 _BOOL_12 = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
