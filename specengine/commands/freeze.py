@@ -8,17 +8,12 @@ from typing import Annotated
 import typer
 
 from specengine.commands import app
-from specengine.commands.options import ProjectFile
+from specengine.commands.options import ProjectFile, ResultsFile
 
 
 @app.command("freeze")
 def freeze_command(
-    results: Annotated[
-        Path,
-        typer.Argument(
-            metavar="RESULTS", help="A results JSON written by `specengine run` (`last`: the newest run)."
-        ),
-    ],
+    results: ResultsFile,
     case_id: Annotated[
         str, typer.Argument(metavar="CASE_ID", help="The case whose simulated conversation to freeze.")
     ],

@@ -47,6 +47,14 @@ Cells = Annotated[
     ),
 ]
 
+# a stored run (regrade, freeze)
+ResultsFile = Annotated[
+    Path,
+    typer.Argument(
+        metavar="RESULTS", help="A results JSON written by `specengine run` (`last`: the newest run)."
+    ),
+]
+
 # the project (run, regrade, plan)
 ProjectFile = Annotated[
     Path | None, typer.Option("--project", metavar="FILE", help="The project file to use.")

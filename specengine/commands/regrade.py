@@ -17,6 +17,7 @@ from specengine.commands.options import (
     NoCache,
     ProjectFile,
     RequireJudge,
+    ResultsFile,
     Strict,
     report_options,
 )
@@ -26,12 +27,7 @@ from specengine.report.formats import ReportRequest
 @app.command("regrade")
 @report_options()
 def regrade_command(
-    results: Annotated[
-        Path,
-        typer.Argument(
-            metavar="RESULTS", help="A results JSON written by `specengine run` (`last`: the newest run)."
-        ),
-    ],
+    results: ResultsFile,
     paths: Annotated[
         list[str] | None,
         typer.Argument(metavar="PATH", help="Spec files or folders (default: the specs named in RESULTS)."),
