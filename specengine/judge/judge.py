@@ -209,18 +209,6 @@ class Judge(ModelCaller):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    def _count(self, **more: int) -> None:
-        """Add to the run's judge counters (one event loop: no lock needed)."""
-        self._stats = replace(
-            self._stats, **{name: getattr(self._stats, name) + n for name, n in more.items()}
-        )
-
-    def _count_tokens(self, usage: Mapping[str, int] | None) -> None:
-        usage = usage or {}
-        self._count(
-            prompt_tokens=usage.get("prompt_tokens", 0), completion_tokens=usage.get("completion_tokens", 0)
-        )
-
     def _cache_key(self, request: JudgeRequest, prompt: JudgePrompt, sample: int) -> str:
         """Everything that shapes what the judge is asked, autoevals' version (its prompts) included.
 

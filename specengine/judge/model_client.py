@@ -27,7 +27,7 @@ import functools
 import os
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
@@ -280,6 +280,7 @@ class ModelCaller:
     """
 
     SDK: ClassVar[bool] = True  # whether requests go through the openai SDK (the judge's do)
+    _stats: Any  # the caller's counters: a frozen dataclass, replaced as they grow
     CACHE_FOLDER: ClassVar[str] = JUDGE_FOLDER
 
     def __init__(
@@ -324,6 +325,16 @@ class ModelCaller:
         if lock is None:
             lock = self._key_locks[key] = asyncio.Lock()
         return lock
+
+    def _count(self, **more: int) -> None:
+        """Add to the caller's counters, `_stats` (one event loop: no lock needed)."""
+        self._stats = replace(
+            self._stats, **{name: getattr(self._stats, name) + n for name, n in more.items()}
+        )
+
+    def _count_tokens(self, usage: Mapping[str, int] | None) -> None:
+        """The tokens an answer spent, as its server reported them."""
+        self._count(**{name: (usage or {}).get(name, 0) for name in ("prompt_tokens", "completion_tokens")})
 
     def _client_with(self, api_key: str) -> ModelClient:
         if self._client is None:

@@ -119,18 +119,9 @@ class Simulator(ModelCaller):
         self._count(calls=1)
         try:
             data = answer_json(await self._client_with(api_key).complete(body))
-            usage = usage_of(data) or {}
-            self._count(
-                prompt_tokens=usage.get("prompt_tokens", 0),
-                completion_tokens=usage.get("completion_tokens", 0),
-            )
+            self._count_tokens(usage_of(data))
             return read_reply(data)
         except JudgeFailure as exc:
             message = exc.message.replace("the judge's answer", "the simulator's answer")
             message = f"{message} {answered_from(self.config)}"
             raise SimulatorFailure(redact(message, [api_key])) from None
-
-    def _count(self, **more: int) -> None:
-        self._stats = replace(
-            self._stats, **{name: getattr(self._stats, name) + n for name, n in more.items()}
-        )
