@@ -271,7 +271,7 @@ class ModelOptions(TypedDict, total=False):
 
 class ModelCaller:
     """What the judge and each simulator share: one per model in a run, holding the model's client
-    (built when first asked, by `model_client`), the cache of its answers in `CACHE_FOLDER`, and a lock
+    (built when first asked), the cache of its answers in `CACHE_FOLDER`, and a lock
     per request in flight, so that identical requests ask the model once.
 
     `backoff_base` and `wait_cap` are passed on to the ModelClient (see there); tests make them small.
