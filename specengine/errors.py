@@ -28,7 +28,11 @@ from specengine.diagnostics import Diagnostic
 
 
 class SpecengineError(Exception):
-    """The base of every error specengine raises on purpose."""
+    """The base of every error specengine raises on purpose; `message` is what it says."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
 
 
 class UsageError(SpecengineError):
@@ -98,16 +102,11 @@ class TemplateError(SpecengineError):
 
     def __init__(self, message: str, line: int = 1):
         super().__init__(message)
-        self.message = message
         self.line = line
 
 
 class DatasetUnavailable(SpecengineError):
     """A dataset stored elsewhere that cannot be read; `message` says why and what to do."""
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
 
 
 class EndpointError(SpecengineError):
@@ -135,7 +134,6 @@ class EndpointError(SpecengineError):
         super().__init__(message)
         self.same_as = same_as
         self.kind = kind
-        self.message = message
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status
@@ -144,10 +142,6 @@ class EndpointError(SpecengineError):
 
 class JudgeFailure(SpecengineError):
     """A judge call that cannot give a score; `message` is shown to the user as the check's error."""
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
 
 
 class SimulatorFailure(JudgeFailure):
@@ -169,7 +163,6 @@ class GitHubError(SpecengineError):
 
     def __init__(self, message: str, status: int | None = None, retry_after: float | None = None):
         super().__init__(message)
-        self.message = message
         self.status = status
         self.retry_after = retry_after  # the answer's Retry-After, in seconds
 
