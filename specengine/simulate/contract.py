@@ -29,12 +29,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from specengine.errors import SimulatorFailure
-from specengine.judge.answer import json_objects
+from specengine.judge.answer import excerpt, json_objects
 from specengine.untrusted_json import JSONTooDeep, read_json
 
 TOOL_NAME = "next_user_message"
 OPENING = "(The conversation has not started yet. Write your first message to the assistant.)"
-EXCERPT = 200
 
 TOOL: dict[str, Any] = {
     "type": "function",
@@ -145,20 +144,20 @@ def read_reply(data: Any) -> SimulatedMessage:
                 return _from_arguments(arguments)
         return SimulatedMessage(content.strip())  # a server without tool calling
     raise SimulatorFailure(
-        f"the simulator answered with neither a {TOOL_NAME} call nor text: {_excerpt(json.dumps(message))}"
+        f"the simulator answered with neither a {TOOL_NAME} call nor text: {excerpt(json.dumps(message))}"
     )
 
 
 def _message_of(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
-        raise SimulatorFailure(f"the simulator's answer is not a JSON object: {_excerpt(json.dumps(data))}")
+        raise SimulatorFailure(f"the simulator's answer is not a JSON object: {excerpt(json.dumps(data))}")
     if isinstance(data.get("error"), (dict, str)):
-        raise SimulatorFailure(f"the simulator answered with an error: {_excerpt(json.dumps(data['error']))}")
+        raise SimulatorFailure(f"the simulator answered with an error: {excerpt(json.dumps(data['error']))}")
     choices = data.get("choices")
     first = choices[0] if isinstance(choices, list) and choices else None
     message = first.get("message") if isinstance(first, dict) else None
     if not isinstance(message, dict):
-        raise SimulatorFailure(f"the simulator's answer has no message: {_excerpt(json.dumps(data))}")
+        raise SimulatorFailure(f"the simulator's answer has no message: {excerpt(json.dumps(data))}")
     return message
 
 
@@ -168,14 +167,14 @@ def _from_arguments(raw: Any) -> SimulatedMessage:
     except JSONTooDeep as exc:
         raise SimulatorFailure(f"the {TOOL_NAME} arguments are {exc.msg}") from None
     except ValueError:
-        raise SimulatorFailure(f"the {TOOL_NAME} arguments are not JSON: {_excerpt(str(raw))!r}") from None
+        raise SimulatorFailure(f"the {TOOL_NAME} arguments are not JSON: {excerpt(str(raw))!r}") from None
     if not isinstance(arguments, dict):
-        raise SimulatorFailure(f"the {TOOL_NAME} arguments are not an object: {_excerpt(str(raw))!r}")
+        raise SimulatorFailure(f"the {TOOL_NAME} arguments are not an object: {excerpt(str(raw))!r}")
     message = arguments.get("message")
     if message is None:
         message = ""
     if not isinstance(message, str):
-        raise SimulatorFailure(f"the {TOOL_NAME} message is not text: {_excerpt(json.dumps(message))}")
+        raise SimulatorFailure(f"the {TOOL_NAME} message is not text: {excerpt(json.dumps(message))}")
     return SimulatedMessage(
         message.strip(), _flag(arguments.get("goal_reached")), _flag(arguments.get("gave_up"))
     )
@@ -186,7 +185,3 @@ def _flag(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() == "true"
     return value is True
-
-
-def _excerpt(text: str) -> str:
-    return " ".join(text.split())[:EXCERPT]
