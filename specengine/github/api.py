@@ -94,22 +94,8 @@ class GitHubAPI:
         return await _retried("GET", lambda: self._download(path, limit))
 
     async def _download(self, path: str, limit: int) -> bytes:
-        import aiohttp
-
-        from specengine.transport.aiohttp_session import aiohttp_fault, client_timeout, read_bounded
-
-        url = self.url(path)
-        try:
-            async with self._client.session.get(
-                url, headers=self._headers, timeout=client_timeout(TIMEOUT_S)
-            ) as response:
-                if response.status >= 400:
-                    await _refuse(response, "GET", url)
-                return await read_bounded(response, limit)
-        except aiohttp.ClientError as exc:
-            raise _unreachable(aiohttp_fault(exc, url)) from None
-        except EndpointError as exc:
-            raise _unreachable(exc) from None
+        raw, _, _ = await self._send("GET", self.url(path), limit)
+        return raw
 
     async def _json(
         self, method: str, url: str, params: Mapping[str, str] | None = None, body: Any = None
@@ -120,33 +106,41 @@ class GitHubAPI:
     async def _json_once(
         self, method: str, url: str, params: Mapping[str, str] | None, body: Any
     ) -> tuple[Any, str | None]:
-        import aiohttp
-
-        from specengine.transport.aiohttp_session import aiohttp_fault, client_timeout, read_bounded
-
         headers = dict(self._headers)
         data = None
         if body is not None:
             data = json.dumps(body, ensure_ascii=False).encode()
             headers["Content-Type"] = "application/json"
+        raw, status, following = await self._send(
+            method, url, MAX_JSON_BYTES, params=params, data=data, headers=headers
+        )
+        try:
+            answer = read_json(raw) if raw.strip() else None
+        except ValueError:
+            raise GitHubError(f"{method} {_shown(url)}: the answer is not JSON", status) from None
+        return answer, self._same_origin(following)
+
+    async def _send(
+        self, method: str, url: str, limit: int, **options: Any
+    ) -> tuple[bytes, int, URL | str | None]:
+        """One request: its body (at most `limit` bytes), its status and the `Link` header's next page;
+        a refusal or a fault on the way is a GitHubError."""
+        import aiohttp
+
+        from specengine.transport.aiohttp_session import aiohttp_fault, client_timeout, read_bounded
+
         try:
             async with self._client.session.request(
-                method, url, params=params, data=data, headers=headers, timeout=client_timeout(TIMEOUT_S)
+                method, url, timeout=client_timeout(TIMEOUT_S), **{"headers": self._headers, **options}
             ) as response:
                 if response.status >= 400:
                     await _refuse(response, method, url)
-                raw = await read_bounded(response, MAX_JSON_BYTES)
                 link = response.links.get("next")
-                following = link.get("url") if link is not None else None
+                return await read_bounded(response, limit), response.status, link.get("url") if link else None
         except aiohttp.ClientError as exc:
             raise _unreachable(aiohttp_fault(exc, url)) from None
         except EndpointError as exc:
             raise _unreachable(exc) from None
-        try:
-            answer = read_json(raw) if raw.strip() else None
-        except ValueError:
-            raise GitHubError(f"{method} {_shown(url)}: the answer is not JSON", response.status) from None
-        return answer, self._same_origin(following)
 
     def _same_origin(self, url: URL | str | None) -> str | None:
         """`url` when it is on the API's own origin (the token may go there), else None."""
