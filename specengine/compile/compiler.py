@@ -81,7 +81,6 @@ class _EvalTemplate:
     suite: str
     endpoint: str
     raw: Mapping[str, Any]
-    file_data: Mapping[str, Any]
     checks_by_turn: tuple[tuple[Check, ...], ...]
     dataset: Any  # None, a list of inline rows, a Path, or an MlflowDataset
     dataset_display: str | None
@@ -279,7 +278,6 @@ def _eval_templates(
             suite=as_text(data.get("suite") or spec.file.stem),
             endpoint=endpoint,
             raw=raw,
-            file_data=data,
             checks_by_turn=checks_by_turn,
             dataset=dataset,
             dataset_display=dataset_display,
