@@ -59,31 +59,16 @@ def run_row(conn: sqlite3.Connection, run_id: str) -> sqlite3.Row | None:
 
 def run_facets(conn: sqlite3.Connection, run_id: str) -> dict[str, list[str]]:
     """The values the run page's filters offer: the run's suites, labels, check kinds and cells."""
-    suites = [
-        r[0]
-        for r in conn.execute("SELECT DISTINCT suite FROM cases WHERE run_id = ? ORDER BY suite", (run_id,))
-    ]
-    labels = [
-        r[0]
-        for r in conn.execute(
-            "SELECT DISTINCT j.value FROM cases c, json_each(c.labels) j WHERE c.run_id = ? ORDER BY j.value",
-            (run_id,),
-        )
-    ]
-    kinds = [
-        r[0]
-        for r in conn.execute(
-            "SELECT DISTINCT matcher FROM checks WHERE run_id = ? AND matcher != '' ORDER BY matcher",
-            (run_id,),
-        )
-    ]
-    cells = [
-        r[0]
-        for r in conn.execute(
-            "SELECT DISTINCT cell FROM cases WHERE run_id = ? AND cell IS NOT NULL ORDER BY cell", (run_id,)
-        )
-    ]
-    return {"suites": suites, "labels": labels, "kinds": kinds, "cells": cells}
+    return {name: [row[0] for row in conn.execute(sql, (run_id,))] for name, sql in _FACETS.items()}
+
+
+_FACETS = {
+    "suites": "SELECT DISTINCT suite FROM cases WHERE run_id = ? ORDER BY suite",
+    "labels": "SELECT DISTINCT j.value FROM cases c, json_each(c.labels) j WHERE c.run_id = ?"
+    " ORDER BY j.value",
+    "kinds": "SELECT DISTINCT matcher FROM checks WHERE run_id = ? AND matcher != '' ORDER BY matcher",
+    "cells": "SELECT DISTINCT cell FROM cases WHERE run_id = ? AND cell IS NOT NULL ORDER BY cell",
+}
 
 
 @lru_cache(maxsize=4096)
