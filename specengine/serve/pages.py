@@ -32,7 +32,7 @@ from specengine.serve.listing import REVIEW_CHOICES, listing
 from specengine.serve.matrix_page import matrix_link
 from specengine.serve.state import AppState, app_state
 from specengine.serve.templating import render
-from specengine.serve.views import LEGEND, case_history, status_segments, trial_views
+from specengine.serve.views import LEGEND, STATUS_KEYS, case_history, status_segments, trial_views
 
 PAGE_SIZE = 100
 
@@ -133,15 +133,7 @@ def run_page(request: Request) -> HTMLResponse:
         specs=json.loads(run["specs"]),
         verdict="passed" if run["failed"] + run["errored"] == 0 else "failed",
         segments=status_segments(counts),
-        status_counts=[
-            (s, counts[k])
-            for s, k in (
-                ("passed", "passed"),
-                ("failed", "failed"),
-                ("error", "errored"),
-                ("skipped", "skipped"),
-            )
-        ],
+        status_counts=[(status, counts[key]) for status, key in STATUS_KEYS],
         review_counts=review_counts(reviews.values()),
         human_rate=run_rate_after_review(run, reviews) if reviews else None,
         facets=facets,

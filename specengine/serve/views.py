@@ -35,20 +35,19 @@ class Segment:
     start: str  # percent from the left: the segments before it
 
 
+STATUS_KEYS = (("passed", "passed"), ("failed", "failed"), ("error", "errored"), ("skipped", "skipped"))
+"""Each case status and the key of a run's count of it."""
+
+
 def status_segments(counts: Mapping[str, Any]) -> list[Segment]:
     """The bar's segments, drawn as SVG rectangles: the page's policy refuses inline styles."""
     total = counts["cases"] or 1
     segments = []
     start = 0.0
-    for status, label, key in (
-        ("passed", "passed", "passed"),
-        ("failed", "failed", "failed"),
-        ("error", "errored", "errored"),
-        ("skipped", "skipped", "skipped"),
-    ):
+    for status, key in STATUS_KEYS:
         if counts[key]:
             width = counts[key] / total * 100
-            segments.append(Segment(status, label, counts[key], f"{width:.3f}", f"{start:.3f}"))
+            segments.append(Segment(status, key, counts[key], f"{width:.3f}", f"{start:.3f}"))
             start += width
     return segments
 
