@@ -116,18 +116,14 @@ def iter_rows(file: Path, display: str) -> Iterator[Row]:
     its line."""
     kind = dataset_format(file)
     if kind is None:
-        raise SpecError(
-            Diagnostic(display, 1, 1, "a dataset must be a .csv, .jsonl, .json, .yaml or .yml file")
-        )
+        raise _problem(display, 1, "a dataset must be a .csv, .jsonl, .json, .yaml or .yml file")
     if kind == "yaml":
         yield from _yaml_rows(file, display)
         return
     try:
         handle = open(file, encoding="utf-8-sig", newline="" if kind == "csv" else None)  # noqa: SIM115
     except OSError as exc:
-        raise SpecError(
-            Diagnostic(display, 1, 1, f"cannot read the dataset: {exc.strerror or exc}")
-        ) from None
+        raise _problem(display, 1, f"cannot read the dataset: {exc.strerror or exc}") from None
     with handle:
         if kind == "csv":
             yield from _csv_rows(handle, display)
@@ -142,6 +138,11 @@ def records_as_rows(records: Iterable[Any], display: str) -> Iterator[Row]:
     record's "line" is n."""
     for number, record in enumerate(records, 1):
         yield _checked(record, display, number)
+
+
+def _problem(display: str, line: int, message: str, col: int = 1) -> SpecError:
+    """A problem with the dataset at a line of its file (at its first column unless `col` says)."""
+    return SpecError(Diagnostic(display, line, col, message))
 
 
 # --- rows -----------------------------------------------------------------------------------------
@@ -194,7 +195,7 @@ def _row_problem(data: Any) -> tuple[str, dict | None]:
 def _checked(data: Any, display: str, line: int, col: int = 1) -> Row:
     problem, out = _row_problem(data)
     if out is None:
-        raise SpecError(Diagnostic(display, line, col, problem))
+        raise _problem(display, line, problem, col=col)
     return Row(out, line)
 
 
@@ -209,12 +210,10 @@ def _csv_columns(header: list[str], display: str, line: int) -> list[tuple[str, 
     for number, raw in enumerate(header, 1):
         name = raw.strip()
         if not name:
-            raise SpecError(Diagnostic(display, line, 1, f"column {number} of the header has no name"))
+            raise _problem(display, line, f"column {number} of the header has no name")
         if name in seen:
-            raise SpecError(
-                Diagnostic(
-                    display, line, 1, f"column '{name}' appears twice (columns {seen[name]} and {number})"
-                )
+            raise _problem(
+                display, line, f"column '{name}' appears twice (columns {seen[name]} and {number})"
             )
         seen[name] = number
         if name in ("id", "labels"):
@@ -222,26 +221,21 @@ def _csv_columns(header: list[str], display: str, line: int) -> list[tuple[str, 
             continue
         prefix, dot, rest = name.partition(".")
         if prefix in MAPPING_KEYS and not dot:
-            raise SpecError(
-                Diagnostic(
-                    display, line, 1, f"column '{name}' needs a key: write {name}.<name>, e.g. {name}.city"
-                )
+            raise _problem(
+                display, line, f"column '{name}' needs a key: write {name}.<name>, e.g. {name}.city"
             )
         if prefix in MAPPING_KEYS:
             if not rest:
-                raise SpecError(Diagnostic(display, line, 1, f"column '{name}' needs a key after the dot"))
+                raise _problem(display, line, f"column '{name}' needs a key after the dot")
             target = (prefix, rest)
         else:
             target = ("input", name)
         other = filled.get(target)
         if other is not None:  # `city` and `input.city` are the same key: which value wins?
-            raise SpecError(
-                Diagnostic(
-                    display,
-                    line,
-                    1,
-                    f"columns '{other}' and '{name}' both fill {target[0]}.{target[1]}: keep one of them",
-                )
+            raise _problem(
+                display,
+                line,
+                f"columns '{other}' and '{name}' both fill {target[0]}.{target[1]}: keep one of them",
             )
         filled[target] = name
         columns.append(target)
@@ -274,7 +268,7 @@ def _csv_rows(handle, display: str) -> Iterator[Row]:
                 if value:
                     problem = id_problem(value)
                     if problem:
-                        raise SpecError(Diagnostic(display, start, 1, f"row id '{value}' {problem}"))
+                        raise _problem(display, start, f"row id '{value}' {problem}")
                     data["id"] = value
             else:
                 data["labels"] = [label.strip() for label in value.split(",") if label.strip()]
@@ -287,12 +281,12 @@ def _mlflow_csv_rows(
     """Rows of a CSV exported from an MLflow dataset: `inputs`, `expectations` and `tags` hold JSON."""
     problem, fields = mlflow_csv_columns(names)
     if problem:
-        raise SpecError(Diagnostic(display, header_line, 1, problem))
+        raise _problem(display, header_line, problem)
     for start, values in lines:
         _check_width(values, len(fields), display, start, delimiter)
         problem, record = mlflow_csv_record(fields, values)
         if problem:
-            raise SpecError(Diagnostic(display, start, 1, problem))
+            raise _problem(display, start, problem)
         yield _checked(record, display, start)
 
 
@@ -321,7 +315,7 @@ def _csv_dialect(handle, display: str) -> tuple[list[str], str]:
                     break
             return head, declared.group(1)
     except UnicodeDecodeError:
-        raise SpecError(Diagnostic(display, len(head) + 1, 1, _not_utf8(handle))) from None
+        raise _problem(display, len(head) + 1, _not_utf8(handle)) from None
     try:
         return head, csv.Sniffer().sniff(header, delimiters=CSV_DELIMITERS).delimiter
     except csv.Error:
@@ -340,22 +334,19 @@ def _csv_lines(lines: Iterable[str], handle, display: str, delimiter: str) -> It
                 continue
             yield start, values
     except csv.Error as exc:
-        raise SpecError(Diagnostic(display, previous + 1, 1, f"not valid CSV: {exc}")) from None
+        raise _problem(display, previous + 1, f"not valid CSV: {exc}") from None
     except UnicodeDecodeError:
-        raise SpecError(Diagnostic(display, previous + 1, 1, _not_utf8(handle))) from None
+        raise _problem(display, previous + 1, _not_utf8(handle)) from None
 
 
 def _check_width(values: list[str], width: int, display: str, line: int, delimiter: str) -> None:
     if len(values) != width:
         separated = "" if delimiter == "," else f" (values are separated by {_DELIMITER_NAMES[delimiter]}"
-        raise SpecError(
-            Diagnostic(
-                display,
-                line,
-                1,
-                f"this row has {len(values)} values but the header has {width} columns"
-                + (f"{separated}, as in the header)" if separated else ""),
-            )
+        raise _problem(
+            display,
+            line,
+            f"this row has {len(values)} values but the header has {width} columns"
+            + (f"{separated}, as in the header)" if separated else ""),
         )
 
 
@@ -383,12 +374,10 @@ def _jsonl_rows(handle, display: str) -> Iterator[Row]:
             try:
                 data = read_json(text.rstrip("\r\n"))
             except json.JSONDecodeError as exc:
-                raise SpecError(
-                    Diagnostic(display, number, exc.colno, f"not valid JSON: {exc.msg}")
-                ) from None
+                raise _problem(display, number, f"not valid JSON: {exc.msg}", col=exc.colno) from None
             yield _checked(data, display, number)
     except UnicodeDecodeError:
-        raise SpecError(Diagnostic(display, number + 1, 1, _not_utf8(handle))) from None
+        raise _problem(display, number + 1, _not_utf8(handle)) from None
 
 
 # --- JSON array -----------------------------------------------------------------------------------
@@ -401,7 +390,7 @@ def _json_rows(handle, display: str) -> Iterator[Row]:
     try:
         text = handle.read()
     except UnicodeDecodeError as exc:
-        raise SpecError(Diagnostic(display, 1, 1, f"the file is not UTF-8 text ({exc.reason})")) from None
+        raise _problem(display, 1, f"the file is not UTF-8 text ({exc.reason})") from None
     decoder = json.JSONDecoder()
     size = len(text)
     line, counted = 1, 0
@@ -414,7 +403,7 @@ def _json_rows(handle, display: str) -> Iterator[Row]:
 
     def fail(index: int, message: str) -> SpecError:
         at_line, col = position(index)
-        return SpecError(Diagnostic(display, at_line, col, message))
+        return _problem(display, at_line, message, col=col)
 
     def skip(index: int) -> int:
         while index < size and text[index] in _SPACE:
@@ -461,10 +450,8 @@ def _yaml_rows(file: Path, display: str) -> Iterator[Row]:
     document = load_yaml(file, display)
     if not isinstance(document.data, list):
         line, col = document.position()
-        raise SpecError(
-            Diagnostic(
-                display, line, col, "a YAML dataset must be a list of rows (each line starting with '- ')"
-            )
+        raise _problem(
+            display, line, "a YAML dataset must be a list of rows (each line starting with '- ')", col=col
         )
     for index, item in enumerate(document.data):
         line, col = document.position((index,))
