@@ -13,7 +13,7 @@ raise a traceback.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -219,14 +219,8 @@ class SpecChecks:
             return
         known = (self.project.data.get("sources") if self.project is not None else None) or {}
         if name not in known:
-            hint = suggest(name, sorted(known)) or (
-                f" (its sources: {', '.join(sorted(known))})"
-                if known
-                else f" ({PROJECT_FILE} has no sources:)"
-            )
-            self.report.at(
-                (*here, "name") if isinstance(value, dict) else here, f"unknown source '{name}'{hint}"
-            )
+            where = (*here, "name") if isinstance(value, dict) else here
+            self.report.at(where, f"unknown source '{name}'{_project_hint(name, known, 'sources')}")
 
     def _simulate(self, value: Any, here: KeyPath) -> None:
         """A `simulate:` mapping: its templates read only the case's variables, and a simulator it
@@ -241,12 +235,9 @@ class SpecChecks:
             return
         known = named_simulators(self.project.data)
         if name not in known:
-            hint = suggest(name, sorted(known)) or (
-                f" (its simulators: {', '.join(sorted(known))})"
-                if known
-                else f" ({PROJECT_FILE} has no simulators:)"
+            self.report.at(
+                (*here, "simulator"), f"unknown simulator '{name}'{_project_hint(name, known, 'simulators')}"
             )
-            self.report.at((*here, "simulator"), f"unknown simulator '{name}'{hint}")
 
     # checks
 
@@ -390,3 +381,12 @@ def _label(here: KeyPath) -> str:
         if isinstance(part, str):
             return part
     return "template"
+
+
+def _project_hint(name: str, known: Iterable[str], block: str) -> str:
+    """What to write instead of a name the project file's `block:` lacks: a near name, else the
+    names it has, else that it has none."""
+    known = sorted(known)
+    return suggest(name, known) or (
+        f" (its {block}: {', '.join(known)})" if known else f" ({PROJECT_FILE} has no {block}:)"
+    )
