@@ -25,11 +25,18 @@ DOCUMENT_KINDS = ("spec", "project")
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+def _referenced_schema(reference: str) -> dict[str, Any]:
+    """The schema a cross-file `$ref` names ("endpoint.schema.json", or its full `$id`)."""
+    filename = reference.rsplit("/", 1)[-1]
+    [name] = [name for name, known in schema.SCHEMA_FILES.items() if known == filename]
+    return schema.load_schema(name)
+
+
 def _resolve(node: dict, root: dict) -> tuple[dict, dict]:
     """The node with its `$ref` merged in (the node's own keys win), and the document it came from."""
     while "$ref" in node:
         location, _, pointer = node["$ref"].partition("#")
-        target_root = schema.referenced_schema(location) if location else root
+        target_root = _referenced_schema(location) if location else root
         target: Any = target_root
         for part in filter(None, pointer.split("/")):
             target = target[part]

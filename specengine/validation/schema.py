@@ -81,15 +81,6 @@ def load_schema(name: str) -> dict[str, Any]:
     return loaded
 
 
-def referenced_schema(reference: str) -> dict[str, Any]:
-    """The schema a cross-file `$ref` names ("endpoint.schema.json", or its full `$id`)."""
-    filename = reference.rsplit("/", 1)[-1]
-    for name, known in SCHEMA_FILES.items():
-        if known == filename:
-            return load_schema(name)
-    raise SchemaNotFound(f"{reference}: no such schema file (known: {', '.join(SCHEMA_FILES.values())})")
-
-
 @functools.cache
 def validator(name: str) -> Draft202012Validator:
     """A Draft 2020-12 validator for the schema, with the other schema files as its registry so
