@@ -356,3 +356,32 @@ def test_the_older_event_form_is_read_from_a_log_record_a_message(tmp_path, mode
     ]
     assert transcript[-1]["content"] == "Done: order ORD-0009 is refunded."
     assert failed["usage"] == {"input_tokens": 200, "output_tokens": 40, "total_tokens": 240}  # 4 calls
+
+
+@pytest.mark.parametrize("form", ["attributes", "events"])
+def test_openllmetry_recordings_are_read_with_their_tool_results(tmp_path, form):
+    """Traceloop's OpenLLMetry 0.62.4, recorded (tests/fixtures/traces/README.md says why as files):
+    its attribute form is the GenAI one; its event form puts a choice's tool calls beside `message`
+    and writes tool messages without an id, each answering the call before it."""
+    recorded = Path(__file__).parent / "fixtures" / "traces"
+    folder = project(tmp_path, recorded, f"openllmetry-0.62.4-{form}.json")
+    run = run_cli(["run", "specs", "-o", "out.json"], cwd=folder)
+    data = results(folder / "out.json")
+    assert data["summary"]["passed"] == 1 and data["summary"]["failed"] == 1, run.output
+    failed = next(case for case in data["cases"] if case["status"] == "failed")
+    transcript = failed["trials"][0]["transcript"]
+    assert [message["content"] for message in transcript if message["role"] == "user"] == [
+        "Where is my order ORD-0001?",
+        "I ordered ORD-0001 and ORD-9001; please refund ORD-9001",
+    ]
+    assert [message["tool_calls"] for message in transcript if message["role"] == "assistant"] == [
+        [
+            {
+                "name": "lookup_order",
+                "args": {"order_id": "ORD-0001"},
+                "result": {"order_id": "ORD-0001", "status": "shipped"},
+            }
+        ],
+        [{"name": "issue_refund", "args": {"order_id": "ORD-0001"}, "result": {"refunded": "ORD-0001"}}],
+    ]
+    assert failed["trials"][0]["usage"]["input_tokens"] == 200

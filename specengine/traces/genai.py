@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import orjson
@@ -189,11 +190,30 @@ def event_messages(events: Iterable[LogRecord]) -> tuple[tuple[Message, ...], tu
             older.append(_event_message(EVENT_ROLES[event.event], body))
         elif event.event == CHOICE:
             message = body.get("message")
-            outputs.append(_event_message("assistant", message if isinstance(message, Mapping) else {}))
+            message = message if isinstance(message, Mapping) else {}
+            if not message.get("tool_calls") and body.get("tool_calls"):  # OpenLLMetry: beside `message`
+                message = {**message, "tool_calls": body["tool_calls"]}
+            outputs.append(_event_message("assistant", message))
     if older:
-        older, earlier = _from_last_user(older, lambda message: message.role == "user")
+        older, earlier = _from_last_user(_answered(older), lambda message: message.role == "user")
         inputs += [EARLIER_USER] * earlier + older
     return tuple(inputs), tuple(outputs)
+
+
+def _answered(messages: list[Message]) -> list[Message]:
+    """Tool messages without an id (OpenLLMetry writes none) given the id of the call they answer:
+    the calls of the assistant message before them, in order."""
+    out: list[Message] = []
+    waiting: list[str] = []
+    for message in messages:
+        if message.role == "assistant":
+            waiting = [call.id for call in message.calls if call.id]
+        elif message.role == "tool" and message.call_id in waiting:
+            waiting.remove(message.call_id)
+        elif message.role == "tool" and message.call_id is None and waiting:
+            message = replace(message, call_id=waiting.pop(0))
+        out.append(message)
+    return out
 
 
 def _event_message(role: str, body: Mapping[str, Any]) -> Message:
