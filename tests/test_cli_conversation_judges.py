@@ -22,6 +22,7 @@ from support.servers import AgentServer, Reply
 from support.simulator_server import Persona, SimulatorServer
 from test_cli_judges import ENV, MODEL
 
+from specengine.results.decode import read_case
 from specengine.review import ReviewStore
 from specengine.review.store import new_review
 
@@ -152,7 +153,7 @@ def test_each_kind_passes_a_conversation_that_earns_it_and_fails_one_that_does_n
     assert check(again.case("bad"), "judge role_adherence")["cached"] is True
     ReviewStore(tmp_path).append(
         new_review(
-            again.case("bad"),
+            read_case(again.case("bad")),
             run=again.results["run_id"],
             check="judge knowledge_retention",
             verdict="correct",

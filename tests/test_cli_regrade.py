@@ -398,16 +398,20 @@ def test_regrade_cases_grades_what_is_stored_and_counts_the_rest():
 
     from specengine.grade.regrade import regrade_cases
     from specengine.plan import JudgeConfig
+    from specengine.results.decode import read_case
 
     end = {"step": 0, "stop_reason": "goal_reached", "turns": 1, "user": "u", "goal": "g", "simulator": None}
     transcript = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hi there"}]
     trial = {"transcript": transcript, "error": None, "attempts": 2, "simulations": [end]}
     stored = {
-        "s.yaml::gone": {"trials": []},  # stored without trials: missing, like one not stored at all
-        "s.yaml::kept": {"trials": [trial]},
-        "s.yaml::later": {"trials": []},
-        "s.yaml::renamed": {"trials": [trial]},  # no longer planned: orphaned
-        "s.yaml::once": {"trials": [{"transcript": transcript}]},  # tried once: no attempts written
+        case_id: read_case({"id": case_id, "status": "passed", "trials": trials})
+        for case_id, trials in (
+            ("s.yaml::gone", []),  # stored without trials: missing, like one not stored at all
+            ("s.yaml::kept", [trial]),
+            ("s.yaml::later", []),
+            ("s.yaml::renamed", [trial]),  # no longer planned: orphaned
+            ("s.yaml::once", [{"transcript": transcript}]),  # tried once: no attempts written
+        )
     }
     cases = [
         _planned("gone"),

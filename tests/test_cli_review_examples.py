@@ -15,6 +15,7 @@ from support.judge_server import JudgeServer, choose
 from support.runs import run_spec
 from test_cli_judges import ENV, MODEL
 
+from specengine.results.decode import read_case
 from specengine.review import ReviewStore
 from specengine.review.store import new_review
 
@@ -61,7 +62,12 @@ def review(tmp_path, run, case: str, check: str, verdict: str, note: str = "") -
     store = ReviewStore(tmp_path)
     store.append(
         new_review(
-            run.case(case), run=run.results["run_id"], check=check, verdict=verdict, note=note, reviewer="Ada"
+            read_case(run.case(case)),
+            run=run.results["run_id"],
+            check=check,
+            verdict=verdict,
+            note=note,
+            reviewer="Ada",
         )
     )
 

@@ -17,6 +17,7 @@ from support.cli import CliResult, run_cli, write_project, write_spec
 from support.runs import validate_results
 from support.servers import AgentServer
 
+from specengine.results.decode import read_selection
 from specengine.results.selection import coverage
 
 ROWS = [f"row-{n:02d}" for n in range(1, 29)]
@@ -138,7 +139,7 @@ def test_results_carry_the_shard_and_one_plan_hash(shards):
             "plan_cases": 30,
             "selected_cases": selected,
         }
-        assert coverage(results["selection"], selected).text() == f"partial: --shard {i}/3"
+        assert coverage(read_selection(results), selected).text() == f"partial: --shard {i}/3"
 
 
 def test_the_split_is_stable_across_runs(suite, shards):
@@ -236,7 +237,7 @@ def test_merge_gives_one_results_file_like_a_whole_run(suite, shards, tmp_path):
     # every shard of the plan merged: a full run, as the whole run is
     everything = {"paths": ["specs"], "plan_cases": 30, "selected_cases": 30}
     assert merged["selection"] == whole["selection"] == everything
-    assert coverage(merged["selection"], 30).full
+    assert coverage(read_selection(merged), 30).full
     summary = merged["summary"]
     counts = {key: summary[key] for key in ("cases", "passed", "failed", "errored", "skipped")}
     assert counts == {"cases": 30, "passed": 27, "failed": 3, "errored": 0, "skipped": 0}
@@ -323,7 +324,7 @@ def test_merge_refuses_a_missing_shard_unless_partial_is_allowed(suite, shards, 
     validate_results(merged)
     assert merged["selection"]["shard"] == "1,3/3"
     assert merged["selection"]["selected_cases"] == len(merged["cases"])
-    assert coverage(merged["selection"], len(merged["cases"])).text() == "partial: --shard 1,3/3"
+    assert coverage(read_selection(merged), len(merged["cases"])).text() == "partial: --shard 1,3/3"
 
 
 def test_merge_refuses_shards_of_different_splits(suite, shards, tmp_path):
@@ -353,4 +354,4 @@ def test_limit_takes_the_first_cases_of_the_plan_before_splitting(suite):
     joined = json.loads((suite.folder / "limited" / "all.json").read_text(encoding="utf-8"))
     limited = {"paths": ["specs"], "limit": 10, "selected_cases": 10}  # the plan's size: not counted
     assert joined["selection"] == whole["selection"] == limited
-    assert coverage(joined["selection"], 10).text() == "partial: --limit 10"
+    assert coverage(read_selection(joined), 10).text() == "partial: --limit 10"

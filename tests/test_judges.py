@@ -35,6 +35,7 @@ from specengine.judge.key import NO_KEY
 from specengine.judge.prompts import judge_prompt
 from specengine.plan import JudgeConfig, JudgeSpec
 from specengine.report.facts import judge_difference
+from specengine.results.loaded import JudgePin
 from specengine.source.project import Project, judge_config
 
 KEY = "sk-test-SECRET-0123456789"
@@ -250,9 +251,9 @@ def test_every_request_carries_the_judges_sampling_settings(tmp_path, settings, 
 
 
 def test_a_changed_temperature_reads_as_a_changed_judge():
-    base = {"model": "m", "prompt_hash": "h", "autoevals": "1", "temperature": 0}
-    assert judge_difference(base, {**base, "temperature": 0.7}) == "temperature 0 → 0.7"
-    assert judge_difference(base, {**base, "seed": 7}) is None  # a file that recorded no seed
+    base = JudgePin(model="m", prompt_hash="h", autoevals="1", temperature=0)
+    assert judge_difference(base, replace(base, temperature=0.7)) == "temperature 0 → 0.7"
+    assert judge_difference(base, replace(base, seed=7)) is None  # a file that recorded no seed
 
 
 def test_gpt5_models_still_use_chat_completions(tmp_path):

@@ -136,8 +136,8 @@ def test_a_skipped_case_still_has_one_trace_with_its_reason():
 
 
 def test_started_at_is_read_as_utc_milliseconds():
-    assert started_at_ms({"started_at": "2023-11-14T22:13:20Z"}) == START_MS
-    assert started_at_ms({"started_at": "2023-11-14T23:13:20+01:00"}) == START_MS
+    assert started_at_ms("2023-11-14T22:13:20Z") == START_MS
+    assert started_at_ms("2023-11-14T23:13:20+01:00") == START_MS
 
 
 # ---------------------------------------------------------------------------------------------------

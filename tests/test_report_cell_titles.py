@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from specengine.report.facts import case_title
 from specengine.report.watch import watchlist
+from specengine.results.decode import read_case
 
 
 def _case(cell: str | None) -> dict:
@@ -16,12 +17,12 @@ def _case(cell: str | None) -> dict:
 
 
 def test_a_cell_names_its_case_and_a_plain_run_reads_as_before():
-    assert case_title(_case("gpt · hi")) == "greets[r1] @ gpt · hi"
-    assert case_title(_case(None)) == "greets[r1]"
+    assert case_title(read_case(_case("gpt · hi"))) == "greets[r1] @ gpt · hi"
+    assert case_title(read_case(_case(None))) == "greets[r1]"
 
 
 def test_the_soft_check_summary_tells_the_cells_apart():
-    found = watchlist([_case("gpt · hi"), _case("llama · hi")])
+    found = watchlist([read_case(_case("gpt · hi")), read_case(_case("llama · hi"))])
     assert found.lines() == [
         "2 soft checks failed: tone (greets[r1] @ gpt · hi), tone (greets[r1] @ llama · hi)"
     ]

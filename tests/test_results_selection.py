@@ -7,10 +7,29 @@ import json
 
 import pytest
 
-from specengine.results.selection import coverage, merged_selection, selection_record
+from specengine.results.decode import read_selection
+from specengine.results.selection import Selection, merged_selection, selection_record
+from specengine.results.selection import coverage as typed_coverage
 from specengine.serve.charts import RatePoint, mark_partial, pass_rate_chart, recorded_coverage
 
 EVERYTHING = {"paths": ["specs/"], "plan_cases": 10, "selected_cases": 10}
+
+
+def record(data: dict | None) -> Selection | None:
+    return read_selection({"selection": data})
+
+
+def coverage(data: dict, cases: int):
+    """The coverage of a selection as a results file records it."""
+    found = record(data)
+    assert found is not None
+    return typed_coverage(found, cases)
+
+
+def merged_selection_of(selections: list, shards: list, count: int | None) -> dict | None:
+    indexes = [shard["index"] if shard else None for shard in shards]
+    merged = merged_selection([record(s) for s in selections], indexes, count)
+    return None if merged is None else merged.as_dict()
 
 
 def test_a_run_of_every_case_of_its_plan_is_full():
@@ -103,29 +122,29 @@ def shard(index: int, selected: int, count: int = 3) -> tuple[dict, dict]:
 
 def test_every_shard_of_a_plan_merges_into_a_full_run():
     (a, sa), (b, sb), (c, sc) = shard(1, 3), shard(2, 4), shard(3, 3)
-    merged = merged_selection([a, b, c], [sa, sb, sc], 3)
+    merged = merged_selection_of([a, b, c], [sa, sb, sc], 3)
     assert merged == EVERYTHING and coverage(merged, 10).full
 
 
 def test_some_shards_merged_record_which_ones_and_stay_partial():
     (a, sa), (c, sc) = shard(1, 3), shard(3, 3)
-    merged = merged_selection([a, c], [sa, sc], 3)
+    merged = merged_selection_of([a, c], [sa, sc], 3)
     assert merged == {**EVERYTHING, "shard": "1,3/3", "selected_cases": 6}
     assert coverage(merged, 6).text() == "partial: --shard 1,3/3"
 
 
 def test_merged_shards_keep_the_filters_they_share():
     (a, sa), (b, sb) = shard(1, 1, count=2), shard(2, 2, count=2)
-    labelled = merged_selection([{**a, "labels": ["smoke"]}, {**b, "labels": ["smoke"]}], [sa, sb], 2)
+    labelled = merged_selection_of([{**a, "labels": ["smoke"]}, {**b, "labels": ["smoke"]}], [sa, sb], 2)
     assert labelled is not None and coverage(labelled, 3).text() == "partial: --label smoke"
 
 
 def test_separate_runs_or_inputs_without_a_record_merge_into_none():
     (a, sa), (b, sb) = shard(1, 3), shard(2, 4)
-    assert merged_selection([a, {**b, "keyword": "x"}], [sa, sb], 3) is None  # not one selection
-    assert merged_selection([a, None], [sa, sb], 3) is None  # a file written before the record
-    assert merged_selection([EVERYTHING, EVERYTHING], [None, None], None) is None  # two whole runs
-    assert merged_selection([EVERYTHING], [None], None) == EVERYTHING  # one run, merged alone
+    assert merged_selection_of([a, {**b, "keyword": "x"}], [sa, sb], 3) is None  # not one selection
+    assert merged_selection_of([a, None], [sa, sb], 3) is None  # a file written before the record
+    assert merged_selection_of([EVERYTHING, EVERYTHING], [None, None], None) is None  # two whole runs
+    assert merged_selection_of([EVERYTHING], [None], None) == EVERYTHING  # one run, merged alone
 
 
 def point(run: str, cases: int, specs: set[str], recorded=None) -> RatePoint:

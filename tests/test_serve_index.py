@@ -21,6 +21,7 @@ from support.servers import AgentServer
 from specengine.index import queries
 from specengine.index.database import RunIndex
 from specengine.index.hook import index_finished_run
+from specengine.results.decode import read_case
 from specengine.review.store import ReviewStore, new_review
 from specengine.review.verdicts import review_counts
 
@@ -36,7 +37,7 @@ def project(tmp_path) -> Iterator[ServeProject]:
 
 def _review(project: ServeProject, run_id: str, case_id: str, check: str | None, verdict: str) -> None:
     case = next(c for c in project.results(run_id)["cases"] if c["id"] == case_id)
-    review = new_review(case, run=run_id, check=check, verdict=verdict, note="n", reviewer="Ann")
+    review = new_review(read_case(case), run=run_id, check=check, verdict=verdict, note="n", reviewer="Ann")
     ReviewStore(project.folder).append(review)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from specengine.errors import ReviewError
+from specengine.results.decode import read_case
 from specengine.review.agreement import Agreement, JudgeVerdict, measure_agreement
 from specengine.review.fingerprint import transcript_fingerprint
 from specengine.review.store import Review, ReviewStore, human_passed, new_review
@@ -28,7 +29,7 @@ CASE = {
 
 
 def _review(case=CASE, check=None, verdict="incorrect", run="r1", note=""):
-    return new_review(case, run=run, check=check, verdict=verdict, note=note, reviewer="Ann")
+    return new_review(read_case(case), run=run, check=check, verdict=verdict, note=note, reviewer="Ann")
 
 
 def test_the_store_appends_one_line_per_review_and_survives_a_torn_line(tmp_path):
@@ -55,7 +56,7 @@ def test_a_review_records_what_was_read_and_what_the_engine_said():
         "fine",
         True,
     )
-    assert review.transcript == transcript_fingerprint(CASE) and review.at.endswith("Z")
+    assert review.transcript == transcript_fingerprint(read_case(CASE)) and review.at.endswith("Z")
     assert Review.from_dict(review.as_dict()) == review
 
 
@@ -98,17 +99,21 @@ def test_the_fingerprint_follows_what_a_person_reads_only():
             {"transcript": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Sun"}]}
         ]
     }
-    assert transcript_fingerprint(same) == transcript_fingerprint(CASE) != transcript_fingerprint(other)
+    assert (
+        transcript_fingerprint(read_case(same))
+        == transcript_fingerprint(read_case(CASE))
+        != transcript_fingerprint(read_case(other))
+    )
 
 
 def test_a_review_reads_against_the_engine_of_each_run():
     review = _review()  # the engine said failed; the person says it should pass
     grouped = by_target([review])
     regraded_to_pass = {**CASE, "status": "passed"}
-    assert reviews_for_case(CASE, grouped).case.verdict == "incorrect"
-    assert reviews_for_case(regraded_to_pass, grouped).case.verdict == "correct"
+    assert reviews_for_case(read_case(CASE), grouped).case.verdict == "incorrect"
+    assert reviews_for_case(read_case(regraded_to_pass), grouped).case.verdict == "correct"
     other_reply = {**CASE, "trials": [{"transcript": [{"role": "assistant", "content": "Sun"}]}]}
-    assert reviews_for_case(other_reply, grouped) is None
+    assert reviews_for_case(read_case(other_reply), grouped) is None
 
 
 def _verdict(case, status, run="r1", at="2024-01-01T00:00:00Z", check="j", transcript="t"):

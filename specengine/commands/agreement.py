@@ -66,6 +66,7 @@ def _export_examples(
 ) -> None:
     """Write the reviewed judge verdicts as few-shot examples; say how many, on stderr."""
     from specengine.index.judged import case_documents
+    from specengine.results.decode import read_case
     from specengine.review.agreement import reviewed_verdicts
     from specengine.review.examples import examples_yaml, reviewed_example
 
@@ -74,7 +75,7 @@ def _export_examples(
     examples = []
     for verdict, review in pairs:
         document = documents.get((verdict.run, verdict.case))
-        example = reviewed_example(verdict, review, document) if document is not None else None
+        example = reviewed_example(verdict, review, read_case(document)) if document is not None else None
         if example is not None:
             examples.append(example)
     try:

@@ -58,6 +58,7 @@ def compare(
     from specengine.report.cell_compare import in_cell, paired, render_paired
     from specengine.report.compare import compare as compare_runs
     from specengine.report.compare import render_text
+    from specengine.results.decode import read_run
     from specengine.results.reader import load_results
     from specengine.results.runs import named_run
 
@@ -73,8 +74,12 @@ def compare(
         base_data = load_results(base)
         head_data = load_results(head) if head != base else base_data
         if cells:
-            base_data, head_data = in_cell(base_data, cells[0]), in_cell(head_data, cells[-1])
-            pair = paired(base_data, head_data) if len(cells) == 2 else None
+            base_cell, head_cell = (
+                in_cell(read_run(base_data), cells[0]),
+                in_cell(read_run(head_data), cells[-1]),
+            )
+            pair = paired(base_cell, head_cell) if len(cells) == 2 else None
+            base_data, head_data = base_cell[0].as_dict(), head_cell[0].as_dict()
     except ResultsError as exc:
         raise usage_exit(f"error: {exc}") from None
     comparison = compare_runs(base_data, head_data, min_score_delta=min_score_delta)

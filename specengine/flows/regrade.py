@@ -29,6 +29,7 @@ from specengine.engine.terminal import consoles, usage_error
 from specengine.errors import ResultsError, UsageError
 from specengine.grade.regrade import RegradeReport, regrade_cases
 from specengine.results.decode import read_run
+from specengine.results.loaded import Case as StoredCase
 from specengine.results.loaded import Run
 from specengine.results.reader import load_results
 from specengine.results.runs import named_run
@@ -80,8 +81,7 @@ def execute_regrade(request: RegradeRequest) -> int:
     except UsageError as exc:
         return usage_error(errors, exc)
     outcome: list[RegradeReport] = []
-    by_id = {case["id"]: case for case in stored_results["cases"]}
-    stored = {case.id: by_id[case.id] for case in kept}  # grading reads the file's own trials
+    stored = {case.id: case for case in kept}  # grading reads the file's own trials
 
     def start(on_result: OnResult, judge: Judge | None) -> Work:
         return _regrade(request, prepared, stored, on_result, judge, outcome), lambda: None
@@ -133,7 +133,7 @@ def _carried_header(stored: Mapping[str, Any]) -> dict[str, Any]:
 async def _regrade(
     request: RegradeRequest,
     prepared: Prepared,
-    stored: Mapping[str, Mapping[str, Any]],
+    stored: Mapping[str, StoredCase],
     on_result: OnResult,
     judge: Judge | None,
     outcome: list[RegradeReport],

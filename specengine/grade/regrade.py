@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from specengine.grade.grader import grade_run
 from specengine.judge.judge import Judge
 from specengine.plan import Case, JudgeConfig
+from specengine.results.loaded import Case as StoredCase
 from specengine.results.model import CaseResult, finished_case, skipped_case
 from specengine.transcript import stored_trial_run
 
@@ -30,7 +30,7 @@ class RegradeReport:
 
 async def regrade_cases(
     cases: Iterable[Case],
-    stored: Mapping[str, Mapping[str, Any]],
+    stored: Mapping[str, StoredCase],
     on_result: Callable[[CaseResult], None],
     *,
     strict: bool,
@@ -43,17 +43,17 @@ async def regrade_cases(
     seen: set[str] = set()
     missing = 0
 
-    async def one(case: Case, old: Mapping[str, Any]) -> None:
+    async def one(case: Case, old: StoredCase) -> None:
         async with slots:
             trials = []
-            for old_trial in old.get("trials") or ():
+            for old_trial in old.trial_data:
                 trials.append(await grade_run(case, stored_trial_run(old_trial), strict, judge, judge_config))
             on_result(finished_case(case, trials))
 
     tasks = []
     for case in cases:
         old = stored.get(case.id)
-        if old is None or (case.skip is None and not old.get("trials")):
+        if old is None or (case.skip is None and not old.trial_data):
             missing += 1
             continue
         seen.add(case.id)

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from specengine.report.facts import failure_headline
-from specengine.results.decode import read_run
-from specengine.results.decode_trials import number, whole
+from specengine.results.decode import judge_pin, messages, read_run, read_selection, read_settings
+from specengine.results.decode_trials import number
 from specengine.results.loaded import Case, Run, Summary
 from specengine.review.agreement import JudgeVerdict
 from specengine.review.fingerprint import transcript_fingerprint
@@ -116,18 +116,15 @@ def _json_or_none(value: Any) -> str | None:
 def last_reply(case: Case) -> str:
     """The agent's last reply in the case's first trial that has one (what CSV and tables show)."""
     for trial in case.trials:
-        for message in reversed(trial.transcript):
-            if message.get("role") == "assistant" and isinstance(content := message.get("content"), str):
-                return content
+        for message in reversed(messages(trial)):
+            if message.role == "assistant" and message.content is not None:
+                return message.content
     return ""
 
 
 def agent_tokens(summary: Summary) -> int | None:
-    """The agent's tokens over the run as its summary stored them (judge tokens are counted apart),
-    None when unreported."""
-    usage = summary.stored.get("usage")
-    total = usage.get("total_tokens") if isinstance(usage, Mapping) else None
-    return total if type(total) is int else None
+    """The agent's tokens over the run (judge tokens are counted apart), None when unreported."""
+    return None if summary.usage is None else summary.usage.total_tokens
 
 
 def check_shape(case: Case) -> str:
@@ -140,9 +137,9 @@ def check_shape(case: Case) -> str:
     if case.fingerprint is not None:
         shape = [case.fingerprint, [c.fingerprint for c in case.checks]]
     if case.trials:
-        pins = [check.judge for check in case.trials[0].checks if check.judge is not None]
+        pins = [pin for pin in map(judge_pin, case.trials[0].checks) if pin is not None]
         if pins:
-            shape.append([[pin.get("model"), pin.get("prompt_hash")] for pin in pins])
+            shape.append([[pin.model, pin.prompt_hash] for pin in pins])
     return str(zlib.crc32(json.dumps(shape, default=str).encode("utf-8")))
 
 
@@ -161,14 +158,6 @@ def run_name(run: Run, file: Path) -> str:
     if run.name is not None:
         return run.name
     return file.stem if file.stem != run.run_id else run.run_id
-
-
-def run_config(run: Run) -> str | None:
-    """The run config chosen with `--config`: the file's `settings.config` (a top-level `config`
-    in files rebuilt by the app's compare)."""
-    settings = run.header.get("settings")
-    chosen = settings.get("config") if isinstance(settings, Mapping) else None
-    return _json_or_none(chosen if chosen is not None else run.header.get("config"))
 
 
 def _counts(cases: Iterable[Case]) -> dict[str, int]:
@@ -197,7 +186,7 @@ def run_rows(results: Mapping[str, Any], file: Path) -> RunRows:
     for case in run.cases:
         suites.setdefault(case.suite, []).append(case)
     suite_rows = tuple(SuiteRow(run.run_id, suite, **_counts(members)) for suite, members in suites.items())
-    summary, stored = run.summary, run.summary.stored
+    summary = run.summary
     row = RunRow(
         run_id=run.run_id,
         file=file.name,
@@ -205,16 +194,16 @@ def run_rows(results: Mapping[str, Any], file: Path) -> RunRows:
         started_at=run.started_at or "",
         specs=json.dumps(list(dict.fromkeys(case.spec for case in run.cases))),
         suites=json.dumps(list(suites)),
-        config=run_config(run),
+        config=read_settings(run.header).config,
         shard=_json_or_none(run.header.get("shard")),
-        selection=_json_or_none(run.header.get("selection")),
+        selection=_json_or_none(selection.as_dict() if (selection := read_selection(run.header)) else None),
         **summary.counts,
-        judge_calls=whole(stored.get("judge_calls")),
-        judge_cache_hits=whole(stored.get("judge_cache_hits")),
-        judge_tokens=whole(stored.get("judge_tokens")),
+        judge_calls=summary.judge_calls or 0,
+        judge_cache_hits=summary.judge_cache_hits,
+        judge_tokens=summary.judge_tokens,
         agent_tokens=agent_tokens(summary),
         pass_rate=summary.pass_rate,
-        summary=json.dumps(stored, ensure_ascii=False, default=str),
+        summary=json.dumps(summary.stored, ensure_ascii=False, default=str),
     )
     return RunRows(row, case_rows, check_rows, suite_rows)
 
@@ -236,7 +225,7 @@ def _case_row(run_id: str, position: int, case: Case, document: Mapping[str, Any
         duration_s=round(case.elapsed_s, 4),
         reason=failure_headline(case),
         reply=last_reply(case),
-        transcript=transcript_fingerprint(document),
+        transcript=transcript_fingerprint(case),
         shape=check_shape(case),
         cell=case.cell,
         document=compress(document),

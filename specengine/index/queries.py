@@ -14,9 +14,11 @@ from functools import lru_cache
 from typing import Any
 
 from specengine.index.extract import decompress
+from specengine.results.decode import messages, read_case
 from specengine.review.agreement import JudgeVerdict
 from specengine.review.store import Review
 from specengine.review.verdicts import CaseReviews, ReviewedVerdict, by_target, outcome_after_review
+from specengine.transcript import call_entry
 
 STATUSES = ("passed", "failed", "error", "skipped")
 
@@ -73,21 +75,19 @@ _FACETS = {
 
 @lru_cache(maxsize=4096)
 def _searchable(document: bytes) -> str:
-    """Everything a person can read in a case entry, lower-cased: replies, tool calls, reasons."""
-    case = json.loads(zlib.decompress(document))
-    parts: list[str] = []
-    simulation = case.get("simulation")
-    if isinstance(simulation, dict):  # how a simulated conversation ended: `goal_reached`, `gave_up`
-        parts.append(str(simulation.get("stop_reason") or ""))
-    for trial in case.get("trials") or ():
-        for message in trial.get("transcript") or ():
-            if isinstance(message, dict):
-                parts.append(str(message.get("content") or ""))
-                for call in message.get("tool_calls") or ():
-                    parts.append(json.dumps(call, ensure_ascii=False, default=str))
-        for check in trial.get("checks") or ():
-            if isinstance(check, dict):
-                parts.extend(str(check.get(key) or "") for key in ("name", "reason", "rationale"))
+    """Everything a person can read in a case entry, lower-cased: replies, tool calls, reasons, and
+    how a simulated conversation ended (`goal_reached`, `gave_up`)."""
+    case = read_case(json.loads(zlib.decompress(document)))
+    parts = [case.simulation.stop_reason] if case.simulation else []
+    for trial in case.trials:
+        for message in messages(trial):
+            parts.append(message.content or "")
+            parts += [
+                json.dumps(call_entry(call), ensure_ascii=False, default=str) for call in message.tool_calls
+            ]
+        parts += [
+            text or "" for check in trial.checks for text in (check.name, check.reason, check.rationale)
+        ]
     return "\n".join(parts).lower()
 
 

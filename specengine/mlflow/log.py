@@ -22,6 +22,8 @@ from typing import Any
 
 from specengine.mlflow.target import MlflowTarget, shown_uri
 from specengine.mlflow.trace_mapping import NewId, case_traces, started_at_ms
+from specengine.results.decode import read_settings
+from specengine.results.loaded import Case, Run
 
 WAIT_BASE_S = 60.0  # how long `close` waits for unsent traces: this, plus
 WAIT_PER_CASE_S = 0.5  # this per case still to send (one takes ~0.03 s on a local server)
@@ -58,21 +60,22 @@ class MlflowLog:
         threading.Thread(target=self._open, name="mlflow-open", daemon=True).start()
         self._shipper = Shipper(self._send, workers=workers, batch=batch, ready=self._wait_open)
 
-    def add_case(self, case: Mapping[str, Any]) -> None:
-        """Queue a case (as written to the results) once; never blocks, never raises."""
-        case_id = case.get("id")
-        if isinstance(case_id, str) and case_id not in self._queued and self._shipper.put(case):
-            self._queued.add(case_id)
+    def add_case(self, case: Case) -> None:
+        """Queue a case once; never blocks, never raises."""
+        if case.id not in self._queued and self._shipper.put(case):
+            self._queued.add(case.id)
 
-    def close(self, data: Mapping[str, Any], *, results: Path, status: str = "FINISHED") -> list[str]:
-        """Send what is left of `data`, then the run's params, metrics and artifacts (the results
-        file and an HTML report rendered from it).
+    def close(
+        self, run: Run, data: Mapping[str, Any], *, results: Path, status: str = "FINISHED"
+    ) -> list[str]:
+        """Send what is left of the run (`data`: its results as read), then its params, metrics and
+        artifacts (the results file and an HTML report rendered from it).
 
         Returns the lines to show: where the run is, or one warning.
         """
         from specengine.mlflow.run_mapping import run_record
 
-        cases = data.get("cases") or ()
+        cases = run.cases
         for case in cases:
             self.add_case(case)
         try:
@@ -85,7 +88,7 @@ class MlflowLog:
             try:
                 with tempfile.TemporaryDirectory(prefix="specengine-mlflow-") as folder:
                     artifacts = [results, _render_html(data, Path(folder) / "report.html")]
-                    self._client.close_run(run_record(data, self._git_facts), artifacts, status)
+                    self._client.close_run(run_record(run, self._git_facts), artifacts, status)
             except Exception as exc:  # e.g. the server stopped after the last trace
                 failure = exc
         if failure is not None or outcome.timed_out:
@@ -118,7 +121,7 @@ class MlflowLog:
         self._opened.wait()
         return self._open_failure
 
-    def _send(self, cases: Sequence[Mapping[str, Any]]) -> int:
+    def _send(self, cases: Sequence[Case]) -> int:
         traces = [
             trace
             for case in cases
@@ -143,26 +146,25 @@ class MlflowLog:
 
 def log_results(
     target: MlflowTarget,
+    run: Run,
     data: Mapping[str, Any],
     results: Path,
     *,
     git: Callable[[], Mapping[str, str]] | None = None,
     interrupted: bool = False,
 ) -> list[str]:
-    """Log a results file as one MLflow run: the lines to show (where it is, or one warning).
-
-    The run of an interrupted session ends KILLED, as MLflow marks a run stopped before its end.
+    """Log a results file (`run`, read from its `data`) as one MLflow run: the lines to show (where it
+    is, or one warning). The run of an interrupted session ends KILLED, as MLflow marks a run stopped
+    before its end.
     """
-    from specengine.results.decode import read_settings
-
     log = MlflowLog(
         target,
-        run_name=str(data.get("run_id") or "specengine"),
-        start_ms=started_at_ms(data),
-        judge_model=read_settings(data).judge_model,
+        run_name=run.run_id or "specengine",
+        start_ms=started_at_ms(run.started_at),
+        judge_model=read_settings(run.header).judge_model,
         git=git,
     )
-    return log.close(data, results=results, status="KILLED" if interrupted else "FINISHED")
+    return log.close(run, data, results=results, status="KILLED" if interrupted else "FINISHED")
 
 
 def _render_html(data: Mapping[str, Any], path: Path) -> Path:

@@ -29,7 +29,9 @@ def log_to_mlflow(inputs: ReportInputs, destination: Any) -> None:
         target = MlflowTarget(target.experiment, os.environ["MLFLOW_TRACKING_URI"])
     folder = _project_folder(inputs.spec_files)
     git = (lambda: git_facts(folder)) if folder is not None else None
-    logged = log_results(target, inputs.results, inputs.results_path, git=git, interrupted=inputs.interrupted)
+    logged = log_results(
+        target, inputs.run, inputs.results, inputs.results_path, git=git, interrupted=inputs.interrupted
+    )
     for line in logged:
         inputs.echo(line)
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-Send = Callable[[Sequence[Mapping[str, Any]]], int]  # sends cases, returns how many traces it sent
+from specengine.results.loaded import Case
+
+Send = Callable[[Sequence[Case]], int]  # sends cases, returns how many traces it sent
 
 _STOP = object()
 
@@ -58,7 +60,7 @@ class Shipper:
         for thread in self._threads:
             thread.start()
 
-    def put(self, case: Mapping[str, Any]) -> bool:
+    def put(self, case: Case) -> bool:
         """Queue a case; False when it was not taken (sending has stopped)."""
         if self._stopped.is_set():
             return False
@@ -101,7 +103,7 @@ class Shipper:
             if stop:
                 return
 
-    def _take(self) -> tuple[list[Mapping[str, Any]], bool]:
+    def _take(self) -> tuple[list[Case], bool]:
         """The next cases to send (blocking for the first), and whether a stop came with them."""
         first = self._queue.get()
         if first is _STOP:

@@ -18,8 +18,8 @@ from typing import Any
 
 from specengine.mlflow.assessments import check_feedback, expectations, trial_reason, verdict
 from specengine.mlflow.records import AssessmentRecord, SpanRecord, TraceRecord
-from specengine.results.decode import read_case
-from specengine.results.loaded import Case, error_text
+from specengine.results.decode import messages, read_case
+from specengine.results.loaded import Case, Message, error_text
 from specengine.results.model import TrialResult
 
 PREVIEW_LIMIT = 1000  # MLflow's trace list shows a preview of the request and the response
@@ -28,9 +28,9 @@ TAG_LIMIT = 250
 NewId = Callable[[int], str]  # bytes -> hex id; secrets.token_hex, or a fixed sequence in tests
 
 
-def started_at_ms(data: Mapping[str, Any]) -> int:
+def started_at_ms(started_at: str | None) -> int:
     """The run's start (RFC 3339 `started_at`) in milliseconds; now when it is missing or unreadable."""
-    text = str(data.get("started_at") or "")
+    text = started_at or ""
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -64,20 +64,19 @@ def case_traces(
 class _Turn:
     number: int
     message: str
-    reply: Mapping[str, Any] | None  # the assistant message, None when the trial ended before it
+    reply: Message | None  # the assistant message, None when the trial ended before it
     simulated: bool = False  # the user message was written by a simulated user
     simulator: str | None = None  # ... played by this model (None: its first_message, as written)
 
 
-def turns(transcript: Sequence[Mapping[str, Any]]) -> list[_Turn]:
+def turns(trial: TrialResult) -> list[_Turn]:
     """User messages paired with the assistant reply that follows each (resets are not turns)."""
     found: list[_Turn] = []
-    for message in transcript:
-        role = message.get("role")
-        if role == "user":
-            simulated, simulator = bool(message.get("simulated")), message.get("simulator")
-            found.append(_Turn(len(found) + 1, str(message.get("content") or ""), None, simulated, simulator))
-        elif role == "assistant" and found and found[-1].reply is None:
+    for message in messages(trial):
+        if message.role == "user":
+            turn = _Turn(len(found) + 1, message.content or "", None, message.simulated, message.simulator)
+            found.append(turn)
+        elif message.role == "assistant" and found and found[-1].reply is None:
             found[-1] = replace(found[-1], reply=message)
     return found
 
@@ -94,16 +93,16 @@ def _trial_trace(
     trace_id = "tr-" + new_id(16)
     root_id = new_id(8)
     start_ns = start_ms * 1_000_000
-    conversation = turns(trial.transcript)
+    conversation = turns(trial)
     spans: list[SpanRecord] = []
     cursor = start_ns
     for turn in conversation:
-        latency = _seconds(turn.reply.get("latency_s")) if turn.reply else 0.0
+        latency = _seconds(turn.reply.latency_s) if turn.reply else 0.0
         end = cursor + int(latency * 1e9)
         spans.extend(_turn_spans(turn, root_id, cursor, end, new_id))
         cursor = end
     end_ns = max(cursor, start_ns + int(_seconds(trial.latency_s) * 1e9))
-    final_reply = next((turn.reply.get("content") for turn in reversed(conversation) if turn.reply), None)
+    final_reply = next((turn.reply.content for turn in reversed(conversation) if turn.reply), None)
     inputs = {"case_id": case.id, "input": _input(conversation)}
     root = SpanRecord(
         span_id=root_id,
@@ -140,11 +139,10 @@ def _trial_trace(
 
 def _turn_spans(turn: _Turn, parent_id: str, start_ns: int, end_ns: int, new_id: NewId) -> list[SpanRecord]:
     """A turn's span (the message sent, the reply) and one child span per tool call it made."""
-    reply = turn.reply or {}
+    reply = turn.reply or Message("assistant", None)
     turn_id = new_id(8)
-    attributes = {
-        key: reply[key] for key in ("latency_s", "ttft_s", "session_id") if reply.get(key) is not None
-    }
+    shown = {"latency_s": reply.latency_s, "ttft_s": reply.ttft_s, "session_id": reply.session_id}
+    attributes: dict[str, Any] = {key: value for key, value in shown.items() if value is not None}
     if turn.simulated:  # the user's side of this turn was played by a simulated user
         attributes["specengine.simulated_user"] = True
         if turn.simulator:
@@ -158,18 +156,18 @@ def _turn_spans(turn: _Turn, parent_id: str, start_ns: int, end_ns: int, new_id:
             start_ns=start_ns,
             end_ns=end_ns,
             inputs={"message": turn.message},
-            outputs={"reply": reply.get("content")} if turn.reply else None,
-            error=str(reply["error"]) if reply.get("error") else None,
+            outputs={"reply": reply.content} if turn.reply else None,
+            error=reply.error,
             attributes=attributes,
         )
     ]
-    for call in reply.get("tool_calls") or ():
-        args = call.get("args")
+    for call in reply.tool_calls:
+        args = call.args
         spans.append(
             SpanRecord(
                 span_id=new_id(8),
                 parent_id=turn_id,
-                name=str(call.get("name") or "tool"),
+                name=call.name or "tool",
                 span_type="TOOL",
                 start_ns=start_ns,
                 end_ns=end_ns,

@@ -12,34 +12,34 @@ otherwise the difference is not told apart from chance, however the pass rates l
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from specengine.errors import ResultsError
+from specengine.results.decode import read_summary
+from specengine.results.loaded import Run
 from specengine.source.matrix import base_case_id, cell_key
 from specengine.stats import SIGNIFICANT, mcnemar_exact
 
 _RAN = ("passed", "failed", "error")
 
 
-def in_cell(results: Mapping[str, Any], cell: str) -> dict[str, Any]:
-    """The results narrowed to one cell (by its name or its values a,b), ids without the cell's mark;
-    a file without a matrix is taken whole. ResultsError for a cell the file does not hold."""
-    cases = [case for case in results.get("cases") or () if isinstance(case, Mapping)]
-    names = list(dict.fromkeys(str(case["cell"]) for case in cases if case.get("cell")))
+def in_cell(run: Run, cell: str) -> tuple[Run, str]:
+    """The run narrowed to one cell (by its name or its values a,b), ids without the cell's mark,
+    and what to call it: the cell's name (a file without a matrix is taken whole, called by its
+    run's id). ResultsError for a cell the file does not hold."""
+    names = list(dict.fromkeys(case.cell for case in run.cases if case.cell))
     if not names:
-        return dict(results)
+        return run, run.run_id
     wanted = cell_key(cell)
     chosen = next((name for name in names if cell_key(name) == wanted), None)
     if chosen is None:
         raise ResultsError(f"no cell {cell!r} in the results (cells: {', '.join(names)})")
-    narrowed = [
-        {**case, "id": base_case_id(str(case.get("id")), chosen)}
-        for case in cases
-        if case.get("cell") == chosen
-    ]
-    return {**results, "cases": narrowed, "cell": chosen}
+    cases = tuple(
+        replace(case, id=base_case_id(case.id, chosen)) for case in run.cases if case.cell == chosen
+    )
+    narrowed = replace(run, cases=cases, summary=read_summary(run.summary.stored, cases))
+    return replace(narrowed, header={**run.header, "cell": chosen}), chosen
 
 
 @dataclass(frozen=True)
@@ -67,21 +67,20 @@ class Paired:
         return {**asdict(self), "verdict": self.verdict}
 
 
-def paired(base: Mapping[str, Any], head: Mapping[str, Any]) -> Paired:
-    """The paired comparison of two narrowed results (in_cell) over the case ids both hold."""
-    before = {str(c.get("id")): c.get("status") for c in base.get("cases") or () if isinstance(c, Mapping)}
-    after = {str(c.get("id")): c.get("status") for c in head.get("cases") or () if isinstance(c, Mapping)}
+def paired(base: tuple[Run, str], head: tuple[Run, str]) -> Paired:
+    """The paired comparison of two narrowed runs (in_cell) over the case ids both hold."""
+    after = {case.id: case.status for case in head[0].cases}
     counts = {"both": 0, "base": 0, "head": 0, "neither": 0}
-    for case_id, status in before.items():
-        other = after.get(case_id)
-        if status not in _RAN or other not in _RAN:
+    for case in base[0].cases:
+        other = after.get(case.id)
+        if case.status not in _RAN or other not in _RAN:
             continue
-        first, second = status == "passed", other == "passed"
+        first, second = case.status == "passed", other == "passed"
         key = "both" if first and second else "base" if first else "head" if second else "neither"
         counts[key] += 1
     return Paired(
-        base=str(base.get("cell") or base.get("run_id") or "base"),
-        head=str(head.get("cell") or head.get("run_id") or "head"),
+        base=base[1] or "base",
+        head=head[1] or "head",
         cases=sum(counts.values()),
         both_passed=counts["both"],
         only_base=counts["base"],

@@ -7,11 +7,11 @@ the figures read the same wherever they are read; budgets are listed like checks
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from specengine.report.facts import format_rate, plain_text
-from specengine.usage import read_usage
+from specengine.results.loaded import CellFigures, Summary
 
 COLUMNS = (
     "cell",
@@ -28,30 +28,25 @@ COLUMNS = (
 )
 
 
-def cell_rows(figures: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+def cell_rows(figures: Sequence[CellFigures]) -> list[list[str]]:
     """The table's rows, one per cell, as text."""
     return [_row(row) for row in figures]
 
 
-def _row(row: Mapping[str, Any]) -> list[str]:
-    rate = row.get("pass_rate")
-    interval = row.get("pass_rate_95")
-    shown_interval = "–"
-    if isinstance(interval, list) and len(interval) == 2:
-        shown_interval = f"{interval[0] * 100:.0f}–{interval[1] * 100:.0f}%"
-    usage = read_usage(row.get("usage"))
+def _row(row: CellFigures) -> list[str]:
+    interval = row.pass_rate_95
     return [
-        plain_text(row.get("cell") or "(run)"),
-        format_rate(rate),
-        shown_interval,
-        str(row.get("passed", 0)),
-        str(row.get("failed", 0)),
-        str(row.get("errored", 0)),
-        _number(row.get("judge_score"), "{:.2f}"),
-        _number(row.get("latency_p50_s"), "{:.2f}"),
-        _number(row.get("latency_p95_s"), "{:.2f}"),
-        f"{usage.total_tokens:,}" if usage is not None else "–",
-        format_cost(row.get("cost")),
+        plain_text(row.cell or "(run)"),
+        format_rate(row.pass_rate),
+        f"{interval[0] * 100:.0f}–{interval[1] * 100:.0f}%" if interval else "–",
+        str(row.passed),
+        str(row.failed),
+        str(row.errored),
+        _number(row.judge_score, "{:.2f}"),
+        _number(row.latency_p50_s, "{:.2f}"),
+        _number(row.latency_p95_s, "{:.2f}"),
+        f"{row.usage.total_tokens:,}" if row.usage is not None else "–",
+        format_cost(row.cost),
     ]
 
 
@@ -69,14 +64,9 @@ def format_cost(value: Any) -> str:
     return f"{value:.{1 - math.floor(math.log10(value))}f}"
 
 
-def budget_lines(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+def budget_lines(summary: Summary) -> list[tuple[str, str]]:
     """(status, text) per budget of a summary, as the reports list them."""
-    lines = []
-    for budget in summary.get("budgets") or ():
-        if isinstance(budget, Mapping):
-            status = str(budget.get("status") or "error")
-            lines.append((status, f"budget {budget.get('name')}: {plain_text(budget.get('message') or '')}"))
-    return lines
+    return [(b.status, f"budget {b.name}: {plain_text(b.message)}") for b in summary.budgets]
 
 
 def aligned(rows: Sequence[Sequence[str]]) -> list[str]:
@@ -90,10 +80,10 @@ def aligned(rows: Sequence[Sequence[str]]) -> list[str]:
     ]
 
 
-def markdown_lines(summary: Mapping[str, Any]) -> list[str]:
+def markdown_lines(summary: Summary) -> list[str]:
     """The Markdown summary's part: the cells' table and the budgets, each budget like a check."""
     lines: list[str] = []
-    cells = summary.get("cells")
+    cells = summary.cells
     if cells:
         lines += ["", f"### Cells ({len(cells)})", "", "| " + " | ".join(COLUMNS) + " |"]
         lines.append("|" + "|".join(":---" if i == 0 else "---:" for i in range(len(COLUMNS))) + "|")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from specengine.report.facts import format_threshold, judge_difference, keyed_checks
+from specengine.results.decode import judge_pin
 from specengine.results.loaded import Case
 from specengine.results.model import CheckResult
 
@@ -112,7 +113,7 @@ def _one_cause(bad: CheckResult | None, other: CheckResult | None, bad_is_head: 
     spec = check_difference(base, head)
     if spec is not None:
         return Cause("spec", spec)
-    judge = judge_difference(base.judge, head.judge)
+    judge = judge_difference(judge_pin(base), judge_pin(head))
     if judge is not None:
         return Cause("judge", judge)
     return Cause("agent")

@@ -17,12 +17,13 @@ from specengine.report.facts import (
     UncertainCheck,
     format_rate,
     uncertain_checks,
-    usage_text,
 )
 from specengine.report.skipped_gates import passed_with_skips, skipped_gates
 from specengine.report.watch import Watchlist
-from specengine.results.loaded import Case, CaseCheck
-from specengine.results.model import CheckResult, SkipReason, pass_rate
+from specengine.results.decode import read_stored_summary, samples
+from specengine.results.decode_trials import error_parts
+from specengine.results.loaded import Case, CaseCheck, Summary
+from specengine.results.model import CheckResult, SkipReason
 from specengine.transcript import SimulationEnd
 from specengine.words import counted
 
@@ -160,7 +161,8 @@ def _error_key(case: Case) -> tuple[str, str] | None:
     error = case.error
     if case.status != "error" or error is None:
         return None
-    return str(error.get("type")), str(error.get("message"))
+    kind, message = error_parts(error)
+    return str(kind), str(message)
 
 
 def failure_lines(case: _Failure) -> list[str]:
@@ -188,7 +190,7 @@ def failure_lines(case: _Failure) -> list[str]:
             trials = f"mean {across.score:.2f}, spread {across.spread:.2f} across {case.n_trials} trials"
             lines.append(_labelled("trials", trials))  # a judge over several trials: how far apart
         if check.uncertain:
-            picks = ", ".join(str(s.get("choice") or s.get("score")) for s in check.samples or ())
+            picks = ", ".join(str(sample.choice or sample.score) for sample in samples(check))
             lines.append(_labelled("samples", f"{picks} ({UNCERTAIN_WHY})" if picks else UNCERTAIN_WHY))
         for label, text, limit in (
             ("expected", check.expected, MAX_TEXT),
@@ -239,7 +241,7 @@ def _labelled(label: str, text: str) -> str:
 
 def print_report(
     console: Any,
-    summary: Mapping[str, Any],
+    written: Mapping[str, Any],
     failures: FailureLog,
     output: str | None,
     skip_reasons: Mapping[SkipReason, int] | None = None,
@@ -250,9 +252,11 @@ def print_report(
 
     `skip_reasons` counts the skipped gates by reason, so the warning names the cause when it is not
     the usual missing judge (a regrade of a transcript that lacks a turn the spec now sends, say).
+    `written` is the summary as the run wrote it.
     """
     from rich.markup import escape
 
+    summary = read_stored_summary(written)
     if failures.cases:
         console.print()
         console.rule("[bold red]Failures", style="red")
@@ -275,45 +279,42 @@ def print_report(
         _print_uncertain(console, failures)
     console.print()
     parts = []
-    for key, label in (
-        ("passed", "passed"),
-        ("failed", "failed"),
-        ("errored", "errored"),
-        ("skipped", "skipped"),
+    for status, count in (
+        ("passed", summary.passed),
+        ("failed", summary.failed),
+        ("error", summary.errored),
+        ("skipped", summary.skipped),
     ):
-        count = summary.get(key, 0)
-        status = "error" if key == "errored" else key
+        label = "errored" if status == "error" else status
         shown = f"[{STATUS_STYLE[status]}]{count} {label}[/]" if count else f"{count} {label}"
-        if key == "passed" and failures.passed_with_skips:
+        if status == "passed" and failures.passed_with_skips:
             shown += f"[yellow]{failures.passed_note()}[/]"
         parts.append(shown)
-    rate = pass_rate(summary)
+    rate = summary.pass_rate
     shown_rate = f" · pass rate {format_rate(rate)}" if rate is not None else ""
-    tokens = usage_text(summary)  # the agent's, as its server reported them
-    cost = summary.get("cost")
     console.print(
-        f"[bold]{counted(summary['cases'], 'case')}[/]: "
+        f"[bold]{counted(summary.cases, 'case')}[/]: "
         + ", ".join(parts)
-        + f"{shown_rate} · {summary['duration_s']:.2f} s"
-        + (f" · {tokens}" if tokens else "")
-        + (f" · cost {format_cost(cost)}" if cost is not None else "")
+        + f"{shown_rate} · {summary.duration_s or 0.0:.2f} s"
+        + (f" · {summary.usage}" if summary.usage is not None else "")  # the agent's, as its server said
+        + (f" · cost {format_cost(summary.cost)}" if summary.cost is not None else "")
     )
     for line in failures.watch.lines():
         console.print(f"[yellow]{escape(line)}[/]", highlight=False, soft_wrap=True)
-    if summary.get("judge_calls") is not None:
+    if summary.judge_calls is not None:
         doubted = (
             f", {counted(failures.uncertain_count, 'uncertain check')}" if failures.uncertain_count else ""
         )
         console.print(
-            f"judge: {summary.get('judge_calls', 0)} calls, {summary.get('judge_cache_hits', 0)} cache hits, "
-            f"{summary.get('judge_tokens', 0)} tokens{doubted}"
+            f"judge: {summary.judge_calls} calls, {summary.judge_cache_hits} cache hits, "
+            f"{summary.judge_tokens} tokens{doubted}"
         )
-    if summary.get("simulator_calls") is not None:
-        calls, hits = summary.get("simulator_calls", 0), summary.get("simulator_cache_hits", 0)
+    if summary.simulator_calls is not None:
         console.print(
-            f"simulator: {calls} calls, {hits} cache hits, {summary.get('simulator_tokens', 0)} tokens"
+            f"simulator: {summary.simulator_calls} calls, {summary.simulator_cache_hits} cache hits, "
+            f"{summary.simulator_tokens} tokens"
         )
-    if summary.get("gates_skipped"):
+    if summary.gates_skipped:
         reasons = skip_reasons or {}
         if all(reason.code == "no_judge" for reason in reasons):
             hint = "(judge checks need a judge model: judge.model in specengine.yaml, or --judge-model)"
@@ -322,7 +323,7 @@ def print_report(
                 f"{n} × {reason.text}" for reason, n in sorted(reasons.items(), key=lambda i: -i[1])
             )
         console.print(
-            f"[yellow]warning: {counted(summary['gates_skipped'], 'gate')} skipped[/] {escape(hint)}",
+            f"[yellow]warning: {counted(summary.gates_skipped, 'gate')} skipped[/] {escape(hint)}",
             highlight=False,
             soft_wrap=True,
         )
@@ -353,15 +354,14 @@ def print_case_line(console: Any, case: Case) -> None:
     console.print(f"{shown} {escape(rest)}", highlight=False, soft_wrap=True)
 
 
-def _print_cells(console: Any, summary: Mapping[str, Any]) -> None:
+def _print_cells(console: Any, summary: Summary) -> None:
     """A matrix run's table, a row per cell, laid out as plain columns (never wrapped or cut: a CI
     log is read wide), and the budgets that broke (those kept are counted)."""
     from rich.markup import escape
 
-    cells = summary.get("cells")
-    if cells:
+    if summary.cells:
         console.print()
-        for line in aligned([list(COLUMNS), *cell_rows(cells)]):
+        for line in aligned([list(COLUMNS), *cell_rows(summary.cells)]):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
     kept = 0
     for status, text in budget_lines(summary):

@@ -7,18 +7,16 @@ same gaps (a field missing from an older or hand-made results file never crashes
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from specengine.results.decode import read_case, read_run
-from specengine.results.loaded import Case, CaseCheck, Run
-from specengine.results.loaded import error_text as loaded_error_text
+from specengine.results.decode import judge_pin, read_run, samples
+from specengine.results.decode_trials import number
+from specengine.results.loaded import Case, CaseCheck, JudgePin, Run, error_text
 from specengine.results.model import CheckResult
-from specengine.usage import read_usage
 
 Checked = TypeVar("Checked", bound=CheckResult | CaseCheck)
 """A trial's check or a case's check over its trials: what folding reads (name, line, turn, gate)."""
@@ -116,10 +114,8 @@ class UncertainCheck:
         return text
 
 
-def uncertain_checks(case: Mapping[str, Any] | Case) -> list[UncertainCheck]:
+def uncertain_checks(case: Case) -> list[UncertainCheck]:
     """The case's judge checks whose samples disagreed, once each, in check order."""
-    if not isinstance(case, Case):
-        case = read_case(case)
     if "uncertain" not in case.marks:
         return []
     trials = case.trials
@@ -131,7 +127,7 @@ def uncertain_checks(case: Mapping[str, Any] | Case) -> list[UncertainCheck]:
             status=check.status,
             score=check.score,
             spread=check.spread,
-            picks=tuple(_pick(sample) for sample in check.samples or ()),
+            picks=tuple(sample.choice or format_score(sample.score) for sample in samples(check)),
             uncertain_trials=count,
             n_trials=len(trials),
         )
@@ -139,22 +135,17 @@ def uncertain_checks(case: Mapping[str, Any] | Case) -> list[UncertainCheck]:
     ]
 
 
-def _pick(sample: Mapping[str, Any]) -> str:
-    """What one judge sample picked: its choice, else its score."""
-    choice = sample.get("choice")
-    return str(choice) if choice else format_score(as_float(sample.get("score")))
-
-
-def judge_pins(case: Case) -> dict[CheckKey, Mapping[str, str]]:
+def judge_pins(case: Case) -> dict[CheckKey, JudgePin]:
     """Who judged each judge check of a case (model, prompt_hash, autoevals), by (name, turn, n).
 
     Read from the first trial that judged the check; `n` tells apart checks of the same name.
     """
-    pins: dict[CheckKey, Mapping[str, str]] = {}
+    pins: dict[CheckKey, JudgePin] = {}
     for trial in case.trials:
         for key, check in keyed_checks(trial.checks):
-            if check.judge is not None and key not in pins:
-                pins[key] = check.judge
+            pin = judge_pin(check)
+            if pin is not None and key not in pins:
+                pins[key] = pin
     return pins
 
 
@@ -170,76 +161,35 @@ def keyed_checks(checks: Iterable[Checked]) -> list[tuple[CheckKey, Checked]]:
     return keyed
 
 
-def judge_difference(base: Mapping[str, str] | None, head: Mapping[str, str] | None) -> str | None:
+def judge_difference(base: JudgePin | None, head: JudgePin | None) -> str | None:
     """How two pins of one check differ (`model a → b`, `prompt changed`, …), or None when they agree
     or either is unknown (a results file written before judges were pinned)."""
     if base is None or head is None:
         return None
     parts = []
-    if base.get("model") != head.get("model"):
-        parts.append(f"model {base.get('model')} → {head.get('model')}")
-    if base.get("prompt_hash") != head.get("prompt_hash"):
+    if base.model != head.model:
+        parts.append(f"model {base.model} → {head.model}")
+    if base.prompt_hash != head.prompt_hash:
         parts.append("prompt changed")
-    if base.get("autoevals") != head.get("autoevals"):
-        parts.append(f"autoevals {base.get('autoevals')} → {head.get('autoevals')}")
-    for setting in ("temperature", "seed"):
-        if setting in base and setting in head and base[setting] != head[setting]:
-            parts.append(f"{setting} {base[setting]} → {head[setting]}")
+    if base.autoevals != head.autoevals:
+        parts.append(f"autoevals {base.autoevals} → {head.autoevals}")
+    for setting, before, after in (
+        ("temperature", base.temperature, head.temperature),
+        ("seed", base.seed, head.seed),
+    ):
+        if before is not None and after is not None and before != after:
+            parts.append(f"{setting} {before} → {after}")
     return ", ".join(parts) or None
 
 
-def case_title(case: Mapping[str, Any] | Case) -> str:
+def case_title(case: Case) -> str:
     """The eval name plus its row id, the short name a person recognises; in a matrix run with its
     cell (`greets @ gpt-4o`), or the cells' four cases of one eval would read alike."""
-    if isinstance(case, Case):
-        title, cell = case.title, case.cell
-        return f"{title} @ {cell}" if cell and not title.endswith(f" @ {cell}") else title
-    name = case.get("eval")
-    if not isinstance(name, str) or not name:
-        name = str(case.get("id", "")).split("::", 1)[-1]
-        return name
-    row = case.get("row")
-    if isinstance(row, dict):
-        row = row.get("id")
-    title = f"{name}[{row}]" if row not in (None, "") and f"[{row}]" not in name else name
-    cell = case.get("cell")
-    return (
-        f"{title} @ {cell}" if isinstance(cell, str) and cell and not title.endswith(f" @ {cell}") else title
-    )
+    title, cell = case.title, case.cell
+    return f"{title} @ {cell}" if cell and not title.endswith(f" @ {cell}") else title
 
 
-def as_int(value: Any) -> int | None:
-    """A positive line number or turn, or None (booleans and junk are not line numbers)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value) if value >= 1 else None
-
-
-def case_line(case: dict) -> int | None:
-    """The 1-based line of the case's eval in its spec file, when known."""
-    return as_int(case.get("line"))
-
-
-def as_float(value: Any) -> float | None:
-    """A finite number, or None."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def error_text(error: Any) -> str:
-    """`type: message` for an error object (results/loaded.py's rule), or the text itself."""
-    if isinstance(error, Mapping):
-        return loaded_error_text(error)
-    return "" if error is None else str(error)
-
-
-def skip_reason(case: dict) -> str:
-    """Why a case was skipped (results/loaded.py: `Case.why_skipped`)."""
-    return read_case(case).why_skipped
-
-
-def failed_gates(case: Mapping[str, Any] | Case) -> list[FailedCheck]:
+def failed_gates(case: Case) -> list[FailedCheck]:
     """Gate checks that failed or errored in any trial, once each, in check order (a results dict
     is read as results/decode.py reads it).
 
@@ -247,8 +197,6 @@ def failed_gates(case: Mapping[str, Any] | Case) -> list[FailedCheck]:
     entry that says in how many trials it failed; its reason comes from the first failing trial.
     Without trials, the case-level aggregate checks are used.
     """
-    if not isinstance(case, Case):
-        case = read_case(case)
     trials = case.trials
     sources: list[Sequence[CheckResult | CaseCheck]] = [t.checks for t in trials] if trials else [case.checks]
     doubted = {_key(check) for trial in trials for check in trial.checks if check.uncertain}
@@ -307,10 +255,8 @@ def fold_checks(
     return [(check, counts[key]) for key, check in first.items()]
 
 
-def failure_headline(case: Mapping[str, Any] | Case) -> str:
+def failure_headline(case: Case) -> str:
     """One line saying why a case did not pass (empty for passed cases)."""
-    if not isinstance(case, Case):
-        case = read_case(case)
     if case.status == "error":
         err = case.first_error
         return error_text(err) if err else "the case errored"
@@ -339,7 +285,7 @@ def format_threshold(threshold: Any) -> str:
     if not isinstance(threshold, dict):
         return ""
     parts = [
-        f"{sym} {threshold[key]:g}" for key, sym in _THRESHOLD_OPS if as_float(threshold.get(key)) is not None
+        f"{sym} {threshold[key]:g}" for key, sym in _THRESHOLD_OPS if number(threshold.get(key)) is not None
     ]
     return " and ".join(parts)
 
@@ -381,18 +327,6 @@ def summary_of(results: Mapping[str, Any] | Run) -> dict[str, Any]:
     if summary.usage is not None:
         data["usage"] = summary.usage.as_dict()
     return data
-
-
-def usage_text(holder: Mapping[str, Any]) -> str | None:
-    """`1,234 tokens (1,000 in, 234 out)` for a case's, a trial's or a summary's `usage`, or None."""
-    usage = read_usage(holder.get("usage"))
-    return None if usage is None else str(usage)
-
-
-def run_name(results: dict) -> str | None:
-    """The name the run was given (`run --name`), when it has one."""
-    name = results.get("name")
-    return name if isinstance(name, str) and name.strip() else None
 
 
 def run_label(run_id: object, name: str | None) -> str:

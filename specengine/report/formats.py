@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from specengine.report.compare import Comparison
     from specengine.results.loaded import Run
+    from specengine.review.verdicts import CaseReviews
 
 STREAM = Path("-")
 """The destination of a report printed on the command's output (stdout, or stderr under --json)."""
@@ -147,6 +148,13 @@ class ReportInputs:
 
         return read_run(self.results, self.results_path)
 
+    @cached_property
+    def reviews(self) -> dict[str, CaseReviews]:
+        """People's reviews of the run's cases by case id, shown beside the verdicts."""
+        from specengine.review.annotate import reviews_of
+
+        return reviews_of(self.run, self.results_path)
+
 
 ReportWriter = Callable[[ReportInputs, Destination], "Path | None"]
 """Writes one report to its destination; returns the file it wrote, or None (printed, appended, sent)."""
@@ -166,10 +174,8 @@ def write_reports(
 
     OSError propagates to the caller, which says what could not be written.
     """
-    from specengine.review.annotate import with_reviews
-
     inputs = ReportInputs(
-        results=with_reviews(results, results_path),  # people's reviews, shown beside the verdicts
+        results=results,
         results_path=results_path,
         comparison=comparison,
         source_url=request.source_url,

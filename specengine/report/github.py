@@ -15,7 +15,6 @@ from typing import Any
 from specengine.report.facts import UNCERTAIN, UNCERTAIN_WHY, failed_gates, plain_text, uncertain_checks
 from specengine.report.formats import ReportInputs
 from specengine.report.simulated import stop_text
-from specengine.results.budgets import broken_budgets
 from specengine.results.decode import read_run
 from specengine.results.loaded import Case, Run, error_text
 
@@ -141,8 +140,8 @@ def annotation_lines(
         return _join(path_prefix, paths.get(case.spec, case.spec))
 
     out: list[str] = [  # a broken budget first: it fails the run whatever the cases did
-        workflow_command("error", str(budget.get("message") or ""), title=f"budget {budget.get('name')}")
-        for budget in broken_budgets(run.summary.stored)
+        workflow_command("error", budget.message, title=f"budget {budget.name}")
+        for budget in run.summary.broken_budgets
     ]
     for case in run.failed:
         spec, line = spec_of(case), case.line or None

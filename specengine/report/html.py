@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -31,22 +31,21 @@ from specengine.report.facts import (
     run_label,
     summary_of,
     uncertain_checks,
-    usage_text,
 )
 from specengine.report.formats import ReportInputs
 from specengine.report.matrix_view import matrix_view
 from specengine.report.skipped_gates import skipped_gates, skipped_gates_text
 from specengine.report.watch import watchlist
-from specengine.results.cells import case_cost, endpoint_prices
-from specengine.results.decode import read_run, read_summary
-from specengine.results.loaded import Case
-from specengine.results.model import pass_rate
+from specengine.results.cells import case_cost
+from specengine.results.decode import read_endpoints, read_prices, read_run, read_settings, read_summary
+from specengine.results.loaded import Case, Endpoint, Price, Run, Summary
 from specengine.review.annotate import review_counts_text, review_line
 
 if TYPE_CHECKING:
     from jinja2 import Template
 
     from specengine.report.compare import Comparison
+    from specengine.review.verdicts import CaseReviews
 
 
 def _finite(value: Any) -> Any:
@@ -69,7 +68,9 @@ def embed_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _derived(case: Case, change: str | None, prices: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def _derived(
+    case: Case, change: str | None, prices: Mapping[str, Price], review: CaseReviews | None
+) -> dict[str, Any]:
     """What the table shows for a case, computed once here so every report words it the same.
 
     `skipped` names the gates a passed case passed without; `change` is what the baseline
@@ -83,9 +84,9 @@ def _derived(case: Case, change: str | None, prices: Mapping[str, Any] | None = 
         "where": f"{spec}:{line}" if line else spec,
         "reason": failure_headline(case) or "; ".join(f"{gate.name}: {gate.reason}" for gate in gates),
         "duration": round(case.elapsed_s, 4),
-        "review": review_line(case.extra),
+        "review": review_line(review),
         "tokens": None if case.usage is None else str(case.usage),
-        "cost": format_cost(case_cost(case.usage, (prices or {}).get(str(case.endpoint)))),
+        "cost": format_cost(case_cost(case.usage, prices.get(str(case.endpoint)))),
         "uncertain": [f"{check.name}: {check.summary()}" for check in uncertain_checks(case)],
         "skipped": skipped_gates_text(gates) if gates else "",
         "skipped_tag": ("judge skipped" if all(g.matcher == "judge" for g in gates) else "checks skipped")
@@ -104,61 +105,34 @@ class _Fact:
     mono: bool = False
 
 
-def _facts(results: dict, summary: dict, uncertain: int = 0) -> list[_Fact]:
-    facts = []
-    if results.get("run_id"):
-        facts.append(_Fact("run", str(results["run_id"]), mono=True))
-    started = format_time(results.get("started_at"))
+def _facts(run: Run, reviews: Mapping[str, CaseReviews], uncertain: int = 0) -> list[_Fact]:
+    summary, settings = run.summary, read_settings(run.header)
+    facts = [_Fact("run", run.run_id, mono=True)] if run.run_id else []
+    started = format_time(run.started_at)
     if started:
         facts.append(_Fact("started", started))
-    if summary.get("duration_s") is not None:
-        facts.append(_Fact("took", format_duration(summary["duration_s"])))
-    tokens = usage_text(summary)
-    if tokens:
-        facts.append(_Fact("used", tokens))
-    if summary.get("simulator_calls") is not None:
-        calls, hits = summary["simulator_calls"], summary.get("simulator_cache_hits", 0)
+    if summary.duration_s is not None:
+        facts.append(_Fact("took", format_duration(summary.duration_s)))
+    if summary.usage is not None:
+        facts.append(_Fact("used", str(summary.usage)))
+    if summary.simulator_calls is not None:
+        calls, hits = summary.simulator_calls, summary.simulator_cache_hits
         facts.append(_Fact("simulator", f"{calls} calls, {hits} cache hits"))
-    config = results.get("config")
-    if isinstance(config, str | int | float) and config != "":
-        facts.append(_Fact("config", str(config), mono=True))
-    reviews = review_counts_text(summary)
+    if settings.config and not settings.config.startswith(("{", "[")):
+        facts.append(_Fact("config", settings.config, mono=True))
     if reviews:
-        facts.append(_Fact("reviews:", reviews))
+        facts.append(_Fact("reviews:", review_counts_text(reviews)))
     if uncertain:
         facts.append(_Fact("uncertain judges", str(uncertain)))
-    git = results.get("git")
-    if isinstance(git, dict) and isinstance(git.get("commit"), str):
-        branch = git.get("branch")
-        where = (
-            f"{git['commit'][:12]} on {branch}" if isinstance(branch, str) and branch else git["commit"][:12]
-        )
+    if settings.commit:
+        where = f"{settings.commit[:12]} on {settings.branch}" if settings.branch else settings.commit[:12]
         facts.append(_Fact("commit", where, mono=True))
     return facts
 
 
-@dataclass(frozen=True)
-class _Endpoint:
-    """An endpoint the run's cases talked to, as the header names it."""
-
-    name: str
-    protocol: str
-    url: str
-
-
-def _endpoints(results: dict) -> list[_Endpoint]:
-    found = results.get("endpoints")
-    if not isinstance(found, dict):
-        return []
-    endpoints = []
-    for name, facts in found.items():
-        if not isinstance(facts, dict):
-            continue
-        protocol = str(facts.get("protocol") or "")
-        url = facts.get("url")
-        shown = url if isinstance(url, str) and url else ("built-in demo agent" if protocol == "demo" else "")
-        endpoints.append(_Endpoint(str(name), protocol, shown))
-    return endpoints
+def _endpoint_url(endpoint: Endpoint) -> str:
+    """Where an endpoint is, as the header shows it."""
+    return endpoint.url or ("built-in demo agent" if endpoint.protocol == "demo" else "")
 
 
 @dataclass(frozen=True)
@@ -166,19 +140,15 @@ class _Group:
     """One row of a pass-rate table: a suite or a label, and how its cases ended."""
 
     name: str
-    cases: int
-    passed: int
-    failed: int
-    errored: int
-    skipped: int
+    counts: Summary
 
     @property
     def rate(self) -> str:
-        return format_rate(pass_rate(self.__dict__))
+        return format_rate(self.counts.pass_rate)
 
     @property
     def bad(self) -> bool:
-        return bool(self.failed or self.errored)
+        return bool(self.counts.failed or self.counts.errored)
 
 
 def _groups(cases: Sequence[Case], keys: Callable[[Case], Iterable[str]]) -> list[_Group]:
@@ -187,18 +157,11 @@ def _groups(cases: Sequence[Case], keys: Callable[[Case], Iterable[str]]) -> lis
     for case in cases:
         for key in keys(case):
             members.setdefault(key, []).append(case)
-    groups = []
-    for name, grouped in members.items():
-        counts = read_summary(None, tuple(grouped))
-        groups.append(
-            _Group(name, counts.cases, counts.passed, counts.failed, counts.errored, counts.skipped)
-        )
-
-    def worst_first(group: _Group) -> tuple[float, str]:
-        rate = pass_rate(group.__dict__)
-        return (2.0 if rate is None else rate, group.name)
-
-    return sorted(groups, key=worst_first)
+    groups = [_Group(name, read_summary(None, tuple(grouped))) for name, grouped in members.items()]
+    rates = {group.name: group.counts.pass_rate for group in groups}
+    return sorted(
+        groups, key=lambda group: (2.0 if rates[group.name] is None else rates[group.name], group.name)
+    )
 
 
 @dataclass(frozen=True)
@@ -248,14 +211,14 @@ class _Segment:
     width: str  # percent of all cases
 
 
-def _segments(summary: dict) -> list[_Segment]:
+def _segments(summary: Summary) -> list[_Segment]:
     """The status bar: one segment per status that has cases, as wide as its share."""
-    total = summary["cases"] or 1
+    total = summary.cases or 1
     counts = (
-        ("passed", "passed", summary["passed"]),
-        ("failed", "failed", summary["failed"]),
-        ("error", "errored", summary["errored"]),
-        ("skipped", "skipped", summary["skipped"]),
+        ("passed", "passed", summary.passed),
+        ("failed", "failed", summary.failed),
+        ("error", "errored", summary.errored),
+        ("skipped", "skipped", summary.skipped),
     )
     return [
         _Segment(status, label, count, f"{count / total * 100:.3f}")
@@ -282,53 +245,49 @@ def _asset(name: str) -> str:
 
 
 def render_html(
-    results: dict, *, title: str = "specengine report", comparison: Comparison | None = None
+    results: dict,
+    *,
+    title: str = "specengine report",
+    comparison: Comparison | None = None,
+    reviews: Mapping[str, CaseReviews] | None = None,
 ) -> str:
     """The complete HTML document for a results dict; with `comparison` (against a baseline), what
-    changed since it."""
+    changed since it; with `reviews` (by case id), people's reviews beside the verdicts."""
     from markupsafe import Markup
 
-    run = read_run(
-        results
-    )  # the file's case dicts are embedded as they are; what is derived reads the typed run
-    summary = summary_of(run)
-    cases = [c for c in results.get("cases", []) if isinstance(c, dict)]
+    run = read_run(results)  # the file's case dicts are embedded as they are; what is derived reads the run
+    summary = run.summary
     changes, marks = _changes(comparison)
-    prices = endpoint_prices(results)
-    derived = [_derived(case, marks.get(case.id), prices) for case in run.cases]
-    payload = {
-        "run_id": results.get("run_id"),
-        "summary": summary,
-        "cases": cases,
-        "derived": derived,
-    }
-    name = run.name
-    config = results.get("config")
-    ran = summary["passed"] + summary["failed"] + summary["errored"]
+    prices = read_prices(run.header)
+    reviews = reviews or {}
+    derived = [_derived(case, marks.get(case.id), prices, reviews.get(case.id)) for case in run.cases]
+    cases = [case for case in results.get("cases") or () if isinstance(case, dict)]
+    payload = {"run_id": run.run_id or None, "summary": summary_of(run), "cases": cases, "derived": derived}
+    config = read_settings(run.header).config
     return _template().render(
-        title=f"{title} · {name}" if name else title,
-        doc_title=" · ".join(str(part) for part in (title, name, results.get("run_id")) if part),
-        facts=_facts(results, summary, sum(len(d["uncertain"]) for d in derived)),
-        endpoints=_endpoints(results),
+        title=f"{title} · {run.name}" if run.name else title,
+        doc_title=" · ".join(part for part in (title, run.name, run.run_id) if part),
+        facts=_facts(run, reviews, sum(len(d["uncertain"]) for d in derived)),
+        endpoints=[replace(endpoint, url=_endpoint_url(endpoint)) for endpoint in read_endpoints(run.header)],
         suites=_groups(run.cases, lambda case: [case.suite]),
         labels=_groups(run.cases, lambda case: case.labels),
         changes=changes,
         passed_with_skips=sum(1 for d in derived if d["skipped"]),
-        verdict="passed" if summary["failed"] + summary["errored"] == 0 else "failed",
-        rate=format_rate(pass_rate(summary)),
-        passed=summary["passed"],
-        ran=ran,
+        verdict="passed" if summary.failed + summary.errored == 0 else "failed",
+        rate=format_rate(summary.pass_rate),
+        passed=summary.passed,
+        ran=summary.passed + summary.failed + summary.errored,
         segments=_segments(summary),
-        gates_skipped=summary.get("gates_skipped") or 0,
+        gates_skipped=summary.gates_skipped,
         watched=watchlist(run.cases).lines(),  # autoescaped: case and check names are the author's text
-        config=json.dumps(config, indent=2, ensure_ascii=False, default=str)
-        if isinstance(config, dict | list)
+        config=json.dumps(json.loads(config), indent=2, ensure_ascii=False)
+        if config and config.startswith(("{", "["))
         else None,
         # Markup: inserted as they are. Our own files, and JSON with no `<`, `>` or `&` in it.
         css=Markup(_asset("report.css")),
         script=Markup(_asset("report.js")),
         data=Markup(embed_json(payload)),
-        matrix=matrix_view(results, summary),
+        matrix=matrix_view(run),
         matrix_script=Markup(_asset("matrix.js")),
     )
 
@@ -339,14 +298,16 @@ def write_html(
     *,
     title: str = "specengine report",
     comparison: Comparison | None = None,
+    reviews: Mapping[str, CaseReviews] | None = None,
 ) -> Path:
     """Write the HTML report to `path` (parent folders are created); return the path."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(render_html(results, title=title, comparison=comparison), encoding="utf-8", errors="replace")
+    page = render_html(results, title=title, comparison=comparison, reviews=reviews)
+    p.write_text(page, encoding="utf-8", errors="replace")
     return p
 
 
 def write_html_report(inputs: ReportInputs, destination: Path) -> Path:
     """`--html FILE`; with `--baseline`, the changes since the baseline too."""
-    return write_html(inputs.results, destination, comparison=inputs.comparison)
+    return write_html(inputs.results, destination, comparison=inputs.comparison, reviews=inputs.reviews)

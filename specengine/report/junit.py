@@ -15,10 +15,12 @@ from typing import Any
 
 from specengine.report.facts import UNCERTAIN, failed_gates, plain_text, uncertain_checks
 from specengine.report.formats import ReportInputs
-from specengine.report.simulated import is_simulated, stop_text
+from specengine.report.simulated import stop_text
 from specengine.report.skipped_gates import skipped_gates, skipped_gates_text
-from specengine.results.decode import read_run
-from specengine.results.loaded import Case, Run, error_text
+from specengine.results.decode import messages, read_run
+from specengine.results.decode_trials import error_parts
+from specengine.results.loaded import BudgetOutcome, Case, Run, error_text
+from specengine.review.verdicts import CaseReviews
 from specengine.usage import TokenUsage, total_usage
 
 MAX_SYSTEM_OUT = 20_000
@@ -100,18 +102,13 @@ def _transcript_text(case: Case) -> str:
     if chosen is None:
         return ""
     out: list[str] = []
-    for msg in chosen.transcript:
-        if not isinstance(msg, dict):
-            continue
-        if msg.get("role") == "reset":
+    for msg in messages(chosen):
+        if msg.role == "reset":
             out.append("--- reset: a new conversation starts ---")
             continue
-        content = msg.get("content")
-        role = "user (simulated)" if is_simulated(msg) else msg.get("role", "?")
-        out.append(f"[{role}] {'' if content is None else content}")
-        for call in msg.get("tool_calls") or []:
-            if isinstance(call, dict):
-                out.append(f"  -> {call.get('name')}({_args(call.get('args'))})")
+        role = "user (simulated)" if msg.simulated else msg.role
+        out.append(f"[{role}] {msg.content or ''}")
+        out += [f"  -> {call.name}({_args(call.args)})" for call in msg.tool_calls]
     text = "\n".join(out)
     if len(text) > MAX_SYSTEM_OUT:
         text = (
@@ -127,8 +124,11 @@ def _args(args: object) -> str:
         return str(args)
 
 
-def build_junit(results: Mapping[str, Any] | Run) -> ET.Element:
-    """The <testsuites> element for a run (or a results dict, read as the reader reads it)."""
+def build_junit(
+    results: Mapping[str, Any] | Run, reviews: Mapping[str, CaseReviews] | None = None
+) -> ET.Element:
+    """The <testsuites> element for a run (or a results dict, read as the reader reads it), with
+    people's reviews (by case id) when given."""
     run = results if isinstance(results, Run) else read_run(results)
     summary = run.summary
     root = ET.Element(
@@ -170,18 +170,17 @@ def build_junit(results: Mapping[str, Any] | Run) -> ET.Element:
                 ET.SubElement(props, "property", name="run_name", value=clean(run.name))
             _usage_properties(props, suite_usage)
         for case in members:
-            _add_case(suite, case, suite_name)
-    _add_budgets(root, summary.stored)
+            _add_case(suite, case, suite_name, (reviews or {}).get(case.id))
+    _add_budgets(root, summary.budgets)
     return root
 
 
-def _add_budgets(root: ET.Element, summary: Mapping[str, Any]) -> None:
+def _add_budgets(root: ET.Element, budgets: Sequence[BudgetOutcome]) -> None:
     """The run's budgets as a testsuite of their own, one testcase per budget and cell, so a CI
     reporter shows a broken budget as it shows a failed case."""
-    budgets = [b for b in summary.get("budgets") or () if isinstance(b, dict)]
     if not budgets:
         return
-    broken = {kind: sum(1 for b in budgets if b.get("status") == kind) for kind in ("failed", "error")}
+    broken = {kind: sum(1 for b in budgets if b.status == kind) for kind in ("failed", "error")}
     suite = ET.SubElement(
         root,
         "testsuite",
@@ -193,15 +192,12 @@ def _add_budgets(root: ET.Element, summary: Mapping[str, Any]) -> None:
         skipped="0",
     )
     for budget in budgets:
-        cell = f" [{budget['cell']}]" if budget.get("cell") else ""
-        case = ET.SubElement(
-            suite, "testcase", name=clean(f"{budget.get('name')}{cell}"), classname="budgets"
-        )
+        cell = f" [{budget.cell}]" if budget.cell else ""
+        case = ET.SubElement(suite, "testcase", name=clean(f"{budget.name}{cell}"), classname="budgets")
         case.set("time", "0.000")
-        status = budget.get("status")
-        if status in ("failed", "error"):
-            tag = "failure" if status == "failed" else "error"
-            ET.SubElement(case, tag, message=clean(budget.get("message") or ""), type="budget")
+        if budget.status in ("failed", "error"):
+            tag = "failure" if budget.status == "failed" else "error"
+            ET.SubElement(case, tag, message=clean(budget.message), type="budget")
     for key, count in (("tests", len(budgets)), ("failures", broken["failed"]), ("errors", broken["error"])):
         root.set(key, str(int(root.get(key) or 0) + count))
 
@@ -212,7 +208,7 @@ def _usage_properties(props: ET.Element, usage: TokenUsage | None) -> None:
         ET.SubElement(props, "property", name=name, value=str(value))
 
 
-def _add_case(suite: ET.Element, case: Case, suite_name: str) -> None:
+def _add_case(suite: ET.Element, case: Case, suite_name: str, review: CaseReviews | None) -> None:
     spec = case.spec
     tc = ET.SubElement(
         suite,
@@ -226,7 +222,11 @@ def _add_case(suite: ET.Element, case: Case, suite_name: str) -> None:
         tc.set("line", str(case.line))
     props = ET.Element("properties")  # one per test case: the tokens, then a person's review
     _usage_properties(props, case.usage)
-    _add_review(props, case)
+    if review is not None and review.case is not None:  # a person's review: both verdicts side by side
+        own = review.case
+        shown = (own.verdict, own.engine, own.human, own.review.reviewer, own.review.at, own.review.note)
+        for key, value in zip(("verdict", "engine", "human", "reviewer", "at", "note"), shown, strict=True):
+            ET.SubElement(props, "property", name=f"review.{key}", value=clean(value or ""))
     if len(props):
         tc.append(props)
     status = case.status
@@ -238,7 +238,8 @@ def _add_case(suite: ET.Element, case: Case, suite_name: str) -> None:
         err = case.first_error
         headline, kind, details = failure_text(case, spec)
         if err:  # a transport fault or timeout ended the case
-            message, kind = str(err.get("message") or headline), str(err.get("type") or "error")
+            given, said = error_parts(err)
+            kind, message = given or "error", said or headline
             if case.simulation is not None:
                 message += f" [{stop_text(case.simulation)}]"
         else:  # a check could not be graded (a judge that kept failing, say): name it and why
@@ -272,32 +273,24 @@ def _uncertain_lines(case: Case, spec: str) -> list[str]:
     return lines
 
 
-def _add_review(props: ET.Element, case: Case) -> None:
-    """A person's review of the case as properties: both verdicts side by side."""
-    review = case.extra.get("review")
-    own = review.get("case") if isinstance(review, dict) else None
-    if not isinstance(own, dict):
-        return
-    for key in ("verdict", "engine", "human", "reviewer", "at", "note"):
-        ET.SubElement(props, "property", name=f"review.{key}", value=clean(own.get(key) or ""))
-
-
-def render_junit(results: Mapping[str, Any] | Run) -> str:
+def render_junit(results: Mapping[str, Any] | Run, reviews: Mapping[str, CaseReviews] | None = None) -> str:
     """JUnit XML text (with the XML declaration) for a run or a results dict."""
-    root = build_junit(results)
+    root = build_junit(results, reviews)
     ET.indent(root)
     body = ET.tostring(root, encoding="unicode")
     return '<?xml version="1.0" encoding="utf-8"?>\n' + body + "\n"
 
 
-def write_junit(results: Mapping[str, Any] | Run, path: str | Path) -> Path:
+def write_junit(
+    results: Mapping[str, Any] | Run, path: str | Path, reviews: Mapping[str, CaseReviews] | None = None
+) -> Path:
     """Write JUnit XML to `path` (parent folders are created); return the path."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(render_junit(results), encoding="utf-8")
+    p.write_text(render_junit(results, reviews), encoding="utf-8")
     return p
 
 
 def write_junit_report(inputs: ReportInputs, destination: Path) -> Path:
     """`--junit FILE`."""
-    return write_junit(inputs.run, destination)
+    return write_junit(inputs.run, destination, inputs.reviews)

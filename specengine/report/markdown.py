@@ -28,19 +28,16 @@ from specengine.report.facts import (
     format_duration,
     format_rate,
     plain_text,
-    summary_of,
     uncertain_checks,
-    usage_text,
 )
 from specengine.report.formats import STREAM, ReportInputs
 from specengine.report.simulated import stop_text
 from specengine.report.skipped_gates import SkippedGate, passed_with_skips, skipped_gates
 from specengine.report.watch import watchlist
-from specengine.results.budgets import broken_budgets
 from specengine.results.decode import read_run
 from specengine.results.loaded import Case, Run, error_text
-from specengine.results.model import pass_rate
 from specengine.review.annotate import review_counts_text, review_line
+from specengine.review.verdicts import CaseReviews
 
 MAX_ROWS = 50
 MAX_CELL = 200
@@ -132,24 +129,24 @@ def render_markdown(
     max_rows: int = MAX_ROWS,
     title: str = "specengine",
     source_url: str | None = None,
+    reviews: Mapping[str, CaseReviews] | None = None,
 ) -> str:
-    """The pull-request summary for a run (or a results dict), with regressions and fixes when
+    """The pull-request summary for a run (or a results dict), with people's reviews (by case id) when
+    given, and regressions and fixes when
     `comparison` is given.
 
     `source_url` (e.g. `https://github.com/org/repo/blob/<sha>`) turns `file:line` cells into links.
     """
     run = results if isinstance(results, Run) else read_run(results)
-    summary = summary_of(run)
-    rate = pass_rate(summary)
-    bad = summary["failed"] + summary["errored"]
-    icon = "✅" if bad == 0 and not broken_budgets(summary) else "❌"
-    ran = summary["passed"] + bad
-    head = f"{summary['passed']} of {ran} cases passed ({format_rate(rate)})"
+    summary = run.summary
+    bad = summary.failed + summary.errored
+    icon = "✅" if bad == 0 and not summary.broken_budgets else "❌"
+    head = f"{summary.passed} of {summary.passed + bad} cases passed ({format_rate(summary.pass_rate)})"
     shown = f"{title} · {run.name}" if run.name else title
     lines = [f"## {icon} {escape_cell(shown, 120)}: {head}", ""]
     unproven = [(case, skipped_gates(case)) for case in run.cases]
     unproven = [(case, gates) for case, gates in unproven if gates]
-    passed = f"**{summary['passed']}** passed"
+    passed = f"**{summary.passed}** passed"
     note = ""
     if unproven:
         judges = all(gate.matcher == "judge" for _, gates in unproven for gate in gates)
@@ -157,30 +154,29 @@ def render_markdown(
         passed += f" ({note})"
     facts = [
         passed,
-        f"**{summary['failed']}** failed",
-        f"**{summary['errored']}** errored",
-        f"{summary['skipped']} skipped",
+        f"**{summary.failed}** failed",
+        f"**{summary.errored}** errored",
+        f"{summary.skipped} skipped",
     ]
-    if summary.get("duration_s") is not None:
-        facts.append(format_duration(summary["duration_s"]))
-    tokens = usage_text(summary)
-    if tokens:
-        facts.append(tokens)
-    if summary.get("cost") is not None:
-        facts.append(f"cost {format_cost(summary['cost'])}")
+    if summary.duration_s is not None:
+        facts.append(format_duration(summary.duration_s))
+    if summary.usage is not None:
+        facts.append(str(summary.usage))
+    if summary.cost is not None:
+        facts.append(f"cost {format_cost(summary.cost)}")
     if run.run_id:
         facts.append(f"run {code(run.run_id)}")
-    if review_counts_text(summary):
-        facts.append(review_counts_text(summary))
-    if summary.get("simulator_calls") is not None:  # the simulated users' model, apart from the agent
-        hits = summary.get("simulator_cache_hits", 0)
-        facts.append(f"simulator: {summary['simulator_calls']} calls, {hits} cache hits")
+    reviews = reviews or {}
+    if reviews:
+        facts.append(review_counts_text(reviews))
+    if summary.simulator_calls is not None:  # the simulated users' model, apart from the agent
+        facts.append(f"simulator: {summary.simulator_calls} calls, {summary.simulator_cache_hits} cache hits")
     lines.append(" · ".join(facts))
     watched = watchlist(run.cases).lines()
     if watched:
         lines += ["", *(f"> {escape_cell(line, None)}  " for line in watched)]
-    if summary.get("gates_skipped"):
-        n = summary["gates_skipped"]
+    if summary.gates_skipped:
+        n = summary.gates_skipped
         lines += [
             "",
             f"> ⚠️ {n} gate{'s' if n != 1 else ''} skipped: those checks did not run, so they prove nothing.",
@@ -195,12 +191,12 @@ def render_markdown(
         lines += ["", f"### Failures ({bad} case{'s' if bad != 1 else ''})", ""]
         lines += _table("| Case | Check | Where | Reason |", rows, max_rows, "failed checks")
 
-    reviewed = [c for c in run.cases if c.extra.get("review")]
+    reviewed = [(c, reviews[c.id]) for c in run.cases if c.id in reviews]
     if reviewed:
         lines += ["", f"### Human reviews ({len(reviewed)} case{'s' if len(reviewed) != 1 else ''})", ""]
         review_rows = [
-            f"| {escape_cell(case_title(c), 120)} | {c.status} | {escape_cell(review_line(c.extra))} |"
-            for c in reviewed
+            f"| {escape_cell(case_title(c), 120)} | {c.status} | {escape_cell(review_line(review))} |"
+            for c, review in reviewed
         ]
         lines += _table("| Case | Engine | Review |", review_rows, max_rows, "reviewed cases")
 
@@ -248,7 +244,9 @@ def _unproven_section(
 def summary_markdown(inputs: ReportInputs) -> str:
     """The Markdown summary, rendered once for the Markdown file and the step summary."""
     if "markdown" not in inputs.rendered:
-        text = render_markdown(inputs.run, inputs.comparison, source_url=inputs.source_url)
+        text = render_markdown(
+            inputs.run, inputs.comparison, source_url=inputs.source_url, reviews=inputs.reviews
+        )
         inputs.rendered["markdown"] = text
     return inputs.rendered["markdown"]
 

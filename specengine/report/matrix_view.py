@@ -7,13 +7,14 @@ is the same case in every cell: its id without the cell's mark (source/matrix.py
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from specengine.report.cell_table import COLUMNS, budget_lines, cell_rows
-from specengine.report.facts import case_title, plain_text
-from specengine.results.cells import cell_figures, matrix_cell_names
+from specengine.report.facts import plain_text
+from specengine.results.cells import cell_figures
+from specengine.results.decode import read_cell_names
+from specengine.results.loaded import Case, Run
 from specengine.source.matrix import base_case_id
 
 
@@ -59,31 +60,27 @@ class MatrixView:
         return sum(1 for row in self.rows if row.differs)
 
 
-def matrix_view(results: Mapping[str, Any], summary: Mapping[str, Any] | None = None) -> MatrixView | None:
-    """The view of a matrix run's results; None for a run without a matrix."""
-    cases = [case for case in results.get("cases") or () if isinstance(case, Mapping)]
+def matrix_view(run: Run) -> MatrixView | None:
+    """The view of a matrix run; None for a run without a matrix."""
     # the header's order; results rebuilt from the cases alone (the app's index) keep theirs
-    names = matrix_cell_names(results) or list(dict.fromkeys(str(c["cell"]) for c in cases if c.get("cell")))
-    if not names or not any(case.get("cell") for case in cases):
+    names = read_cell_names(run.header) or list(dict.fromkeys(case.cell for case in run.cases if case.cell))
+    if not names or not any(case.cell for case in run.cases):
         return None
     column = {name: index for index, name in enumerate(names)}
     by_case: dict[str, list[MatrixCell | None]] = {}
     titles: dict[str, str] = {}
-    for case in cases:
-        cell = str(case.get("cell"))
-        if cell not in column:
+    for case in run.cases:
+        if case.cell not in column:
             continue
-        case_id = str(case.get("id"))
-        key = base_case_id(case_id, cell)
+        key = base_case_id(case.id, case.cell)
         row = by_case.setdefault(key, [None] * len(names))
-        row[column[cell]] = MatrixCell(str(case.get("status")), _score(case), case_id)
-        titles.setdefault(key, case_title({**case, "id": key, "cell": None}))  # a row spans the cells
-    figures = (summary or {}).get("cells") or cell_figures(results, cases)
+        row[column[case.cell]] = MatrixCell(case.status, _score(case), case.id)
+        titles.setdefault(key, case.title.removesuffix(f" @ {case.cell}"))  # a row spans the cells
     return MatrixView(
         cells=tuple(plain_text(name) for name in names),
         columns=COLUMNS,
-        figures=tuple(tuple(row) for row in cell_rows(figures)),
-        budgets=tuple(budget_lines(summary or {})),
+        figures=tuple(tuple(row) for row in cell_rows(run.summary.cells or cell_figures(run))),
+        budgets=tuple(budget_lines(run.summary)),
         rows=tuple(MatrixRow(key, plain_text(titles[key]), tuple(cells)) for key, cells in by_case.items()),
     )
 
@@ -110,10 +107,7 @@ def sort_rows(rows: Sequence[MatrixRow], column: int | None, descending: bool = 
     return sorted(rows, key=key, reverse=descending)
 
 
-def _score(case: Mapping[str, Any]) -> float | None:
+def _score(case: Case) -> float | None:
     """The mean score of a case's checks that were scored."""
-    checks: Sequence[Any] = case.get("checks") or ()
-    scores = [
-        c["score"] for c in checks if isinstance(c, Mapping) and isinstance(c.get("score"), int | float)
-    ]
+    scores = [check.score for check in case.checks if check.score is not None]
     return sum(scores) / len(scores) if scores else None

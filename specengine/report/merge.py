@@ -164,11 +164,11 @@ def merge(
             merged[key] = value
     selection = merged_selection(
         [read_selection(item.run.header) for item in items],
-        [{"index": item.shard.index} if item.shard else None for item in items],
+        [item.shard.index if item.shard else None for item in items],
         present[1] if present else None,
     )
     if selection is not None:
-        merged["selection"] = selection
+        merged["selection"] = selection.as_dict()
     run_ids = [item.run.run_id for item in items]
     distinct = list(dict.fromkeys(rid for rid in run_ids if rid))
     if len(distinct) == 1:
@@ -180,15 +180,13 @@ def merge(
     known = [s for s in starts if s is not None]
     if known:
         merged["started_at"] = _format_time(min(known))
-    merged["summary"] = _summary(items, [case for case, _ in cases], [raw for _, raw in cases], starts)
+    merged["summary"] = _summary(items, [case for case, _ in cases], starts)
     merged["cases"] = [raw for _, raw in cases]
     order = ["run_id", "started_at", "summary"]
     return {k: merged[k] for k in order if k in merged} | {k: v for k, v in merged.items() if k not in order}
 
 
-def _summary(
-    items: list[_Input], cases: list[Case], raw_cases: list[dict], starts: list[datetime | None]
-) -> dict[str, Any]:
+def _summary(items: list[_Input], cases: list[Case], starts: list[datetime | None]) -> dict[str, Any]:
     """Counts from the merged cases; duration is the wall-clock span when start times are known."""
     counted = read_summary(None, tuple(cases))
     summary: dict[str, Any] = {
@@ -218,5 +216,5 @@ def _summary(
     if counted.usage is not None:  # the agent's tokens, summed again over the merged cases
         summary["usage"] = counted.usage.as_dict()
     header = items[0].data  # a matrix run's cells, endpoints' prices and budgets
-    summary.update(cell_summary(header, tally_cases(header, raw_cases)))
+    summary.update(cell_summary(header, tally_cases(header, cases)))
     return summary

@@ -9,9 +9,6 @@ an agent's reply.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from specengine.transcript import SimulationEnd
 
 # What a stop reason claims, when the simulated user claimed it: its word, not the checks' verdict.
@@ -21,31 +18,18 @@ CLAIMS = {
 }
 
 
-def simulation_of(case: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """A case's simulated conversation (its first trial's), or None for a scripted case."""
-    simulation = case.get("simulation")
-    return simulation if isinstance(simulation, Mapping) else None
-
-
-def user_claim(simulation: Mapping[str, Any]) -> str | None:
+def user_claim(simulation: SimulationEnd) -> str | None:
     """Who said the conversation ended as it did, when the simulated user said it: a claim, which
     the checks may contradict (a case can fail after its simulated user said the goal was reached)."""
-    return CLAIMS.get(str(simulation.get("stop_reason")))
+    return CLAIMS.get(simulation.stop_reason)
 
 
-def stop_text(simulation: Mapping[str, Any] | SimulationEnd) -> str:
+def stop_text(simulation: SimulationEnd) -> str:
     """`stopped: goal_reached (the simulated user said the goal was reached) after 2 simulated turns
     (simulator gpt-4o-mini)`."""
-    if isinstance(simulation, SimulationEnd):
-        simulation = simulation.as_dict()
-    turns = simulation.get("turns", 0)
+    turns = simulation.turns
     count = f"{turns} simulated turn{'' if turns == 1 else 's'}"
-    by = f" (simulator {simulation['simulator']})" if simulation.get("simulator") else ""
+    by = f" (simulator {simulation.simulator})" if simulation.simulator else ""
     claim = user_claim(simulation)
     said = f" ({claim})" if claim else ""
-    return f"stopped: {simulation.get('stop_reason')}{said} after {count}{by}"
-
-
-def is_simulated(message: Mapping[str, Any]) -> bool:
-    """Whether a transcript message is a user message a simulated user wrote."""
-    return message.get("role") == "user" and bool(message.get("simulated"))
+    return f"stopped: {simulation.stop_reason}{said} after {count}{by}"

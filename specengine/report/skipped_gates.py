@@ -8,12 +8,10 @@ the checks that did not run, the HTML report marks them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from specengine.report.facts import fold_checks
-from specengine.results.decode import read_case
 from specengine.results.loaded import Case, CaseCheck
 from specengine.results.model import CheckResult
 
@@ -28,11 +26,9 @@ class SkippedGate:
     reason: str
 
 
-def skipped_gates(case: Mapping[str, Any] | Case) -> list[SkippedGate]:
+def skipped_gates(case: Case) -> list[SkippedGate]:
     """The gates a passed case passed without (a judge check with no judge configured, say), once
     each; empty for any other case. Reports show such a case apart from a plain pass."""
-    if not isinstance(case, Case):
-        case = read_case(case)
     if case.status != "passed" or "skipped" not in case.marks:
         return []
     trials = case.trials

@@ -11,12 +11,10 @@ few, each with its case, and for a skipped case why.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from specengine.report.facts import case_title
-from specengine.results.decode import read_case
 from specengine.results.loaded import Case
 
 SHOWN = 3  # named in a summary line; the rest are counted
@@ -31,9 +29,7 @@ class Watchlist:
     skipped: int = 0
     skipped_named: list[str] = field(default_factory=list)
 
-    def add(self, case: Mapping[str, Any] | Case) -> None:
-        if not isinstance(case, Case):
-            case = read_case(case)
+    def add(self, case: Case) -> None:
         title = case_title(case)
         if case.status == "skipped":
             self.skipped += 1
@@ -59,12 +55,11 @@ class Watchlist:
         return found
 
 
-def watchlist(cases: Iterable[Any]) -> Watchlist:
-    """The watchlist of a run's cases (or a results file's case dicts)."""
+def watchlist(cases: Iterable[Case]) -> Watchlist:
+    """The watchlist of a run's cases."""
     found = Watchlist()
     for case in cases:
-        if isinstance(case, Mapping | Case):
-            found.add(case)
+        found.add(case)
     return found
 
 

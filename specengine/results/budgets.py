@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from specengine.errors import UsageError
+from specengine.results.decode import read_stored_summary
+from specengine.results.loaded import BudgetOutcome, CellFigures
 from specengine.suggest import suggest
 
 
@@ -66,38 +68,34 @@ def budget_limits(project: Mapping[str, Any] | None, arguments: Iterable[str]) -
     return limits
 
 
-def budget_outcomes(limits: Mapping[str, Any], figures: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def budget_outcomes(limits: Mapping[str, Any], figures: Sequence[CellFigures]) -> list[BudgetOutcome]:
     """Each budget checked against each cell's figures (the run's, without a matrix)."""
-    outcomes = []
-    for name, limit in limits.items():
-        budget = BUDGETS.get(name)
-        if budget is None:
-            continue
-        for row in figures:
-            outcomes.append(_outcome(name, budget, float(limit), row))
-    return outcomes
+    return [
+        _outcome(name, BUDGETS[name], float(limit), row)
+        for name, limit in limits.items()
+        if name in BUDGETS
+        for row in figures
+    ]
 
 
-def _outcome(name: str, budget: Budget, limit: float, row: Mapping[str, Any]) -> dict[str, Any]:
-    value = row.get(budget.figure)
-    cell = row.get("cell")
-    where = f" in cell {cell}" if cell else ""
-    outcome: dict[str, Any] = {"name": name, "limit": limit, "cell": cell, "value": value}
-    if not isinstance(value, (int, float)):
-        outcome.update(status="error", message=f"{name} {limit:g}{where}: {budget.unmeasured}")
-        return outcome
+def _outcome(name: str, budget: Budget, limit: float, row: CellFigures) -> BudgetOutcome:
+    value: float | None = getattr(row, budget.figure)
+    where = f" in cell {row.cell}" if row.cell else ""
+    if value is None:
+        return BudgetOutcome(
+            name, limit, row.cell, None, "error", f"{name} {limit:g}{where}: {budget.unmeasured}"
+        )
     kept = value < limit if budget.below else value >= limit - 1e-12
     wanted = f"below {budget.shown(limit)}" if budget.below else f"at least {budget.shown(limit)}"
     if kept:
-        outcome.update(status="passed", message=f"{budget.label} {budget.shown(value)}{where}, {wanted}")
-    else:
-        outcome.update(
-            status="failed", message=f"{budget.label} {budget.shown(value)}{where}: needs {wanted}"
+        return BudgetOutcome(
+            name, limit, row.cell, value, "passed", f"{budget.label} {budget.shown(value)}{where}, {wanted}"
         )
-    return outcome
+    return BudgetOutcome(
+        name, limit, row.cell, value, "failed", f"{budget.label} {budget.shown(value)}{where}: needs {wanted}"
+    )
 
 
-def broken_budgets(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The budgets of a summary that did not pass."""
-    budgets = summary.get("budgets")
-    return [b for b in budgets or () if isinstance(b, Mapping) and b.get("status") != "passed"]
+def broken_budgets(summary: Mapping[str, Any]) -> tuple[BudgetOutcome, ...]:
+    """The budgets of a summary as written that did not pass (the run's exit code)."""
+    return read_stored_summary(summary).broken_budgets

@@ -12,41 +12,27 @@ adds nothing, and `priced_cases` says how many cases the cost covers.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from specengine.results.budgets import budget_outcomes
-from specengine.results.model import Tally
+from specengine.results.decode import read_budget_limits, read_cell_names, read_prices
+from specengine.results.loaded import Case, CellFigures, Price, Run
 from specengine.stats import percentile, wilson_interval
-from specengine.usage import TokenUsage, read_usage
+from specengine.usage import TokenUsage, total_usage
 
 PER_MILLION = 1_000_000
 
 
-def case_cost(usage: Mapping[str, Any] | TokenUsage | None, price: Mapping[str, Any] | None) -> float | None:
+def case_cost(usage: TokenUsage | None, price: Price | None) -> float | None:
     """What a case's reported usage cost at the endpoint's price; None when either is unknown."""
-    counted = usage if isinstance(usage, TokenUsage) else read_usage(usage)
-    if counted is None or not isinstance(price, Mapping):
-        return None
-    if counted.input_tokens is None or counted.output_tokens is None:
+    if usage is None or price is None or usage.input_tokens is None or usage.output_tokens is None:
         return None
     return (
-        counted.input_tokens * float(price.get("input_per_million") or 0)
-        + counted.output_tokens * float(price.get("output_per_million") or 0)
+        usage.input_tokens * price.input_per_million + usage.output_tokens * price.output_per_million
     ) / PER_MILLION
-
-
-def endpoint_prices(results: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """Each endpoint's price, as a results file's header gives it."""
-    endpoints = results.get("endpoints")
-    if not isinstance(endpoints, Mapping):
-        return {}
-    return {
-        str(name): facts["price"]
-        for name, facts in endpoints.items()
-        if isinstance(facts, Mapping) and isinstance(facts.get("price"), Mapping)
-    }
 
 
 @dataclass
@@ -54,7 +40,8 @@ class _Cell:
     """One cell's running counts (its cases by status and their tokens, as the run's summary counts
     them); mutable on purpose, owned by its CellTally."""
 
-    counts: Tally = field(default_factory=Tally)
+    counts: Counter[str] = field(default_factory=Counter)  # cases by status
+    usage: TokenUsage | None = None
     latencies: list[float] = field(default_factory=list)
     judge_scores: list[float] = field(default_factory=list)
     cost: float = 0.0
@@ -65,60 +52,49 @@ class _Cell:
 class CellTally:
     """The figures of each cell, counted as cases come; `prices` by endpoint name."""
 
-    prices: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    prices: Mapping[str, Price] = field(default_factory=dict)
     cells: dict[str | None, _Cell] = field(default_factory=dict)
 
-    def add(self, case: Mapping[str, Any]) -> None:
-        name = case.get("cell")
-        cell = self.cells.get(name)
+    def add(self, case: Case) -> None:
+        cell = self.cells.get(case.cell)
         if cell is None:
-            cell = self.cells[name] = _Cell()
-        cell.counts.add(case)
-        for trial in case.get("trials") or ():
-            latency = trial.get("latency_s")
-            if not trial.get("error") and isinstance(latency, (int, float)):
-                cell.latencies.append(float(latency))
-        for check in case.get("checks") or ():
-            score = check.get("score")
-            if check.get("matcher") == "judge" and isinstance(score, (int, float)):
-                cell.judge_scores.append(float(score))
-        usage = case.get("usage")
-        if usage:
-            cost = case_cost(usage, self.prices.get(str(case.get("endpoint"))))
-            if cost is not None:
-                cell.cost += cost
-                cell.priced_cases += 1
+            cell = self.cells[case.cell] = _Cell()
+        cell.counts[case.status] += 1
+        cell.usage = total_usage((cell.usage, case.usage))
+        cell.latencies += [trial.latency_s for trial in case.trials if not trial.error]
+        cell.judge_scores += [c.score for c in case.checks if c.matcher == "judge" and c.score is not None]
+        cost = case_cost(case.usage, self.prices.get(str(case.endpoint)))
+        if cost is not None:
+            cell.cost += cost
+            cell.priced_cases += 1
 
-    def figures(self, order: Sequence[str] = ()) -> list[dict[str, Any]]:
+    def figures(self, order: Sequence[str] = ()) -> list[CellFigures]:
         """A row per cell: the cells of `order` first (a matrix's, as declared), then any other."""
         names: list[str | None] = [name for name in order if name in self.cells]
         names += [name for name in self.cells if name not in names]
         return [_figures(name, self.cells[name]) for name in names]
 
 
-def _figures(name: str | None, cell: _Cell) -> dict[str, Any]:
-    counts = cell.counts
-    ran = counts.passed + counts.failed + counts.errored
-    interval = wilson_interval(counts.passed, ran)
-    row: dict[str, Any] = {
-        "cell": name,
-        "cases": counts.cases,
-        "passed": counts.passed,
-        "failed": counts.failed,
-        "errored": counts.errored,
-        "skipped": counts.skipped,
-        "pass_rate": round(counts.passed / ran, 6) if ran else None,
-        "pass_rate_95": [round(interval[0], 6), round(interval[1], 6)] if interval else None,
-        "judge_score": _mean(cell.judge_scores),
-        "latency_p50_s": _rounded(percentile(cell.latencies, 50)),
-        "latency_p95_s": _rounded(percentile(cell.latencies, 95)),
-    }
-    if counts.usage is not None:
-        row["usage"] = counts.usage.as_dict()
-    if cell.priced_cases:
-        row["cost"] = round(cell.cost, 6)
-        row["priced_cases"] = cell.priced_cases
-    return row
+def _figures(name: str | None, cell: _Cell) -> CellFigures:
+    passed, failed, errored = (cell.counts[status] for status in ("passed", "failed", "error"))
+    ran = passed + failed + errored
+    interval = wilson_interval(passed, ran)
+    return CellFigures(
+        cell=name,
+        cases=cell.counts.total(),
+        passed=passed,
+        failed=failed,
+        errored=errored,
+        skipped=cell.counts["skipped"],
+        pass_rate=round(passed / ran, 6) if ran else None,
+        pass_rate_95=(round(interval[0], 6), round(interval[1], 6)) if interval else None,
+        judge_score=_mean(cell.judge_scores),
+        latency_p50_s=_rounded(percentile(cell.latencies, 50)),
+        latency_p95_s=_rounded(percentile(cell.latencies, 95)),
+        usage=cell.usage,
+        cost=round(cell.cost, 6) if cell.priced_cases else None,
+        priced_cases=cell.priced_cases,
+    )
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -129,36 +105,29 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def tally_cases(results: Mapping[str, Any], cases: Iterable[Mapping[str, Any]] | None = None) -> CellTally:
-    """The cells of a results file counted over its cases (or `cases` when given)."""
-    tally = CellTally(endpoint_prices(results))
-    for case in cases if cases is not None else results.get("cases") or ():
+def tally_cases(header: Mapping[str, Any], cases: Iterable[Case]) -> CellTally:
+    """The cells of a results file's header counted over `cases`."""
+    tally = CellTally(read_prices(header))
+    for case in cases:
         tally.add(case)
     return tally
 
 
-def cell_figures(results: Mapping[str, Any], cases: Iterable[Mapping[str, Any]] | None = None) -> list[dict]:
-    """The per-cell figures of a results file (its cases, or `cases` when given)."""
-    return tally_cases(results, cases).figures(matrix_cell_names(results))
+def cell_figures(run: Run) -> list[CellFigures]:
+    """The per-cell figures of a run counted over its cases (a file whose summary has none)."""
+    return tally_cases(run.header, run.cases).figures(read_cell_names(run.header))
 
 
 def cell_summary(header: Mapping[str, Any], cells: CellTally) -> dict[str, Any]:
     """What the summary says per cell (a matrix run), the run's cost, and the budgets' outcomes."""
-    figures = cells.figures(matrix_cell_names(header))
+    figures = cells.figures(read_cell_names(header))
     summary: dict[str, Any] = {}
     if "matrix" in header:
-        summary["cells"] = figures
-    priced = [row for row in figures if "cost" in row]
-    if priced:
-        summary["cost"] = round(sum(row["cost"] for row in priced), 6)
-    limits = header.get("budgets")
-    if isinstance(limits, Mapping) and limits:
-        summary["budgets"] = budget_outcomes(limits, figures)
+        summary["cells"] = [row.as_dict() for row in figures]
+    costs = [row.cost for row in figures if row.cost is not None]
+    if costs:
+        summary["cost"] = round(sum(costs), 6)
+    limits = read_budget_limits(header)
+    if limits:
+        summary["budgets"] = [outcome.as_dict() for outcome in budget_outcomes(limits, figures)]
     return summary
-
-
-def matrix_cell_names(results: Mapping[str, Any]) -> list[str]:
-    """The names of a matrix run's cells in the order the matrix gives them (none for a plain run)."""
-    matrix = results.get("matrix")
-    cells = matrix.get("cells") if isinstance(matrix, Mapping) else None
-    return [str(cell.get("name")) for cell in cells or () if isinstance(cell, Mapping)]

@@ -13,6 +13,7 @@ Reading a run of 100,000 cases builds every case, trial and check (bench/read_be
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -28,43 +29,32 @@ from specengine.results.decode_trials import (
     text_or_none,
     whole,
 )
-from specengine.results.loaded import Case, Run, Settings, Shard, Summary
-from specengine.transcript import SimulationEnd
-from specengine.usage import total_usage
+from specengine.results.loaded import (
+    BudgetOutcome,
+    Case,
+    CellFigures,
+    Endpoint,
+    JudgePin,
+    Message,
+    Price,
+    Run,
+    Sample,
+    Settings,
+    Shard,
+    Summary,
+)
+from specengine.results.model import CheckResult, TrialResult
+from specengine.results.selection import Selection
+from specengine.transcript import SimulationEnd, ToolCall
+from specengine.usage import TokenUsage, total_usage
 
 _NOTHING: Mapping[str, Any] = MappingProxyType({})
-_CASE_KEYS = frozenset(
-    (
-        "id",
-        "index",
-        "suite",
-        "spec",
-        "eval",
-        "line",
-        "row",
-        "labels",
-        "endpoint",
-        "status",
-        "error",
-        "passed_trials",
-        "n_trials",
-        "pass_at_k",
-        "pass_hat_k",
-        "trials",
-        "checks",
-        "cell",
-        "row_line",
-        "expected",
-        "skip_reason",
-        "reason",
-        "usage",
-        "simulation",
-        "goal",
-        "duration_s",
-        "recorded",
-        "fingerprint",
-    )
-)
+_CASE_KEYS = frozenset((  # the keys a case of a results file has (an early version's `reason` too)
+    "id", "index", "suite", "spec", "eval", "line", "row", "labels", "endpoint", "status", "error",
+    "passed_trials", "n_trials", "pass_at_k", "pass_hat_k", "trials", "checks", "cell", "row_line",
+    "expected", "skip_reason", "reason", "usage", "simulation", "goal", "duration_s", "recorded",
+    "fingerprint",
+))  # fmt: skip
 _HEADER_KEYS = frozenset(("run_id", "started_at", "name", "summary", "cases"))
 _SUMMARY_COUNTS = ("cases", "passed", "failed", "errored", "skipped")
 _SUMMARY_KEY = {"passed": "passed", "failed": "failed", "error": "errored", "skipped": "skipped"}
@@ -101,12 +91,60 @@ def read_shard(header: Mapping[str, Any]) -> Shard | None:
 
 
 def read_settings(header: Mapping[str, Any]) -> Settings:
-    """The config and judge model a run's header records (none for files written before it did)."""
-    settings = header.get("settings")
-    if not isinstance(settings, dict):
-        return Settings()
+    """What a run's header records of how it was run (none of it in files written before it did)."""
+    settings, git = header.get("settings"), header.get("git")
+    given = settings if type(settings) is dict else _NOTHING
+    config = given.get("config")
+    config = header.get("config") if config is None else config
+    commit, branch = (git.get("commit"), git.get("branch")) if type(git) is dict else (None, None)
     return Settings(
-        config=text_or_none(settings.get("config")), judge_model=text_or_none(settings.get("judge_model"))
+        config=None if config == "" else _shown(config),
+        judge_model=text_or_none(given.get("judge_model")),
+        commit=text_or_none(commit) or None,
+        branch=text_or_none(branch) or None,
+    )
+
+
+def read_endpoints(header: Mapping[str, Any]) -> tuple[Endpoint, ...]:
+    """The endpoints a run's header names, with their protocol, URL and `price:`."""
+    endpoints = header.get("endpoints")
+    return tuple(
+        Endpoint(
+            str(name), str(facts.get("protocol") or ""), text_or_none(facts.get("url")) or None, _price(facts)
+        )
+        for name, facts in (endpoints.items() if type(endpoints) is dict else ())
+        if type(facts) is dict
+    )
+
+
+def _price(facts: Mapping[str, Any]) -> Price | None:
+    price = facts.get("price")
+    if not isinstance(price, Mapping):
+        return None
+    given, taken = price.get("input_per_million"), price.get("output_per_million")
+    return Price(number(given) or 0.0, number(taken) or 0.0)
+
+
+def read_prices(header: Mapping[str, Any]) -> dict[str, Price]:
+    """Each endpoint's `price:`, by endpoint name."""
+    return {
+        endpoint.name: endpoint.price for endpoint in read_endpoints(header) if endpoint.price is not None
+    }
+
+
+def read_budget_limits(header: Mapping[str, Any]) -> dict[str, float]:
+    """The budgets a run was held to (`budgets`: name -> limit), as its header records them."""
+    limits = header.get("budgets")
+    found = ((str(name), number(limit)) for name, limit in limits.items()) if type(limits) is dict else ()
+    return {name: limit for name, limit in found if limit is not None}
+
+
+def read_cell_names(header: Mapping[str, Any]) -> list[str]:
+    """A matrix run's cells, in the order its header's `matrix` gives them (none for a plain run)."""
+    matrix = header.get("matrix")
+    cells = matrix.get("cells") if isinstance(matrix, Mapping) else None
+    return (
+        [str(cell.get("name")) for cell in cells if isinstance(cell, Mapping)] if type(cells) is list else []
     )
 
 
@@ -115,25 +153,105 @@ def stored_number(summary: Summary, key: str) -> float | None:
     return number(summary.stored.get(key))
 
 
-def read_selection(header: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """What a run's header records of how its cases were selected (results/selection.py), if anything."""
-    selection = header.get("selection")
-    return selection if isinstance(selection, Mapping) else None
+def read_selection(header: Mapping[str, Any]) -> Selection | None:
+    """What a run's header records of how its cases were selected (results/selection.py); None for
+    a file written before it did."""
+    record = header.get("selection")
+    if type(record) is not dict:
+        return None
+    get = record.get
+    keyword, shard, rerun = get("keyword"), get("shard"), get("rerun_failed")
+    return Selection(
+        paths=_texts(get("paths")),
+        evals=_texts(get("evals")),
+        labels=_texts(get("labels")),
+        keyword=str(keyword) if keyword else None,
+        limit=_count(get("limit")),
+        shard=str(shard) if shard else None,
+        rerun_failed=str(rerun) if rerun else None,
+        resume=get("resume") is True,
+        cells=_texts(get("cells")),
+        only_ids=_count(get("only_ids")),
+        plan_cases=_count(get("plan_cases")),
+        selected_cases=_count(get("selected_cases")),
+    )
 
 
 def read_summary(stored: Any, cases: tuple[Case, ...]) -> Summary:
     """The counts from the cases, the rest as stored."""
-    given: Mapping[str, Any] = stored if isinstance(stored, dict) else _NOTHING
     counts = dict.fromkeys(_SUMMARY_COUNTS[1:], 0)
     for case in cases:
         counts[_SUMMARY_KEY[case.status]] += 1
+    return _summary(stored, len(cases), counts, total_usage(case.usage for case in cases))
+
+
+def read_stored_summary(stored: Any) -> Summary:
+    """A summary as written, its counts as it states them: what a run's writer returns (the
+    console report and the exit code read it before any file is read back)."""
+    given: Mapping[str, Any] = stored if type(stored) is dict else _NOTHING
+    counts = {key: whole(given.get(key)) for key in _SUMMARY_COUNTS[1:]}
+    return _summary(given, whole(given.get("cases")), counts, stored_usage(given.get("usage")))
+
+
+def _summary(stored: Any, cases: int, counts: dict[str, int], usage: TokenUsage | None) -> Summary:
+    given: Mapping[str, Any] = stored if type(stored) is dict else _NOTHING
+    get = given.get
+    cells, budgets = get("cells"), get("budgets")
     return Summary(
-        cases=len(cases),
+        cases=cases,
         **counts,
-        gates_skipped=whole(given.get("gates_skipped")),
-        duration_s=number(given.get("duration_s")),
-        usage=total_usage(case.usage for case in cases),
+        gates_skipped=whole(get("gates_skipped")),
+        duration_s=number(get("duration_s")),
+        usage=usage,
+        cost=number(get("cost")),
+        judge_calls=None if get("judge_calls") is None else whole(get("judge_calls")),
+        judge_cache_hits=whole(get("judge_cache_hits")),
+        judge_tokens=whole(get("judge_tokens")),
+        simulator_calls=None if get("simulator_calls") is None else whole(get("simulator_calls")),
+        simulator_cache_hits=whole(get("simulator_cache_hits")),
+        simulator_tokens=whole(get("simulator_tokens")),
+        cells=tuple(read_cell(row) for row in cells if type(row) is dict) if type(cells) is list else (),
+        budgets=tuple(read_budget(row) for row in budgets if type(row) is dict)
+        if type(budgets) is list
+        else (),
         stored=given,
+    )
+
+
+def read_cell(row: Mapping[str, Any]) -> CellFigures:
+    """One cell's figures in a summary's `cells`."""
+    get = row.get
+    interval = get("pass_rate_95")
+    low, high = (
+        (number(bound) for bound in interval)
+        if type(interval) is list and len(interval) == 2
+        else (None, None)
+    )
+    return CellFigures(
+        cell=text_or_none(get("cell")) or None,
+        **{key: whole(get(key)) for key in _SUMMARY_COUNTS},
+        pass_rate=number(get("pass_rate")),
+        pass_rate_95=(low, high) if low is not None and high is not None else None,
+        judge_score=number(get("judge_score")),
+        latency_p50_s=number(get("latency_p50_s")),
+        latency_p95_s=number(get("latency_p95_s")),
+        usage=stored_usage(get("usage")),
+        cost=number(get("cost")),
+        priced_cases=whole(get("priced_cases")),
+    )
+
+
+def read_budget(row: Mapping[str, Any]) -> BudgetOutcome:
+    """One budget's outcome in a summary's `budgets` (one without a status could not be checked)."""
+    get = row.get
+    status, name = get("status"), get("name")
+    return BudgetOutcome(
+        name=str(name),
+        limit=number(get("limit")) or 0.0,
+        cell=text_or_none(get("cell")) or None,
+        value=number(get("value")),
+        status=status if status in ("passed", "failed", "error") else "error",
+        message=text_or_none(get("message")) or "",
     )
 
 
@@ -188,6 +306,59 @@ def read_case(case: Mapping[str, Any]) -> Case:
     )
 
 
+def judge_pin(check: CheckResult | None) -> JudgePin | None:
+    """Who judged a judge check; None for another check (or none)."""
+    pin = check.judge if check is not None else None
+    if pin is None:
+        return None
+    get = pin.get
+    return JudgePin(
+        name=text_or_none(get("name")),
+        kind=text_or_none(get("kind")),
+        model=text_or_none(get("model")),
+        prompt_hash=text_or_none(get("prompt_hash")),
+        autoevals=text_or_none(get("autoevals")),
+        temperature=get("temperature"),
+        seed=get("seed"),
+    )
+
+
+def samples(check: CheckResult) -> tuple[Sample, ...]:
+    """The samples of a judge check judged several times (none for another check)."""
+    found = ((sample.get("choice"), sample.get("score")) for sample in check.samples or ())
+    return tuple(Sample(str(choice) if choice else None, number(score)) for choice, score in found)
+
+
+def messages(trial: TrialResult) -> tuple[Message, ...]:
+    """A trial's transcript as typed messages (a hand-made file's message without a role is `?`)."""
+    return tuple(read_message(message) for message in trial.transcript if type(message) is dict)
+
+
+def read_message(message: Mapping[str, Any]) -> Message:
+    """One transcript message (what a hand-made file lacks is None, a tool call's name "")."""
+    get = message.get
+    role, content, calls, simulator, error = (
+        get(key) for key in ("role", "content", "tool_calls", "simulator", "error")
+    )
+    return Message(
+        role=role if type(role) is str and role else "?",
+        content=content if content is None or type(content) is str else str(content),
+        tool_calls=tuple(
+            ToolCall(_shown(call.get("name")) or "", call.get("args"), result=call.get("result"))
+            for call in calls
+            if type(call) is dict
+        )
+        if type(calls) is list
+        else (),
+        simulated=role == "user" and bool(get("simulated")),
+        simulator=str(simulator) if simulator else None,
+        error=str(error) if error else None,
+        latency_s=number(get("latency_s")),
+        ttft_s=number(get("ttft_s")),
+        session_id=text_or_none(get("session_id")),
+    )
+
+
 def _all_text(values: list[Any]) -> bool:
     return all(type(value) is str for value in values)
 
@@ -223,3 +394,18 @@ def _simulation(value: Any) -> SimulationEnd | None:
     if value is None:
         return None
     return SimulationEnd.from_dict(value) if isinstance(value, dict) else None
+
+
+def _texts(value: Any) -> tuple[str, ...]:
+    return tuple(str(item) for item in value) if type(value) is list else ()
+
+
+def _count(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def _shown(value: Any) -> str | None:
+    """Text as it is, any other JSON value as its JSON text."""
+    return (
+        value if value is None or type(value) is str else json.dumps(value, ensure_ascii=False, default=str)
+    )

@@ -163,6 +163,18 @@ def read_error(error: Any) -> Mapping[str, str] | None:
     return None
 
 
+def error_parts(error: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """An error object's `type` and `message` as text, each None when it has none."""
+    kind, message = error.get("type"), error.get("message")
+    return (str(kind) if kind else None, str(message) if message else None)
+
+
+def error_text(error: Mapping[str, str]) -> str:
+    """`type: message` for an error, or whichever of the two it has."""
+    kind, message = error_parts(error)
+    return f"{kind}: {message}" if kind and message else message or kind or "error"
+
+
 def number(value: Any) -> float | None:
     """A finite number, or None (a boolean is not a number)."""
     if isinstance(value, float):

@@ -12,7 +12,7 @@ a missing key.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,8 +25,9 @@ from specengine.results.decode_trials import (
     trial_latencies,
     trials_latency,
 )
+from specengine.results.decode_trials import error_text as error_text  # where every report finds it
 from specengine.results.model import CheckResult, Status, TrialResult, pass_rate
-from specengine.transcript import SimulationEnd
+from specengine.transcript import SimulationEnd, ToolCall
 from specengine.usage import TokenUsage
 
 if TYPE_CHECKING:
@@ -66,6 +67,45 @@ class CaseCheck:
         if self.fingerprint is not None:
             data["fingerprint"] = self.fingerprint
         return data
+
+
+@dataclass(frozen=True)
+class JudgePin:
+    """Who judged a judge check (a check's `judge`, read by decode.judge_pin): the named judge and its
+    kind, the model, the prompt's hash and the autoevals version; temperature and seed when set."""
+
+    name: str | None = None
+    kind: str | None = None
+    model: str | None = None
+    prompt_hash: str | None = None
+    autoevals: str | None = None
+    temperature: Any = None
+    seed: Any = None
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One sample of a judge check judged several times (decode.samples): what it chose, its score."""
+
+    choice: str | None
+    score: float | None
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of a trial's transcript as transcript.py writes it: a user's (a simulated user's
+    marked, with the model that wrote it), an assistant's (its tool calls, error and timing), or a
+    reset that starts a new conversation. `messages(trial)` reads them (decode.py)."""
+
+    role: str
+    content: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    simulated: bool = False
+    simulator: str | None = None
+    error: str | None = None
+    latency_s: float | None = None
+    ttft_s: float | None = None
+    session_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -210,14 +250,6 @@ class Case:
         return data
 
 
-def error_text(error: Mapping[str, str]) -> str:
-    """`type: message` for an error, or whichever of the two it has."""
-    kind, message = error.get("type"), error.get("message")
-    if kind and message:
-        return f"{kind}: {message}"
-    return str(message or kind or "error")
-
-
 @dataclass(frozen=True)
 class Shard:
     """Which part of a split run a results file holds (`run --shard INDEX/COUNT`), and the plan it
@@ -230,17 +262,83 @@ class Shard:
 
 @dataclass(frozen=True)
 class Settings:
-    """What a run was run with, as its header records it (`settings`): the config chosen and the
-    judge's model; None each for a file written before it recorded them."""
+    """What a run was run with, as its header records it: the config chosen (`settings.config`; a
+    top-level `config` in older files and in those the app rebuilds, JSON text when it is not text),
+    the judge's model, and the git commit and branch; None each where the file does not say."""
 
     config: str | None = None
     judge_model: str | None = None
+    commit: str | None = None
+    branch: str | None = None
+
+
+@dataclass(frozen=True)
+class Price:
+    """An endpoint's `price:` per million tokens, what a case's reported usage costs."""
+
+    input_per_million: float
+    output_per_million: float
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """An endpoint the run's cases talked to, as its header names it (`endpoints`)."""
+
+    name: str
+    protocol: str
+    url: str | None
+    price: Price | None = None
+
+
+@dataclass(frozen=True)
+class CellFigures:
+    """One cell's figures (a run without a matrix is one row, cell None): results/cells.py counts
+    them as the run writes its cases, a summary keeps them in `cells`, budgets are held to them."""
+
+    cell: str | None
+    cases: int
+    passed: int
+    failed: int
+    errored: int
+    skipped: int
+    pass_rate: float | None
+    pass_rate_95: tuple[float, float] | None = None  # Wilson's 95% interval
+    judge_score: float | None = None
+    latency_p50_s: float | None = None
+    latency_p95_s: float | None = None
+    usage: TokenUsage | None = None
+    cost: float | None = None  # of the priced cases, when any
+    priced_cases: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["pass_rate_95"] = list(self.pass_rate_95) if self.pass_rate_95 else None
+        for key, kept in (("usage", self.usage), ("cost", self.cost), ("priced_cases", self.cost)):
+            if kept is None:
+                del data[key]
+        return data
+
+
+@dataclass(frozen=True)
+class BudgetOutcome:
+    """A budget held to one cell's figures (results/budgets.py), kept in a summary like a check."""
+
+    name: str
+    limit: float
+    cell: str | None
+    value: float | None  # None when the figure could not be measured (status error)
+    status: str  # passed, failed or error
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
 class Summary:
-    """A run's counts, taken from its cases so they always agree with them; the rest of what the
-    file's summary holds (judge calls, cells, budgets, cost) stays in `stored`."""
+    """A run's counts (a file's taken from its cases, so they always agree with them), what its
+    judge and simulated users cost, its cells' figures and its budgets; `stored` is the summary as
+    the file holds it. A count the file does not keep is None where 0 would say it was kept."""
 
     cases: int
     passed: int
@@ -250,7 +348,21 @@ class Summary:
     gates_skipped: int = 0
     duration_s: float | None = None
     usage: TokenUsage | None = None
+    cost: float | None = None
+    judge_calls: int | None = None
+    judge_cache_hits: int = 0
+    judge_tokens: int = 0
+    simulator_calls: int | None = None
+    simulator_cache_hits: int = 0
+    simulator_tokens: int = 0
+    cells: tuple[CellFigures, ...] = ()
+    budgets: tuple[BudgetOutcome, ...] = ()
     stored: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def broken_budgets(self) -> tuple[BudgetOutcome, ...]:
+        """The budgets that did not pass: each fails the run."""
+        return tuple(budget for budget in self.budgets if budget.status != "passed")
 
     @property
     def counts(self) -> dict[str, Any]:

@@ -18,8 +18,8 @@ filters selected, so all the shards of a full plan merge into a full run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 FULL, PARTIAL, RERUN = "full", "partial", "rerun"
@@ -45,6 +45,45 @@ class Coverage:
         return {"kind": self.kind, "full": self.full, "reason": self.reason, "recorded": self.recorded}
 
 
+@dataclass(frozen=True)
+class Selection:
+    """What a run was asked to run, as its results record it (`selection`): the paths as given (those
+    naming an eval, `::`, apart in `evals`), each filter that was given, the plan's cases before any
+    filter (None when `--limit` cut the count short) and the cases selected."""
+
+    paths: tuple[str, ...] = ()
+    evals: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()
+    keyword: str | None = None
+    limit: int | None = None
+    shard: str | None = None  # `2/4`; merged shards that are not all there: `1,3/4`
+    rerun_failed: str | None = None
+    resume: bool = False
+    cells: tuple[str, ...] = ()
+    only_ids: int | None = None  # how many cases were chosen by id (the pytest plugin)
+    plan_cases: int | None = None
+    selected_cases: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The record as a results file holds it: each option only when it was given."""
+        record: dict[str, Any] = {"paths": list(self.paths)}
+        given = {
+            "evals": list(self.evals),
+            "labels": list(self.labels),
+            "keyword": self.keyword,
+            "limit": self.limit,
+            "shard": self.shard,
+            "rerun_failed": self.rerun_failed,
+            "resume": self.resume,
+            "cells": list(self.cells),
+            "only_ids": self.only_ids,
+        }
+        record.update({key: value for key, value in given.items() if value not in (None, False, [])})
+        counts = {"plan_cases": self.plan_cases, "selected_cases": self.selected_cases}
+        record.update({key: value for key, value in counts.items() if value is not None})
+        return record
+
+
 def selection_record(
     paths: Sequence[str],
     *,
@@ -59,52 +98,46 @@ def selection_record(
     plan_cases: int | None,
     selected_cases: int,
 ) -> dict[str, Any]:
-    """The `selection` a results file records: each option only when it was given. `plan_cases` is
-    None when `--limit` stopped the count early (the rest of the plan was never compiled)."""
-    record: dict[str, Any] = {"paths": list(paths)}
-    evals = [path for path in paths if "::" in path]
-    if evals:
-        record["evals"] = evals
-    given: dict[str, Any] = {
-        "labels": list(labels),
-        "keyword": keyword,
-        "limit": limit,
-        "shard": f"{shard[0]}/{shard[1]}" if shard else None,
-        "rerun_failed": rerun_failed,
-        "resume": resume,
-        "cells": list(cells),
-        "only_ids": only_ids,
-    }
-    record.update({key: value for key, value in given.items() if value not in (None, False, [])})
-    if plan_cases is not None:
-        record["plan_cases"] = plan_cases
-    record["selected_cases"] = selected_cases
-    return record
+    """The `selection` a results file records. `plan_cases` is None when `--limit` stopped the count
+    early (the rest of the plan was never compiled)."""
+    return Selection(
+        paths=tuple(paths),
+        evals=tuple(path for path in paths if "::" in path),
+        labels=tuple(labels),
+        keyword=keyword,
+        limit=limit,
+        shard=f"{shard[0]}/{shard[1]}" if shard else None,
+        rerun_failed=rerun_failed,
+        resume=resume,
+        cells=tuple(cells),
+        only_ids=only_ids,
+        plan_cases=plan_cases,
+        selected_cases=selected_cases,
+    ).as_dict()
 
 
-def narrowed_by(selection: Mapping[str, Any]) -> list[str]:
+def narrowed_by(selection: Selection) -> list[str]:
     """The options of a selection that narrow the plan, as typed on the command line."""
-    found = [str(path) for path in _list(selection.get("evals"))]
-    found += [f"--label {label}" for label in _list(selection.get("labels"))]
-    if selection.get("keyword"):
-        found.append(f"-k {selection['keyword']}")
-    if selection.get("limit") is not None:
-        found.append(f"--limit {selection['limit']}")
-    if selection.get("shard"):
-        found.append(f"--shard {selection['shard']}")
-    found += [f"--cell {cell}" for cell in _list(selection.get("cells"))]
-    if selection.get("only_ids") is not None:
-        found.append(f"{selection['only_ids']} cases chosen by id")
+    found = [*selection.evals, *(f"--label {label}" for label in selection.labels)]
+    if selection.keyword:
+        found.append(f"-k {selection.keyword}")
+    if selection.limit is not None:
+        found.append(f"--limit {selection.limit}")
+    if selection.shard:
+        found.append(f"--shard {selection.shard}")
+    found += [f"--cell {cell}" for cell in selection.cells]
+    if selection.only_ids is not None:
+        found.append(f"{selection.only_ids} cases chosen by id")
     return found
 
 
-def coverage(selection: Mapping[str, Any], cases: int) -> Coverage:
+def coverage(selection: Selection, cases: int) -> Coverage:
     """A run's coverage from its recorded selection and the number of cases its results hold."""
-    if selection.get("rerun_failed"):
-        return Coverage(RERUN, f"--rerun-failed {selection['rerun_failed']}")
-    plan, selected = _count(selection.get("plan_cases")), _count(selection.get("selected_cases"))
+    if selection.rerun_failed:
+        return Coverage(RERUN, f"--rerun-failed {selection.rerun_failed}")
+    plan, selected = selection.plan_cases, selection.selected_cases
     narrowing = narrowed_by(selection)
-    if selection.get("cells") or plan is None or selected is None or selected < plan:
+    if selection.cells or plan is None or selected is None or selected < plan:
         if narrowing:
             return Coverage(PARTIAL, ", ".join(narrowing))
         return Coverage(PARTIAL, f"{_shown(selected)} of {_shown(plan)} cases selected")
@@ -113,33 +146,30 @@ def coverage(selection: Mapping[str, Any], cases: int) -> Coverage:
     return Coverage(FULL)
 
 
-def merged_selection(selections: Sequence[Any], shards: Sequence[Any], count: int | None) -> Any:
-    """The selection of shards merged into one file: the shards' common record, with the cases each
-    selected added up. Once every shard of the split is there the merged run no longer is a shard;
-    with some missing (`--allow-partial`) it records which ones it holds (`--shard 1,3/4`). None when
-    an input records no selection or the inputs are separate runs (each selected on its own)."""
-    if not selections or not all(isinstance(s, Mapping) for s in selections):
+def merged_selection(
+    selections: Sequence[Selection | None], shards: Sequence[int | None], count: int | None
+) -> Selection | None:
+    """The selection of shards merged into one file (`shards`: each input's shard index): the shards'
+    common record, with the cases each selected added up. Once every shard of the split is there the
+    merged run no longer is a shard; with some missing (`--allow-partial`) it records which ones it
+    holds (`--shard 1,3/4`). None when an input records no selection or the inputs are separate runs
+    (each selected on its own)."""
+    known = [selection for selection in selections if selection is not None]
+    if not known or len(known) < len(selections):
         return None
-    if count is None and len(selections) == 1:  # one whole run, merged alone
-        return dict(selections[0])
-    common = [{k: v for k, v in s.items() if k not in ("shard", "selected_cases")} for s in selections]
-    indexes = [s["index"] for s in shards if isinstance(s, Mapping) and _count(s.get("index")) is not None]
-    if any(c != common[0] for c in common) or len(indexes) != len(selections) or count is None:
+    if count is None and len(known) == 1:  # one whole run, merged alone
+        return known[0]
+    common = {replace(selection, shard=None, selected_cases=None) for selection in known}
+    indexes = {index for index in shards if index is not None}
+    if (
+        len(common) > 1
+        or len([index for index in shards if index is not None]) != len(known)
+        or count is None
+    ):
         return None
-    merged: dict[str, Any] = dict(common[0])
-    if len(set(indexes)) < count:
-        merged["shard"] = f"{','.join(str(i) for i in sorted(set(indexes)))}/{count}"
-    merged["selected_cases"] = sum(_count(s.get("selected_cases")) or 0 for s in selections)
-    return merged
+    shown = f"{','.join(str(i) for i in sorted(indexes))}/{count}" if len(indexes) < count else None
+    return replace(known[0], shard=shown, selected_cases=sum(s.selected_cases or 0 for s in known))
 
 
 def _shown(count: int | None) -> str:
     return "?" if count is None else str(count)
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -10,6 +10,8 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
+from specengine.results.decode_trials import error_text
+
 if TYPE_CHECKING:
     import pandas
 
@@ -45,8 +47,7 @@ def why(case: Case) -> str:
         if check.gate and check.status in ("failed", "error"):
             return f"{check.name}: {check.reason}" if check.reason else check.name
     if case.error:
-        kind, message = case.error.get("type"), case.error.get("message")
-        return f"{kind}: {message}" if kind and message else str(message or kind or "error")
+        return error_text(case.error)
     for trial in case.trials:
         if trial.error:
             return f"{trial.error.get('type', 'error')}: {trial.error.get('message', '')}"

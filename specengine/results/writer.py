@@ -19,7 +19,8 @@ from typing import IO, Any
 
 from specengine.fast_json import json_line
 from specengine.redact import redact_case
-from specengine.results.cells import CellTally, cell_summary, endpoint_prices
+from specengine.results.cells import CellTally, cell_summary
+from specengine.results.decode import read_case, read_prices
 from specengine.results.model import Tally
 
 RESULTS_FOLDER = Path(".specengine/runs")
@@ -61,7 +62,7 @@ class ResultsWriter:
     _flush_pending: bool = False
 
     def __post_init__(self) -> None:
-        self.cells.prices = endpoint_prices(self.header)
+        self.cells.prices = read_prices(self.header)
 
     def open(self, append: bool = False) -> ResultsWriter:
         """Start the log; with `append` (resume), first cut a line a crash left half-written, so the
@@ -89,7 +90,7 @@ class ResultsWriter:
     def _write(self, case: Mapping[str, Any]) -> Mapping[str, Any]:
         assert self._log is not None
         self.tally.add(case)
-        self.cells.add(case)
+        self.cells.add(read_case(case))
         if self.secrets:
             case = redact_case(case, self.secrets)
         line = json_line(case)
@@ -124,7 +125,7 @@ class ResultsWriter:
         """Count a case already in the log (resume)."""
         self._offsets.append((int(case.get("index", len(self._offsets))), offset))
         self.tally.add(case)
-        self.cells.add(case)
+        self.cells.add(read_case(case))
 
     def close(self, duration_s: float, extra_summary: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Write the final JSON (cases in plan order) and return its summary."""

@@ -21,6 +21,8 @@ from typing import Any
 from specengine.judge.conversation import conversation_text
 from specengine.judge.kinds import CONVERSATION_KINDS
 from specengine.plan import JudgeExample, Threshold
+from specengine.results.decode import judge_pin
+from specengine.results.loaded import Case, JudgePin
 from specengine.review.agreement import JudgeVerdict
 from specengine.review.store import Review
 from specengine.transcript import records_from_transcript
@@ -43,38 +45,27 @@ class ReviewedExample:
     overrides: bool  # the person turned the judge's verdict around
 
 
-def reviewed_example(
-    verdict: JudgeVerdict, review: Review, case: Mapping[str, Any]
-) -> ReviewedExample | None:
+def reviewed_example(verdict: JudgeVerdict, review: Review, case: Case) -> ReviewedExample | None:
     """The example a review of a judge check gives, or None when the case lacks that check's turn."""
-    for trial in case.get("trials") or ():
-        if not isinstance(trial, Mapping):
-            continue
+    for trial in case.trials:
         check = next(
-            (
-                c
-                for c in trial.get("checks") or ()
-                if isinstance(c, Mapping) and c.get("name") == verdict.check and c.get("line") == verdict.line
-            ),
-            None,
+            (c for c in trial.checks if c.name == verdict.check and (c.line or None) == verdict.line), None
         )
-        records = records_from_transcript(trial.get("transcript") or ())
-        turn = check.get("turn") if check is not None else None
-        if check is None or not isinstance(turn, int) or not 1 <= turn <= len(records):
+        records = records_from_transcript(trial.transcript)
+        if check is None or not 1 <= check.turn <= len(records):
             continue
-        record = records[turn - 1]
-        pin = check.get("judge")
-        name = pin.get("name") if isinstance(pin, Mapping) else None
-        score = _score(review.human_passed, check.get("threshold"))
-        if isinstance(pin, Mapping) and pin.get("kind") in CONVERSATION_KINDS:  # it read the conversation
-            shown = [r for r in records[:turn] if r.conversation == record.conversation]
+        record = records[check.turn - 1]
+        pin = judge_pin(check) or JudgePin()
+        score = _score(review.human_passed, check.threshold)
+        if pin.kind in CONVERSATION_KINDS:  # it read the conversation
+            shown = [r for r in records[: check.turn] if r.conversation == record.conversation]
             example = JudgeExample(output=conversation_text(shown), score=score, why=review.note or None)
         else:
             example = JudgeExample(
                 output=record.turn.reply, score=score, input=record.message, why=review.note or None
             )
         where = f"{verdict.spec}:{verdict.line}" if verdict.line else verdict.spec
-        judge = str(name) if name else f"{where} {verdict.check}"
+        judge = pin.name or f"{where} {verdict.check}"
         return ReviewedExample(judge, example, (verdict.status == "passed") != review.human_passed)
     return None
 

@@ -10,28 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
-from typing import Any
+
+from specengine.results.decode import messages
+from specengine.results.loaded import Case
 
 
-def _message(message: Any) -> list[Any]:
-    if not isinstance(message, Mapping):
-        return [None, str(message), []]
-    calls = message.get("tool_calls")
-    tools = [
-        [call.get("name"), call.get("args")]
-        for call in (calls if isinstance(calls, list) else [])
-        if isinstance(call, Mapping)
-    ]
-    return [message.get("role"), message.get("content"), tools]
-
-
-def transcript_fingerprint(case: Mapping[str, Any]) -> str:
+def transcript_fingerprint(case: Case) -> str:
     """`sha256:<hex>` of the case's transcripts (every trial, in order) as a person reads them."""
-    trials = case.get("trials")
-    shown = []
-    for trial in trials if isinstance(trials, list) else []:
-        transcript = trial.get("transcript") if isinstance(trial, Mapping) else None
-        shown.append([_message(m) for m in (transcript if isinstance(transcript, list) else [])])
+    shown = [
+        [
+            [message.role, message.content, [[call.name, call.args] for call in message.tool_calls]]
+            for message in messages(trial)
+        ]
+        for trial in case.trials
+    ]
     text = json.dumps(shown, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]

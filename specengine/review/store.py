@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from specengine.errors import ReviewError
+from specengine.results.loaded import Case
 from specengine.review.fingerprint import transcript_fingerprint
 
 REVIEWS_FILE = Path(".specengine") / "reviews.jsonl"
@@ -87,7 +88,7 @@ def human_passed(engine: str, verdict: str) -> bool:
 
 
 def new_review(
-    case: Mapping[str, Any],
+    case: Case,
     *,
     run: str,
     check: str | None,
@@ -106,24 +107,24 @@ def new_review(
         raise ReviewError(f"verdict must be one of {', '.join(VERDICTS)} (got {verdict!r})")
     if not isinstance(note, str) or len(note) > MAX_NOTE:
         raise ReviewError(f"the note must be text of at most {MAX_NOTE} characters")
-    engine = case.get("status")
+    engine: str = case.status
     if check is not None:
-        found = [c for c in case.get("checks") or () if isinstance(c, Mapping) and c.get("name") == check]
-        if not found:
-            raise ReviewError(f"case {case.get('id')!r} has no check named {check!r}")
-        engine = found[0].get("status")
+        found = next((c for c in case.checks if c.name == check), None)
+        if found is None:
+            raise ReviewError(f"case {case.id!r} has no check named {check!r}")
+        engine = found.status
     if engine not in _REVIEWABLE:
         what = "check" if check is not None else "case"
-        raise ReviewError(f"this {what} was {engine or 'not run'}: there is no verdict to review")
+        raise ReviewError(f"this {what} was {engine}: there is no verdict to review")
     return Review(
         run=run,
-        case=str(case.get("id")),
+        case=case.id,
         check=check,
         verdict=verdict,
         note=note.strip(),
         reviewer=reviewer,
         at=utc_now(),
-        engine=str(engine),
+        engine=engine,
         transcript=transcript_fingerprint(case),
         id=secrets.token_hex(6),
     )

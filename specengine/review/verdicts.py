@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from specengine.results.loaded import Case, Run
 from specengine.review.fingerprint import transcript_fingerprint
 from specengine.review.store import Review, human_passed
 
@@ -138,43 +139,21 @@ def by_target(reviews: Iterable[Review]) -> dict[Target, list[Review]]:
     return grouped
 
 
-def reviews_for_case(
-    case: Mapping[str, Any],
-    grouped: Mapping[Target, list[Review]],
-    *,
-    fingerprint: str | None = None,
-    check_statuses: Mapping[str, str] | None = None,
-) -> CaseReviews | None:
-    """The reviews that apply to `case` (a case of a results file), or None when it has none.
-
-    `fingerprint` and `check_statuses` may be given when already known (the index stores them);
-    otherwise they are read from the case.
-    """
-    case_id = str(case.get("id"))
-    fingerprint = fingerprint or transcript_fingerprint(case)
-    if check_statuses is None:
-        check_statuses = {
-            str(check.get("name")): str(check.get("status"))
-            for check in case.get("checks") or ()
-            if isinstance(check, Mapping)
-        }
-    own = grouped.get((case_id, None, fingerprint))
-    status = str(case.get("status"))
-    case_verdict = ReviewedVerdict(status, own[-1], tuple(own)) if own else None
+def reviews_for_case(case: Case, grouped: Mapping[Target, list[Review]]) -> CaseReviews | None:
+    """The reviews that apply to `case` (a case of a results file), or None when it has none."""
+    fingerprint = transcript_fingerprint(case)
+    own = grouped.get((case.id, None, fingerprint))
+    case_verdict = ReviewedVerdict(case.status, own[-1], tuple(own)) if own else None
     checks = {}
-    for name, check_status in check_statuses.items():
-        found = grouped.get((case_id, name, fingerprint))
+    for check in case.checks:
+        found = grouped.get((case.id, check.name, fingerprint))
         if found:
-            checks[name] = ReviewedVerdict(check_status, found[-1], tuple(found))
+            checks[check.name] = ReviewedVerdict(check.status, found[-1], tuple(found))
     if case_verdict is None and not checks:
         return None
-    gates = {
-        str(check.get("name")): str(check.get("status"))
-        for check in case.get("checks") or ()
-        if isinstance(check, Mapping) and check.get("gate", True) is not False
-    }
-    outcome = outcome_after_review(status, case_verdict, checks, gates)
-    return CaseReviews(case_verdict, checks, status, outcome)
+    gates = {check.name: check.status for check in case.checks if check.gate}
+    outcome = outcome_after_review(case.status, case_verdict, checks, gates)
+    return CaseReviews(case_verdict, checks, case.status, outcome)
 
 
 def review_counts(reviewed: Iterable[CaseReviews]) -> dict[str, int]:
@@ -188,16 +167,14 @@ def review_counts(reviewed: Iterable[CaseReviews]) -> dict[str, int]:
     return counts
 
 
-def reviews_for_results(results: Mapping[str, Any], reviews: Iterable[Review]) -> dict[str, CaseReviews]:
-    """Case id -> its reviews, for the cases of a results dict that have any."""
+def reviews_for_results(run: Run, reviews: Iterable[Review]) -> dict[str, CaseReviews]:
+    """Case id -> its reviews, for the cases of a run that have any."""
     grouped = by_target(reviews)
-    if not grouped:
-        return {}
     ids = {target[0] for target in grouped}
     found = {}
-    for case in results.get("cases") or ():
-        if isinstance(case, Mapping) and case.get("id") in ids:
+    for case in run.cases:
+        if case.id in ids:
             item = reviews_for_case(case, grouped)
             if item is not None:
-                found[str(case["id"])] = item
+                found[case.id] = item
     return found

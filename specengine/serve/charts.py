@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from specengine.report.facts import format_rate
+from specengine.results.decode import read_selection
 from specengine.results.selection import FULL, PARTIAL, Coverage, coverage
 from specengine.serve import time_axis
 from specengine.serve.time_axis import Label
@@ -94,10 +95,9 @@ class Chart:
 def recorded_coverage(selection: str | None, shard: str | None, cases: int) -> Coverage | None:
     """A run's coverage from what the index holds of its results file (`selection` and `shard` as
     JSON): exact from its selection; a shard of a file without one is still a shard; else None."""
-    if selection:
-        recorded: Any = json.loads(selection)
-        if isinstance(recorded, dict):
-            return coverage(recorded, cases)
+    recorded = read_selection({"selection": json.loads(selection)}) if selection else None
+    if recorded is not None:
+        return coverage(recorded, cases)
     if shard:
         split: Any = json.loads(shard)
         if isinstance(split, dict):
@@ -108,10 +108,8 @@ def recorded_coverage(selection: str | None, shard: str | None, cases: int) -> C
 def line_key(selection: str | None, specs: str | None) -> str:
     """What a run was given to run, for telling its trend line: the paths of its recorded selection,
     else (older files) the spec files that ran; as one text, sorted."""
-    found: Any = json.loads(selection) if selection else None
-    paths = found.get("paths") if isinstance(found, dict) else None
-    if not isinstance(paths, list):
-        paths = json.loads(specs) if specs else []
+    found = read_selection({"selection": json.loads(selection)}) if selection else None
+    paths: Any = found.paths if found is not None else json.loads(specs) if specs else []
     return " ".join(sorted(str(path) for path in paths)) if isinstance(paths, list) else ""
 
 

@@ -95,10 +95,11 @@ def _load(request: Request) -> _Loaded:
         run = state.run(conn, run_id)
         results = state.results(conn, run_id)
         reviews = state.run_reviews(conn, run_id)
-    view = matrix_view(results, results.get("summary"))
+    loaded = read_run(results)
+    view = matrix_view(loaded)
     if view is None:
         raise HTTPException(404, f"run {run_id} has no matrix: its cases have no cells")
-    view = with_rates_after_review(view, cell_rates_after_review(read_run(results).cases, reviews))
+    view = with_rates_after_review(view, cell_rates_after_review(loaded.cases, reviews))
     query = matrix_query(request.query_params, len(view.cells))
     return _Loaded(run, view, reviews, query, shown_rows(view, query))
 

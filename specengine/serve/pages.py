@@ -193,7 +193,7 @@ def case_page(request: Request) -> HTMLResponse:
         next_case=after,
         frozen=request.query_params.get("frozen"),
         stopped=stop_text(case.simulation).removeprefix("stopped: ") if case.simulation else None,
-        claim=user_claim(case.simulation.as_dict()) if case.simulation else None,
+        claim=user_claim(case.simulation) if case.simulation else None,
         matrix_back=matrix_link(run_id, request.query_params.get("matrix", "")),
         walk=walk,
         frozen_origin=origin,
@@ -372,12 +372,14 @@ REPORT_POLICY = (
 def static_report(request: Request) -> HTMLResponse:
     """The run's HTML report, the very file `--html` writes; sandboxed (it has inline script)."""
     from specengine.report.html import render_html
-    from specengine.review.annotate import with_reviews
+    from specengine.results.decode import read_run
+    from specengine.review.annotate import reviews_of
 
     state = app_state(request)
     run_id = request.path_params["run_id"]
     with state.db() as conn:
         results = state.results(conn, run_id)
         file = state.run(conn, run_id)["file"]
-    page = render_html(with_reviews(results, state.index.runs_folder / file))
+    reviews = reviews_of(read_run(results), state.index.runs_folder / file)
+    page = render_html(results, reviews=reviews)
     return HTMLResponse(page, headers={"content-security-policy": REPORT_POLICY})

@@ -19,6 +19,7 @@ from starlette.requests import Request
 
 from specengine.index import queries
 from specengine.index.database import RunIndex
+from specengine.results.decode import read_case
 from specengine.results.selection import Coverage
 from specengine.review.agreement import AgreementReport, measure_agreement
 from specengine.review.store import Review, ReviewStore, new_review
@@ -120,7 +121,9 @@ class AppState:
         """Store a review of a case (or of one of its checks) of a run; ReviewError when it cannot stand."""
         with self.db() as conn:
             case = self.case(conn, run_id, case_id)
-        review = new_review(case, run=run_id, check=check, verdict=verdict, note=note, reviewer=self.reviewer)
+        review = new_review(
+            read_case(case), run=run_id, check=check, verdict=verdict, note=note, reviewer=self.reviewer
+        )
         return self.store.append(review)
 
     def start_rerun(self, run_id: str, selected: Sequence[str] | None) -> Job:

@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from specengine.results.loaded import Case, error_text
+from specengine.results.decode import messages
+from specengine.results.loaded import Case, Message, error_text
 from specengine.results.model import CheckResult
 from specengine.results.trend import BAD as _BAD
 from specengine.results.trend import GOOD as _GOOD
@@ -163,24 +164,19 @@ def trial_views(case: Case) -> list[TrialView]:
             status=trial.status,
             latency_s=trial.latency_s,
             error=error_text(trial.error) if trial.error else "",
-            messages=tuple(_message_view(message) for message in trial.transcript),
+            messages=tuple(_message_view(message) for message in messages(trial)),
             checks=trial.checks,
         )
         for number, trial in enumerate(case.trials, start=1)
     ]
 
 
-def _message_view(message: Mapping[str, Any]) -> MessageView:
+def _message_view(message: Message) -> MessageView:
     """A transcript message as the page shows it (an agent's text is untrusted: escaped when shown)."""
-    calls, content, role = message.get("tool_calls"), message.get("content"), message.get("role")
     return MessageView(
-        role=str(role or "?"),
-        content=None if content is None else str(content),
-        tool_calls=tuple(
-            ToolCallView(str(call.get("name")), call.get("args"))
-            for call in (calls if isinstance(calls, list) else [])
-            if isinstance(call, Mapping)
-        ),
-        simulated=role == "user" and bool(message.get("simulated")),
-        simulator=str(message["simulator"]) if message.get("simulator") else None,
+        role=message.role,
+        content=message.content,
+        tool_calls=tuple(ToolCallView(call.name, call.args) for call in message.tool_calls),
+        simulated=message.simulated,
+        simulator=message.simulator,
     )
