@@ -8,7 +8,7 @@ import json
 import pytest
 
 from specengine.results.decode import read_selection
-from specengine.results.selection import Selection, merged_selection, selection_record
+from specengine.results.selection import Selection, merged_selection
 from specengine.results.selection import coverage as typed_coverage
 from specengine.serve.charts import RatePoint, mark_partial, pass_rate_chart, recorded_coverage
 
@@ -46,7 +46,7 @@ def test_a_run_of_every_case_of_its_plan_is_full():
         ({"labels": ["smoke", "slow"], "keyword": "paris"}, "partial: --label smoke, --label slow, -k paris"),
         ({"limit": 3}, "partial: --limit 3"),
         ({"shard": "2/4"}, "partial: --shard 2/4"),
-        ({"evals": ["specs/a.yaml::greets"]}, "partial: specs/a.yaml::greets"),
+        ({"paths": ["specs/a.yaml::greets"]}, "partial: specs/a.yaml::greets"),
         ({"only_ids": 4}, "partial: 4 cases chosen by id"),
         ({}, "partial: 4 of 10 cases selected"),  # no option says why: the counts do
     ],
@@ -76,24 +76,24 @@ def test_results_that_hold_fewer_cases_than_selected_stopped_early():
 
 
 def test_a_limit_that_cut_the_count_leaves_the_plan_size_unknown_and_the_run_partial():
-    limited = selection_record(["specs/"], limit=2, plan_cases=None, selected_cases=2)
+    limited = Selection(("specs/",), limit=2, selected_cases=2).as_dict()
     assert limited == {"paths": ["specs/"], "limit": 2, "selected_cases": 2}
     assert coverage(limited, 2).text() == "partial: --limit 2"
     assert coverage({"paths": ["specs/"], "selected_cases": 2}, 2).text() == "partial: 2 of ? cases selected"
 
 
 def test_the_record_holds_each_option_only_when_given():
-    record = selection_record(
-        ["specs/", "specs/a.yaml::greets"],
+    record = Selection(
+        ("specs/", "specs/a.yaml::greets"),
         labels=("smoke",),
         keyword="paris",
-        shard=(2, 4),
+        shard="2/4",
         rerun_failed="last.json",
         resume=True,
         cells=("gpt",),
         plan_cases=40,
         selected_cases=3,
-    )
+    ).as_dict()
     assert record == {
         "paths": ["specs/", "specs/a.yaml::greets"],
         "evals": ["specs/a.yaml::greets"],
@@ -106,7 +106,7 @@ def test_the_record_holds_each_option_only_when_given():
         "plan_cases": 40,
         "selected_cases": 3,
     }
-    assert selection_record(["specs/"], plan_cases=5, selected_cases=5) == {
+    assert Selection(("specs/",), plan_cases=5, selected_cases=5).as_dict() == {
         "paths": ["specs/"],
         "plan_cases": 5,
         "selected_cases": 5,

@@ -24,6 +24,7 @@ from support.runs import (
 )
 from support.servers import Reply
 
+from specengine.results.decode import read_selection
 from specengine.results.selection import coverage
 
 CASES = 20
@@ -82,7 +83,7 @@ def test_interrupt_then_resume_then_rerun_failed(agent_server, tmp_path):
     assert sorted(case["id"] for case in partial["cases"]) == sorted(finished)
     assert partial["summary"]["cases"] == len(finished)
     assert partial["selection"] == {"paths": ["spec.yaml"], "plan_cases": CASES, "selected_cases": CASES}
-    stopped = coverage(partial["selection"], len(finished))
+    stopped = coverage(read_selection(partial), len(finished))
     assert stopped.text() == f"partial: stopped early: {len(finished)} of {CASES} cases"
     after_interrupt = requests_per_message(agent_server)
     assert sum(after_interrupt.values()) < CASES
@@ -109,7 +110,7 @@ def test_interrupt_then_resume_then_rerun_failed(agent_server, tmp_path):
         "plan_cases": CASES,
         "selected_cases": CASES,  # the cases finished before the resume count too
     }
-    assert coverage(results["selection"], CASES).full
+    assert coverage(read_selection(results), CASES).full
 
     # 3. Rerun only what failed, into a new results file.
     agent_server.clear()
@@ -121,7 +122,7 @@ def test_interrupt_then_resume_then_rerun_failed(agent_server, tmp_path):
     again = json.loads((tmp_path / "out" / "rerun.json").read_text(encoding="utf-8"))
     assert [case["id"] for case in again["cases"]] == ["spec.yaml::case 05", "spec.yaml::case 13"]
     assert again["selection"]["rerun_failed"] == str(output)
-    assert coverage(again["selection"], 2).text() == f"rerun: --rerun-failed {output}"
+    assert coverage(read_selection(again), 2).text() == f"rerun: --rerun-failed {output}"
 
 
 def test_resume_without_a_log_exits_2(agent_server, tmp_path):

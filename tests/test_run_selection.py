@@ -6,6 +6,7 @@ import pytest
 from support.cli import write_spec
 from support.runs import last_user, run_spec, setup_project, validate_results
 
+from specengine.results.decode import read_selection
 from specengine.results.selection import coverage
 
 SPEC = """
@@ -49,7 +50,7 @@ def test_label_is_repeatable_and_selects_any_of_them(project, agent_server):
         "selected_cases": 3,
     }
     validate_results(run.results)
-    assert coverage(run.results["selection"], 3).text() == "partial: --label smoke, --label nightly"
+    assert coverage(read_selection(run.results), 3).text() == "partial: --label smoke, --label nightly"
 
 
 def test_file_labels_count_for_selection(project, agent_server):
@@ -92,7 +93,7 @@ def test_two_eval_names_from_one_file(project, agent_server):
     assert run.ids == ["spec.yaml::alpha two", "spec.yaml::gamma"]  # plan order, not argument order
     named = ["spec.yaml::gamma", "spec.yaml::alpha two"]
     assert run.results["selection"] == {"paths": named, "evals": named, "plan_cases": 4, "selected_cases": 2}
-    assert coverage(run.results["selection"], 2).reason == "spec.yaml::gamma, spec.yaml::alpha two"
+    assert coverage(read_selection(run.results), 2).reason == "spec.yaml::gamma, spec.yaml::alpha two"
     assert sent(agent_server) == ["a2", "g"]
 
 
@@ -102,14 +103,14 @@ def test_limit_takes_the_first_cases_in_plan_order(project, agent_server):
     assert agent_server.hits() == 2
     # the limit cut the plan: the rest is never compiled, so the plan's size is not recorded
     assert run.results["selection"] == {"paths": ["spec.yaml"], "limit": 2, "selected_cases": 2}
-    assert coverage(run.results["selection"], 2).text() == "partial: --limit 2"
+    assert coverage(read_selection(run.results), 2).text() == "partial: --limit 2"
 
 
 def test_a_run_of_every_case_records_a_full_selection(project, agent_server):
     run = run_spec(project, None, "--limit", "9")  # a limit the plan does not reach cuts nothing
     selection = {"paths": ["spec.yaml"], "limit": 9, "plan_cases": 4, "selected_cases": 4}
     assert run.results["selection"] == selection
-    assert coverage(run.results["selection"], len(run.ids)).full
+    assert coverage(read_selection(run.results), len(run.ids)).full
 
 
 def test_limit_applies_after_the_filters(project, agent_server):

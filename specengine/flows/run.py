@@ -36,7 +36,7 @@ from specengine.errors import ResultsError, UsageError, WebServerError
 from specengine.results.budgets import budget_limits
 from specengine.results.reader import load_results, load_run
 from specengine.results.runs import named_run
-from specengine.results.selection import selection_record
+from specengine.results.selection import Selection
 from specengine.results.writer import log_path, read_log
 from specengine.simulate.pool import SimulatorPool
 
@@ -268,19 +268,19 @@ def _selection(request: RunRequest, census: Census, done: int) -> dict[str, Any]
     """What the run was asked to run, so a reader can tell a full run from a partial one or a rerun
     (`done`: the cases --resume found already run, selected by the same command before)."""
     options = request.prepare
-    return selection_record(
-        request.paths,
-        labels=options.labels,
+    return Selection(
+        tuple(request.paths),
+        labels=tuple(options.labels),
         keyword=options.keyword,
         limit=options.limit,
-        shard=options.shard,
+        shard="/".join(map(str, options.shard)) if options.shard else None,
         rerun_failed=str(request.rerun_failed) if request.rerun_failed is not None else None,
         resume=request.resume,
-        cells=options.cells,
+        cells=tuple(options.cells),
         only_ids=len(options.only_ids) if options.only_ids is not None else None,
-        plan_cases=census.plan_cases,
+        plan_cases=census.plan_cases,  # None when --limit stopped the count early
         selected_cases=census.count + done,
-    )
+    ).as_dict()
 
 
 def _specs_folder(prepared: Prepared) -> Path | None:

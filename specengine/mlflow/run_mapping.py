@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from specengine.mlflow.records import RunRecord
-from specengine.results.decode import read_run, read_settings, read_shard, stored_number
+from specengine.results.decode import read_run, read_settings, read_shard
 from specengine.results.loaded import Run
 from specengine.stats import percentile
 
@@ -74,10 +74,9 @@ def run_metrics(run: Run) -> dict[str, float]:
         value = percentile(latencies, rank)
         if value is not None:
             metrics[f"latency_p{rank}_s"] = value
-    for key in ("judge_calls", "judge_tokens", "judge_cache_hits"):
-        stored = stored_number(summary, key)
-        if stored is not None:
-            metrics[key] = stored
+    if summary.judge_calls is not None:  # a run that judged: its calls, tokens and cache hits
+        metrics.update(judge_calls=summary.judge_calls, judge_tokens=summary.judge_tokens)
+        metrics["judge_cache_hits"] = summary.judge_cache_hits
     return metrics
 
 

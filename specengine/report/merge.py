@@ -190,11 +190,7 @@ def _summary(items: list[_Input], cases: list[Case], starts: list[datetime | Non
     """Counts from the merged cases; duration is the wall-clock span when start times are known."""
     counted = read_summary(None, tuple(cases))
     summary: dict[str, Any] = {
-        "cases": counted.cases,
-        "passed": counted.passed,
-        "failed": counted.failed,
-        "errored": counted.errored,
-        "skipped": counted.skipped,
+        key: getattr(counted, key) for key in ("cases", "passed", "failed", "errored", "skipped")
     }
     recomputed = set(summary) | {"duration_s"}
     summary["gates_skipped"] = 0

@@ -148,11 +148,6 @@ def read_cell_names(header: Mapping[str, Any]) -> list[str]:
     )
 
 
-def stored_number(summary: Summary, key: str) -> float | None:
-    """A number the file's summary stores beyond the counts (judge_calls, judge_tokens, ...)."""
-    return number(summary.stored.get(key))
-
-
 def read_selection(header: Mapping[str, Any]) -> Selection | None:
     """What a run's header records of how its cases were selected (results/selection.py); None for
     a file written before it did."""
@@ -163,7 +158,6 @@ def read_selection(header: Mapping[str, Any]) -> Selection | None:
     keyword, shard, rerun = get("keyword"), get("shard"), get("rerun_failed")
     return Selection(
         paths=_texts(get("paths")),
-        evals=_texts(get("evals")),
         labels=_texts(get("labels")),
         keyword=str(keyword) if keyword else None,
         limit=_count(get("limit")),
@@ -205,9 +199,9 @@ def _summary(stored: Any, cases: int, counts: dict[str, int], usage: TokenUsage 
         usage=usage,
         cost=number(get("cost")),
         judge_calls=None if get("judge_calls") is None else whole(get("judge_calls")),
+        simulator_calls=None if get("simulator_calls") is None else whole(get("simulator_calls")),
         judge_cache_hits=whole(get("judge_cache_hits")),
         judge_tokens=whole(get("judge_tokens")),
-        simulator_calls=None if get("simulator_calls") is None else whole(get("simulator_calls")),
         simulator_cache_hits=whole(get("simulator_cache_hits")),
         simulator_tokens=whole(get("simulator_tokens")),
         cells=tuple(read_cell(row) for row in cells if type(row) is dict) if type(cells) is list else (),

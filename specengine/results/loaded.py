@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     import pandas
 
 
+_ALWAYS = frozenset(("name", "matcher", "line", "turn", "gate", "status", "score"))  # a CaseCheck's
+
+
 @dataclass(frozen=True)
 class CaseCheck:
     """One check of a case over its trials (the case's `checks`): the mean score over the trials
@@ -51,22 +54,13 @@ class CaseCheck:
     fingerprint: str | None = None  # of the check's definition, gate and threshold (results/definition.py)
 
     def as_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "name": self.name,
-            "matcher": self.matcher,
-            "line": self.line,
-            "turn": self.turn,
-            "gate": self.gate,
-            "status": self.status,
-            "score": self.score,
+        """The check as the results file holds it: `spread`, `uncertain` and `fingerprint` when set."""
+        data = asdict(self)
+        return {
+            key: value
+            for key, value in data.items()
+            if key in _ALWAYS or (value is not None and value is not False)
         }
-        if self.spread is not None:
-            data["spread"] = self.spread
-        if self.uncertain:
-            data["uncertain"] = True
-        if self.fingerprint is not None:
-            data["fingerprint"] = self.fingerprint
-        return data
 
 
 @dataclass(frozen=True)

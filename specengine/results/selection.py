@@ -19,7 +19,7 @@ filters selected, so all the shards of a full plan merge into a full run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 FULL, PARTIAL, RERUN = "full", "partial", "rerun"
@@ -47,12 +47,11 @@ class Coverage:
 
 @dataclass(frozen=True)
 class Selection:
-    """What a run was asked to run, as its results record it (`selection`): the paths as given (those
-    naming an eval, `::`, apart in `evals`), each filter that was given, the plan's cases before any
-    filter (None when `--limit` cut the count short) and the cases selected."""
+    """What a run was asked to run, as its results record it (`selection`): the paths as given, each
+    filter that was given, the plan's cases before any filter (None when `--limit` cut the count
+    short) and the cases selected. `flows/run.py` writes it, decode.py reads it."""
 
     paths: tuple[str, ...] = ()
-    evals: tuple[str, ...] = ()
     labels: tuple[str, ...] = ()
     keyword: str | None = None
     limit: int | None = None
@@ -64,56 +63,20 @@ class Selection:
     plan_cases: int | None = None
     selected_cases: int | None = None
 
+    @property
+    def evals(self) -> tuple[str, ...]:
+        """The paths that name one eval (`specs/a.yaml::greets`): each narrows the plan."""
+        return tuple(path for path in self.paths if "::" in path)
+
     def as_dict(self) -> dict[str, Any]:
-        """The record as a results file holds it: each option only when it was given."""
-        record: dict[str, Any] = {"paths": list(self.paths)}
-        given = {
-            "evals": list(self.evals),
-            "labels": list(self.labels),
-            "keyword": self.keyword,
-            "limit": self.limit,
-            "shard": self.shard,
-            "rerun_failed": self.rerun_failed,
-            "resume": self.resume,
-            "cells": list(self.cells),
-            "only_ids": self.only_ids,
+        """The record as a results file holds it: the paths, and each option only when it was given."""
+        record = {"paths": self.paths, "evals": self.evals} | asdict(self)
+        counts = ("plan_cases", "selected_cases")  # kept when 0
+        return {
+            key: list(value) if isinstance(value, tuple) else value
+            for key, value in record.items()
+            if key == "paths" or (value is not None if key in counts else value not in (None, False, ()))
         }
-        record.update({key: value for key, value in given.items() if value not in (None, False, [])})
-        counts = {"plan_cases": self.plan_cases, "selected_cases": self.selected_cases}
-        record.update({key: value for key, value in counts.items() if value is not None})
-        return record
-
-
-def selection_record(
-    paths: Sequence[str],
-    *,
-    labels: Sequence[str] = (),
-    keyword: str | None = None,
-    limit: int | None = None,
-    shard: tuple[int, int] | None = None,
-    rerun_failed: str | None = None,
-    resume: bool = False,
-    cells: Sequence[str] = (),
-    only_ids: int | None = None,
-    plan_cases: int | None,
-    selected_cases: int,
-) -> dict[str, Any]:
-    """The `selection` a results file records. `plan_cases` is None when `--limit` stopped the count
-    early (the rest of the plan was never compiled)."""
-    return Selection(
-        paths=tuple(paths),
-        evals=tuple(path for path in paths if "::" in path),
-        labels=tuple(labels),
-        keyword=keyword,
-        limit=limit,
-        shard=f"{shard[0]}/{shard[1]}" if shard else None,
-        rerun_failed=rerun_failed,
-        resume=resume,
-        cells=tuple(cells),
-        only_ids=only_ids,
-        plan_cases=plan_cases,
-        selected_cases=selected_cases,
-    ).as_dict()
 
 
 def narrowed_by(selection: Selection) -> list[str]:

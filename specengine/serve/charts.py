@@ -109,8 +109,8 @@ def line_key(selection: str | None, specs: str | None) -> str:
     """What a run was given to run, for telling its trend line: the paths of its recorded selection,
     else (older files) the spec files that ran; as one text, sorted."""
     found = read_selection({"selection": json.loads(selection)}) if selection else None
-    paths: Any = found.paths if found is not None else json.loads(specs) if specs else []
-    return " ".join(sorted(str(path) for path in paths)) if isinstance(paths, list) else ""
+    paths: Any = found.paths if found is not None else json.loads(specs) if specs else ()
+    return " ".join(sorted(str(path) for path in paths)) if isinstance(paths, list | tuple) else ""
 
 
 def mark_partial(points: Sequence[RatePoint]) -> list[RatePoint]:
