@@ -17,7 +17,7 @@ from typing import Any
 from specengine.report.facts import failure_headline
 from specengine.results.decode import judge_pin, messages, read_run, read_selection, read_settings
 from specengine.results.decode_trials import number
-from specengine.results.loaded import Case, Run, Summary
+from specengine.results.loaded import Case, Run
 from specengine.review.agreement import JudgeVerdict
 from specengine.review.fingerprint import transcript_fingerprint
 
@@ -122,11 +122,6 @@ def last_reply(case: Case) -> str:
     return ""
 
 
-def agent_tokens(summary: Summary) -> int | None:
-    """The agent's tokens over the run (judge tokens are counted apart), None when unreported."""
-    return None if summary.usage is None else summary.usage.total_tokens
-
-
 def check_shape(case: Case) -> str:
     """What defined the case in this run: the fingerprints the run recorded of the case and each
     check (results/definition.py) with each judge check's judge, or, in a file written before them,
@@ -201,7 +196,7 @@ def run_rows(results: Mapping[str, Any], file: Path) -> RunRows:
         judge_calls=summary.judge_calls or 0,
         judge_cache_hits=summary.judge_cache_hits,
         judge_tokens=summary.judge_tokens,
-        agent_tokens=agent_tokens(summary),
+        agent_tokens=summary.usage.total_tokens if summary.usage else None,  # the judge's apart
         pass_rate=summary.pass_rate,
         summary=json.dumps(summary.stored, ensure_ascii=False, default=str),
     )

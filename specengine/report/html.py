@@ -38,7 +38,7 @@ from specengine.report.skipped_gates import skipped_gates, skipped_gates_text
 from specengine.report.watch import watchlist
 from specengine.results.cells import case_cost
 from specengine.results.decode import read_endpoints, read_prices, read_run, read_settings, read_summary
-from specengine.results.loaded import Case, Endpoint, Price, Run, Summary
+from specengine.results.loaded import Case, Price, Run, Summary
 from specengine.review.annotate import review_counts_text, review_line
 
 if TYPE_CHECKING:
@@ -96,6 +96,9 @@ def _derived(
     }
 
 
+_DEMO = {"demo": "built-in demo agent"}  # where the demo endpoint is, for the header
+
+
 @dataclass(frozen=True)
 class _Fact:
     """One item of the header's meta line (`run a1b2`, `took 3.2 s`)."""
@@ -128,11 +131,6 @@ def _facts(run: Run, reviews: Mapping[str, CaseReviews], uncertain: int = 0) -> 
         where = f"{settings.commit[:12]} on {settings.branch}" if settings.branch else settings.commit[:12]
         facts.append(_Fact("commit", where, mono=True))
     return facts
-
-
-def _endpoint_url(endpoint: Endpoint) -> str:
-    """Where an endpoint is, as the header shows it."""
-    return endpoint.url or ("built-in demo agent" if endpoint.protocol == "demo" else "")
 
 
 @dataclass(frozen=True)
@@ -268,7 +266,7 @@ def render_html(
         title=f"{title} · {run.name}" if run.name else title,
         doc_title=" · ".join(part for part in (title, run.name, run.run_id) if part),
         facts=_facts(run, reviews, sum(len(d["uncertain"]) for d in derived)),
-        endpoints=[replace(endpoint, url=_endpoint_url(endpoint)) for endpoint in read_endpoints(run.header)],
+        endpoints=[replace(e, url=e.url or _DEMO.get(e.protocol)) for e in read_endpoints(run.header)],
         suites=_groups(run.cases, lambda case: [case.suite]),
         labels=_groups(run.cases, lambda case: case.labels),
         changes=changes,
