@@ -32,6 +32,7 @@ from specengine.usage import token_count
 
 OPERATION = "gen_ai.operation.name"
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
+SPAN_OPERATIONS = MODEL_OPERATIONS | {"execute_tool", "invoke_agent", "create_agent"}  # what take_span reads
 CONVERSATION_ID = "gen_ai.conversation.id"
 INPUT, OUTPUT = "gen_ai.input.messages", "gen_ai.output.messages"
 EVENT_ROLES = {

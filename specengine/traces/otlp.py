@@ -118,43 +118,54 @@ def nanos(value: Any) -> int:
     return number if 0 <= number <= MAX_NANOS else 0
 
 
-def _spans(batch: Mapping[str, Any]) -> Iterator[Span]:
+SPAN, LOG = "span", "log"  # what a raw item of `read_file` is
+
+
+def span_of(raw: Mapping[str, Any]) -> Span:
+    """One span of a batch, as it was written, decoded."""
+    parent = raw.get("parentSpanId")
+    status = raw.get("status") or {}
+    return Span(
+        trace_id=hex_id(raw.get("traceId")),
+        span_id=hex_id(raw.get("spanId")),
+        parent_id=hex_id(parent) if parent else None,
+        name=str(raw.get("name") or ""),
+        start_ns=nanos(raw.get("startTimeUnixNano")),
+        end_ns=nanos(raw.get("endTimeUnixNano")),
+        attributes=attributes(raw.get("attributes")),
+        error=status.get("code") in (2, "STATUS_CODE_ERROR"),
+    )
+
+
+def log_of(raw: Mapping[str, Any]) -> LogRecord:
+    """One log record of a batch, as it was written, decoded."""
+    attrs = attributes(raw.get("attributes"))
+    event = raw.get("eventName") or attrs.get("event.name") or ""
+    span = raw.get("spanId")
+    return LogRecord(
+        trace_id=hex_id(raw.get("traceId")),
+        span_id=hex_id(span) if span else None,
+        event=str(event),
+        time_ns=nanos(raw.get("timeUnixNano")) or nanos(raw.get("observedTimeUnixNano")),
+        body=any_value(raw.get("body")),
+        attributes=attrs,
+    )
+
+
+def _raw_spans(batch: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     for resource in batch.get("resourceSpans") or ():
         for scope in (resource or {}).get("scopeSpans") or ():
             for raw in (scope or {}).get("spans") or ():
-                if not isinstance(raw, dict):
-                    continue
-                parent = raw.get("parentSpanId")
-                status = raw.get("status") or {}
-                yield Span(
-                    trace_id=hex_id(raw.get("traceId")),
-                    span_id=hex_id(raw.get("spanId")),
-                    parent_id=hex_id(parent) if parent else None,
-                    name=str(raw.get("name") or ""),
-                    start_ns=nanos(raw.get("startTimeUnixNano")),
-                    end_ns=nanos(raw.get("endTimeUnixNano")),
-                    attributes=attributes(raw.get("attributes")),
-                    error=status.get("code") in (2, "STATUS_CODE_ERROR"),
-                )
+                if isinstance(raw, dict):
+                    yield SPAN, raw
 
 
-def _logs(batch: Mapping[str, Any]) -> Iterator[LogRecord]:
+def _raw_logs(batch: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     for resource in batch.get("resourceLogs") or ():
         for scope in (resource or {}).get("scopeLogs") or ():
             for raw in (scope or {}).get("logRecords") or ():
-                if not isinstance(raw, Mapping) or not raw.get("traceId"):
-                    continue
-                attrs = attributes(raw.get("attributes"))
-                event = raw.get("eventName") or attrs.get("event.name") or ""
-                span = raw.get("spanId")
-                yield LogRecord(
-                    trace_id=hex_id(raw.get("traceId")),
-                    span_id=hex_id(span) if span else None,
-                    event=str(event),
-                    time_ns=nanos(raw.get("timeUnixNano")) or nanos(raw.get("observedTimeUnixNano")),
-                    body=any_value(raw.get("body")),
-                    attributes=attrs,
-                )
+                if isinstance(raw, dict) and raw.get("traceId"):
+                    yield LOG, raw
 
 
 def bounded_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
@@ -172,9 +183,11 @@ def bounded_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
         yield number, None
 
 
-def read_file(path: Path) -> Iterator[Span | LogRecord | BadLine]:
-    """Every span and log record of an OTLP JSON file, line by line; a line that cannot be read is
-    a BadLine (its number and why), and the lines after it are still read."""
+def read_file(path: Path) -> Iterator[tuple[str, dict[str, Any]] | BadLine]:
+    """Every span and log record of an OTLP JSON file, line by line, as written: (SPAN, the span's
+    JSON) or (LOG, the record's), for `span_of` and `log_of` to decode when they are wanted (a
+    reader keeps them as they are until it knows which conversation they belong to). A line that
+    cannot be read is a BadLine (its number and why), and the lines after it are still read."""
     with path.open("rb") as handle:
         for number, line in bounded_lines(handle):
             if line is None:
@@ -190,5 +203,5 @@ def read_file(path: Path) -> Iterator[Span | LogRecord | BadLine]:
             if not isinstance(batch, Mapping) or not ({"resourceSpans", "resourceLogs"} & batch.keys()):
                 yield BadLine(number, "not an OTLP JSON object (no resourceSpans or resourceLogs)")
                 continue
-            yield from _spans(batch)
-            yield from _logs(batch)
+            yield from _raw_spans(batch)
+            yield from _raw_logs(batch)

@@ -1,14 +1,16 @@
 """A source's recorded conversations, read, grouped and filtered: what a `source:` eval's cases are.
 
-Files are read line by line in name order; spans are gathered by trace (only what a convention
-reads is kept of them, not the raw JSON) and spilled to a `TraceStore` on disk every FLUSH_SPANS
-spans, so memory stays flat however large the source. Once every file is read, the store groups the
-traces into conversations by the convention's conversation or session id (`gen_ai.conversation.id`,
-`session.id`), else each trace is one, and hands them out one at a time in the order they started.
-A line or a trace that cannot be read is reported (`Unreadable`: its file, trace id and why) and
-the others are scored. Then the source's filters: `since`/`until` on the conversation's start,
-`sample` by a hash of its id (the same conversations on every run, on every machine), and `limit`
-(the earliest).
+Files are read line by line in name order; an OTLP span is gathered by trace as written, with
+only its trace id, start and conversation id read off it (`_conversation_id`), and spilled to a
+`TraceStore` on disk every FLUSH_SPANS spans, so memory stays flat however large the source. Once
+every file is read, the store groups the traces into conversations by the convention's conversation
+or session id (`gen_ai.conversation.id`, `session.id`), else each trace is one, and hands them out
+one at a time in the order they started. Then the source's filters, decided before a conversation's
+spans are decoded: `since`/`until` on the conversation's start, `sample` by a hash of its id (the
+same conversations on every run, on every machine), and `limit` (the earliest). Only the
+conversations kept are decoded (`genai.py`, `openinference.py`) and made (`turns.py`). A line, a
+span or a trace that cannot be read is reported (`Unreadable`: its file, trace id and why), a span
+just before its conversation, and the others are scored.
 
 A run passes over its plan twice (counting, then sending): the first pass keeps the conversations
 it made in the store, and a later pass over the same unchanged files reads them from there, so a
@@ -28,7 +30,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from itertools import chain
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from specengine.errors import UsageError
 from specengine.source.loader import display_path
@@ -36,8 +38,8 @@ from specengine.source.sources import SourceConfig
 from specengine.traces import genai, openinference
 from specengine.traces.jsonl import read_jsonl
 from specengine.traces.model import Conversation, TraceParts, Unreadable
-from specengine.traces.otlp import BadLine, LogRecord, read_file
-from specengine.traces.store import TraceStore
+from specengine.traces.otlp import LOG, BadLine, any_value, hex_id, log_of, nanos, read_file, span_of
+from specengine.traces.store import RawItems, TraceStore
 from specengine.traces.turns import conversation_of
 
 FLUSH_SPANS = 20_000
@@ -93,8 +95,30 @@ def collector_paused(items: Iterator[T]) -> Iterator[T]:
         yield item
 
 
+_GROUPING = frozenset({genai.OPERATION, genai.CONVERSATION_ID, openinference.SESSION_ID})
+
+
+def _conversation_id(attributes: Any) -> str | None:
+    """The conversation a span names, read off its attributes as written (the rest left undecoded)
+    by the rule `genai.take_span` and then `openinference.take_span` apply: `gen_ai.conversation.id`,
+    else `session.id` on a span that is not a GenAI one."""
+    said: dict[str, Any] = {}
+    for item in attributes or ():
+        if isinstance(item, dict) and isinstance(key := item.get("key"), str) and key in _GROUPING:
+            said[key] = item.get("value")
+    if not said:
+        return None
+    conversation = any_value(said.get(genai.CONVERSATION_ID))
+    if isinstance(conversation, str):
+        return conversation
+    if any_value(said.get(genai.OPERATION)) in genai.SPAN_OPERATIONS:
+        return None
+    session = any_value(said.get(openinference.SESSION_ID))
+    return session if isinstance(session, str) else None
+
+
 def _otlp_traces(files: Iterable[Path], folder: Path, store: TraceStore) -> Iterator[Unreadable]:
-    traces: dict[str, TraceParts] = {}
+    traces: dict[str, list[Any]] = {}  # trace id: [conversation id, start, file, items]
     held = 0
     for file in files:
         shown = display_path(file, folder)
@@ -102,25 +126,44 @@ def _otlp_traces(files: Iterable[Path], folder: Path, store: TraceStore) -> Iter
             if isinstance(item, BadLine):
                 yield Unreadable(shown, None, item.why, item.line)
                 continue
-            parts = traces.get(item.trace_id)
-            if parts is None:
-                parts = traces[item.trace_id] = TraceParts(item.trace_id, shown)
-            if isinstance(item, LogRecord):
-                if item.span_id:
-                    parts.events.setdefault(item.span_id, []).append(item)
-            else:
-                parts.saw(item.start_ns)
-                try:
-                    genai.take_span(item, parts) or openinference.take_span(item, parts)
-                except (ValueError, TypeError, RecursionError) as exc:  # one span, never the source
-                    why = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
-                    yield Unreadable(shown, item.trace_id, f"span {item.span_id}: {why}")
+            kind, raw = item
+            trace_id = hex_id(raw.get("traceId"))
+            gathered = traces.get(trace_id)
+            if gathered is None:
+                gathered = traces[trace_id] = [None, 0, shown, []]
+            gathered[3].append(item)
+            if kind != LOG:
+                start = nanos(raw.get("startTimeUnixNano"))
+                if start and (not gathered[1] or start < gathered[1]):
+                    gathered[1] = start
+                gathered[0] = _conversation_id(raw.get("attributes")) or gathered[0]
             held += 1
             if held >= FLUSH_SPANS:
-                store.add(traces.values())
+                store.add_raw((trace, *held_trace) for trace, held_trace in traces.items())
                 traces.clear()
                 held = 0
-    store.add(traces.values())
+    store.add_raw((trace, *held_trace) for trace, held_trace in traces.items())
+
+
+def _decoded(trace_id: str, file: str, items: RawItems) -> tuple[TraceParts, list[Unreadable]]:
+    """A trace kept as written, decoded into what its conventions say, with the spans that could not
+    be read."""
+    parts = TraceParts(trace_id, file)
+    problems: list[Unreadable] = []
+    for kind, raw in items:
+        try:
+            if kind == LOG:
+                record = log_of(raw)
+                if record.span_id:
+                    parts.events.setdefault(record.span_id, []).append(record)
+                continue
+            span = span_of(raw)
+            parts.saw(span.start_ns)
+            genai.take_span(span, parts) or openinference.take_span(span, parts)
+        except (ValueError, TypeError, RecursionError) as exc:  # one span, never the source
+            why = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+            problems.append(Unreadable(file, trace_id, f"span {hex_id(raw.get('spanId'))}: {why}"))
+    return parts, problems
 
 
 def _jsonl_traces(files: Iterable[Path], folder: Path, store: TraceStore) -> Iterator[Unreadable]:
@@ -155,15 +198,24 @@ def _mlflow_traces(source: SourceConfig, store: TraceStore) -> Iterator[Unreadab
 def _chosen(source: SourceConfig, store: TraceStore) -> Iterator[Conversation | Unreadable]:
     """The stored conversations that pass the source's filters, in the order they started."""
     made = 0
-    for key, traces in store.conversations():
+    for key, start in store.conversations():
         if source.limit is not None and made >= source.limit:
             return
-        start = min((parts.start_ns for parts in traces if parts.start_ns), default=0)
         if source.since_ns is not None and start < source.since_ns:
             continue
         if source.until_ns is not None and start >= source.until_ns:
             continue
         if source.sample is not None and not sampled(key, source.sample):
+            continue
+        traces: list[TraceParts] = []
+        for trace in store.traces(key):
+            if not isinstance(trace, TraceParts):
+                trace, problems = _decoded(*trace)
+                yield from problems
+                if not (trace.calls or trace.tools or trace.conversation):
+                    continue  # no model call, tool or conversation id: not a conversation's trace
+            traces.append(trace)
+        if not traces:
             continue
         try:
             conversation = conversation_of(key, source.name, traces)

@@ -8,12 +8,20 @@ conversation id, the start, whether the trace holds a model call). Then SQLite d
 and the ordering: `conversations` gives each conversation's traces, whole, in the order the
 conversations started, one conversation in memory at a time.
 
+An OTLP trace's spans are kept as they were written (`add_raw`: their JSON as marshal writes it,
+with the trace's conversation id and start read off them), and decoded only when their conversation
+is wanted (`traces`): a conversation the source's filters or a `--shard` leave out is never decoded.
+Other formats hand their traces' parts (`add`).
+
 A finished store also keeps the conversations it made (`keep`, `kept`), so a second pass over a
-plan reads them from there instead of reading the files again.
+plan reads them from there instead of reading the files again. Rows are marshal's bytes of plain
+tuples (about twice as fast both ways as pickled dataclasses), pickled only when a value is not plain
+data.
 """
 
 from __future__ import annotations
 
+import marshal
 import pickle
 import shutil
 import sqlite3
@@ -21,12 +29,16 @@ import tempfile
 import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
-from specengine.traces.model import Conversation, TraceParts, Unreadable
+from specengine.traces.model import Conversation, RecordedTurn, ToolUse, TraceParts, Unreadable
+
+RawItems = list[tuple[str, dict[str, Any]]]  # a trace's spans and log records, as otlp.read_file gives them
 
 _SCHEMA = """
 CREATE TABLE fragments (trace TEXT NOT NULL, conversation TEXT, start INTEGER NOT NULL,
-                        useful INTEGER NOT NULL, parts BLOB NOT NULL);
+                        useful INTEGER NOT NULL, file TEXT NOT NULL, raw INTEGER NOT NULL,
+                        parts BLOB NOT NULL);
 CREATE TABLE made (number INTEGER PRIMARY KEY, item BLOB NOT NULL);
 """
 
@@ -44,7 +56,8 @@ GROUP BY conversation ORDER BY started, conversation
 """
 
 _FRAGMENTS = """
-SELECT fragments.trace, fragments.parts FROM traces JOIN fragments ON fragments.trace = traces.trace
+SELECT fragments.trace, fragments.file, fragments.raw, fragments.parts
+FROM traces JOIN fragments ON fragments.trace = traces.trace
 WHERE traces.conversation = ? ORDER BY fragments.rowid
 """
 
@@ -78,39 +91,62 @@ class TraceStore:
     def add(self, fragments: Iterable[TraceParts]) -> None:
         """Keep some traces' parts (each trace's, as far as it has been read)."""
         self._db.executemany(
-            "INSERT INTO fragments VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO fragments VALUES (?, ?, ?, ?, ?, 0, ?)",
             (
                 (
                     parts.trace_id,
                     parts.conversation,
                     parts.start_ns,
                     bool(parts.calls or parts.tools or parts.conversation),
+                    parts.file,
                     pickle.dumps(parts, pickle.HIGHEST_PROTOCOL),
                 )
                 for parts in fragments
             ),
         )
 
-    def conversations(self) -> Iterator[tuple[str, list[TraceParts]]]:
-        """Each conversation's key and its traces (each whole), in the order the conversations
-        started; traces with no model call, tool or conversation id are left out."""
+    def add_raw(self, fragments: Iterable[tuple[str, str | None, int, str, RawItems]]) -> None:
+        """Keep some traces' spans and log records as written: (trace id, conversation id, start,
+        file, items). Whether a trace holds a model call is known once it is decoded, so every one
+        is kept; `traces` hands the items back for the reader to decode."""
+        self._db.executemany(
+            "INSERT INTO fragments VALUES (?, ?, ?, 1, ?, 1, ?)",
+            (
+                (trace, conversation, start, file, marshal.dumps(items))
+                for trace, conversation, start, file, items in fragments
+            ),
+        )
+
+    def conversations(self) -> Iterator[tuple[str, int]]:
+        """Each conversation's key and start, in the order the conversations started; traces with no
+        model call, tool or conversation id (as far as `add` could tell) are left out."""
         self._db.executescript(_GROUPED)
-        for key, _started in self._db.execute(_CONVERSATIONS):
-            traces: dict[str, TraceParts] = {}
-            for trace_id, blob in self._db.execute(_FRAGMENTS, (key,)):
-                fragment: TraceParts = pickle.loads(blob)
-                if trace_id in traces:
-                    merged(traces[trace_id], fragment)
+        yield from self._db.execute(_CONVERSATIONS)
+
+    def traces(self, key: str) -> list[TraceParts | tuple[str, str, RawItems]]:
+        """A conversation's traces, each whole: its parts, or (trace id, file, items) for one kept
+        as written."""
+        traces: dict[str, TraceParts | tuple[str, str, RawItems]] = {}
+        for trace_id, file, raw, blob in self._db.execute(_FRAGMENTS, (key,)):
+            known = traces.get(trace_id)
+            if raw:
+                items: RawItems = marshal.loads(blob)
+                if isinstance(known, tuple):
+                    known[2].extend(items)
                 else:
-                    traces[trace_id] = fragment
-            yield key, list(traces.values())
+                    traces[trace_id] = (trace_id, file, items)
+                continue
+            fragment: TraceParts = pickle.loads(blob)
+            if isinstance(known, TraceParts):
+                merged(known, fragment)
+            else:
+                traces[trace_id] = fragment
+        return list(traces.values())
 
     def keep(self, items: Iterable[Conversation | Unreadable]) -> Iterator[Conversation | Unreadable]:
         """Hand the items on, keeping each; once all are handed on, the store is `complete`."""
         for item in items:
-            self._db.execute(
-                "INSERT INTO made (item) VALUES (?)", (pickle.dumps(item, pickle.HIGHEST_PROTOCOL),)
-            )
+            self._db.execute("INSERT INTO made (item) VALUES (?)", (_row(item),))
             yield item
         self._db.commit()
         self.complete = True
@@ -118,7 +154,7 @@ class TraceStore:
     def kept(self) -> Iterator[Conversation | Unreadable]:
         """The items kept, in the order they were handed on."""
         for (blob,) in self._db.execute("SELECT item FROM made ORDER BY number"):
-            yield pickle.loads(blob)
+            yield _item(blob)
 
     def close(self) -> None:
         self._finalizer()
@@ -127,3 +163,52 @@ class TraceStore:
 def _remove(db: sqlite3.Connection, folder: Path) -> None:
     db.close()
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def _row(item: Conversation | Unreadable) -> bytes:
+    """An item as a row of `made`: marshal's bytes of its fields, or pickle's when a value is not
+    plain data (marshal takes only the built-in types, exactly)."""
+    if isinstance(item, Unreadable):
+        plain: tuple[Any, ...] = ("u", item.file, item.trace_id, item.why, item.line)
+    else:
+        turns = tuple(
+            (
+                turn.user,
+                turn.reply,
+                tuple((use.name, use.args, use.id, use.result) for use in turn.tool_calls),
+                turn.latency_s,
+                None if turn.usage is None else dict(turn.usage),
+                turn.trace_id,
+            )
+            for turn in item.turns
+        )
+        plain = ("c", item.key, item.source, item.file, item.trace_ids, turns, item.start_ns, item.agent)
+        plain += (item.labels, dict(item.attributes))
+    try:
+        return b"m" + marshal.dumps(plain)
+    except ValueError:
+        return b"p" + pickle.dumps(item, pickle.HIGHEST_PROTOCOL)
+
+
+def _item(blob: bytes) -> Conversation | Unreadable:
+    if blob[:1] == b"p":
+        item: Conversation | Unreadable = pickle.loads(blob[1:])
+        return item
+    plain = marshal.loads(blob[1:])
+    if plain[0] == "u":
+        return Unreadable(*plain[1:])
+    key, source, file, trace_ids, turns, start_ns, agent, labels, attributes = plain[1:]
+    return Conversation(
+        key,
+        source,
+        file,
+        trace_ids,
+        tuple(
+            RecordedTurn(user, reply, tuple(ToolUse(*use) for use in uses), latency, usage, trace_id)
+            for user, reply, uses, latency, usage, trace_id in turns
+        ),
+        start_ns,
+        agent,
+        labels,
+        attributes,
+    )
