@@ -23,7 +23,7 @@ import yaml
 
 from specengine.errors import TemplateError
 from specengine.plan import Case, Check, Simulation
-from specengine.templates import render_native
+from specengine.templates import is_template, render_native
 
 _DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's writer where installed
 MAX_DEFINITION = 400  # characters of a check's definition kept in the results; the fingerprint reads it whole
@@ -122,7 +122,47 @@ def _digest(value: Any) -> str:
 
 def check_fingerprint(text: str, gate: bool, threshold: Mapping[str, float] | None) -> str:
     """The fingerprint of a check's definition, gate and threshold (what decides its outcome)."""
-    return _digest([text, bool(gate), dict(threshold or {})])
+    try:
+        return _cached_fingerprint(text, bool(gate), tuple((threshold or {}).items()))
+    except TypeError:  # a threshold value that is not hashable: worked out uncached
+        return _digest([text, bool(gate), dict(threshold or {})])
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_fingerprint(text: str, gate: bool, threshold: tuple[tuple[str, float], ...]) -> str:
+    """A case's trials and its aggregate carry each check's fingerprint, and most cases share their
+    checks' definitions: each is worked out once."""
+    return _digest([text, gate, dict(threshold)])
+
+
+_ROW_FREE: dict[int, tuple[Check, str]] = {}  # a check that reads nothing of the row: its text, by id
+
+
+def _reads_row(value: Any) -> bool:
+    """Whether a definition's value holds a template (which may read the case's row)."""
+    if isinstance(value, Mapping):
+        return any(_reads_row(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_reads_row(item) for item in value)
+    return is_template(value)
+
+
+def _check_definition(check: Check, variables: Mapping[str, Any]) -> str:
+    """A check's definition text: rendered for the row when its YAML holds a template, else written
+    once for every case (the entry keeps the check, so its id stands for it while it is there)."""
+    kept = _ROW_FREE.get(id(check))
+    if kept is not None and kept[0] is check:
+        return kept[1]
+    text = definition_text(check_mapping(check, variables))
+    judge = check.judge if check.is_judge else None
+    written = [check.argument, check.options]
+    if judge is not None:
+        written += [judge.criteria, judge.expected, judge.prompt, judge.goal, judge.role]
+    if not _reads_row(written):
+        if len(_ROW_FREE) >= 4096:
+            _ROW_FREE.clear()
+        _ROW_FREE[id(check)] = (check, text)
+    return text
 
 
 def _simulation(simulation: Simulation | None) -> Any:
@@ -156,7 +196,7 @@ def add_definitions(data: dict[str, Any], case: Case) -> dict[str, Any]:
     """
     checks = case.checks
     variables = dict(case.variables)  # once per case: every check renders with the same row
-    texts = [definition_text(check_mapping(check, variables)) for check in checks]
+    texts = [_check_definition(check, variables) for check in checks]
     data["fingerprint"] = case_fingerprint(case)
     holders = [trial for trial in data.get("trials", ()) if isinstance(trial, dict)] + [data]
     for holder in holders:
