@@ -244,6 +244,7 @@ class Recording:
     turn_traces: tuple[str | None, ...] = ()
     trace_url: str | None = None
     started: str | None = None
+    shard_key: str | None = None  # the conversation's key, which `--shard` splits a source by
 
     def as_dict(self) -> dict[str, Any]:
         """What a results file says of it (`recorded`), for reports and the case page's links."""
@@ -286,6 +287,15 @@ class Case:
     cell: str | None = None  # the matrix cell the case runs in; its id ends with ` @ <cell>`
     recording: Recording | None = None  # a `source:` eval's case: the recorded conversation it grades
     tools: Mapping[str, Any] = field(default_factory=dict)  # the eval's `tools:`: results replaced
+
+    @property
+    def shard_key(self) -> str:
+        """What `--shard` splits by: a recorded conversation's key, so that a source is split by
+        conversation and its reader can drop other shards' conversations before decoding them;
+        else the case id."""
+        if self.recording is not None and self.recording.shard_key is not None:
+            return self.recording.shard_key
+        return self.id
 
     @property
     def checks(self) -> tuple[Check, ...]:

@@ -385,3 +385,40 @@ def test_openllmetry_recordings_are_read_with_their_tool_results(tmp_path, form)
         [{"name": "issue_refund", "args": {"order_id": "ORD-0001"}, "result": {"refunded": "ORD-0001"}}],
     ]
     assert failed["trials"][0]["usage"]["input_tokens"] == 200
+
+
+def test_shards_split_a_source_by_conversation_decode_only_their_own_and_merge_into_the_whole(
+    tmp_path, recorded, monkeypatch
+):
+    from specengine.sharding import shard_of
+    from specengine.source.sources import source_config
+    from specengine.traces import read
+    from specengine.traces.model import Conversation, Elsewhere
+
+    decoded: list[str] = []
+    decode = read._decoded
+    monkeypatch.setattr(read, "_decoded", lambda *given: (decoded.append(given[-1]), decode(*given))[1])
+    monkeypatch.setattr(read, "_read", {})
+    items = list(read.conversations(source_config("prod", {"otlp": "genai-*.json"}), recorded, (1, 3)))
+    mine = {item.key for item in items if isinstance(item, Conversation)}
+    others = {item.key for item in items if isinstance(item, Elsewhere)}
+    assert len(mine) + len(others) == 100 and 15 < len(mine) < 50
+    assert set(decoded) == mine  # the other shards' spans were never decoded
+    assert {shard_of(key, 3) for key in mine} == {1} and 1 not in {shard_of(key, 3) for key in others}
+
+    folder = project(tmp_path, recorded, "genai-*.json")
+    shards = []
+    for index in (1, 2, 3):
+        run = run_cli(["run", "specs", "--shard", f"{index}/3", "-o", f"s{index}.json"], cwd=folder)
+        assert run.exit_code in (0, 1), run.output
+        shards.append(results(folder / f"s{index}.json"))
+    rows = [case["row"] for data in shards for case in data["cases"]]
+    assert len(rows) == len(set(rows)) == 100  # every conversation graded once, in one shard
+    assert {case["row"] for case in shards[0]["cases"]} == mine
+    assert len({data["shard"]["plan_hash"] for data in shards}) == 1
+    merged = run_cli(["merge", "s1.json", "s2.json", "s3.json", "--output", "all.json"], cwd=folder)
+    assert merged.exit_code == 0, merged.output
+    whole = results(folder / "all.json")
+    assert whole["summary"]["passed"] == 99 and whole["summary"]["failed"] == 1
+    assert whole["selection"]["plan_cases"] == whole["selection"]["selected_cases"] == 100
+    assert "shard" not in whole["selection"]

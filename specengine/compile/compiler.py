@@ -50,6 +50,7 @@ class CompileOptions:
     timeout: float | None = None
     environ: Mapping[str, str] = field(default_factory=dict)
     cell: Cell | None = None  # a matrix cell: its endpoint and the `vars` templates read
+    shard: tuple[int, int] | None = None  # `--shard i/n`: a source reads only its share's conversations
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ class _EvalTemplate:
     labels: tuple[str, ...] = ()  # the file's and the eval's
     replay: str | None = None  # `replay: input.messages`: the turns come from the row
     source: Any = None  # `source: prod`: the cases are a source's recorded conversations
+    shard: tuple[int, int] | None = None  # `--shard i/n`, for a source's reader
     simulates: bool = False  # a `simulate:` step is among its steps
 
 
@@ -298,6 +300,7 @@ def _eval_templates(
             labels=_unique(data.get("labels"), raw.get("labels")),
             replay=as_text(raw["replay"]) if "replay" in raw else None,
             source=raw.get("source"),
+            shard=options.shard,
             simulates="simulate" in raw
             or any(isinstance(step, Mapping) and "simulate" in step for step in raw.get("turns") or ()),
         )
@@ -403,7 +406,7 @@ def _cases(templates: Sequence[_EvalTemplate]) -> Iterator[Case]:
     for template in templates:
         base_case_id = f"{template.spec.display}::{template.name}"
         if template.source is not None:
-            for case in source_cases(template, base_case_id, index):
+            for case in source_cases(template, base_case_id, index, template.shard):
                 index += 1
                 yield case
             continue

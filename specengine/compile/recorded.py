@@ -19,8 +19,8 @@ from typing import Any
 from specengine.plan import Case, Check, Recording, Source, Step
 from specengine.source.loader import as_text
 from specengine.source.sources import SourceConfig, source_config
-from specengine.traces.model import Conversation, Unreadable
-from specengine.traces.read import conversations
+from specengine.traces.model import Conversation, Elsewhere, Unreadable
+from specengine.traces.read import Shard, conversations
 from specengine.transcript import ToolCall, Turn, TurnRecord
 
 # what `{{ trace.<name> }}` reads of a recorded conversation
@@ -138,10 +138,12 @@ def recorded_cases(
     spec: RecordedEval,
     chosen: SourceFilter,
     config: SourceConfig,
-    found: Iterator[Conversation | Unreadable],
+    found: Iterator[Conversation | Unreadable | Elsewhere],
     first_index: int,
 ) -> Iterator[Case]:
-    """One case per conversation the filter keeps (and one skipped case per unreadable trace)."""
+    """One case per conversation the filter keeps (and one skipped case per unreadable trace); a
+    conversation of another `--shard` a case that this shard plans and never runs (its checks and
+    turns unknown here: the selection leaves it to its own shard before anything reads them)."""
     index = first_index
     # what every case of this eval shares, read or unreadable
     eval_case = functools.partial(
@@ -153,6 +155,19 @@ def recorded_cases(
         endpoint=f"source:{config.name}",
     )
     for item in found:
+        if isinstance(item, Elsewhere):
+            yield eval_case(
+                id=f"{spec.base_id}[{item.key}]",
+                index=index,
+                steps=(),
+                variables=spec.variables,
+                labels=spec.labels,
+                row=item.key,
+                skip="a conversation of another shard",
+                recording=Recording(config.name, item.key, shard_key=item.key),
+            )
+            index += 1
+            continue
         if isinstance(item, Unreadable):
             key = f"unreadable {item.file}:{item.line}" if item.line else f"unreadable {item.trace_id}"
             yield eval_case(
@@ -163,7 +178,13 @@ def recorded_cases(
                 labels=spec.labels,
                 row=key,
                 skip=f"unreadable trace: {item}",
-                recording=Recording(config.name, key, (item.trace_id,) if item.trace_id else (), item.file),
+                recording=Recording(
+                    config.name,
+                    key,
+                    (item.trace_id,) if item.trace_id else (),
+                    item.file,
+                    shard_key=item.conversation,
+                ),
             )
             index += 1
             continue
@@ -193,14 +214,16 @@ def recorded_cases(
                 turn_traces=tuple(turn.trace_id for turn in item.turns),
                 trace_url=config.trace_url,
                 started=started,
+                shard_key=item.key,
             ),
         )
         index += 1
 
 
-def source_cases(template: Any, base_case_id: str, index: int) -> Iterator[Case]:
+def source_cases(template: Any, base_case_id: str, index: int, shard: Shard | None = None) -> Iterator[Case]:
     """A `source:` eval's cases, from the compiler's eval (its `_EvalTemplate`): the source's
-    recorded conversations, read anew on each pass over the plan."""
+    recorded conversations, read anew on each pass over the plan (with `--shard`, only this
+    shard's are decoded)."""
     chosen = source_filter(template.source)
     project = template.spec.project
     config = source_config(chosen.name, (project.data.get("sources") or {})[chosen.name])
@@ -218,4 +241,4 @@ def source_cases(template: Any, base_case_id: str, index: int) -> Iterator[Case]
         template.timeout,
         as_text(template.raw["skip"]) if "skip" in template.raw else None,
     )
-    return recorded_cases(shared, chosen, config, conversations(config, project.folder), index)
+    return recorded_cases(shared, chosen, config, conversations(config, project.folder, shard), index)

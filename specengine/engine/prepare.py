@@ -201,6 +201,7 @@ def _compile(
         compile_options = CompileOptions(
             trials=options.trials,
             timeout=options.timeout,
+            shard=options.shard,
             environ=environ if options.resolve_endpoints else _unresolved(environ, options.check_variables),
         )
         if options.given_cells:
@@ -230,6 +231,15 @@ class Census:
     plan_cases: int | None = None  # every case compiled, before any filter; None: --limit cut the walk
 
 
+def _planned_as(case: Case) -> str:
+    """What the plan's fingerprint reads of a case: its id, or for a recorded conversation its eval
+    and source once (a shard decodes only its own conversations, so the ids of the others, and
+    which of them the eval's filters keep, are not known to it; the shards' fingerprints agree)."""
+    if case.recording is None:
+        return case.id
+    return f"{case.spec}::{case.eval_name} from source {case.recording.source}"
+
+
 def count_cases(prepared: Prepared) -> Census:
     """Walk the cases once: counts the selected ones, fingerprints the plan, and surfaces template
     errors before any request is sent."""
@@ -237,13 +247,18 @@ def count_cases(prepared: Prepared) -> Census:
     count = judge_checks = judged_cases = simulated_cases = 0
     compiled, cut = 0, False
     simulators: set[str | None] = set()
+    once: set[str] = set()  # a recorded eval's mark, digested once
     try:
         for case, place in prepared.selection.places(prepared.plan.cases(), dict(prepared.spec_files)):
             cut = place == BEYOND
             compiled += not cut
             if place in (OUTSIDE, BEYOND):
                 continue
-            digest.update(case.id.encode("utf-8") + b"\n")
+            planned = _planned_as(case)
+            if planned not in once:
+                digest.update(planned.encode("utf-8") + b"\n")
+                if case.recording is not None:
+                    once.add(planned)
             runs = place == RUNS
             count += runs
             if runs and case.skip is None:

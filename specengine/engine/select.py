@@ -6,19 +6,13 @@ Selection filters the plan's case stream lazily, so it costs nothing for cases i
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from specengine.plan import Case
+from specengine.sharding import shard_of
 
 OUTSIDE, PLANNED, RUNS, BEYOND = "outside", "planned", "runs", "beyond"  # a case's place: `places`
-
-
-def shard_of(case_id: str, count: int) -> int:
-    """The 1-based shard a case belongs to: stable across runs, machines and Python versions."""
-    digest = hashlib.sha256(case_id.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") % count + 1
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -47,7 +41,7 @@ class Selection:
     def accepts(self, case: Case, spec_file: str) -> bool:
         if case.id in self.skip_ids or (self.only_ids is not None and case.id not in self.only_ids):
             return False
-        if self.shard is not None and shard_of(case.id, self.shard[1]) != self.shard[0]:
+        if self.shard is not None and shard_of(case.shard_key, self.shard[1]) != self.shard[0]:
             return False
         return self.in_plan(case, spec_file)
 

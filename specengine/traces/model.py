@@ -140,6 +140,14 @@ class Conversation:
 
 
 @dataclass(frozen=True)
+class Elsewhere:
+    """A conversation of another `--shard`: its key only, never decoded. It still counts in the plan
+    (every shard plans the whole source), so the shards' plans agree."""
+
+    key: str
+
+
+@dataclass(frozen=True)
 class Unreadable:
     """A trace (or a line of a file) that could not be read as a conversation, and why."""
 
@@ -147,6 +155,7 @@ class Unreadable:
     trace_id: str | None
     why: str
     line: int | None = None
+    conversation: str | None = None  # the conversation it was to be part of, when grouped already
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file

@@ -33,14 +33,17 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from specengine.errors import UsageError
+from specengine.sharding import shard_of
 from specengine.source.loader import display_path
 from specengine.source.sources import SourceConfig
 from specengine.traces import genai, openinference
 from specengine.traces.jsonl import read_jsonl
-from specengine.traces.model import Conversation, TraceParts, Unreadable
+from specengine.traces.model import Elsewhere, TraceParts, Unreadable
 from specengine.traces.otlp import LOG, BadLine, any_value, hex_id, log_of, nanos, read_file, span_of
-from specengine.traces.store import RawItems, TraceStore
+from specengine.traces.store import Made, RawItems, TraceStore
 from specengine.traces.turns import conversation_of
+
+Shard = tuple[int, int]  # `--shard i/n`: this run's share (1-based i) of n
 
 FLUSH_SPANS = 20_000
 """How many spans are gathered in memory before their traces' parts go to the store."""
@@ -145,9 +148,9 @@ def _otlp_traces(files: Iterable[Path], folder: Path, store: TraceStore) -> Iter
     store.add_raw((trace, *held_trace) for trace, held_trace in traces.items())
 
 
-def _decoded(trace_id: str, file: str, items: RawItems) -> tuple[TraceParts, list[Unreadable]]:
+def _decoded(trace_id: str, file: str, items: RawItems, key: str) -> tuple[TraceParts, list[Unreadable]]:
     """A trace kept as written, decoded into what its conventions say, with the spans that could not
-    be read."""
+    be read (`key`: the conversation it is part of)."""
     parts = TraceParts(trace_id, file)
     problems: list[Unreadable] = []
     for kind, raw in items:
@@ -162,7 +165,8 @@ def _decoded(trace_id: str, file: str, items: RawItems) -> tuple[TraceParts, lis
             genai.take_span(span, parts) or openinference.take_span(span, parts)
         except (ValueError, TypeError, RecursionError) as exc:  # one span, never the source
             why = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
-            problems.append(Unreadable(file, trace_id, f"span {hex_id(raw.get('spanId'))}: {why}"))
+            span_id = hex_id(raw.get("spanId"))
+            problems.append(Unreadable(file, trace_id, f"span {span_id}: {why}", conversation=key))
     return parts, problems
 
 
@@ -195,8 +199,9 @@ def _mlflow_traces(source: SourceConfig, store: TraceStore) -> Iterator[Unreadab
     store.add(batch)
 
 
-def _chosen(source: SourceConfig, store: TraceStore) -> Iterator[Conversation | Unreadable]:
-    """The stored conversations that pass the source's filters, in the order they started."""
+def _chosen(source: SourceConfig, store: TraceStore, shard: Shard | None) -> Iterator[Made]:
+    """The stored conversations that pass the source's filters, in the order they started; those of
+    another shard as their key alone, undecoded (they count towards `limit` as the others do)."""
     made = 0
     for key, start in store.conversations():
         if source.limit is not None and made >= source.limit:
@@ -207,10 +212,14 @@ def _chosen(source: SourceConfig, store: TraceStore) -> Iterator[Conversation | 
             continue
         if source.sample is not None and not sampled(key, source.sample):
             continue
+        if shard is not None and shard_of(key, shard[1]) != shard[0]:
+            made += 1
+            yield Elsewhere(key)
+            continue
         traces: list[TraceParts] = []
         for trace in store.traces(key):
             if not isinstance(trace, TraceParts):
-                trace, problems = _decoded(*trace)
+                trace, problems = _decoded(*trace, key)
                 yield from problems
                 if not (trace.calls or trace.tools or trace.conversation):
                     continue  # no model call, tool or conversation id: not a conversation's trace
@@ -221,7 +230,7 @@ def _chosen(source: SourceConfig, store: TraceStore) -> Iterator[Conversation | 
             conversation = conversation_of(key, source.name, traces)
         except ValueError as exc:
             first = min(traces, key=lambda parts: parts.start_ns)
-            yield Unreadable(first.file, first.trace_id, str(exc))
+            yield Unreadable(first.file, first.trace_id, str(exc), conversation=key)
             continue
         made += 1
         yield conversation
@@ -241,12 +250,13 @@ def _state(source: SourceConfig, folder: Path, files: list[Path]) -> tuple[objec
     return (source, folder.resolve(), *changed)
 
 
-def conversations(source: SourceConfig, folder: Path) -> Iterator[Conversation | Unreadable]:
+def conversations(source: SourceConfig, folder: Path, shard: Shard | None = None) -> Iterator[Made]:
     """The source's conversations that pass its filters, in the order they started, with the lines
     that could not be read reported first and the traces that make no conversation where they
-    would have started."""
+    would have started. With a `shard` (i, n), the conversations of other shards (by their key:
+    `sharding.shard_of`) are handed on as `Elsewhere`, never decoded."""
     files = source_files(source, folder)
-    state = _state(source, folder, files)
+    state = (*_state(source, folder, files), shard)
     kept = _read.get(state)
     if kept is not None:
         yield from collector_paused(kept.kept())
@@ -262,7 +272,7 @@ def conversations(source: SourceConfig, folder: Path) -> Iterator[Conversation |
             read = _jsonl_traces(files, folder, store)
         else:
             read = _otlp_traces(files, folder, store)
-        yield from collector_paused(store.keep(chain(read, _chosen(source, store))))
+        yield from collector_paused(store.keep(chain(read, _chosen(source, store, shard))))
     except (OSError, sqlite3.Error) as exc:
         raise _no_room(source, exc) from None
     finally:

@@ -31,7 +31,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from specengine.traces.model import Conversation, RecordedTurn, ToolUse, TraceParts, Unreadable
+from specengine.traces.model import Conversation, Elsewhere, RecordedTurn, ToolUse, TraceParts, Unreadable
+
+Made = Conversation | Unreadable | Elsewhere
 
 RawItems = list[tuple[str, dict[str, Any]]]  # a trace's spans and log records, as otlp.read_file gives them
 
@@ -143,7 +145,7 @@ class TraceStore:
                 traces[trace_id] = fragment
         return list(traces.values())
 
-    def keep(self, items: Iterable[Conversation | Unreadable]) -> Iterator[Conversation | Unreadable]:
+    def keep(self, items: Iterable[Made]) -> Iterator[Made]:
         """Hand the items on, keeping each; once all are handed on, the store is `complete`."""
         for item in items:
             self._db.execute("INSERT INTO made (item) VALUES (?)", (_row(item),))
@@ -151,7 +153,7 @@ class TraceStore:
         self._db.commit()
         self.complete = True
 
-    def kept(self) -> Iterator[Conversation | Unreadable]:
+    def kept(self) -> Iterator[Made]:
         """The items kept, in the order they were handed on."""
         for (blob,) in self._db.execute("SELECT item FROM made ORDER BY number"):
             yield _item(blob)
@@ -165,11 +167,13 @@ def _remove(db: sqlite3.Connection, folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _row(item: Conversation | Unreadable) -> bytes:
+def _row(item: Made) -> bytes:
     """An item as a row of `made`: marshal's bytes of its fields, or pickle's when a value is not
     plain data (marshal takes only the built-in types, exactly)."""
     if isinstance(item, Unreadable):
-        plain: tuple[Any, ...] = ("u", item.file, item.trace_id, item.why, item.line)
+        plain: tuple[Any, ...] = ("u", item.file, item.trace_id, item.why, item.line, item.conversation)
+    elif isinstance(item, Elsewhere):
+        plain = ("e", item.key)
     else:
         turns = tuple(
             (
@@ -190,13 +194,15 @@ def _row(item: Conversation | Unreadable) -> bytes:
         return b"p" + pickle.dumps(item, pickle.HIGHEST_PROTOCOL)
 
 
-def _item(blob: bytes) -> Conversation | Unreadable:
+def _item(blob: bytes) -> Made:
     if blob[:1] == b"p":
-        item: Conversation | Unreadable = pickle.loads(blob[1:])
+        item: Made = pickle.loads(blob[1:])
         return item
     plain = marshal.loads(blob[1:])
     if plain[0] == "u":
         return Unreadable(*plain[1:])
+    if plain[0] == "e":
+        return Elsewhere(plain[1])
     key, source, file, trace_ids, turns, start_ns, agent, labels, attributes = plain[1:]
     return Conversation(
         key,
