@@ -253,6 +253,14 @@ def budgeted_environment_class() -> type:
             for name in ("center", "indent", "format", "replace", "truncate", "wordwrap"):
                 self.filters[name] = _guarded_filter(name, self.filters[name])
 
+        def make_globals(self, d: Any) -> Any:
+            """A template's globals as one plain dict. Every render copies them into its context,
+            and Jinja2's default, a ChainMap over the environment's (so that globals added later
+            reach templates compiled before), copies key by key in Python: half the time of a
+            small expression such as `{{ trace.last_user_message.split()[-1] }}`. This
+            environment's globals are all set when it is made."""
+            return {**self.globals, **(d or {})}
+
         @staticmethod
         def bounded_concat(items: Iterable[Any]) -> str:
             return _concat(items)
