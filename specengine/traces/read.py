@@ -203,7 +203,7 @@ def _chosen(source: SourceConfig, store: TraceStore, shard: Shard | None) -> Ite
     """The stored conversations that pass the source's filters, in the order they started; those of
     another shard as their key alone, undecoded (they count towards `limit` as the others do)."""
     made = 0
-    for key, start in store.conversations():
+    for key, start, fragments in store.conversations():
         if source.limit is not None and made >= source.limit:
             return
         if source.since_ns is not None and start < source.since_ns:
@@ -217,7 +217,7 @@ def _chosen(source: SourceConfig, store: TraceStore, shard: Shard | None) -> Ite
             yield Elsewhere(key)
             continue
         traces: list[TraceParts] = []
-        for trace in store.traces(key):
+        for trace in store.traces(fragments):
             if not isinstance(trace, TraceParts):
                 trace, problems = _decoded(*trace, key)
                 yield from problems

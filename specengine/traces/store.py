@@ -28,6 +28,7 @@ import sqlite3
 import tempfile
 import weakref
 from collections.abc import Iterable, Iterator
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -50,18 +51,21 @@ CREATE TABLE traces AS
   SELECT trace, COALESCE(MAX(conversation), trace) AS conversation, MIN(NULLIF(start, 0)) AS start
   FROM fragments GROUP BY trace HAVING MAX(useful);
 CREATE INDEX traces_by_conversation ON traces (conversation);
+CREATE TABLE ordered AS
+  SELECT conversation, COALESCE(MIN(start), 0) AS started FROM traces
+  GROUP BY conversation ORDER BY started, conversation;
 """
 
-_CONVERSATIONS = """
-SELECT conversation, COALESCE(MIN(start), 0) AS started FROM traces
-GROUP BY conversation ORDER BY started, conversation
+# every fragment, conversation by conversation in `ordered`'s order (its rowid): one query walked
+# once, with no sort (a query per conversation took a twentieth of a run over 1,000,000 spans)
+_IN_ORDER = """
+SELECT ordered.rowid, ordered.conversation, ordered.started,
+       fragments.rowid, fragments.trace, fragments.file, fragments.raw, fragments.parts
+FROM ordered JOIN traces ON traces.conversation = ordered.conversation
+JOIN fragments ON fragments.trace = traces.trace ORDER BY ordered.rowid
 """
 
-_FRAGMENTS = """
-SELECT fragments.trace, fragments.file, fragments.raw, fragments.parts
-FROM traces JOIN fragments ON fragments.trace = traces.trace
-WHERE traces.conversation = ? ORDER BY fragments.rowid
-"""
+Fragment = tuple[int, str, str, int, bytes]  # its number, trace id, file, whether kept as written, blob
 
 
 def merged(into: TraceParts, more: TraceParts) -> None:
@@ -119,17 +123,21 @@ class TraceStore:
             ),
         )
 
-    def conversations(self) -> Iterator[tuple[str, int]]:
-        """Each conversation's key and start, in the order the conversations started; traces with no
-        model call, tool or conversation id (as far as `add` could tell) are left out."""
+    def conversations(self) -> Iterator[tuple[str, int, list[Fragment]]]:
+        """Each conversation's key, start and fragments (for `traces`), in the order the
+        conversations started; traces with no model call, tool or conversation id (as far as `add`
+        could tell) are left out."""
         self._db.executescript(_GROUPED)
-        yield from self._db.execute(_CONVERSATIONS)
+        rows = self._db.execute(_IN_ORDER)
+        for (_, key, started), fragments in groupby(rows, key=lambda row: row[:3]):
+            yield key, started, sorted(row[3:] for row in fragments)  # in the order they were kept
 
-    def traces(self, key: str) -> list[TraceParts | tuple[str, str, RawItems]]:
+    @staticmethod
+    def traces(fragments: list[Fragment]) -> list[TraceParts | tuple[str, str, RawItems]]:
         """A conversation's traces, each whole: its parts, or (trace id, file, items) for one kept
         as written."""
         traces: dict[str, TraceParts | tuple[str, str, RawItems]] = {}
-        for trace_id, file, raw, blob in self._db.execute(_FRAGMENTS, (key,)):
+        for _, trace_id, file, raw, blob in fragments:
             known = traces.get(trace_id)
             if raw:
                 items: RawItems = marshal.loads(blob)
