@@ -392,12 +392,12 @@ def test_shards_split_a_source_by_conversation_decode_only_their_own_and_merge_i
 ):
     from specengine.sharding import shard_of
     from specengine.source.sources import source_config
-    from specengine.traces import read
+    from specengine.traces import maker, read
     from specengine.traces.model import Conversation, Elsewhere
 
     decoded: list[str] = []
-    decode = read._decoded
-    monkeypatch.setattr(read, "_decoded", lambda *given: (decoded.append(given[-1]), decode(*given))[1])
+    decode = maker._decoded
+    monkeypatch.setattr(maker, "_decoded", lambda *given: (decoded.append(given[-1]), decode(*given))[1])
     monkeypatch.setattr(read, "_read", {})
     items = list(read.conversations(source_config("prod", {"otlp": "genai-*.json"}), recorded, (1, 3)))
     mine = {item.key for item in items if isinstance(item, Conversation)}
@@ -422,3 +422,31 @@ def test_shards_split_a_source_by_conversation_decode_only_their_own_and_merge_i
     assert whole["summary"]["passed"] == 99 and whole["summary"]["failed"] == 1
     assert whole["selection"]["plan_cases"] == whole["selection"]["selected_cases"] == 100
     assert "shard" not in whole["selection"]
+
+
+def test_a_helper_process_makes_every_other_conversation_and_they_are_the_same(recorded, monkeypatch):
+    """A large source's conversations are made half here, half by a second process: the same
+    conversations, in the same order, with a sample and a shard alike."""
+    from specengine.source.sources import source_config
+    from specengine.traces import maker, read
+
+    config = source_config("prod", {"otlp": "genai-*.json", "sample": 0.8})
+    helped: list[object] = []
+    take = maker.Helper.take
+
+    def counted(helper: maker.Helper) -> object:
+        helped.append(made := take(helper))
+        return made
+
+    for shard in (None, (2, 3)):
+        helped.clear()
+        monkeypatch.setattr(read, "_read", {})
+        alone = list(read.conversations(config, recorded, shard))
+        monkeypatch.setattr(read, "_read", {})
+        monkeypatch.setattr(maker, "HELPER_FROM", 1)
+        monkeypatch.setattr(maker.os, "cpu_count", lambda: 2)
+        monkeypatch.setattr(maker.Helper, "take", counted)
+        together = list(read.conversations(config, recorded, shard))
+        monkeypatch.undo()
+        assert together == alone and len(alone) > 20
+        assert len(helped) > 5 and None not in helped  # the helper made its half, and nothing failed

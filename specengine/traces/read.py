@@ -24,7 +24,6 @@ full collections, each scanning the whole heap, took a tenth of the run's CPU.
 from __future__ import annotations
 
 import gc
-import hashlib
 import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -33,17 +32,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from specengine.errors import UsageError
-from specengine.sharding import shard_of
 from specengine.source.loader import display_path
 from specengine.source.sources import SourceConfig
 from specengine.traces import genai, openinference
 from specengine.traces.jsonl import read_jsonl
-from specengine.traces.model import Elsewhere, TraceParts, Unreadable
-from specengine.traces.otlp import LOG, BadLine, any_value, hex_id, log_of, nanos, read_file, span_of
-from specengine.traces.store import Made, RawItems, TraceStore
-from specengine.traces.turns import conversation_of
-
-Shard = tuple[int, int]  # `--shard i/n`: this run's share (1-based i) of n
+from specengine.traces.maker import Shard, chosen
+from specengine.traces.model import TraceParts, Unreadable
+from specengine.traces.otlp import LOG, BadLine, any_value, hex_id, nanos, read_file
+from specengine.traces.store import Made, TraceStore
 
 FLUSH_SPANS = 20_000
 """How many spans are gathered in memory before their traces' parts go to the store."""
@@ -73,13 +69,6 @@ def source_files(source: SourceConfig, folder: Path) -> list[Path]:
             if match.is_file():
                 found.setdefault(match.resolve(), None)
     return sorted(found)
-
-
-def sampled(key: str, fraction: float) -> bool:
-    """Whether a conversation is in a `sample` of `fraction`: by a hash of its id, so the choice is
-    the same on every run and machine."""
-    digest = hashlib.sha256(key.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
 
 
 def collector_paused(items: Iterator[T]) -> Iterator[T]:
@@ -148,28 +137,6 @@ def _otlp_traces(files: Iterable[Path], folder: Path, store: TraceStore) -> Iter
     store.add_raw((trace, *held_trace) for trace, held_trace in traces.items())
 
 
-def _decoded(trace_id: str, file: str, items: RawItems, key: str) -> tuple[TraceParts, list[Unreadable]]:
-    """A trace kept as written, decoded into what its conventions say, with the spans that could not
-    be read (`key`: the conversation it is part of)."""
-    parts = TraceParts(trace_id, file)
-    problems: list[Unreadable] = []
-    for kind, raw in items:
-        try:
-            if kind == LOG:
-                record = log_of(raw)
-                if record.span_id:
-                    parts.events.setdefault(record.span_id, []).append(record)
-                continue
-            span = span_of(raw)
-            parts.saw(span.start_ns)
-            genai.take_span(span, parts) or openinference.take_span(span, parts)
-        except (ValueError, TypeError, RecursionError) as exc:  # one span, never the source
-            why = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
-            span_id = hex_id(raw.get("spanId"))
-            problems.append(Unreadable(file, trace_id, f"span {span_id}: {why}", conversation=key))
-    return parts, problems
-
-
 def _jsonl_traces(files: Iterable[Path], folder: Path, store: TraceStore) -> Iterator[Unreadable]:
     batch: list[TraceParts] = []
     for file in files:
@@ -197,43 +164,6 @@ def _mlflow_traces(source: SourceConfig, store: TraceStore) -> Iterator[Unreadab
             store.add(batch)
             batch.clear()
     store.add(batch)
-
-
-def _chosen(source: SourceConfig, store: TraceStore, shard: Shard | None) -> Iterator[Made]:
-    """The stored conversations that pass the source's filters, in the order they started; those of
-    another shard as their key alone, undecoded (they count towards `limit` as the others do)."""
-    made = 0
-    for key, start, fragments in store.conversations():
-        if source.limit is not None and made >= source.limit:
-            return
-        if source.since_ns is not None and start < source.since_ns:
-            continue
-        if source.until_ns is not None and start >= source.until_ns:
-            continue
-        if source.sample is not None and not sampled(key, source.sample):
-            continue
-        if shard is not None and shard_of(key, shard[1]) != shard[0]:
-            made += 1
-            yield Elsewhere(key)
-            continue
-        traces: list[TraceParts] = []
-        for trace in store.traces(fragments):
-            if not isinstance(trace, TraceParts):
-                trace, problems = _decoded(*trace, key)
-                yield from problems
-                if not (trace.calls or trace.tools or trace.conversation):
-                    continue  # no model call, tool or conversation id: not a conversation's trace
-            traces.append(trace)
-        if not traces:
-            continue
-        try:
-            conversation = conversation_of(key, source.name, traces)
-        except ValueError as exc:
-            first = min(traces, key=lambda parts: parts.start_ns)
-            yield Unreadable(first.file, first.trace_id, str(exc), conversation=key)
-            continue
-        made += 1
-        yield conversation
 
 
 def _no_room(source: SourceConfig, exc: Exception) -> UsageError:
@@ -272,7 +202,7 @@ def conversations(source: SourceConfig, folder: Path, shard: Shard | None = None
             read = _jsonl_traces(files, folder, store)
         else:
             read = _otlp_traces(files, folder, store)
-        yield from collector_paused(store.keep(chain(read, _chosen(source, store, shard))))
+        yield from collector_paused(store.keep(chain(read, chosen(source, store, shard))))
     except (OSError, sqlite3.Error) as exc:
         raise _no_room(source, exc) from None
     finally:

@@ -42,8 +42,12 @@ _SCHEMA = """
 CREATE TABLE fragments (trace TEXT NOT NULL, conversation TEXT, start INTEGER NOT NULL,
                         useful INTEGER NOT NULL, file TEXT NOT NULL, raw INTEGER NOT NULL,
                         parts BLOB NOT NULL);
-CREATE TABLE made (number INTEGER PRIMARY KEY, item BLOB NOT NULL);
 """
+
+_MADE = "CREATE TABLE made (number INTEGER PRIMARY KEY, item BLOB NOT NULL);"
+_PRAGMAS = (
+    "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA temp_store = FILE;PRAGMA cache_size = -8000;"
+)
 
 _GROUPED = """
 CREATE INDEX fragments_by_trace ON fragments (trace);
@@ -56,16 +60,24 @@ CREATE TABLE ordered AS
   GROUP BY conversation ORDER BY started, conversation;
 """
 
-# every fragment, conversation by conversation in `ordered`'s order (its rowid): one query walked
-# once, with no sort (a query per conversation took a twentieth of a run over 1,000,000 spans)
+# every conversation in `ordered`'s order (its rowid) with its fragments, or one row of NULLs for
+# a conversation not asked for (`?2` of them, from number `?1`, are): one query walked once, with no
+# sort (a query per conversation took a twentieth of a run over 1,000,000 spans)
 _IN_ORDER = """
 SELECT ordered.rowid, ordered.conversation, ordered.started,
        fragments.rowid, fragments.trace, fragments.file, fragments.raw, fragments.parts
-FROM ordered JOIN traces ON traces.conversation = ordered.conversation
-JOIN fragments ON fragments.trace = traces.trace ORDER BY ordered.rowid
+FROM ordered LEFT JOIN traces ON traces.conversation = ordered.conversation AND ordered.rowid % ?2 = ?1
+LEFT JOIN fragments ON fragments.trace = traces.trace ORDER BY ordered.rowid
+"""
+
+_FRAGMENTS = """
+SELECT fragments.rowid, fragments.trace, fragments.file, fragments.raw, fragments.parts
+FROM traces JOIN fragments ON fragments.trace = traces.trace
+WHERE traces.conversation = ? ORDER BY fragments.rowid
 """
 
 Fragment = tuple[int, str, str, int, bytes]  # its number, trace id, file, whether kept as written, blob
+Grouped = tuple[str, int, list[Fragment] | None]  # a conversation's key, start and fragments (if asked)
 
 
 def merged(into: TraceParts, more: TraceParts) -> None:
@@ -86,12 +98,14 @@ class TraceStore:
 
     def __init__(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="specengine-traces-"))
-        self._db = sqlite3.connect(self.folder / "traces.sqlite3", check_same_thread=False)
-        self._db.executescript(
-            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA temp_store = FILE;"
-            "PRAGMA cache_size = -8000;" + _SCHEMA
-        )
-        self._finalizer = weakref.finalize(self, _remove, self._db, self.folder)
+        self.path = self.folder / "traces.sqlite3"
+        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        self._db.executescript(_PRAGMAS + _SCHEMA)
+        # the conversations made, in a file of their own: a helper process (maker.py) reads the
+        # traces' file while they are written
+        self._made = sqlite3.connect(self.folder / "made.sqlite3", check_same_thread=False)
+        self._made.executescript(_PRAGMAS + _MADE)
+        self._finalizer = weakref.finalize(self, _remove, (self._db, self._made), self.folder)
         self.complete = False  # every conversation the source gives is in `made`
 
     def add(self, fragments: Iterable[TraceParts]) -> None:
@@ -123,14 +137,21 @@ class TraceStore:
             ),
         )
 
-    def conversations(self) -> Iterator[tuple[str, int, list[Fragment]]]:
-        """Each conversation's key, start and fragments (for `traces`), in the order the
-        conversations started; traces with no model call, tool or conversation id (as far as `add`
-        could tell) are left out."""
+    def group(self) -> int:
+        """Group the traces into conversations, once every file is read; how many there are."""
         self._db.executescript(_GROUPED)
-        rows = self._db.execute(_IN_ORDER)
-        for (_, key, started), fragments in groupby(rows, key=lambda row: row[:3]):
-            yield key, started, sorted(row[3:] for row in fragments)  # in the order they were kept
+        self._db.commit()
+        return int(self._db.execute("SELECT COUNT(*) FROM ordered").fetchone()[0])
+
+    def conversations(self, part: tuple[int, int] = (0, 1)) -> Iterator[Grouped]:
+        """Each conversation's key, start and fragments (for `traces`; only for the conversations in
+        `part`, see `in_order`), in the order the conversations started; traces with no model call,
+        tool or conversation id (as far as `add` could tell) are left out."""
+        return in_order(self._db, part)
+
+    def fragments(self, key: str) -> list[Fragment]:
+        """One conversation's fragments, in the order they were kept."""
+        return self._db.execute(_FRAGMENTS, (key,)).fetchall()
 
     @staticmethod
     def traces(fragments: list[Fragment]) -> list[TraceParts | tuple[str, str, RawItems]]:
@@ -156,26 +177,37 @@ class TraceStore:
     def keep(self, items: Iterable[Made]) -> Iterator[Made]:
         """Hand the items on, keeping each; once all are handed on, the store is `complete`."""
         for item in items:
-            self._db.execute("INSERT INTO made (item) VALUES (?)", (_row(item),))
+            self._made.execute("INSERT INTO made (item) VALUES (?)", (made_row(item),))
             yield item
-        self._db.commit()
+        self._made.commit()
         self.complete = True
 
     def kept(self) -> Iterator[Made]:
         """The items kept, in the order they were handed on."""
-        for (blob,) in self._db.execute("SELECT item FROM made ORDER BY number"):
-            yield _item(blob)
+        for (blob,) in self._made.execute("SELECT item FROM made ORDER BY number"):
+            yield made_item(blob)
 
     def close(self) -> None:
         self._finalizer()
 
 
-def _remove(db: sqlite3.Connection, folder: Path) -> None:
-    db.close()
+def in_order(db: sqlite3.Connection, part: tuple[int, int] = (0, 1)) -> Iterator[Grouped]:
+    """A grouped store's conversations, in order, each with its fragments when it is in `part`
+    (number `r` of every `n`, counted from 1; else None): `TraceStore.conversations`, and a helper
+    process reading the same file with its own connection (maker.py)."""
+    rows = db.execute(_IN_ORDER, (part[0] % part[1], part[1]))
+    for (_, key, started), group in groupby(rows, key=lambda row: row[:3]):
+        fragments = [row[3:] for row in group if row[3] is not None]
+        yield key, started, sorted(fragments) if fragments else None  # in the order they were kept
+
+
+def _remove(connections: tuple[sqlite3.Connection, ...], folder: Path) -> None:
+    for db in connections:
+        db.close()
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _row(item: Made) -> bytes:
+def made_row(item: Made) -> bytes:
     """An item as a row of `made`: marshal's bytes of its fields, or pickle's when a value is not
     plain data (marshal takes only the built-in types, exactly)."""
     if isinstance(item, Unreadable):
@@ -202,7 +234,7 @@ def _row(item: Made) -> bytes:
         return b"p" + pickle.dumps(item, pickle.HIGHEST_PROTOCOL)
 
 
-def _item(blob: bytes) -> Made:
+def made_item(blob: bytes) -> Made:
     if blob[:1] == b"p":
         item: Made = pickle.loads(blob[1:])
         return item

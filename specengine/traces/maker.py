@@ -1,0 +1,212 @@
+"""Conversations made from a source's stored traces: decoded and put together, in this process and,
+for a large source on a machine with a second core, in a helper process working beside it.
+
+Once the store holds every trace, making the conversations (decoding each span's attributes and
+messages, then `turns.py`) is a third of a run over a large source, and each conversation is made
+on its own. So `chosen` hands every other conversation to a `Helper`, a second Python process
+(`python -m specengine.traces.maker`) that reads the same store (its SQLite file is finished and
+only read by then) and sends back what it made as the store's own rows, while this process makes
+the rest; both walk the conversations in the same order by the same filters, so each knows which
+are its own. The helper's conversations are equal to what this process would have made; if it
+fails, this process makes the rest itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import marshal
+import os
+import pickle
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from specengine.sharding import shard_of
+from specengine.source.sources import SourceConfig
+from specengine.traces import genai, openinference
+from specengine.traces.model import Conversation, Elsewhere, TraceParts, Unreadable
+from specengine.traces.otlp import LOG, hex_id, log_of, span_of
+from specengine.traces.store import Fragment, Made, RawItems, TraceStore, in_order, made_item, made_row
+from specengine.traces.turns import conversation_of
+
+Shard = tuple[int, int]  # `--shard i/n`: this run's share (1-based i) of n
+
+HELPER_FROM = 5_000
+"""How many conversations a source needs before a helper process makes half of them (below it,
+starting one costs more than it saves)."""
+
+
+def sampled(key: str, fraction: float) -> bool:
+    """Whether a conversation is in a `sample` of `fraction`: by a hash of its id, so the choice is
+    the same on every run and machine."""
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
+
+
+def wanted(source: SourceConfig, key: str, start: int) -> bool:
+    """Whether a conversation passes the source's `since`, `until` and `sample`."""
+    if source.since_ns is not None and start < source.since_ns:
+        return False
+    if source.until_ns is not None and start >= source.until_ns:
+        return False
+    return source.sample is None or sampled(key, source.sample)
+
+
+def _decoded(trace_id: str, file: str, items: RawItems, key: str) -> tuple[TraceParts, list[Unreadable]]:
+    """A trace kept as written, decoded into what its conventions say, with the spans that could not
+    be read (`key`: the conversation it is part of)."""
+    parts = TraceParts(trace_id, file)
+    problems: list[Unreadable] = []
+    for kind, raw in items:
+        try:
+            if kind == LOG:
+                record = log_of(raw)
+                if record.span_id:
+                    parts.events.setdefault(record.span_id, []).append(record)
+                continue
+            span = span_of(raw)
+            parts.saw(span.start_ns)
+            genai.take_span(span, parts) or openinference.take_span(span, parts)
+        except (ValueError, TypeError, RecursionError) as exc:  # one span, never the source
+            why = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+            span_id = hex_id(raw.get("spanId"))
+            problems.append(Unreadable(file, trace_id, f"span {span_id}: {why}", conversation=key))
+    return parts, problems
+
+
+def make(source: str, key: str, fragments: list[Fragment]) -> list[Conversation | Unreadable]:
+    """One conversation from its stored fragments: the spans that could not be read, then the
+    conversation (or why its traces make none); nothing when no trace of it holds a model call, a
+    tool or a conversation id."""
+    made: list[Conversation | Unreadable] = []
+    traces: list[TraceParts] = []
+    for trace in TraceStore.traces(fragments):
+        if not isinstance(trace, TraceParts):
+            trace, problems = _decoded(*trace, key)
+            made += problems
+            if not (trace.calls or trace.tools or trace.conversation):
+                continue  # no model call, tool or conversation id: not a conversation's trace
+        traces.append(trace)
+    if not traces:
+        return made
+    try:
+        made.append(conversation_of(key, source, traces))
+    except ValueError as exc:
+        first = min(traces, key=lambda parts: parts.start_ns)
+        made.append(Unreadable(first.file, first.trace_id, str(exc), conversation=key))
+    return made
+
+
+def _ours(source: SourceConfig, shard: Shard | None, key: str, start: int) -> bool | None:
+    """Whether this shard makes a conversation: True, or False for one of another shard (handed on
+    by its key), or None when the source's filters leave it out."""
+    if not wanted(source, key, start):
+        return None
+    return shard is None or shard_of(key, shard[1]) == shard[0]
+
+
+def chosen(source: SourceConfig, store: TraceStore, shard: Shard | None) -> Iterator[Made]:
+    """The stored conversations that pass the source's filters, in the order they started; those of
+    another shard as their key alone, undecoded (they count towards `limit` as the others do). With
+    a helper, the store hands out the fragments of the even-numbered conversations only: the
+    helper makes the others."""
+    count = 0
+    helper = None
+    if store.group() >= HELPER_FROM and (os.cpu_count() or 1) > 1:
+        helper = Helper.start(store.path, source, shard)
+    try:
+        for key, start, fragments in store.conversations((0, 2) if helper is not None else (0, 1)):
+            if source.limit is not None and count >= source.limit:
+                return
+            ours = _ours(source, shard, key, start)
+            if ours is None:
+                continue
+            if not ours:
+                count += 1
+                yield Elsewhere(key)
+                continue
+            made = helper.take() if fragments is None and helper is not None else None
+            if made is None:
+                made = [*make(source.name, key, fragments if fragments is not None else store.fragments(key))]
+            for item in made:
+                count += isinstance(item, Conversation)
+                yield item
+    finally:
+        if helper is not None:
+            helper.close()
+
+
+class Helper:
+    """A second process making every other conversation of this shard, in order."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process: subprocess.Popen[bytes] | None = process
+
+    @classmethod
+    def start(cls, path: Path, source: SourceConfig, shard: Shard | None) -> Helper | None:
+        package = Path(__file__).resolve().parent.parent.parent
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package), os.environ.get("PYTHONPATH", "")])}
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "specengine.traces.maker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=env,
+            )
+            assert process.stdin is not None
+            process.stdin.write(pickle.dumps((str(path), source, shard)))
+            process.stdin.close()
+        except OSError:
+            return None
+        return cls(process)
+
+    def take(self) -> list[Made] | None:
+        """What the helper made of its next conversation, or None once it has failed (the caller
+        then makes it)."""
+        if self.process is None or self.process.stdout is None:
+            return None
+        size = _exactly(self.process.stdout, 4)
+        blob = _exactly(self.process.stdout, int.from_bytes(size, "big")) if size is not None else None
+        if blob is None:
+            self.close()
+            return None
+        return [made_item(row) for row in marshal.loads(blob)]
+
+    def close(self) -> None:
+        if self.process is None:
+            return
+        self.process.kill()
+        self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.process = None
+
+
+def _exactly(stream: IO[bytes], size: int) -> bytes | None:
+    data = stream.read(size)
+    return data if len(data) == size else None
+
+
+def _serve(path: str, source: SourceConfig, shard: Shard | None, out: IO[bytes]) -> None:
+    """The helper's side: the odd-numbered conversations this shard makes, in order."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    for key, start, fragments in in_order(db, (1, 2)):
+        if fragments is None or not _ours(source, shard, key, start):
+            continue
+        rows: list[Any] = [made_row(item) for item in make(source.name, key, fragments)]
+        blob = marshal.dumps(rows)
+        out.write(len(blob).to_bytes(4, "big") + blob)
+    out.flush()
+
+
+if __name__ == "__main__":
+    gc.disable()  # making conversations leaves no reference cycles (read.py's collector_paused)
+    path, config, shard = pickle.loads(sys.stdin.buffer.read())
+    with contextlib.suppress(BrokenPipeError):  # the run stopped reading (its `limit` was reached)
+        _serve(path, config, shard, sys.stdout.buffer)
