@@ -185,6 +185,7 @@ def write_traces(folder: Path, count: int, per_line: int = 100) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--conversations", type=int, default=10_000)
+    parser.add_argument("--shard", help="i/n: grade one shard of the conversations, as a CI job would")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder_name:
         folder = Path(folder_name)
@@ -195,8 +196,9 @@ def main() -> None:
         (folder / "spec.yaml").write_text(SPEC, encoding="utf-8")
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
         started = time.perf_counter()
+        shard = ["--shard", args.shard] if args.shard else []
         done = subprocess.run(
-            [sys.executable, "-m", "specengine", "run", "spec.yaml", "-o", "out.json"],
+            [sys.executable, "-m", "specengine", "run", "spec.yaml", "-o", "out.json", *shard],
             cwd=folder,
             env=env,
             capture_output=True,
@@ -207,9 +209,11 @@ def main() -> None:
         peak_mb = child.ru_maxrss / 1024
         cpu = child.ru_utime + child.ru_stime
         print(done.stdout.strip().splitlines()[-2] if done.stdout.strip() else done.stderr[-500:])
+        which = f" (shard {args.shard})" if args.shard else ""
         print(
-            f"{spans:,} spans, {args.conversations:,} conversations:"
-            f" {took:.1f} s ({cpu:.1f} s of CPU), peak memory {peak_mb:.0f} MB"
+            f"{spans:,} spans, {args.conversations:,} conversations{which}: {took:.1f} s"
+            f" ({cpu:.1f} s of CPU, the helper process's included), peak memory {peak_mb:.0f} MB,"
+            f" load average {os.getloadavg()[0]:.1f}"
         )
 
 
