@@ -426,19 +426,25 @@ def test_shards_split_a_source_by_conversation_decode_only_their_own_and_merge_i
 
 def test_a_helper_process_makes_every_other_conversation_and_they_are_the_same(recorded, monkeypatch):
     """A large source's conversations are made half here, half by a second process: the same
-    conversations, in the same order, with a sample and a shard alike."""
+    conversations, in the same order, with a sample and a shard alike; and the same again when the
+    helper is late (the run makes what has not come yet itself)."""
     from specengine.source.sources import source_config
     from specengine.traces import maker, read
 
     config = source_config("prod", {"otlp": "genai-*.json", "sample": 0.8})
     helped: list[object] = []
-    take = maker.Helper.take
+    take, poll = maker.Helper.take, maker.select.select
 
     def counted(helper: maker.Helper) -> object:
         helped.append(made := take(helper))
         return made
 
-    for shard in (None, (2, 3)):
+    def waiting(read_from: list[int], write_to: list[int], failed: list[int], timeout: float) -> object:
+        if len(helped) < skipped:  # not sent yet: made here, and the helper's copy let go later
+            return [], [], []
+        return poll(read_from, write_to, failed, None)  # waited for: all it sends, to its end
+
+    for shard, skipped in ((None, 0), ((2, 3), 0), (None, 3)):
         helped.clear()
         monkeypatch.setattr(read, "_read", {})
         alone = list(read.conversations(config, recorded, shard))
@@ -446,7 +452,9 @@ def test_a_helper_process_makes_every_other_conversation_and_they_are_the_same(r
         monkeypatch.setattr(maker, "HELPER_FROM", 1)
         monkeypatch.setattr(maker.os, "cpu_count", lambda: 2)
         monkeypatch.setattr(maker.Helper, "take", counted)
+        monkeypatch.setattr(maker.select, "select", waiting)
         together = list(read.conversations(config, recorded, shard))
         monkeypatch.undo()
         assert together == alone and len(alone) > 20
-        assert len(helped) > 5 and None not in helped  # the helper made its half, and nothing failed
+        assert len(helped) > 5  # every other conversation was the helper's
+        assert helped.count(None) == skipped  # and it made all but those it had not sent in time

@@ -7,8 +7,9 @@ on its own. So `chosen` hands every other conversation to a `Helper`, a second P
 (`python -m specengine.traces.maker`) that reads the same store (its SQLite file is finished and
 only read by then) and sends back what it made as the store's own rows, while this process makes
 the rest; both walk the conversations in the same order by the same filters, so each knows which
-are its own. The helper's conversations are equal to what this process would have made; if it
-fails, this process makes the rest itself.
+are its own. The helper's conversations are equal to what this process would have made. This
+process never waits for it: one the helper has not sent yet when it is needed (the helper is still
+starting, the machine is busy, it failed) is made here, so a helper can only take work off the run.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ import hashlib
 import marshal
 import os
 import pickle
+import select
 import sqlite3
 import subprocess
 import sys
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -142,10 +145,17 @@ def chosen(source: SourceConfig, store: TraceStore, shard: Shard | None) -> Iter
 
 
 class Helper:
-    """A second process making every other conversation of this shard, in order."""
+    """A second process making every other conversation of this shard, in order. What it sends is
+    read as it arrives, never waited for: a conversation it has not sent yet when it is needed is
+    made here instead, and the helper's copy let go when it comes, so a helper slowed by a busy
+    machine never holds the run up."""
 
     def __init__(self, process: subprocess.Popen[bytes]) -> None:
         self.process: subprocess.Popen[bytes] | None = process
+        self._pending = bytearray()  # read, not yet a whole conversation's rows
+        self._sent: deque[bytes] = deque()  # whole ones, not yet taken
+        self._first = 0  # the number (in the helper's order) of the first of `_sent`
+        self._asked = 0  # how many of the helper's conversations have been needed
 
     @classmethod
     def start(cls, path: Path, source: SourceConfig, shard: Shard | None) -> Helper | None:
@@ -167,16 +177,38 @@ class Helper:
         return cls(process)
 
     def take(self) -> list[Made] | None:
-        """What the helper made of its next conversation, or None once it has failed (the caller
-        then makes it)."""
+        """What the helper made of its next conversation, or None when it has not sent it yet (or
+        has failed): the caller then makes that one itself."""
+        number = self._asked
+        self._asked += 1
+        self._receive()
+        while self._sent and self._first < number:  # made here already
+            self._sent.popleft()
+            self._first += 1
+        if not self._sent:
+            return None
+        self._first += 1
+        return [made_item(row) for row in marshal.loads(self._sent.popleft())]
+
+    def _receive(self) -> None:
+        """Read what the helper has sent so far, without waiting."""
         if self.process is None or self.process.stdout is None:
-            return None
-        size = _exactly(self.process.stdout, 4)
-        blob = _exactly(self.process.stdout, int.from_bytes(size, "big")) if size is not None else None
-        if blob is None:
-            self.close()
-            return None
-        return [made_item(row) for row in marshal.loads(blob)]
+            return
+        descriptor = self.process.stdout.fileno()
+        while select.select([descriptor], [], [], 0)[0]:
+            chunk = os.read(descriptor, 1 << 20)
+            if not chunk:  # it finished, or failed: what it sent is kept, the rest made here
+                self.close()
+                break
+            self._pending += chunk
+        at = 0
+        while len(self._pending) - at >= 4:
+            size = int.from_bytes(self._pending[at : at + 4], "big")
+            if len(self._pending) - at - 4 < size:
+                break
+            self._sent.append(bytes(self._pending[at + 4 : at + 4 + size]))
+            at += 4 + size
+        del self._pending[:at]
 
     def close(self) -> None:
         if self.process is None:
@@ -186,11 +218,6 @@ class Helper:
         if self.process.stdout is not None:
             self.process.stdout.close()
         self.process = None
-
-
-def _exactly(stream: IO[bytes], size: int) -> bytes | None:
-    data = stream.read(size)
-    return data if len(data) == size else None
 
 
 def _serve(path: str, source: SourceConfig, shard: Shard | None, out: IO[bytes]) -> None:
