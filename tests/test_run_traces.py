@@ -425,7 +425,7 @@ def test_shards_split_a_source_by_conversation_decode_only_their_own_and_merge_i
 
 
 def test_a_helper_process_makes_every_other_conversation_and_they_are_the_same(recorded, monkeypatch):
-    """A large source's conversations are made half here, half by a second process: the same
+    """A large source's conversations are made partly here, mostly by a second process: the same
     conversations, in the same order, with a sample and a shard alike; and the same again when the
     helper is late (the run makes what has not come yet itself)."""
     from specengine.source.sources import source_config
@@ -456,5 +456,5 @@ def test_a_helper_process_makes_every_other_conversation_and_they_are_the_same(r
         together = list(read.conversations(config, recorded, shard))
         monkeypatch.undo()
         assert together == alone and len(alone) > 20
-        assert len(helped) > 5  # every other conversation was the helper's
+        assert len(helped) > 5  # two conversations in three were the helper's
         assert helped.count(None) == skipped  # and it made all but those it had not sent in time

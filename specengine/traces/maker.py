@@ -3,13 +3,14 @@ for a large source on a machine with a second core, in a helper process working 
 
 Once the store holds every trace, making the conversations (decoding each span's attributes and
 messages, then `turns.py`) is a third of a run over a large source, and each conversation is made
-on its own. So `chosen` hands every other conversation to a `Helper`, a second Python process
+on its own. So `chosen` hands two conversations in three to a `Helper`, a second Python process
 (`python -m specengine.traces.maker`) that reads the same store (its SQLite file is finished and
 only read by then) and sends back what it made as the store's own rows, while this process makes
-the rest; both walk the conversations in the same order by the same filters, so each knows which
-are its own. The helper's conversations are equal to what this process would have made. This
-process never waits for it: one the helper has not sent yet when it is needed (the helper is still
-starting, the machine is busy, it failed) is made here, so a helper can only take work off the run.
+the rest and compiles and grades them all; both walk the conversations in the same order by the
+same filters, so each knows which are its own. The helper's conversations are equal to what this
+process would have made. This process never waits for it: one the helper has not sent yet when it
+is needed (the helper is still starting, the machine is busy, it failed) is made here, so a helper
+can only take work off the run.
 """
 
 from __future__ import annotations
@@ -39,8 +40,12 @@ from specengine.traces.turns import conversation_of
 
 Shard = tuple[int, int]  # `--shard i/n`: this run's share (1-based i) of n
 
+EVERY = 3
+"""With a helper, the run makes one conversation in EVERY and the helper the others: the run also
+compiles every case and grades it, so the helper can take the larger share of the making."""
+
 HELPER_FROM = 5_000
-"""How many conversations a source needs before a helper process makes half of them (below it,
+"""How many conversations a source needs before a helper process makes most of them (below it,
 starting one costs more than it saves)."""
 
 
@@ -116,14 +121,14 @@ def _ours(source: SourceConfig, shard: Shard | None, key: str, start: int) -> bo
 def chosen(source: SourceConfig, store: TraceStore, shard: Shard | None) -> Iterator[Made]:
     """The stored conversations that pass the source's filters, in the order they started; those of
     another shard as their key alone, undecoded (they count towards `limit` as the others do). With
-    a helper, the store hands out the fragments of the even-numbered conversations only: the
-    helper makes the others."""
+    a helper, the store hands out the fragments of one conversation in EVERY only: the helper makes
+    the others."""
     count = 0
     helper = None
     if store.group() >= HELPER_FROM and (os.cpu_count() or 1) > 1:
         helper = Helper.start(store.path, source, shard)
     try:
-        for key, start, fragments in store.conversations((0, 2) if helper is not None else (0, 1)):
+        for key, start, fragments in store.conversations(EVERY if helper is not None else 1):
             if source.limit is not None and count >= source.limit:
                 return
             ours = _ours(source, shard, key, start)
@@ -145,7 +150,7 @@ def chosen(source: SourceConfig, store: TraceStore, shard: Shard | None) -> Iter
 
 
 class Helper:
-    """A second process making every other conversation of this shard, in order. What it sends is
+    """A second process making two conversations in three of this shard, in order. What it sends is
     read as it arrives, never waited for: a conversation it has not sent yet when it is needed is
     made here instead, and the helper's copy let go when it comes, so a helper slowed by a busy
     machine never holds the run up."""
@@ -221,9 +226,9 @@ class Helper:
 
 
 def _serve(path: str, source: SourceConfig, shard: Shard | None, out: IO[bytes]) -> None:
-    """The helper's side: the odd-numbered conversations this shard makes, in order."""
+    """The helper's side: the conversations of this shard that are not one in EVERY, in order."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    for key, start, fragments in in_order(db, (1, 2)):
+    for key, start, fragments in in_order(db, EVERY, mine=False):
         if fragments is None or not _ours(source, shard, key, start):
             continue
         rows: list[Any] = [made_row(item) for item in make(source.name, key, fragments)]

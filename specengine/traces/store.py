@@ -61,12 +61,14 @@ CREATE TABLE ordered AS
 """
 
 # every conversation in `ordered`'s order (its rowid) with its fragments, or one row of NULLs for
-# a conversation not asked for (`?2` of them, from number `?1`, are): one query walked once, with no
-# sort (a query per conversation took a twentieth of a run over 1,000,000 spans)
+# a conversation not asked for (those whose number is a multiple of `?1` are when `?2`, the others
+# when not): one query walked once, with no sort (a query per conversation took a twentieth of a
+# run over 1,000,000 spans)
 _IN_ORDER = """
 SELECT ordered.rowid, ordered.conversation, ordered.started,
        fragments.rowid, fragments.trace, fragments.file, fragments.raw, fragments.parts
-FROM ordered LEFT JOIN traces ON traces.conversation = ordered.conversation AND ordered.rowid % ?2 = ?1
+FROM ordered LEFT JOIN traces
+  ON traces.conversation = ordered.conversation AND (ordered.rowid % ?1 = 0) = ?2
 LEFT JOIN fragments ON fragments.trace = traces.trace ORDER BY ordered.rowid
 """
 
@@ -143,11 +145,11 @@ class TraceStore:
         self._db.commit()
         return int(self._db.execute("SELECT COUNT(*) FROM ordered").fetchone()[0])
 
-    def conversations(self, part: tuple[int, int] = (0, 1)) -> Iterator[Grouped]:
-        """Each conversation's key, start and fragments (for `traces`; only for the conversations in
-        `part`, see `in_order`), in the order the conversations started; traces with no model call,
+    def conversations(self, every: int = 1, mine: bool = True) -> Iterator[Grouped]:
+        """Each conversation's key, start and fragments (for `traces`; only for some, by `every` and
+        `mine`: see `in_order`), in the order the conversations started; traces with no model call,
         tool or conversation id (as far as `add` could tell) are left out."""
-        return in_order(self._db, part)
+        return in_order(self._db, every, mine)
 
     def fragments(self, key: str) -> list[Fragment]:
         """One conversation's fragments, in the order they were kept."""
@@ -191,11 +193,12 @@ class TraceStore:
         self._finalizer()
 
 
-def in_order(db: sqlite3.Connection, part: tuple[int, int] = (0, 1)) -> Iterator[Grouped]:
-    """A grouped store's conversations, in order, each with its fragments when it is in `part`
-    (number `r` of every `n`, counted from 1; else None): `TraceStore.conversations`, and a helper
-    process reading the same file with its own connection (maker.py)."""
-    rows = db.execute(_IN_ORDER, (part[0] % part[1], part[1]))
+def in_order(db: sqlite3.Connection, every: int = 1, mine: bool = True) -> Iterator[Grouped]:
+    """A grouped store's conversations, in order, each with its fragments (else None) when its
+    number (from 1, in that order) is a multiple of `every` (`mine`), or when it is not (not
+    `mine`): `TraceStore.conversations`, and a helper process reading the same file with its own
+    connection (maker.py)."""
+    rows = db.execute(_IN_ORDER, (every, mine))
     for (_, key, started), group in groupby(rows, key=lambda row: row[:3]):
         fragments = [row[3:] for row in group if row[3] is not None]
         yield key, started, sorted(fragments) if fragments else None  # in the order they were kept
