@@ -424,7 +424,7 @@ def test_shards_split_a_source_by_conversation_decode_only_their_own_and_merge_i
     assert "shard" not in whole["selection"]
 
 
-def test_a_helper_process_makes_every_other_conversation_and_they_are_the_same(recorded, monkeypatch):
+def test_a_helper_process_makes_most_conversations_and_they_are_the_same(recorded, monkeypatch):
     """A large source's conversations are made partly here, mostly by a second process: the same
     conversations, in the same order, with a sample and a shard alike; and the same again when the
     helper is late (the run makes what has not come yet itself)."""
