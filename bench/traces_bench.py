@@ -24,16 +24,15 @@ after, one run after the other in one sitting; wall time, CPU time, peak memory 
       --shard 1/4  1,000,000  73.0 s, 50.1 s CPU, 125 MB (4.3)      37.0 s, 28.4 s CPU, 124 MB (3.9)
       --shard 1/4  160,000                                          5.8 s, 4.9 s CPU, 124 MB (4.1)
 
-At 1,000,000 spans the run's own process took 58.9 s of CPU and the helper 13.2 s: with a second
-core free the wall time would be about the run's own CPU time, under a minute (not measured: the
-machine was never idle); loaded by others to 2.5 on its 2 cores, it was 66.8 s. A shard still
-reads every file, but decodes and grades only its own conversations: a quarter of the source took
-39% of the whole run's CPU time.
-Run as above with 125,000 conversations, at a load of 5.1, this script printed 109.6 s (74.9 s of
-CPU), peak memory 134 MB.
-The helper's own peak memory is 24 MB beside the run's 130 MB, at 160,000 spans as at 1,000,000
-(ru_maxrss of RUSAGE_CHILDREN counts the pages a forked child shares with the run before it starts
-Python).
+At 1,000,000 spans the run's own process took 58.9 s of CPU and the helper 13.2 s; in a second
+sitting (after a rebase) 60.2 s and 13.1 s, 73.5 s of wall time at a load of 2.7, where the code
+before took 104.5 s and 77.3 s of CPU at a load of 4.0. With a second core free the wall time
+would be about the run's own CPU time, a minute (not measured: the machine was never idle). Run
+as above with 125,000 conversations, at a load of 5.1, this script printed 109.6 s (74.9 s of
+CPU), peak memory 134 MB. A shard still reads every file, but decodes and grades only its own
+conversations: a quarter of the source took 39% of the whole run's CPU time. The helper's own peak
+memory is 24 MB beside the run's 130 MB, at 160,000 spans as at 1,000,000 (ru_maxrss of
+RUSAGE_CHILDREN counts the pages a forked child shares with the run before it starts Python).
 Before the store (every trace in memory), 20,000 conversations took 33.7 s of CPU and 416 MB.
 """
 
