@@ -164,6 +164,9 @@ class Helper:
 
     @classmethod
     def start(cls, path: Path, source: SourceConfig, shard: Shard | None) -> Helper | None:
+        """The helper, started; None when no Python can be started (the run then makes them all)."""
+        if not sys.executable:  # an embedded interpreter: no program to start
+            return None
         package = Path(__file__).resolve().parent.parent.parent
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package), os.environ.get("PYTHONPATH", "")])}
         try:
