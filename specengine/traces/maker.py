@@ -44,6 +44,8 @@ EVERY = 3
 """With a helper, the run makes one conversation in EVERY and the helper the others: the run also
 compiles every case and grades it, so the helper can take the larger share of the making."""
 
+AHEAD = 256  # at most this many of the helper's conversations are held, read and not yet taken
+
 HELPER_FROM = 5_000
 """How many conversations a source needs before a helper process makes most of them (below it,
 starting one costs more than it saves)."""
@@ -189,26 +191,33 @@ class Helper:
         has failed): the caller then makes that one itself."""
         number = self._asked
         self._asked += 1
-        self._receive()
-        while self._sent and self._first < number:  # made here already
-            self._sent.popleft()
-            self._first += 1
+        self._receive(number)
         if not self._sent:
             return None
         self._first += 1
         return [made_item(row) for row in marshal.loads(self._sent.popleft())]
 
-    def _receive(self) -> None:
-        """Read what the helper has sent so far, without waiting."""
-        if self.process is None or self.process.stdout is None:
-            return
-        descriptor = self.process.stdout.fileno()
-        while select.select([descriptor], [], [], 0)[0]:
+    def _receive(self, number: int) -> None:
+        """Read what the helper has sent so far, without waiting, letting go of what came before
+        conversation `number` (made here already); at most AHEAD conversations are held, the rest
+        waits in the pipe (and the helper with it), so memory stays bounded."""
+        while True:
+            self._frames()
+            while self._sent and self._first < number:
+                self._sent.popleft()
+                self._first += 1
+            if len(self._sent) >= AHEAD or self.process is None or self.process.stdout is None:
+                return
+            descriptor = self.process.stdout.fileno()
+            if not select.select([descriptor], [], [], 0)[0]:
+                return
             chunk = os.read(descriptor, 1 << 20)
             if not chunk:  # it finished, or failed: what it sent is kept, the rest made here
                 self.close()
-                break
             self._pending += chunk
+
+    def _frames(self) -> None:
+        """The whole conversations' rows among the bytes read, each as sent."""
         at = 0
         while len(self._pending) - at >= 4:
             size = int.from_bytes(self._pending[at : at + 4], "big")
