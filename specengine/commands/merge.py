@@ -60,7 +60,8 @@ def merge(
     files = f"{len(inputs)} file{'s' if len(inputs) != 1 else ''}"
     counts = f"{s['passed']} passed, {s['failed']} failed, {s['errored']} errored, {s['skipped']} skipped"
     target = "" if str(output) == "-" else f" -> {output}"
+    rate = format_rate(pass_rate(s["passed"], s["failed"], s["errored"]))
     typer.echo(
-        f"merged {files}: {s['cases']} cases, {counts} (pass rate {format_rate(pass_rate(s))}){target}",
+        f"merged {files}: {s['cases']} cases, {counts} (pass rate {rate}){target}",
         err=True,
     )

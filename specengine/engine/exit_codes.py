@@ -24,7 +24,7 @@ def exit_code(summary: Mapping[str, Any], min_pass_rate: float | None) -> int:
     if broken_budgets(summary):
         return EXIT_FAILED
     if min_pass_rate is not None:
-        rate = pass_rate(summary)
+        rate = pass_rate(summary["passed"], summary["failed"], summary["errored"])
         rate = 1.0 if rate is None else rate
         return EXIT_OK if rate >= min_pass_rate - 1e-12 else EXIT_FAILED
     return EXIT_FAILED if summary["failed"] or summary["errored"] else EXIT_OK

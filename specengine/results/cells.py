@@ -20,6 +20,7 @@ from typing import Any
 from specengine.results.budgets import budget_outcomes
 from specengine.results.decode import read_budget_limits, read_cell_names, read_prices
 from specengine.results.loaded import Case, CellFigures, Price, Run
+from specengine.results.model import pass_rate
 from specengine.stats import percentile, wilson_interval
 from specengine.usage import TokenUsage, total_usage
 
@@ -77,8 +78,8 @@ class CellTally:
 
 def _figures(name: str | None, cell: _Cell) -> CellFigures:
     passed, failed, errored = (cell.counts[status] for status in ("passed", "failed", "error"))
-    ran = passed + failed + errored
-    interval = wilson_interval(passed, ran)
+    rate = pass_rate(passed, failed, errored)
+    interval = wilson_interval(passed, passed + failed + errored)
     return CellFigures(
         cell=name,
         cases=cell.counts.total(),
@@ -86,7 +87,7 @@ def _figures(name: str | None, cell: _Cell) -> CellFigures:
         failed=failed,
         errored=errored,
         skipped=cell.counts["skipped"],
-        pass_rate=round(passed / ran, 6) if ran else None,
+        pass_rate=round(rate, 6) if rate is not None else None,
         pass_rate_95=(round(interval[0], 6), round(interval[1], 6)) if interval else None,
         judge_score=_mean(cell.judge_scores),
         latency_p50_s=_rounded(percentile(cell.latencies, 50)),

@@ -373,9 +373,8 @@ class Summary:
 
     @property
     def pass_rate(self) -> float | None:
-        """passed / (passed + failed + errored), the rate `--min-pass-rate` gates on (model.py's rule);
-        None if nothing ran."""
-        return pass_rate({"passed": self.passed, "failed": self.failed, "errored": self.errored})
+        """The rate `--min-pass-rate` gates on (model.py's rule); None if nothing ran."""
+        return pass_rate(self.passed, self.failed, self.errored)
 
 
 @dataclass(frozen=True)

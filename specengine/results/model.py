@@ -373,7 +373,8 @@ class Tally:
         return data
 
 
-def pass_rate(summary: Mapping[str, Any]) -> float | None:
-    """passed / (passed + failed + errored), the rate `--min-pass-rate` gates on; None if nothing ran."""
-    ran = summary.get("passed", 0) + summary.get("failed", 0) + summary.get("errored", 0)
-    return summary.get("passed", 0) / ran if ran else None
+def pass_rate(passed: int, failed: int, errored: int = 0) -> float | None:
+    """passed / (passed + failed + errored), the rate `--min-pass-rate` gates on and every report,
+    chart and cell shows; None if nothing ran. The one place a pass rate is computed."""
+    ran = passed + failed + errored
+    return passed / ran if ran else None

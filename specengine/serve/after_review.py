@@ -13,13 +13,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from specengine.results.loaded import Case
+from specengine.results.model import pass_rate
 from specengine.review.verdicts import CaseReviews
 
 _RAN = ("passed", "failed", "error")
 
 
 def rate_after_review(cases: Iterable[tuple[str, str]], reviews: Mapping[str, CaseReviews]) -> float | None:
-    """passed / ran over (case id, engine status) pairs, each reviewed case at its outcome after review."""
+    """The pass rate over (case id, engine status) pairs, each reviewed case at its outcome after review."""
     passed = ran = 0
     for case_id, status in cases:
         if status not in _RAN:
@@ -28,7 +29,7 @@ def rate_after_review(cases: Iterable[tuple[str, str]], reviews: Mapping[str, Ca
         outcome = found.outcome if found is not None and found.outcome else status
         ran += 1
         passed += outcome == "passed"
-    return passed / ran if ran else None
+    return pass_rate(passed, ran - passed)
 
 
 def run_rate_after_review(run: Any, reviews: Mapping[str, CaseReviews]) -> float | None:
@@ -38,7 +39,7 @@ def run_rate_after_review(run: Any, reviews: Mapping[str, CaseReviews]) -> float
     for item in reviews.values():
         if item.changed:
             passed += (item.outcome == "passed") - (item.status == "passed")
-    return passed / ran if ran else None
+    return pass_rate(passed, ran - passed)
 
 
 def cell_rates_after_review(

@@ -22,6 +22,7 @@ from specengine.report.facts import failure_headline
 from specengine.report.simulated import stop_text, user_claim
 from specengine.results.decode import read_case
 from specengine.results.loaded import Case
+from specengine.results.model import pass_rate
 from specengine.review.agreement import MIN_REVIEWED
 from specengine.review.verdicts import review_counts
 from specengine.serve.after_review import run_rate_after_review
@@ -63,8 +64,9 @@ def runs_page(request: Request) -> HTMLResponse:
     if suite:
         for item in runs:
             row = item.row
-            ran = row["suite_passed"] + row["suite_failed"] + row["suite_errored"]
-            suite_rates[row["run_id"]] = row["suite_passed"] / ran if ran else None
+            suite_rates[row["run_id"]] = pass_rate(
+                row["suite_passed"], row["suite_failed"], row["suite_errored"]
+            )
     points = [
         RatePoint(
             item.row["run_id"],
