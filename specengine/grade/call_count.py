@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from specengine.grade.match_result import plural
+from specengine.words import counted
 
 RANGE_KEYS = ("gte", "gt", "lte", "lt")
 
@@ -33,11 +33,11 @@ class CallCount:
     def __str__(self) -> str:
         """`2 times`, `1 to 3 times`, `at least 2 times`, `at most 3 times`."""
         if self.high is None:
-            return f"at least {plural(self.low, 'time')}"
+            return f"at least {counted(self.low, 'time')}"
         if self.high == self.low:
-            return plural(self.low, "time")
+            return counted(self.low, "time")
         if self.low == 1:
-            return f"at most {plural(self.high, 'time')}"
+            return f"at most {counted(self.high, 'time')}"
         return f"{self.low} to {self.high} times"
 
 

@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from specengine.grade.arg_matchers import describe_value, is_matcher, match_arg
-from specengine.grade.match_result import number_of, plural, quote
+from specengine.grade.match_result import number_of, quote
 from specengine.templates import value_text
+from specengine.words import counted
 
 _KEY = re.compile(r"\$?[A-Za-z_][A-Za-z0-9_-]*")  # `$` for the keys of argument matchers
 
@@ -107,7 +108,7 @@ def deep_contains(expected: Any, actual: Any, path: str = "args") -> list[str]:
         if not isinstance(actual, (list, tuple)):
             return [f"{path}: expected a list, got {describe_value(actual)}"]
         if len(expected) != len(actual):
-            return [f"{path}: expected {plural(len(expected), 'item')}, got {len(actual)}"]
+            return [f"{path}: expected {counted(len(expected), 'item')}, got {len(actual)}"]
         problems = []
         for index, (item, actual_item) in enumerate(zip(expected, actual, strict=True)):
             problems += value_problems(item, actual_item, f"{path}[{index}]")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from specengine.errors import TemplateError
 from specengine.grade.match_result import MatchInput
 from specengine.grade.matchers import MATCHERS, default_name, match
-from specengine.grade.tool_hints import TOOL_CHECKS, tool_hint, unseen_reason
+from specengine.grade.tool_hints import TOOL_CHECKS, in_scope, tool_hint, unseen_reason
 from specengine.judge.kinds import CONVERSATION_KINDS, GOAL, NO_JUDGE
 from specengine.plan import Case, Check, JudgeConfig, Step
 from specengine.results.model import CheckResult, SkipCode, TrialResult, trial_status
@@ -55,12 +55,6 @@ def _result(
         threshold=check.threshold.as_dict(),
         **fields,
     )
-
-
-def _scope(check: Check, record: TurnRecord, records: Sequence[TurnRecord]) -> list[TurnRecord]:
-    if check.scope != "conversation":
-        return [record]
-    return [r for r in records if r.conversation == record.conversation and r.number <= record.number]
 
 
 def _text(check: Check, record: TurnRecord, variables: Mapping[str, Any]) -> str:
@@ -138,7 +132,7 @@ def grade_check(
 def _match_input(check: Check, record: TurnRecord, records: Sequence[TurnRecord], text: str) -> MatchInput:
     """What the check's matcher sees: `text` (the reply or the rendered value) and the turns in scope."""
     if check.scope == "conversation":
-        turns = tuple(r.turn for r in _scope(check, record, records))
+        turns = tuple(r.turn for r in in_scope(check, record, records))
     else:
         turns = (record.turn,)
     subject = "the value" if check.value is not None else "the reply"
@@ -151,12 +145,12 @@ def _question(check: Check, record: TurnRecord, records: Sequence[TurnRecord]) -
     if check.judge is not None and check.judge.kind in CONVERSATION_KINDS:
         from specengine.judge.conversation import conversation_text
 
-        return conversation_text(_scope(check, record, records))
+        return conversation_text(in_scope(check, record, records))
     if check.scope != "conversation":
         return record.message
     from specengine.judge.judge import transcript as judge_transcript
 
-    scoped = _scope(check, record, records)
+    scoped = in_scope(check, record, records)
     return judge_transcript(
         pair for r in scoped for pair in (("user", r.message), ("assistant", r.turn.reply))
     )

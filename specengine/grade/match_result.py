@@ -134,10 +134,6 @@ def quoted_list(texts: Sequence[str]) -> str:
     return ", ".join(quote(text) for text in texts)
 
 
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
-
-
 def failed(reason: str, expected: Detail = None, got: Detail = None) -> MatchResult:
     return MatchResult(0.0, reason, expected, got)
 

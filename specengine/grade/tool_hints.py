@@ -36,7 +36,7 @@ def tool_hint(check: Check, argument: Any, record: TurnRecord, records: Sequence
     wanted = list(dict.fromkeys(_names(check.matcher, argument)))
     if not wanted:
         return ""
-    scope = _in_scope(check, record, records)
+    scope = in_scope(check, record, records)
     made = [call.name for r in scope for call in r.turn.tool_calls]
     hints = [_near(name, made) for name in wanted if name not in made]
     found = [hint for hint in hints if hint]
@@ -74,7 +74,8 @@ def _names(matcher: str, argument: Any) -> Iterable[str]:
                 yield name.strip()
 
 
-def _in_scope(check: Check, record: TurnRecord, records: Sequence[TurnRecord]) -> list[TurnRecord]:
+def in_scope(check: Check, record: TurnRecord, records: Sequence[TurnRecord]) -> list[TurnRecord]:
+    """The turns a check reads: its own, or with `scope: conversation` its conversation up to it."""
     if check.scope != "conversation":
         return [record]
     return [r for r in records if r.conversation == record.conversation and r.number <= record.number]

@@ -19,13 +19,13 @@ from specengine.grade.match_result import (
     failed,
     number_of,
     passed,
-    plural,
     quote,
     truncate,
 )
 from specengine.grade.wanted_call import argument_problems, wanted_call
 from specengine.templates import value_text
 from specengine.transcript import ToolCall
+from specengine.words import counted
 
 
 def calls_in_scope(data: MatchInput) -> list[ToolCall]:
@@ -65,13 +65,13 @@ def called_tool(argument: Any, data: MatchInput, times: Any = None) -> MatchResu
         )
     expected = name if times is None else f"{name} {count}"
     if count.allows(len(hits)):
-        return passed(f"{name} was called {plural(len(hits), 'time')}", expected, got)
+        return passed(f"{name} was called {counted(len(hits), 'time')}", expected, got)
     if not calls:
         return failed(f"{name} was not called; no tools were called", expected, got)
     if not hits:
         return failed(f"{name} was not called; calls made: {calls_text(calls)}", expected, got)
     return failed(
-        f"{name} was called {plural(len(hits), 'time')}, expected {count}: {calls_text(hits)}", expected, got
+        f"{name} was called {counted(len(hits), 'time')}, expected {count}: {calls_text(hits)}", expected, got
     )
 
 
@@ -84,7 +84,7 @@ def not_called_tool(argument: Any, data: MatchInput) -> MatchResult:
     got = calls_got(calls)
     if not hits:
         return passed(f"{name} was not called", expected, got)
-    return failed(f"{name} was called {plural(len(hits), 'time')}: {calls_text(hits)}", expected, got)
+    return failed(f"{name} was called {counted(len(hits), 'time')}: {calls_text(hits)}", expected, got)
 
 
 def called_tool_with(argument: Any, data: MatchInput) -> MatchResult:
@@ -127,8 +127,8 @@ def max_tool_calls(argument: Any, data: MatchInput) -> MatchResult:
         return broken(f"max_tool_calls needs a whole number of calls, not {quote(argument)}")
     calls = calls_in_scope(data)
     what = "the turn" if len(data.turns) <= 1 else f"the {len(data.turns)} turns"
-    expected = f"at most {plural(limit, 'tool call')}"
-    got = plural(len(calls), "tool call")
+    expected = f"at most {counted(limit, 'tool call')}"
+    got = counted(len(calls), "tool call")
     if len(calls) <= limit:
         return passed(f"{what} made {got}, at most {limit} allowed", expected, got)
     return failed(f"{what} made {got}, the limit is {limit}: {calls_text(calls)}", expected, got)

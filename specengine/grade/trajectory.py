@@ -16,11 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from specengine.grade.match_result import MatchInput, MatchResult, broken, failed, passed, plural, truncate
+from specengine.grade.match_result import MatchInput, MatchResult, broken, failed, passed, truncate
 from specengine.grade.pairing import pair_up
 from specengine.grade.tool_matchers import calls_in_scope, calls_text
 from specengine.grade.wanted_call import WantedCall, argument_problems, wanted_call
 from specengine.transcript import ToolCall
+from specengine.words import counted
 
 MODES = ("in_order", "exact", "any_order", "subset")
 DEFAULT_MODE = "in_order"
@@ -103,10 +104,10 @@ def _exact(wanted: Sequence[WantedCall], calls: Sequence[ToolCall]) -> str | Non
             return f"call {number} ({call.name}): {'; '.join(problems)}"
     if len(calls) > len(wanted):
         extra = calls[len(wanted) :]
-        return f"{plural(len(extra), 'call')} more than listed: {calls_text(extra)}"
+        return f"{counted(len(extra), 'call')} more than listed: {calls_text(extra)}"
     if len(calls) < len(wanted):
         missing = ", ".join(want.name for want in wanted[len(calls) :])
-        return f"expected {plural(len(wanted), 'call')}, got {len(calls)}: {missing} not called"
+        return f"expected {counted(len(wanted), 'call')}, got {len(calls)}: {missing} not called"
     return None
 
 
