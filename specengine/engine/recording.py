@@ -20,7 +20,6 @@ from specengine.index.hook import index_finished_run
 from specengine.mlflow.target import with_mlflow
 from specengine.report.console import FailureLog, print_case_line
 from specengine.report.formats import ReportRequest
-from specengine.results.decode import read_case
 from specengine.results.definition import add_definitions
 from specengine.results.writer import ResultsWriter, default_output, new_run_id, utc_now
 
@@ -110,7 +109,7 @@ async def record(
         data = add_definitions(result.as_dict(), result.case)
         if result.case.recording is not None:  # a recorded conversation: where it was read
             data["recorded"] = result.case.recording.as_dict()
-        case = read_case(writer.append(data))  # as every report reads it
+        case = writer.append(data)  # as written, read as every report reads it
         failures.add(case)
         if options.verbose:
             print_case_line(console, case)

@@ -19,6 +19,7 @@ from typing import Any
 
 from specengine.results.budgets import budget_outcomes
 from specengine.results.decode import read_budget_limits, read_cell_names, read_prices
+from specengine.results.decode_trials import answered_latencies, judge_scores
 from specengine.results.loaded import Case, CellFigures, Price, Run
 from specengine.results.model import pass_rate
 from specengine.stats import percentile, wilson_interval
@@ -62,8 +63,8 @@ class CellTally:
             cell = self.cells[case.cell] = _Cell()
         cell.counts[case.status] += 1
         cell.usage = total_usage((cell.usage, case.usage))
-        cell.latencies += [trial.latency_s for trial in case.trials if not trial.error]
-        cell.judge_scores += [c.score for c in case.checks if c.matcher == "judge" and c.score is not None]
+        cell.latencies += answered_latencies(case.trial_data)  # read without building the trials
+        cell.judge_scores += judge_scores(case.check_data)
         cost = case_cost(case.usage, self.prices.get(str(case.endpoint)))
         if cost is not None:
             cell.cost += cost

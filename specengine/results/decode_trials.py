@@ -129,6 +129,27 @@ def trial_latencies(trial_data: Any) -> tuple[float, ...]:
     return tuple(latency for latency in found if latency is not None)
 
 
+def answered_latencies(trial_data: Any) -> list[float]:
+    """The latencies of the trials that did not error, as read_trial reads each one, without
+    building a trial: the run counts them for every case it writes (cells.py)."""
+    return [
+        number(trial.get("latency_s")) or 0.0
+        for trial in trial_data
+        if isinstance(trial, dict) and not read_error(trial.get("error"))
+    ]
+
+
+def judge_scores(check_data: Any) -> list[float]:
+    """The scores of a case's judge checks that have one, as case_check_fields reads each check,
+    without building a check."""
+    found = (
+        number(check.get("score"))
+        for check in check_data
+        if isinstance(check, dict) and type(matcher := check.get("matcher")) is str and matcher == "judge"
+    )
+    return [score for score in found if score is not None]
+
+
 def check_marks(trial_data: Any, check_data: Any) -> frozenset[str]:
     """What a case's checks hold, read off the file's lists without building a check: `uncertain`
     when some trial's check is, `skipped` when some check is, `soft failed` when one of the case's

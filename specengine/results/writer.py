@@ -21,6 +21,7 @@ from specengine.fast_json import json_line
 from specengine.redact import redact_case
 from specengine.results.cells import CellTally, cell_summary
 from specengine.results.decode import read_case, read_prices
+from specengine.results.loaded import Case
 from specengine.results.model import Tally
 
 RESULTS_FOLDER = Path(".specengine/runs")
@@ -76,31 +77,31 @@ class ResultsWriter:
         self._end = self._log.tell()
         return self
 
-    def append(self, case: Mapping[str, Any]) -> Mapping[str, Any]:
+    def append(self, case: Mapping[str, Any]) -> Case:
         """Write one finished case to the log. It reaches the file before the event loop runs anything
         else (with the other cases finished in the same turn), so it survives a crash.
 
         The case is counted as it is, then written with secrets redacted from its outside text
-        (replies, errors, reasons); returns the case as written.
+        (replies, errors, reasons); returns the case as written, read as every report reads it.
         """
         written = self._write(case)
         self._flush_soon()
         return written
 
-    def _write(self, case: Mapping[str, Any]) -> Mapping[str, Any]:
+    def _write(self, case: Mapping[str, Any]) -> Case:
         assert self._log is not None
         self.tally.add(case)
-        self.cells.add(read_case(case))
-        if self.secrets:
-            case = redact_case(case, self.secrets)
-        line = json_line(case)
+        read = read_case(case)
+        self.cells.add(read)
+        written = redact_case(case, self.secrets) if self.secrets else case
+        line = json_line(written)
         if len(line) > TEXT_EXCERPT:  # only then can a single text be longer than its excerpt
-            case = excerpted(case)
-            line = json_line(case)
+            written = excerpted(written)
+            line = json_line(written)
         self._log.write(line)
-        self._offsets.append((int(case.get("index", len(self._offsets))), self._end))
+        self._offsets.append((int(written.get("index", len(self._offsets))), self._end))
         self._end += len(line)
-        return case
+        return read if written is case else read_case(written)  # most cases are written as they came
 
     def _flush_soon(self) -> None:
         """Flush the log once the cases finishing in this turn of the event loop are all written: one
