@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from specengine.plan import Check, Source, Threshold
-from specengine.results.definition import check_fingerprint, check_mapping, definition_text
+from specengine.plan import Case, Check, Source, Step, Threshold
+from specengine.results.definition import add_definitions, check_fingerprint, check_mapping, definition_text
 
 HERE = Source("spec.yaml", 3)
 
@@ -34,3 +34,18 @@ def test_the_fingerprint_moves_with_gate_threshold_and_definition_only():
     assert base != check_fingerprint("{includes: a}", False, {"gte": 1.0})
     assert base != check_fingerprint("{includes: a}", True, {"gte": 0.8})
     assert base != check_fingerprint("{includes: b}", True, {"gte": 1.0})
+
+
+def test_a_check_reading_the_row_renders_for_every_case_and_one_reading_nothing_is_written_once():
+    by_row = Check("includes", "{{ input.city }}", "includes city", HERE)
+    fixed = Check("latency_below", 30, "latency_below", HERE)
+    step = Step("send", "hi", (by_row, fixed), HERE)
+
+    def definitions(city: str) -> list[str]:
+        case = Case("s.yaml::e", 0, "s", "s.yaml", "e", 3, "agent", (step,), {"input": {"city": city}})
+        data = add_definitions({"checks": [{}, {}]}, case)
+        return [check["definition"] for check in data["checks"]]
+
+    assert definitions("Oslo") == ["{includes: Oslo}", "{latency_below: 30}"]
+    assert definitions("Lima") == ["{includes: Lima}", "{latency_below: 30}"]
+    assert definitions("Oslo") == ["{includes: Oslo}", "{latency_below: 30}"]

@@ -135,7 +135,9 @@ def _cached_fingerprint(text: str, gate: bool, threshold: tuple[tuple[str, float
     return _digest([text, gate, dict(threshold)])
 
 
-_ROW_FREE: dict[int, tuple[Check, str]] = {}  # a check that reads nothing of the row: its text, by id
+_KNOWN: dict[int, tuple[Check, str | None]] = {}
+"""What is known of a check, by id: its text when it reads nothing of the row, None when it does
+(the entry keeps the check, so its id stands for it while it is there)."""
 
 
 def _reads_row(value: Any) -> bool:
@@ -149,19 +151,18 @@ def _reads_row(value: Any) -> bool:
 
 def _check_definition(check: Check, variables: Mapping[str, Any]) -> str:
     """A check's definition text: rendered for the row when its YAML holds a template, else written
-    once for every case (the entry keeps the check, so its id stands for it while it is there)."""
-    kept = _ROW_FREE.get(id(check))
+    once for every case; which of the two is found once per check."""
+    kept = _KNOWN.get(id(check))
     if kept is not None and kept[0] is check:
-        return kept[1]
+        return kept[1] if kept[1] is not None else definition_text(check_mapping(check, variables))
     text = definition_text(check_mapping(check, variables))
     judge = check.judge if check.is_judge else None
     written = [check.argument, check.options]
     if judge is not None:
         written += [judge.criteria, judge.expected, judge.prompt, judge.goal, judge.role]
-    if not _reads_row(written):
-        if len(_ROW_FREE) >= 4096:
-            _ROW_FREE.clear()
-        _ROW_FREE[id(check)] = (check, text)
+    if len(_KNOWN) >= 4096:
+        _KNOWN.clear()
+    _KNOWN[id(check)] = (check, None if _reads_row(written) else text)
     return text
 
 
