@@ -298,7 +298,10 @@ def test_mistakes_are_located_before_anything_is_read(tmp_path):
         " the checks of an eval with source: NAME; read the case's own values from input or expected here)"
     ) in run.output
     assert "specs/refunds.yaml:3:13: unknown source 'prdo' - did you mean 'prod'?" in run.output
-    assert "an eval with source (recorded conversations) sends nothing" in run.output
+    assert (
+        "sends nothing: it has no send, turns, replay, simulate, dataset or endpoint; remove them"
+        in run.output
+    )
     assert "specengine.yaml:10:13: sample must be a fraction in (0, 1], e.g. 0.1 (got 2)" in run.output
 
 
@@ -458,3 +461,28 @@ def test_a_helper_process_makes_most_conversations_and_they_are_the_same(recorde
         assert together == alone and len(alone) > 20
         assert len(helped) > 5  # two conversations in three were the helper's
         assert helped.count(None) == skipped  # and it made all but those it had not sent in time
+
+
+def test_a_source_that_matches_no_file_or_keeps_no_conversation_stops_the_run_saying_why(tmp_path, recorded):
+    folder = project(tmp_path, recorded, "genia-*.json")
+    run = run_cli(["run", "specs", "-o", "out.json"], cwd=folder)
+    assert run.exit_code == 2 and not (folder / "out.json").exists()
+    assert f"error: source 'prod': otlp: {recorded / 'genia-*.json'} matches no file in" in run.stderr
+    write_project(folder, sources={"prod": {"otlp": str(recorded / "genai-*.json"), "since": "2999-01-01"}})
+    run = run_cli(["run", "specs"], cwd=folder)
+    assert run.exit_code == 2
+    assert "the sources' since, until, sample and limit and the evals' source filters left no" in run.stderr
+    write_project(
+        folder, sources={"prod": {"otpl": "traces/*.json", "since": "yesterday", "until": "2020-01-01"}}
+    )
+    run = run_cli(["validate", "specs"], cwd=folder)
+    assert "unknown key 'otpl' in source 'prod' - did you mean 'otlp'?" in run.output
+    assert (
+        'specengine.yaml:4:12: since must be a date or a time ("2026-12-01", "2026-12-01T08:00:00Z"),'
+        " not 'yesterday'" in run.output
+    )
+    write_project(
+        folder, sources={"prod": {"otlp": "t/*.json", "since": "2026-12-08", "until": "2026-12-01"}}
+    )
+    run = run_cli(["validate", "specs"], cwd=folder)
+    assert "until must be later than since, or no conversation is kept (got '2026-12-01')" in run.output

@@ -107,7 +107,7 @@ def run_session(request: RunRequest, console: Console, errors: Console) -> Finis
     preflight_simulators(prepared, census, request.require_simulator)
     budgets = budget_limits(prepared.project.data if prepared.project else None, request.budgets)
     if census.count == 0 and not done and request.prepare.shard is None:
-        raise UsageError(["error: the selection matched no case (check --label, -k and PATH::eval)"])
+        raise UsageError([f"error: the selection matched no case ({_selection_hint(prepared)})"])
     show = functools.partial(request_printer, console=console) if request.options.verbose else None
     simulators = SimulatorPool(prepared.plan.simulators, request.options.use_cache, show)
     with app_under_test(prepared.project, errors) as started:
@@ -290,3 +290,14 @@ def _specs_folder(prepared: Prepared) -> Path | None:
         return prepared.project.folder
     first = next(iter(prepared.spec_files.values()), None)
     return Path(first).parent if first else None
+
+
+def _selection_hint(prepared: Prepared) -> str:
+    """Where to look when a run would grade nothing: with sources declared, a source whose
+    conversations its own filters all leave out is as likely as a selection that misses."""
+    if prepared.project is not None and prepared.project.data.get("sources"):
+        return (
+            "check --label, -k and PATH::eval; or the sources' since, until, sample and limit and the"
+            " evals' source filters left no recorded conversation"
+        )
+    return "check --label, -k and PATH::eval"

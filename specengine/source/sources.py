@@ -3,8 +3,8 @@
     sources:
       prod:
         otlp: traces/*.json            # OTLP JSON files (one pattern or a list), from the project folder
-        since: 2026-12-01              # conversations that started on or after (a date or a time, UTC)
-        until: 2026-12-08T00:00:00Z    # … and before
+        since: "2026-12-01"            # conversations that started on or after (a date or a time, UTC)
+        until: "2026-12-08T00:00:00Z"  # … and before
         sample: 0.1                    # a fraction, chosen by conversation id: a rerun picks the same
         limit: 1000                    # at most this many, the earliest first
         trace_url: https://jaeger.example/trace/{trace_id}   # the case page links each trace here
@@ -23,6 +23,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any
+
+from specengine.suggest import closest, did_you_mean
 
 FORMATS = ("otlp", "jsonl", "mlflow")
 MLFLOW_KEYS = ("experiment", "tracking_uri")
@@ -52,11 +54,14 @@ def _instant_ns(value: Any) -> int | None:
         moment = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
     elif isinstance(value, date):
         moment = datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
-    elif isinstance(value, str):
-        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        moment = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
     else:
-        raise ValueError(f"a date or a time (2026-12-01, 2026-12-01T08:00:00Z), not {value!r}")
+        try:
+            moment = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(
+                f'a date or a time ("2026-12-01", "2026-12-01T08:00:00Z"), not {value!r}'
+            ) from None
+        moment = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
     return int(moment.timestamp() * 1_000_000_000)
 
 
@@ -77,7 +82,8 @@ def source_problems(raw: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
             if key not in FORMATS and key not in OPTIONS:
                 yield (
                     (name, key),
-                    f"unknown key '{key}' in source '{name}' (known: {', '.join(FORMATS + OPTIONS)})",
+                    f"unknown key '{key}' in source '{name}'{did_you_mean(closest(key, FORMATS + OPTIONS))}"
+                    f" (known: {', '.join(FORMATS + OPTIONS)})",
                 )
         for kind in formats:
             value = source[kind]
@@ -88,12 +94,19 @@ def source_problems(raw: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
                 isinstance(value, list) and value and all(isinstance(item, str) and item for item in value)
             ):
                 yield (name, kind), f"{kind} takes a file pattern or a list of them (traces/*.json)"
+        instants: dict[str, int | None] = {}
         for key in ("since", "until"):
             if key in source:
                 try:
-                    _instant_ns(source[key])
+                    instants[key] = _instant_ns(source[key])
                 except ValueError as exc:
-                    yield (name, key), f"{key} must be {exc}" if "a date" in str(exc) else f"{key}: {exc}"
+                    yield (name, key), f"{key} must be {exc}"
+        since, until = instants.get("since"), instants.get("until")
+        if since is not None and until is not None and until <= since:
+            yield (
+                (name, "until"),
+                f"until must be later than since, or no conversation is kept (got {source['until']!r})",
+            )
         sample = source.get("sample")
         if "sample" in source and not (
             isinstance(sample, (int, float)) and not isinstance(sample, bool) and 0 < sample <= 1

@@ -166,6 +166,19 @@ def _mlflow_traces(source: SourceConfig, store: TraceStore) -> Iterator[Unreadab
     store.add(batch)
 
 
+def _no_files(source: SourceConfig, folder: Path) -> UsageError:
+    """A source whose patterns match no file stops the run: a nightly check over an export that
+    never arrived must not pass with nothing graded."""
+    patterns = ", ".join(source.patterns)
+    return UsageError(
+        [
+            f"error: source '{source.name}': {source.format}: {patterns} matches no file in {folder}"
+            " (patterns are read from the project file's folder); check the pattern, or that the"
+            " traces were exported there"
+        ]
+    )
+
+
 def _no_room(source: SourceConfig, exc: Exception) -> UsageError:
     return UsageError(
         f"source '{source.name}': its traces could not be kept on disk while read"
@@ -186,6 +199,8 @@ def conversations(source: SourceConfig, folder: Path, shard: Shard | None = None
     would have started. With a `shard` (i, n), the conversations of other shards (by their key:
     `sharding.shard_of`) are handed on as `Elsewhere`, never decoded."""
     files = source_files(source, folder)
+    if source.format != "mlflow" and not files:
+        raise _no_files(source, folder)
     state = (*_state(source, folder, files), shard)
     kept = _read.get(state)
     if kept is not None:
