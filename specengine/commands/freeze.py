@@ -1,4 +1,4 @@
-"""`specengine freeze`: turn a simulated conversation from a results file into a scripted eval."""
+"""`specengine freeze`: turn a simulated or recorded conversation from a results file into a scripted eval."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ from specengine.commands.options import ProjectFile, ResultsFile
 def freeze_command(
     results: ResultsFile,
     case_id: Annotated[
-        str, typer.Argument(metavar="CASE_ID", help="The case whose simulated conversation to freeze.")
+        str,
+        typer.Argument(
+            metavar="CASE_ID", help="The case whose simulated or recorded conversation to freeze."
+        ),
     ],
     output: Annotated[
         Path | None,
@@ -32,7 +35,8 @@ def freeze_command(
     force: Annotated[bool, typer.Option("--force", help="Replace the file if it exists.")] = False,
     project: ProjectFile = None,
 ) -> None:
-    """Write a simulated conversation as a scripted eval: its user messages as turns, with the eval's checks.
+    """Write a simulated or recorded conversation as a scripted eval: its user messages as turns,
+    with the eval's checks.
 
     The new spec validates and replays the conversation with no simulator; a comment at its top says
     where it came from. Run it with `specengine run FILE` (a file under the specs folder runs with them).
