@@ -21,8 +21,23 @@ from specengine.template_budget import TemplateBudgetError, budgeted, refusal
 
 # Names a template may use. Checks also see the turn's outcome.
 CASE_VARIABLES = frozenset({"input", "expected", "metadata", "vars"})  # vars: a matrix cell's values
-# trace: a recorded conversation (a `source:` eval's case, compile/recorded.py's TRACE_NAMES)
+# trace: a recorded conversation (a `source:` eval's case, filled by compile/recorded.py)
 CHECK_VARIABLES = CASE_VARIABLES | frozenset({"reply", "tool_calls", "session_id", "turn", "trace"})
+# what `{{ trace.<name> }}` reads of a recorded conversation
+TRACE_NAMES = (
+    "id",
+    "ids",
+    "conversation_id",
+    "source",
+    "file",
+    "agent",
+    "labels",
+    "started",
+    "first_user_message",
+    "last_user_message",
+    "user_messages",
+    "attributes",
+)
 
 _WHOLE_EXPRESSION = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\}\}).)*)\}\}\s*$", re.DOTALL)
 

@@ -288,10 +288,19 @@ def test_mistakes_are_located_before_anything_is_read(tmp_path):
             send: hi
             expect:
               - includes: "{{ trace.first_user_message }}"
+          - name: names
+            source: prod
+            expect:
+              - includes: "{{ trace.user_messages[0] }} {{ trace.attributes.tier }}"
+              - includes: "{{ trace.last_user_mesage }}"
+              - includes: "{{ trace.foo }}"
         """,
     )
     run = run_cli(["validate", "specs"], cwd=tmp_path)
     assert run.exit_code != 0
+    assert "trace.attributes) - did you mean 'last_user_message'?" in run.output
+    assert "refunds.yaml:18:19: includes: trace has no 'foo' (a recorded conversation has id," in run.output
+    assert run.output.count("trace has no") == 2  # user_messages[0], attributes.tier: known
     assert (
         "specs/refunds.yaml:12:19: includes: undefined variable 'trace'; known here: expected, input,"
         " metadata, reply, session_id, tool_calls, turn (trace is a recorded conversation, known only in"
@@ -486,3 +495,12 @@ def test_a_source_that_matches_no_file_or_keeps_no_conversation_stops_the_run_sa
     )
     run = run_cli(["validate", "specs"], cwd=folder)
     assert "until must be later than since, or no conversation is kept (got '2026-12-01')" in run.output
+
+
+def test_the_trace_names_validate_knows_are_the_names_a_recorded_case_fills():
+    from specengine.compile.recorded import trace_variables
+    from specengine.templates import TRACE_NAMES
+    from specengine.traces.model import Conversation
+
+    conversation = Conversation("conv-1", "prod", "traces/a.json", ("ab",), ())
+    assert tuple(trace_variables(conversation, None)) == TRACE_NAMES

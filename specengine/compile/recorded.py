@@ -4,7 +4,7 @@ Each conversation the source gives (and the eval's filters keep: `agent`, `tool`
 case: a `send` step per user message (the eval's checks on the last, `scope: conversation` for
 all of them) and a `Recording` holding the turns as recorded, which the runner grades instead of
 sending anything. A trace that could not be read is a skipped case that says which file, which
-trace and why. Templates read the conversation under `trace` (TRACE_NAMES, documented in
+trace and why. Templates read the conversation under `trace` (templates.py's TRACE_NAMES, documented in
 docs/spec-format.md).
 """
 
@@ -22,22 +22,6 @@ from specengine.source.sources import SourceConfig, source_config
 from specengine.traces.model import Conversation, Elsewhere, Unreadable
 from specengine.traces.read import Shard, conversations
 from specengine.transcript import ToolCall, Turn, TurnRecord
-
-# what `{{ trace.<name> }}` reads of a recorded conversation
-TRACE_NAMES = (
-    "id",
-    "ids",
-    "conversation_id",
-    "source",
-    "file",
-    "agent",
-    "labels",
-    "started",
-    "first_user_message",
-    "last_user_message",
-    "user_messages",
-    "attributes",
-)
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from specengine.source.loader import KeyPath
 from specengine.suggest import suggest
-from specengine.template_analysis import line_naming, template_facts
-from specengine.templates import CHECK_VARIABLES, is_template
+from specengine.template_analysis import line_naming, lookup_line, row_lookups, template_facts
+from specengine.templates import CHECK_VARIABLES, TRACE_NAMES, is_template
 from specengine.validation.file_report import Report
 from specengine.validation.row_messages import template_diagnostic
 
@@ -20,6 +20,8 @@ def check_template(report: Report, text: str, here: KeyPath, allowed: frozenset[
     if not is_template(text):
         return False
     names, problems = template_facts(text)
+    if "trace" in names and "trace" in allowed:
+        problems = (*problems, *_unknown_trace_names(text))
     if not (names - allowed or problems):
         return True
     for line, message in problems:
@@ -44,3 +46,18 @@ def _template_problem(report: Report, here: KeyPath, template_line: int, message
     diagnostic = template_diagnostic(report, here, template_line, message)
     if diagnostic is not None:
         report.add(diagnostic)
+
+
+def _unknown_trace_names(text: str) -> list[tuple[int, str]]:
+    """(line, message) for each `trace.<name>` a recorded conversation does not have: caught here,
+    it would otherwise error every case of the run."""
+    out = []
+    for path in row_lookups(text, frozenset({"trace"})).paths:
+        name = path[1]
+        if isinstance(name, str) and name not in TRACE_NAMES:
+            message = (
+                f"trace has no '{name}' (a recorded conversation has {', '.join(TRACE_NAMES)}; its"
+                f" agent span's attributes are under trace.attributes){suggest(name, TRACE_NAMES)}"
+            )
+            out.append((lookup_line(text, path), message))
+    return out
