@@ -9,7 +9,7 @@ results/decode.py reads them back (`turn_records`, `trial_run`: regrade).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from specengine.redact import redact, redact_value
@@ -101,16 +101,10 @@ class SimulationEnd:
     detail: str | None = None  # what went wrong, for agent_error and simulator_error
 
     def as_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "step": self.step,
-            "stop_reason": self.stop_reason,
-            "turns": self.turns,
-            "user": self.user,
-            "goal": self.goal,
-            "simulator": self.simulator,
-        }
-        if self.detail:
-            data["detail"] = self.detail
+        """The ending as results store it (decode_trials.read_simulation reads it back)."""
+        data = asdict(self)
+        if not self.detail:
+            del data["detail"]
         return data
 
 
