@@ -2,14 +2,14 @@
 
 Endpoints turn HTTP into `Turn`s; the scheduler numbers them into `TurnRecord`s; grading, judges,
 results and regrading read them. None of those need to know a protocol exists, so these records
-live here, apart from both sides. `transcript` writes records as the results file stores them and
-`records_from_transcript` reads them back (regrade).
+live here, apart from both sides. `transcript` writes records as the results file stores them;
+results/decode.py reads them back (`turn_records`, `trial_run`: regrade).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from specengine.redact import redact, redact_value
@@ -101,30 +101,11 @@ class SimulationEnd:
     detail: str | None = None  # what went wrong, for agent_error and simulator_error
 
     def as_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "step": self.step,
-            "stop_reason": self.stop_reason,
-            "turns": self.turns,
-            "user": self.user,
-            "goal": self.goal,
-            "simulator": self.simulator,
-        }
-        if self.detail:
-            data["detail"] = self.detail
+        """The ending as results store it (decode_trials.read_simulation reads it back)."""
+        data = asdict(self)
+        if not self.detail:
+            del data["detail"]
         return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SimulationEnd:
-        """Read back what `as_dict` stored (regrade)."""
-        return cls(
-            step=int(data.get("step") or 0),
-            stop_reason=str(data.get("stop_reason") or ""),
-            turns=int(data.get("turns") or 0),
-            user=str(data.get("user") or ""),
-            goal=str(data.get("goal") or ""),
-            simulator=data.get("simulator"),
-            detail=data.get("detail"),
-        )
 
 
 @dataclass(frozen=True)
@@ -136,14 +117,6 @@ class TrialRun:
     error: Mapping[str, str] | None
     attempts: int
     simulations: tuple[SimulationEnd, ...] = ()  # how each simulated conversation of it ended
-
-
-def stored_trial_run(trial: Mapping[str, Any]) -> TrialRun:
-    """A trial as a results file stores it, read back for grading again (`regrade`). A trial of the
-    wrong shape raises AttributeError, TypeError or ValueError."""
-    records = tuple(records_from_transcript(trial.get("transcript") or ()))
-    ends = tuple(SimulationEnd.from_dict(end) for end in trial.get("simulations") or ())
-    return TrialRun(records, trial.get("error"), int(trial.get("attempts", 1)), ends)
 
 
 def transcript(records: Sequence[TurnRecord]) -> list[dict[str, Any]]:
@@ -187,46 +160,3 @@ def call_entry(call: ToolCall) -> dict[str, Any]:
     if call.result is not None:
         entry["result"] = call.result
     return entry
-
-
-def records_from_transcript(messages: Sequence[Mapping[str, Any]]) -> list[TurnRecord]:
-    """Rebuild the turns of a trial from its stored transcript (user/assistant pairs, resets)."""
-    records: list[TurnRecord] = []
-    conversation = 0
-    pending_user: str | None = None
-    user: Mapping[str, Any] = {}
-    for message in messages:
-        role = message.get("role")
-        if role == "reset":
-            conversation += 1
-        elif role == "user":
-            pending_user = str(message.get("content") or "")
-            user = message
-        elif role == "assistant" and pending_user is not None:
-            calls = tuple(
-                ToolCall(name=str(call.get("name")), args=call.get("args", {}), result=call.get("result"))
-                for call in message.get("tool_calls") or ()
-            )
-            turn = Turn(
-                reply=str(message.get("content") or ""),
-                tool_calls=calls,
-                session_id=message.get("session_id"),
-                latency_s=float(message.get("latency_s") or 0.0),
-                error=message.get("error"),
-                ttft_s=message.get("ttft_s"),
-                usage=message.get("usage"),
-                state=message.get("state"),
-            )
-            step = user.get("step") if user.get("simulated") else None
-            records.append(
-                TurnRecord(
-                    len(records) + 1,
-                    pending_user,
-                    turn,
-                    conversation,
-                    step=int(step) if isinstance(step, int) else None,
-                    simulator=user.get("simulator"),
-                )
-            )
-            pending_user = None
-    return records

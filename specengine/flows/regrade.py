@@ -29,12 +29,12 @@ from specengine.engine.terminal import consoles, usage_error
 from specengine.errors import ResultsError, UsageError
 from specengine.grade.regrade import RegradeReport, regrade_cases
 from specengine.results.decode import read_run
+from specengine.results.decode_trials import trial_problem
 from specengine.results.loaded import Case as StoredCase
 from specengine.results.loaded import Run
 from specengine.results.reader import load_results
 from specengine.results.runs import named_run
 from specengine.source.matrix import chosen_cells, stored_cells
-from specengine.transcript import stored_trial_run
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -117,11 +117,10 @@ def _read_trials(run: Run, source: str) -> None:
     shape is a ResultsError naming it, not a crash that leaves a results log behind."""
     for index, case in enumerate(run.cases):
         for number, trial in enumerate(case.trial_data):
-            try:
-                stored_trial_run(trial)
-            except (AttributeError, TypeError, ValueError) as exc:
+            problem = trial_problem(trial)
+            if problem:
                 where = f"{source}: cases[{index}] ({case.id}): trials[{number}]"
-                raise ResultsError(f"{where} cannot be read: {exc}") from None
+                raise ResultsError(f"{where} cannot be read: {problem}")
 
 
 def _carried_header(stored: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from specengine.grade.grader import grade_run
 from specengine.judge.judge import Judge
 from specengine.plan import Case, JudgeConfig
+from specengine.results.decode import trial_run
 from specengine.results.loaded import Case as StoredCase
 from specengine.results.model import CaseResult, finished_case, skipped_case
-from specengine.transcript import stored_trial_run
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,8 @@ async def regrade_cases(
     async def one(case: Case, old: StoredCase) -> None:
         async with slots:
             trials = []
-            for old_trial in old.trial_data:
-                trials.append(await grade_run(case, stored_trial_run(old_trial), strict, judge, judge_config))
+            for old_trial in old.trials:
+                trials.append(await grade_run(case, trial_run(old_trial), strict, judge, judge_config))
             on_result(finished_case(case, trials))
 
     tasks = []

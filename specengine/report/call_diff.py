@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from specengine.results.decode import messages, turn_records
 from specengine.results.loaded import Case
 from specengine.results.model import TrialResult
-from specengine.transcript import records_from_transcript
 
 MAX_VALUE = 60
 
@@ -65,7 +65,7 @@ def _calls(trial: TrialResult | None) -> Calls:
     if trial is None:
         return {}
     calls: Calls = {}
-    for record in records_from_transcript(trial.transcript):
+    for record in turn_records(messages(trial)):
         calls[record.number] = [
             {"name": call.name, "args": _json_numbers(call.args)} for call in record.turn.tool_calls
         ]

@@ -14,7 +14,8 @@ Reading a run of 100,000 cases builds every case, trial and check (bench/read_be
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -25,6 +26,7 @@ from specengine.results.decode_trials import (
     line_number,
     number,
     read_error,
+    read_simulation,
     stored_usage,
     text_or_none,
     whole,
@@ -45,7 +47,7 @@ from specengine.results.loaded import (
 )
 from specengine.results.model import CheckResult, TrialResult
 from specengine.results.selection import Selection
-from specengine.transcript import SimulationEnd, ToolCall
+from specengine.transcript import SimulationEnd, ToolCall, TrialRun, Turn, TurnRecord
 from specengine.usage import TokenUsage, total_usage
 
 _NOTHING: Mapping[str, Any] = MappingProxyType({})
@@ -331,9 +333,10 @@ def messages(trial: TrialResult) -> tuple[Message, ...]:
 def read_message(message: Mapping[str, Any]) -> Message:
     """One transcript message (what a hand-made file lacks is None, a tool call's name "")."""
     get = message.get
-    role, content, calls, simulator, error = (
-        get(key) for key in ("role", "content", "tool_calls", "simulator", "error")
+    role, content, calls, simulator, error, step = (
+        get(key) for key in ("role", "content", "tool_calls", "simulator", "error", "step")
     )
+    simulated = role == "user" and bool(get("simulated"))
     return Message(
         role=role if type(role) is str and role else "?",
         content=content if content is None or type(content) is str else str(content),
@@ -344,13 +347,52 @@ def read_message(message: Mapping[str, Any]) -> Message:
         )
         if type(calls) is list
         else (),
-        simulated=role == "user" and bool(get("simulated")),
+        simulated=simulated,
         simulator=str(simulator) if simulator else None,
         error=str(error) if error else None,
         latency_s=number(get("latency_s")),
         ttft_s=number(get("ttft_s")),
         session_id=text_or_none(get("session_id")),
+        step=step if simulated and type(step) is int else None,
+        usage=stored_usage(get("usage")),
+        state=get("state"),
     )
+
+
+def trial_run(trial: TrialResult) -> TrialRun:
+    """A stored trial as the scheduler would have ended it, to be graded again (regrade)."""
+    return TrialRun(tuple(turn_records(messages(trial))), trial.error, trial.attempts, trial.simulations)
+
+
+def turn_records(transcript: Sequence[Message]) -> list[TurnRecord]:
+    """The turns of a trial rebuilt from its messages: each user message with the assistant's reply
+    after it, numbered, in the conversation the resets before it count."""
+    records: list[TurnRecord] = []
+    conversation = 0
+    user: Message | None = None
+    for message in transcript:
+        if message.role == "reset":
+            conversation += 1
+        elif message.role == "user":
+            user = message
+        elif message.role == "assistant" and user is not None:
+            calls = tuple(
+                call if call.args is not None else replace(call, args={}) for call in message.tool_calls
+            )
+            turn = Turn(
+                reply=message.content or "",
+                tool_calls=calls,
+                session_id=message.session_id,
+                latency_s=message.latency_s or 0.0,
+                error=message.error,
+                ttft_s=message.ttft_s,
+                usage=message.usage.as_dict() if message.usage is not None else None,
+                state=message.state,
+            )
+            sent = user.content or ""
+            records.append(TurnRecord(len(records) + 1, sent, turn, conversation, user.step, user.simulator))
+            user = None
+    return records
 
 
 def _all_text(values: list[Any]) -> bool:
@@ -385,9 +427,7 @@ def _skip_reason(case: Mapping[str, Any]) -> str | None:
 
 
 def _simulation(value: Any) -> SimulationEnd | None:
-    if value is None:
-        return None
-    return SimulationEnd.from_dict(value) if isinstance(value, dict) else None
+    return read_simulation(value) if isinstance(value, dict) else None
 
 
 def _texts(value: Any) -> tuple[str, ...]:

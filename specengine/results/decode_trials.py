@@ -53,13 +53,68 @@ def read_trial(trial: Mapping[str, Any]) -> TrialResult:
             "ttft_s": number(get("ttft_s")),
             "attempts": attempts if type(attempts) is int and attempts > 1 else 1,
             "usage": stored_usage(get("usage")),
-            "simulations": tuple(
-                [SimulationEnd.from_dict(end) for end in simulations if isinstance(end, dict)]
-            )
+            "simulations": tuple([read_simulation(end) for end in simulations if isinstance(end, dict)])
             if simulations
             else (),
         },
     )
+
+
+def read_simulation(data: Mapping[str, Any]) -> SimulationEnd:
+    """How a simulated conversation ended, as `SimulationEnd.as_dict` stored it."""
+    get = data.get
+    return SimulationEnd(
+        step=whole(get("step")),
+        stop_reason=str(get("stop_reason") or ""),
+        turns=whole(get("turns")),
+        user=str(get("user") or ""),
+        goal=str(get("goal") or ""),
+        simulator=text_or_none(get("simulator")),
+        detail=text_or_none(get("detail")),
+    )
+
+
+def trial_problem(trial: Any) -> str | None:
+    """What makes a stored trial unfit to be graded again, or None when it is fit. The reading above
+    takes a value of the wrong type as missing, which suits a report; regrade would grade a trial so
+    read as if its agent had said nothing, so it asks here first and refuses the file."""
+    if type(trial) is not dict:
+        return "a trial is not an object"
+    for key in ("transcript", "simulations"):
+        if trial.get(key) and type(trial[key]) is not list:
+            return f"`{key}` is not a list"
+    attempts = trial.get("attempts", 1)
+    if not _whole_number(attempts):
+        return f"`attempts` is not a whole number: {attempts!r}"
+    for position, message in enumerate(trial.get("transcript") or ()):
+        problem = _message_problem(message)
+        if problem:
+            return f"transcript[{position}]: {problem}"
+    for position, end in enumerate(trial.get("simulations") or ()):
+        if type(end) is not dict:
+            return f"simulations[{position}] is not an object"
+        for key in ("step", "turns"):
+            if end.get(key) and not _whole_number(end[key]):
+                return f"simulations[{position}]: `{key}` is not a whole number: {end[key]!r}"
+    return None
+
+
+def _message_problem(message: Any) -> str | None:
+    """What makes one transcript message unreadable: not an object, tool calls that are not a list of
+    objects, a latency that is not a number."""
+    if type(message) is not dict:
+        return "not an object"
+    calls = message.get("tool_calls")
+    if calls and (type(calls) is not list or any(type(call) is not dict for call in calls)):
+        return "`tool_calls` is not a list of objects"
+    latency = message.get("latency_s")
+    if latency and number(latency) is None:
+        return f"`latency_s` is not a number: {latency!r}"
+    return None
+
+
+def _whole_number(value: Any) -> bool:
+    return type(value) is int or (type(value) is float and value.is_integer())
 
 
 def read_check(check: Mapping[str, Any]) -> CheckResult:

@@ -88,8 +88,9 @@ class Sample:
 @dataclass(frozen=True)
 class Message:
     """One message of a trial's transcript as transcript.py writes it: a user's (a simulated user's
-    marked, with the model that wrote it), an assistant's (its tool calls, error and timing), or a
-    reset that starts a new conversation. `messages(trial)` reads them (decode.py)."""
+    marked, with its step and the model that wrote it), an assistant's (its tool calls, error,
+    timing, usage and state), or a reset that starts a new conversation. `messages(trial)` reads
+    them (decode.py); regrade rebuilds the trial's turns from them (`turn_records`)."""
 
     role: str
     content: str | None
@@ -100,6 +101,9 @@ class Message:
     latency_s: float | None = None
     ttft_s: float | None = None
     session_id: str | None = None
+    step: int | None = None  # a simulated user's message: the index of its `simulate` step
+    usage: TokenUsage | None = None  # an assistant's: the tokens its server reported
+    state: Any = None  # an assistant's: the agent's state after the turn, when its protocol carries one
 
 
 @dataclass(frozen=True)

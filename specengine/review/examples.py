@@ -21,11 +21,10 @@ from typing import Any
 from specengine.judge.conversation import conversation_text
 from specengine.judge.kinds import CONVERSATION_KINDS
 from specengine.plan import JudgeExample, Threshold
-from specengine.results.decode import judge_pin
+from specengine.results.decode import judge_pin, messages, turn_records
 from specengine.results.loaded import Case, JudgePin
 from specengine.review.agreement import JudgeVerdict
 from specengine.review.store import Review
-from specengine.transcript import records_from_transcript
 
 HEADER = """\
 # Few-shot examples from human reviews of judge verdicts (specengine agreement --export-examples).
@@ -51,7 +50,7 @@ def reviewed_example(verdict: JudgeVerdict, review: Review, case: Case) -> Revie
         check = next(
             (c for c in trial.checks if c.name == verdict.check and (c.line or None) == verdict.line), None
         )
-        records = records_from_transcript(trial.transcript)
+        records = turn_records(messages(trial))
         if check is None or not 1 <= check.turn <= len(records):
             continue
         record = records[check.turn - 1]
