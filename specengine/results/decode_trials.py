@@ -118,21 +118,15 @@ def _whole_number(value: Any) -> bool:
 
 
 def read_check(check: Mapping[str, Any]) -> CheckResult:
-    """One check of a trial."""
+    """One check of a trial: the fields a case's check has, and what only a trial records."""
     get = check.get
     threshold, samples, judge, usage = get("threshold"), get("samples"), get("judge"), get("usage")
     skip_code, cached, uncertain = get("skip_code"), get("cached"), get("uncertain")
-    expected, got, name, matcher = get("expected"), get("got"), get("name"), get("matcher")
+    expected, got = get("expected"), get("got")
     return built(
         CheckResult,
         {
-            "name": name if type(name) is str and name else _name(check),
-            "matcher": matcher if type(matcher) is str else "",
-            "line": line_number(get("line")),
-            "turn": line_number(get("turn")),
-            "gate": get("gate") is not False,
-            "status": _check_status(get("status")),
-            "score": number(get("score")),
+            **case_check_fields(check),
             "threshold": threshold if type(threshold) is dict and threshold else None,
             "reason": text_or_none(get("reason")) or "",
             "rationale": text_or_none(get("rationale")),
@@ -145,10 +139,8 @@ def read_check(check: Mapping[str, Any]) -> CheckResult:
             "samples": tuple([sample for sample in samples if type(sample) is dict])
             if type(samples) is list
             else None,
-            "spread": number(get("spread")),
-            "uncertain": uncertain if type(uncertain) is bool else None,
+            "uncertain": uncertain if type(uncertain) is bool else None,  # a trial's: None when unsaid
             "definition": text_or_none(get("definition")),
-            "fingerprint": text_or_none(get("fingerprint")),
         },
     )
 
