@@ -69,6 +69,37 @@ def results(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def planted_failure(folder: Path, passed: int, number: int) -> dict:
+    """Runs the CLI over `folder`'s source: every conversation passes but conversation `number`,
+    the planted wrong refund, whose two user messages are read in order; its case is returned."""
+    run = run_cli(["run", "specs", "-o", "out.json"], cwd=folder)
+    data = results(folder / "out.json")
+    assert data["summary"]["passed"] == passed and data["summary"]["failed"] == 1, run.output
+    failed = next(case for case in data["cases"] if case["status"] == "failed")
+    transcript = failed["trials"][0]["transcript"]
+    order = f"ORD-{number:04d}"
+    assert [message["content"] for message in transcript if message["role"] == "user"] == [
+        f"Where is my order {order}?",
+        f"I ordered {order} and ORD-9{number:03d}; please refund ORD-9{number:03d}",
+    ]
+    return failed
+
+
+def calls_with_results(number: int) -> list[list[dict]]:
+    """The planted conversation's tool calls, a turn's list each, with their own turn's results."""
+    order = f"ORD-{number:04d}"
+    return [
+        [
+            {
+                "name": "lookup_order",
+                "args": {"order_id": order},
+                "result": {"order_id": order, "status": "shipped"},
+            }
+        ],
+        [{"name": "issue_refund", "args": {"order_id": order}, "result": {"refunded": order}}],
+    ]
+
+
 def test_genai_traces_are_graded_without_a_request_and_the_wrong_refund_is_found(tmp_path, recorded, model):
     folder = project(tmp_path, recorded, "genai-*.json")
     before = model.hits()
@@ -250,16 +281,8 @@ def test_the_event_form_is_read_from_the_log_records(tmp_path, model):
     assert any("resourceLogs" in line for line in lines)
     spans = json.dumps([line for line in lines if "resourceSpans" in line])
     assert "gen_ai.operation.name" in spans and "gen_ai.input.messages" not in spans
-    folder = project(tmp_path, tmp_path, "events.json")
-    run = run_cli(["run", "specs", "-o", "out.json"], cwd=folder)
-    data = results(folder / "out.json")
-    assert data["summary"]["passed"] == 9 and data["summary"]["failed"] == 1, run.output
-    failed = next(case for case in data["cases"] if case["status"] == "failed")
+    failed = planted_failure(project(tmp_path, tmp_path, "events.json"), 9, 9)
     transcript = failed["trials"][0]["transcript"]
-    assert [message["content"] for message in transcript if message["role"] == "user"] == [
-        "Where is my order ORD-0009?",
-        "I ordered ORD-0009 and ORD-9009; please refund ORD-9009",
-    ]
     assert transcript[-1]["tool_calls"] == [
         {"name": "issue_refund", "args": {"order_id": "ORD-0009"}, "result": {"refunded": "ORD-0009"}}
     ]
@@ -345,27 +368,11 @@ def test_the_older_event_form_is_read_from_a_log_record_a_message(tmp_path, mode
     assert "gen_ai.usage.input_tokens" in spans and "gen_ai.input.messages" not in spans
     for name in ("user.message", "assistant.message", "tool.message", "choice"):
         assert f'"eventName": "gen_ai.{name}"' in logs
-    folder = project(tmp_path, tmp_path, "older.json")
-    run = run_cli(["run", "specs", "-o", "out.json"], cwd=folder)
-    data = results(folder / "out.json")
-    assert data["summary"]["passed"] == 9 and data["summary"]["failed"] == 1, run.output
-    failed = next(case for case in data["cases"] if case["status"] == "failed")
+    failed = planted_failure(project(tmp_path, tmp_path, "older.json"), 9, 9)
     transcript = failed["trials"][0]["transcript"]
-    assert [message["content"] for message in transcript if message["role"] == "user"] == [
-        "Where is my order ORD-0009?",
-        "I ordered ORD-0009 and ORD-9009; please refund ORD-9009",
-    ]
     # the call ids repeat across turns (call_ORD-0009): each call has its own turn's result
-    assert [message["tool_calls"] for message in transcript if message.get("tool_calls")] == [
-        [
-            {
-                "name": "lookup_order",
-                "args": {"order_id": "ORD-0009"},
-                "result": {"order_id": "ORD-0009", "status": "shipped"},
-            }
-        ],
-        [{"name": "issue_refund", "args": {"order_id": "ORD-0009"}, "result": {"refunded": "ORD-0009"}}],
-    ]
+    calls = [message["tool_calls"] for message in transcript if message.get("tool_calls")]
+    assert calls == calls_with_results(9)
     assert transcript[-1]["content"] == "Done: order ORD-0009 is refunded."
     assert failed["usage"] == {"input_tokens": 200, "output_tokens": 40, "total_tokens": 240}  # 4 calls
 
@@ -376,26 +383,10 @@ def test_openllmetry_recordings_are_read_with_their_tool_results(tmp_path, form)
     its attribute form is the GenAI one; its event form puts a choice's tool calls beside `message`
     and writes tool messages without an id, each answering the call before it."""
     recorded = Path(__file__).parent / "fixtures" / "traces"
-    folder = project(tmp_path, recorded, f"openllmetry-0.62.4-{form}.json")
-    run = run_cli(["run", "specs", "-o", "out.json"], cwd=folder)
-    data = results(folder / "out.json")
-    assert data["summary"]["passed"] == 1 and data["summary"]["failed"] == 1, run.output
-    failed = next(case for case in data["cases"] if case["status"] == "failed")
+    failed = planted_failure(project(tmp_path, recorded, f"openllmetry-0.62.4-{form}.json"), 1, 1)
     transcript = failed["trials"][0]["transcript"]
-    assert [message["content"] for message in transcript if message["role"] == "user"] == [
-        "Where is my order ORD-0001?",
-        "I ordered ORD-0001 and ORD-9001; please refund ORD-9001",
-    ]
-    assert [message["tool_calls"] for message in transcript if message["role"] == "assistant"] == [
-        [
-            {
-                "name": "lookup_order",
-                "args": {"order_id": "ORD-0001"},
-                "result": {"order_id": "ORD-0001", "status": "shipped"},
-            }
-        ],
-        [{"name": "issue_refund", "args": {"order_id": "ORD-0001"}, "result": {"refunded": "ORD-0001"}}],
-    ]
+    calls = [message["tool_calls"] for message in transcript if message["role"] == "assistant"]
+    assert calls == calls_with_results(1)
     assert failed["trials"][0]["usage"]["input_tokens"] == 200
 
 
