@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from specengine.plan import Case, Check, Source, Step, Threshold
+from specengine.plan import Case, Check, Recording, Source, Step, Threshold
 from specengine.results.definition import add_definitions, check_fingerprint, check_mapping, definition_text
 
 HERE = Source("spec.yaml", 3)
@@ -49,3 +49,30 @@ def test_a_check_reading_the_row_renders_for_every_case_and_one_reading_nothing_
     assert definitions("Oslo") == ["{includes: Oslo}", "{latency_below: 30}"]
     assert definitions("Lima") == ["{includes: Lima}", "{latency_below: 30}"]
     assert definitions("Oslo") == ["{includes: Oslo}", "{latency_below: 30}"]
+
+
+def test_a_recorded_case_keeps_what_reads_the_recording_as_written_and_renders_the_rest():
+    by_trace = Check(
+        "called_tool_with", {"name": "refund", "args": {"order": "{{ trace.id }}"}}, "refund", HERE
+    )
+    by_vars = Check("includes", "{{ vars.word }}", "includes word", HERE)
+    both = Check("includes", "{{ vars.word }} {{ trace.id }}", "includes both", HERE)
+    step = Step("send", "hi", (by_trace, by_vars, both), HERE)
+
+    def definitions(trace_id: str, word: str = "sorry") -> list[str]:
+        variables = {"vars": {"word": word}, "trace": {"id": trace_id}}
+        recording = Recording("prod", f"conv-{trace_id}", (trace_id,))
+        case = Case(
+            "s.yaml::e", 0, "s", "s.yaml", "e", 3, "source:prod", (step,), variables, recording=recording
+        )
+        data = add_definitions({"checks": [{}, {}, {}]}, case)
+        return [check["definition"] for check in data["checks"]]
+
+    written = [
+        "{called_tool_with: {name: refund, args: {order: '{{ trace.id }}'}}}",
+        "{includes: sorry}",
+        "{includes: '{{ vars.word }} {{ trace.id }}'}",
+    ]
+    assert definitions("t1") == written
+    assert definitions("t2") == written  # the same text for every recorded conversation
+    assert definitions("t3", word="oops")[1] == "{includes: oops}"  # other variables: rendered anew

@@ -7,8 +7,11 @@ check in the results carries its `definition` (its own YAML as the case's row re
 `soft` and the threshold, which the results hold already as `gate` and `threshold`) and a
 `fingerprint` of the definition, gate and threshold together; every case carries a `fingerprint` of
 what it sends and how it passes (its messages, simulated users, trials and pass rate). A template
-that reads the reply (known only when grading) stays as written. Files written before these fields
-still read: a reader treats a missing fingerprint as "unknown" and compares gate and threshold.
+that reads what the agent did stays as written: the reply (known only when grading) and a recorded
+conversation (`trace`: the recording is the agent's doing, not the spec's, and never changes between
+two runs of its case; so each such check is written once for every case of a source). Files written
+before these fields still read: a reader treats a missing fingerprint as "unknown" and compares gate
+and threshold.
 """
 
 from __future__ import annotations
@@ -139,6 +142,10 @@ _KNOWN: dict[int, tuple[Check, str | None]] = {}
 """What is known of a check, by id: its text when it reads nothing of the row, None when it does
 (the entry keeps the check, so its id stands for it while it is there)."""
 
+_RECORDED: dict[int, tuple[Check, dict[str, Any], str]] = {}
+"""A check of recorded cases, by id: the variables it rendered with (`trace` left out, whose
+templates stay as written) and its text, the same for every case whose variables are these."""
+
 
 def _reads_row(value: Any) -> bool:
     """Whether a definition's value holds a template (which may read the case's row)."""
@@ -163,6 +170,19 @@ def _check_definition(check: Check, variables: Mapping[str, Any]) -> str:
     if len(_KNOWN) >= 4096:
         _KNOWN.clear()
     _KNOWN[id(check)] = (check, None if _reads_row(written) else text)
+    return text
+
+
+def _recorded_definition(check: Check, variables: dict[str, Any]) -> str:
+    """A recorded case's check: rendered without `trace`, once for every case of its source (whose
+    variables but `trace` are its eval's)."""
+    kept = _RECORDED.get(id(check))
+    if kept is not None and kept[0] is check and kept[1] == variables:
+        return kept[2]
+    text = definition_text(check_mapping(check, variables))
+    if len(_RECORDED) >= 4096:
+        _RECORDED.clear()
+    _RECORDED[id(check)] = (check, variables, text)
     return text
 
 
@@ -197,7 +217,11 @@ def add_definitions(data: dict[str, Any], case: Case) -> dict[str, Any]:
     """
     checks = case.checks
     variables = dict(case.variables)  # once per case: every check renders with the same row
-    texts = [_check_definition(check, variables) for check in checks]
+    if case.recording is not None:
+        variables.pop("trace", None)
+        texts = [_recorded_definition(check, variables) for check in checks]
+    else:
+        texts = [_check_definition(check, variables) for check in checks]
     data["fingerprint"] = case_fingerprint(case)
     holders = [trial for trial in data.get("trials", ()) if isinstance(trial, dict)] + [data]
     for holder in holders:
