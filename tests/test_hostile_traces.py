@@ -11,7 +11,7 @@ from pathlib import Path
 
 from support.cli import run_cli, write_project, write_spec
 
-from specengine.traces import otlp
+from specengine.traces import openllmetry, otlp
 from specengine.usage import MAX_TOKENS, token_count
 
 SPEC = """
@@ -126,3 +126,28 @@ def test_a_trace_line_past_the_limit_is_skipped_without_being_held(monkeypatch):
     handle = _CountingReads(b'{"a": 1}\n' + b"x" * 10_000_000 + b"\n\n" + b"y" * 500)
     assert list(otlp.bounded_lines(handle)) == [(1, b'{"a": 1}\n'), (2, None), (3, b"\n"), (4, None)]
     assert handle.most <= 2**20  # the endless line was read a megabyte at a time, never whole
+
+
+def test_a_hostile_or_content_less_openllmetry_span_spoils_only_its_conversation(tmp_path):
+    asked = [_text("gen_ai.prompt.0.role", "user"), _text("gen_ai.prompt.0.content", "hi")]
+    answer = [_text("gen_ai.completion.0.role", "assistant"), _text("gen_ai.completion.0.content", "ok")]
+    deep_call = [
+        _text("gen_ai.completion.0.tool_calls.0.name", "t"),
+        _text("gen_ai.completion.0.tool_calls.0.arguments", "[" * 1000 + "]" * 1000),
+        _text("gen_ai.prompt.².role", "system"),  # not a number int() reads: not a message
+        {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "9" * 4000}},
+    ]
+    content_less = [_text("llm.request.type", "chat"), _text(openllmetry.SESSION_ID, "quiet")]
+    lines = [_span(1, [*asked, *answer]), _span(2, [*asked, *answer, *deep_call]), _span(3, content_less)]
+    data = _graded(tmp_path, {"otlp": "traces/*.json"}, "spans.json", lines)
+    cases = {case["row"]: case for case in data["cases"]}
+    assert [case["status"] for case in cases.values()] == ["passed", "passed", "skipped"], cases.keys()
+    assert cases[f"{2:032x}"]["trials"][0]["transcript"][-1]["tool_calls"] == [
+        {"name": "t", "args": "[" * 1000 + "]" * 1000}  # deeper than the limit: kept as the text it was
+    ]
+    skipped = cases[f"unreadable {3:032x}"]  # its file, trace id and why
+    assert skipped["skip_reason"] == (
+        f"unreadable trace: traces/spans.json: trace {3:032x} no model call with its messages (is message"
+        " content captured? OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT; OpenLLMetry:"
+        " TRACELOOP_TRACE_CONTENT)"
+    )

@@ -377,17 +377,28 @@ def test_the_older_event_form_is_read_from_a_log_record_a_message(tmp_path, mode
     assert failed["usage"] == {"input_tokens": 200, "output_tokens": 40, "total_tokens": 240}  # 4 calls
 
 
-@pytest.mark.parametrize("form", ["attributes", "events"])
-def test_openllmetry_recordings_are_read_with_their_tool_results(tmp_path, form):
-    """Traceloop's OpenLLMetry 0.62.4, recorded (tests/fixtures/traces/README.md says why as files):
-    its attribute form is the GenAI one; its event form puts a choice's tool calls beside `message`
-    and writes tool messages without an id, each answering the call before it."""
+@pytest.mark.parametrize(
+    ("recording", "session"),
+    [
+        ("openllmetry-0.62.4-attributes.json", None),
+        ("openllmetry-0.62.4-events.json", None),
+        ("openllmetry-0.54.0-flattened.json", "conv-0001"),
+    ],
+)
+def test_openllmetry_recordings_are_read_with_their_tool_results(tmp_path, recording, session):
+    """Traceloop's OpenLLMetry, recorded (tests/fixtures/traces/README.md says why as files): 0.62.4's
+    attribute form is the GenAI one; its event form puts a choice's tool calls beside `message` and
+    writes tool messages without an id, each answering the call before it. 0.54.0 flattens the
+    messages into `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes, a trace a turn, and
+    traceloop-sdk's session id (on every span) groups a conversation's traces."""
     recorded = Path(__file__).parent / "fixtures" / "traces"
-    failed = planted_failure(project(tmp_path, recorded, f"openllmetry-0.62.4-{form}.json"), 1, 1)
+    failed = planted_failure(project(tmp_path, recorded, recording), 1, 1)
     transcript = failed["trials"][0]["transcript"]
     calls = [message["tool_calls"] for message in transcript if message["role"] == "assistant"]
     assert calls == calls_with_results(1)
     assert failed["trials"][0]["usage"]["input_tokens"] == 200
+    traces = failed["recorded"]["trace_ids"]
+    assert (failed["row"], len(traces)) == ((session, 2) if session else (traces[0], 1))
 
 
 def test_shards_split_a_source_by_conversation_decode_only_their_own_and_merge_into_the_whole(

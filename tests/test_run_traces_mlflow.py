@@ -184,9 +184,9 @@ def _trace(*spans: object) -> object:
 
 
 def test_a_span_nested_deeper_than_the_limit_is_held_as_too_deep_and_one_past_the_stack_is_unreadable():
-    from specengine.traces.genai import TOO_DEEP
     from specengine.traces.mlflow import read_trace
     from specengine.traces.model import Unreadable
+    from specengine.traces.values import TOO_DEEP
 
     deep = "[" * 900 + "]" * 900  # MLflow parses it into a list 900 deep, which walking would overflow
     parts = read_trace(_trace(_span("TOOL", deep, inputs=deep), _span("CHAT_MODEL", deep, inputs=deep)), "x")

@@ -14,20 +14,21 @@ event_only`): one `gen_ai.client.inference.operation.details` record a call, wit
 `gen_ai.input.messages` / `gen_ai.output.messages` as attributes. Older: a record a message
 (`gen_ai.system.message`, `gen_ai.user.message`, `gen_ai.assistant.message`, `gen_ai.tool.message`,
 and `gen_ai.choice` for the answer).
+
+Flattened form: a model span with `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes and no
+`gen_ai.input.messages` is read by `openllmetry.py`, as is the session traceloop-sdk names.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any
 
-import orjson
-
+from specengine.traces import openllmetry
 from specengine.traces.model import AgentRun, CallMade, Message, ModelCall, ToolRun, TraceParts
 from specengine.traces.otlp import LogRecord, Span
-from specengine.untrusted_json import MAX_DEPTH, deeper_than, read_json
+from specengine.traces.values import EARLIER_USER, from_last_user, parsed, text_of
 from specengine.usage import token_count
 
 OPERATION = "gen_ai.operation.name"
@@ -43,61 +44,10 @@ EVENT_ROLES = {
 }
 CHOICE = "gen_ai.choice"
 DETAILS = "gen_ai.client.inference.operation.details"  # one record a call, its messages as attributes
-TOO_DEEP = f"(nested deeper than {MAX_DEPTH} levels)"
-EARLIER_USER = Message("user")  # a user message before the last of a model call's input
-T = TypeVar("T")
-
-
-def parsed(value: Any) -> Any:
-    """JSON text as its value (arguments, results); anything else as it is. A recorded agent's text
-    may be nested as deep as it pleased: one with more brackets than MAX_DEPTH is read by
-    `read_json`, which refuses it deeper than that; the rest by orjson (the message histories are
-    most of a trace's bytes), and what orjson refuses that json reads (NaN, an integer past 64 bits)
-    by `read_json` too. A value given as JSON already (a JSONL line's arguments as an object, an
-    OTLP `kvlistValue`) deeper than MAX_DEPTH is TOO_DEEP in its place."""
-    if isinstance(value, (str, bytes)):
-        if _brackets(value) <= MAX_DEPTH:
-            try:
-                return orjson.loads(value)
-            except orjson.JSONDecodeError:
-                pass
-        try:
-            return read_json(value)
-        except ValueError:
-            return value
-    if isinstance(value, (dict, list)) and deeper_than(value, MAX_DEPTH):
-        return TOO_DEEP  # as deep text reads; a deeper value would break what walks or stores it
-    return value
-
-
-def _text(value: Any) -> str:
-    """A part's content as text: JSON for a structured one (by orjson, as fast as it is read)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _from_last_user(items: list[T], is_user: Callable[[T], bool]) -> tuple[list[T], int]:
-    """A model call's input from its last user message on, and how many user messages came before:
-    all a turn reads of the history (`turns.py`), which an agent resends whole on every call (an
-    earlier turn's tool result, read again, would be taken for this turn's call of the same id)."""
-    users = [index for index, item in enumerate(items) if is_user(item)]
-    if len(users) < 2:
-        return items, 0
-    return items[users[-1] :], len(users) - 1
 
 
 def _is_user_item(item: Any) -> bool:
     return isinstance(item, dict) and item.get("role") == "user"
-
-
-def _brackets(text: str | bytes) -> int:
-    return text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
 
 
 def part_messages(value: Any, history: bool = False) -> tuple[Message, ...]:
@@ -109,7 +59,7 @@ def part_messages(value: Any, history: bool = False) -> tuple[Message, ...]:
         raise ValueError("gen_ai messages are not a JSON list")
     out: list[Message] = []
     if history:
-        items, earlier = _from_last_user(items, _is_user_item)
+        items, earlier = from_last_user(items, _is_user_item)
         out += [EARLIER_USER] * earlier
     for item in items:
         if not isinstance(item, dict):
@@ -122,14 +72,14 @@ def part_messages(value: Any, history: bool = False) -> tuple[Message, ...]:
                 continue
             kind = part.get("type")
             if kind == "text":
-                texts.append(_text(part.get("content")))
+                texts.append(text_of(part.get("content")))
             elif kind == "tool_call":
                 calls.append(
                     CallMade(str(part.get("name") or ""), parsed(part.get("arguments")), part.get("id"))
                 )
             elif kind == "tool_call_response":
                 result = part.get("response", part.get("result"))
-                out.append(Message("tool", _text(result), call_id=part.get("id")))
+                out.append(Message("tool", text_of(result), call_id=part.get("id")))
         if role != "tool" or texts or calls:
             out.append(Message(role, "".join(texts), tuple(calls)))
     return tuple(out)
@@ -139,8 +89,11 @@ def take_span(span: Span, parts: TraceParts) -> bool:
     """Add what a GenAI span says to its trace's parts; False when it is not a GenAI span."""
     attributes = span.attributes
     operation = attributes.get(OPERATION)
-    if isinstance(attributes.get(CONVERSATION_ID), str):
-        parts.conversation = attributes[CONVERSATION_ID]
+    conversation = attributes.get(CONVERSATION_ID)
+    if isinstance(conversation, str) or (conversation := openllmetry.session(attributes)) is not None:
+        parts.conversation = conversation
+    if INPUT not in attributes and OUTPUT not in attributes and openllmetry.take_span(span, parts):
+        return True  # a model call's messages as OpenLLMetry's flattened attributes
     if operation in MODEL_OPERATIONS:
         has_content = INPUT in attributes or OUTPUT in attributes
         parts.calls.append(
@@ -173,7 +126,7 @@ def take_span(span: Span, parts: TraceParts) -> bool:
             )
         )
     else:
-        return isinstance(attributes.get(CONVERSATION_ID), str)
+        return isinstance(attributes.get(CONVERSATION_ID), str) or openllmetry.session(attributes) is not None
     return True
 
 
@@ -196,7 +149,7 @@ def event_messages(events: Iterable[LogRecord]) -> tuple[tuple[Message, ...], tu
                 message = {**message, "tool_calls": body["tool_calls"]}
             outputs.append(_event_message("assistant", message))
     if older:
-        older, earlier = _from_last_user(_answered(older), lambda message: message.role == "user")
+        older, earlier = from_last_user(_answered(older), lambda message: message.role == "user")
         inputs += [EARLIER_USER] * earlier + older
     return tuple(inputs), tuple(outputs)
 
@@ -227,4 +180,6 @@ def _event_message(role: str, body: Mapping[str, Any]) -> Message:
         calls.append(
             CallMade(str(function.get("name") or ""), parsed(function.get("arguments", {})), call.get("id"))
         )
-    return Message(role, _text(body.get("content")), tuple(calls), body.get("id") if role == "tool" else None)
+    return Message(
+        role, text_of(body.get("content")), tuple(calls), body.get("id") if role == "tool" else None
+    )

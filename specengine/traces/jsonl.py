@@ -24,9 +24,9 @@ from typing import Any
 
 import orjson
 
-from specengine.traces.genai import parsed
 from specengine.traces.model import CallMade, Message, ModelCall, TraceParts, Unreadable
 from specengine.traces.otlp import MAX_LINE_BYTES, bounded_lines, nanos
+from specengine.traces.values import parsed
 from specengine.untrusted_json import MAX_DEPTH
 from specengine.usage import read_usage
 

@@ -25,9 +25,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from specengine.source.sources import SourceConfig
-from specengine.traces.genai import parsed
 from specengine.traces.jsonl import message_of
 from specengine.traces.model import AgentRun, Message, ModelCall, ToolRun, TraceParts, Unreadable
+from specengine.traces.values import parsed
 from specengine.untrusted_json import MAX_DEPTH
 from specengine.usage import token_count
 

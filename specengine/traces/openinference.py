@@ -15,47 +15,38 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from specengine.traces.genai import parsed
 from specengine.traces.model import AgentRun, CallMade, Message, ModelCall, ToolRun, TraceParts
 from specengine.traces.otlp import Span
+from specengine.traces.values import in_order, numbered, parsed
 from specengine.usage import token_count
 
 KIND = "openinference.span.kind"
 SESSION_ID = "session.id"
 
 
-def _is_number(text: str) -> bool:
-    """Whether a flattened key's part is a message or call number: ASCII digits only (`str.isdigit`
-    also takes `²`, which int() refuses)."""
-    return text.isascii() and text.isdigit()
-
-
 def flattened_messages(attributes: Mapping[str, Any], prefix: str) -> tuple[Message, ...]:
     """The messages written under `prefix` (`llm.input_messages`), in their numbered order."""
-    found: dict[int, dict[str, Any]] = {}
-    start = prefix + "."
-    for key, value in attributes.items():
-        if not key.startswith(start):
-            continue
-        number, _, rest = key[len(start) :].partition(".")
-        if not _is_number(number) or not rest.startswith("message."):
-            continue
-        found.setdefault(int(number), {})[rest[len("message.") :]] = value
-    return tuple(_message(found[number]) for number in sorted(found))
+    found = in_order(numbered(attributes.items(), prefix))
+    fields = [_under(entry, "message.") for entry in found]
+    return tuple(_message(message) for message in fields if message)
+
+
+def _under(fields: Mapping[str, Any], prefix: str, keep: bool = False) -> dict[str, Any]:
+    """The fields under `prefix`, named without it (`keep`: with the others as they are)."""
+    return {
+        key.removeprefix(prefix): value for key, value in fields.items() if keep or key.startswith(prefix)
+    }
 
 
 def _message(fields: Mapping[str, Any]) -> Message:
-    calls: dict[int, dict[str, Any]] = {}
-    for key, value in fields.items():
-        if key.startswith("tool_calls."):
-            number, _, rest = key[len("tool_calls.") :].partition(".")
-            if _is_number(number):
-                calls.setdefault(int(number), {})[rest.removeprefix("tool_call.")] = value
+    calls = [
+        _under(call, "tool_call.", keep=True) for call in in_order(numbered(fields.items(), "tool_calls"))
+    ]
     made = tuple(
         CallMade(
             str(call.get("function.name") or ""), parsed(call.get("function.arguments", {})), call.get("id")
         )
-        for _, call in sorted(calls.items())
+        for call in calls
     )
     content = fields.get("content")
     if content is None:  # content given as parts: message.contents.N.message_content.text

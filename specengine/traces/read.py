@@ -4,11 +4,12 @@ Files are read line by line in name order; an OTLP span is gathered by trace as 
 only its trace id, start and conversation id read off it (`_conversation_id`), and spilled to a
 `TraceStore` on disk every FLUSH_SPANS spans, so memory stays flat however large the source. Once
 every file is read, the store groups the traces into conversations by the convention's conversation
-or session id (`gen_ai.conversation.id`, `session.id`), else each trace is one, and hands them out
-one at a time in the order they started. Then the source's filters, decided before a conversation's
-spans are decoded: `since`/`until` on the conversation's start, `sample` by a hash of its id (the
-same conversations on every run, on every machine), and `limit` (the earliest). Only the
-conversations kept are decoded (`genai.py`, `openinference.py`) and made (`turns.py`). A line, a
+or session id (`gen_ai.conversation.id`, traceloop-sdk's session, `session.id`), else each trace is
+one, and hands them out one at a time in the order they started. Then the source's filters, decided
+before a conversation's spans are decoded: `since`/`until` on the conversation's start, `sample` by
+a hash of its id (the same conversations on every run, on every machine), and `limit` (the
+earliest). Only the conversations kept are decoded (`genai.py`, `openllmetry.py`,
+`openinference.py`) and made (`turns.py`). A line, a
 span or a trace that cannot be read is reported (`Unreadable`: its file, trace id and why), a span
 just before its conversation, and the others are scored.
 
@@ -34,7 +35,7 @@ from typing import Any, TypeVar
 from specengine.errors import UsageError
 from specengine.source.loader import display_path
 from specengine.source.sources import SourceConfig
-from specengine.traces import genai, openinference
+from specengine.traces import genai, openinference, openllmetry
 from specengine.traces.jsonl import read_jsonl
 from specengine.traces.maker import Shard, chosen
 from specengine.traces.model import TraceParts, Unreadable
@@ -87,13 +88,16 @@ def collector_paused(items: Iterator[T]) -> Iterator[T]:
         yield item
 
 
-_GROUPING = frozenset({genai.OPERATION, genai.CONVERSATION_ID, openinference.SESSION_ID})
+_GROUPING = frozenset(
+    {genai.OPERATION, genai.CONVERSATION_ID, openllmetry.SESSION_ID, openinference.SESSION_ID}
+)
 
 
 def _conversation_id(attributes: Any) -> str | None:
     """The conversation a span names, read off its attributes as written (the rest left undecoded)
     by the rule `genai.take_span` and then `openinference.take_span` apply: `gen_ai.conversation.id`,
-    else `session.id` on a span that is not a GenAI one."""
+    else traceloop-sdk's `traceloop.association.properties.session_id`, else `session.id` on a span
+    that is not a GenAI one."""
     said: dict[str, Any] = {}
     for item in attributes or ():
         if isinstance(item, dict) and isinstance(key := item.get("key"), str) and key in _GROUPING:
@@ -103,6 +107,9 @@ def _conversation_id(attributes: Any) -> str | None:
     conversation = any_value(said.get(genai.CONVERSATION_ID))
     if isinstance(conversation, str):
         return conversation
+    session = any_value(said.get(openllmetry.SESSION_ID))
+    if isinstance(session, str):
+        return session
     if any_value(said.get(genai.OPERATION)) in genai.SPAN_OPERATIONS:
         return None
     session = any_value(said.get(openinference.SESSION_ID))

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from specengine.traces.genai import event_messages, parsed
+from specengine.traces.genai import event_messages
 from specengine.traces.model import (
     AgentRun,
     Conversation,
@@ -30,6 +30,7 @@ from specengine.traces.model import (
     ToolUse,
     TraceParts,
 )
+from specengine.traces.values import parsed
 
 
 @dataclass
@@ -80,10 +81,10 @@ def conversation_of(key: str, source: str, traces: Sequence[TraceParts]) -> Conv
             current = _Turn(earlier[-1] if earlier else "", users, trace_id, call.start_ns)
             turns.append(current)
         _add_call(current, call)
-    if not turns:
+    if not any(call.input or call.output for call, _ in timed):  # spans recorded without content
         raise ValueError(
             "no model call with its messages (is message content captured? "
-            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)"
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT; OpenLLMetry: TRACELOOP_TRACE_CONTENT)"
         )
     tools = sorted((tool for parts in traces for tool in parts.tools), key=lambda tool: tool.start_ns)
     for tool in tools:

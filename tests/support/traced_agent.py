@@ -16,7 +16,11 @@ OpenTelemetry SDK exporting what the instrumentation records. Two instrumentatio
   application span;
 - `older`: the same, recorded by `elastic-opentelemetry-instrumentation-openai` with content
   captured (`true`): the GenAI conventions' older event form, a log record a message
-  (`gen_ai.user.message`, `gen_ai.assistant.message`, `gen_ai.tool.message`, `gen_ai.choice`).
+  (`gen_ai.user.message`, `gen_ai.assistant.message`, `gen_ai.tool.message`, `gen_ai.choice`);
+- `openllmetry`: Traceloop's `opentelemetry-instrumentation-openai` (0.54 or earlier: flattened
+  `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes) with `traceloop-sdk`'s span processor and
+  `set_association_properties` for the session id, a trace a turn. Neither installs beside the test
+  extra: `tests/fixtures/traces/README.md` says how its recording there was made.
 
 Spans are written as the OpenTelemetry Collector's file exporter writes them: one
 `{"resourceSpans": [...]}` object per line, `MessageToDict(encode_spans(batch))`.
@@ -121,7 +125,11 @@ AGENT = textwrap.dedent(
     job = json.loads(sys.argv[1])
     exporter = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": "support-agent"}))
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    if job["style"] == "openllmetry":  # Traceloop's processor: it writes the association properties
+        from traceloop.sdk.tracing.tracing import get_default_span_processor, set_association_properties
+        provider.add_span_processor(get_default_span_processor(disable_batch=True, exporter=exporter))
+    else:
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
 
     if job["style"] == "genai":
@@ -146,6 +154,10 @@ AGENT = textwrap.dedent(
         else:  # Elastic's hands a logger_provider to get_logger as a version: it takes the global one
             set_logger_provider(logger_provider)
             OpenAIInstrumentor().instrument(tracer_provider=provider)
+        tracer = provider.get_tracer("support-agent")
+    elif job["style"] == "openllmetry":  # Traceloop's OpenLLMetry before 0.55: flattened attributes
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
         tracer = provider.get_tracer("support-agent")
     else:
         from openinference.instrumentation import using_session
@@ -175,7 +187,7 @@ AGENT = textwrap.dedent(
                 return message.content
             for call in calls:
                 args = json.loads(call.function.arguments)
-                if job["style"] in ("events", "older"):
+                if job["style"] in ("events", "older", "openllmetry"):
                     result = run_tool(call.function.name, args)
                 elif job["style"] == "genai":
                     with handler.tool(call.function.name, tool_call_id=call.id) as tool:
@@ -215,9 +227,14 @@ AGENT = textwrap.dedent(
                     history.append({"role": "user", "content": text})
                     answer(history)
             continue
+        if job["style"] == "openllmetry":  # a trace a turn, grouped by the session id on every span
+            set_association_properties({"session_id": conversation["id"]})
         for text in conversation["messages"]:
             history.append({"role": "user", "content": text})
-            if job["style"] == "genai":
+            if job["style"] == "openllmetry":
+                with tracer.start_as_current_span("support.turn"):
+                    answer(history)
+            elif job["style"] == "genai":
                 with handler.invoke_local_agent(agent_name="support", request_model="support-model") as agent:
                     agent.conversation_id = conversation["id"]
                     answer(history)
