@@ -89,6 +89,22 @@ def test_openllmetry_tokens_parts_and_older_function_calls_are_read_by_every_nam
     assert second.input == (Message("user", '[{"not": "parts"}]'),)
 
 
+def test_openllmetry_s_completions_api_prompt_and_answers_without_a_role_are_the_user_s_and_the_assistant_s():
+    parts = TraceParts("t", "f.json")
+    completion = {
+        "llm.request.type": "completion",
+        "gen_ai.prompt.0.user": "Refund ORD-1",
+        "gen_ai.prompt.prompt_filter_results": "[]",  # not a message: not numbered
+        "gen_ai.completion.0.finish_reason": "stop",
+        "gen_ai.completion.0.content": "Done.",
+    }
+    assert genai.take_span(_span(completion), parts)
+    assert (parts.calls[0].input, parts.calls[0].output) == (
+        (Message("user", "Refund ORD-1"),),
+        (Message("assistant", "Done."),),
+    )
+
+
 def _said() -> dict[str, object]:
     return {"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": '[{"not": "parts"}]'}
 

@@ -43,11 +43,14 @@ def flattened(attributes: Mapping[str, Any]) -> bool:
 
 
 def messages(attributes: Mapping[str, Any], prefix: str) -> list[Message]:
-    """The messages written under `prefix` (`gen_ai.prompt`), in their numbered order."""
-    return [_message(fields) for fields in in_order(numbered(attributes.items(), prefix))]
+    """The messages written under `prefix` (`gen_ai.prompt`), in their numbered order. The
+    Completions API's prompt is written as `gen_ai.prompt.0.user` and its answers as
+    `gen_ai.completion.N.content`, neither with a role: a user's and an assistant's."""
+    role = "assistant" if prefix == COMPLETION else ""
+    return [_message(fields, role) for fields in in_order(numbered(attributes.items(), prefix))]
 
 
-def _message(fields: Mapping[str, Any]) -> Message:
+def _message(fields: Mapping[str, Any], role: str) -> Message:
     calls = in_order(numbered(fields.items(), "tool_calls"))
     if not calls and "function_call.name" in fields:  # the Chat API's older `function_call`
         calls = [{"name": fields["function_call.name"], "arguments": fields.get("function_call.arguments")}]
@@ -55,8 +58,13 @@ def _message(fields: Mapping[str, Any]) -> Message:
         CallMade(str(call.get("name") or ""), parsed(call.get("arguments", {})), _id(call.get("id")))
         for call in calls
     )
+    if "user" in fields and "content" not in fields:
+        return Message("user", _content(fields["user"]))
     return Message(
-        str(fields.get("role") or ""), _content(fields.get("content")), made, _id(fields.get("tool_call_id"))
+        str(fields.get("role") or role),
+        _content(fields.get("content")),
+        made,
+        _id(fields.get("tool_call_id")),
     )
 
 
