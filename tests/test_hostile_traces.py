@@ -1,6 +1,7 @@
 """Hostile recorded traces: a `sources:` file line or span that says anything (times and latencies past
 a float or 64 bits, token counts of 4,000 digits, tool arguments nested 1,000 deep, a flattened
-message number `²`) errors at most its own conversation; the run goes on, the other conversations
+message number `²`, span events that are not events or whose body is nested 1,000 deep, a
+recording without content) errors at most its own conversation; the run goes on, the other conversations
 are graded and the results file is written."""
 
 from __future__ import annotations
@@ -151,3 +152,35 @@ def test_a_hostile_or_content_less_openllmetry_span_spoils_only_its_conversation
         " content captured? OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT; OpenLLMetry:"
         " TRACELOOP_TRACE_CONTENT)"
     )
+
+
+def _event(name: str, content: object, time: object = "1700000000500000000") -> object:
+    text = content if isinstance(content, str) else json.dumps(content)
+    return {"timeUnixNano": time, "name": name, "attributes": [_text("gen_ai.event.content", text)]}
+
+
+def test_hostile_span_events_spoil_only_their_own_span(tmp_path):
+    chat = [_text("gen_ai.operation.name", "chat")]
+    user = _event("gen_ai.user.message", {"role": "user", "content": "hi"})
+    answer = _event("gen_ai.choice", {"message": {"content": "ok"}}, "1700000000600000000")
+    deep = _event(
+        "gen_ai.assistant.message", "[" * 1000 + "]" * 1000
+    )  # not an object: its attributes are its body
+    events = [
+        [user, answer],
+        [
+            user,
+            deep,
+            "not an event",
+            {"name": 7, "attributes": "none"},
+            _event("gen_ai.choice", [], "9" * 4000),
+            answer,
+        ],
+    ]
+    lines = []
+    for number, said in enumerate(events, 1):
+        line = json.loads(_span(number, chat))
+        line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["events"] = said
+        lines.append(json.dumps(line))
+    data = _graded(tmp_path, {"otlp": "traces/*.json"}, "spans.json", lines)
+    assert [case["status"] for case in data["cases"]] == ["passed", "passed"]

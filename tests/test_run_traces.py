@@ -377,6 +377,24 @@ def test_the_older_event_form_is_read_from_a_log_record_a_message(tmp_path, mode
     assert failed["usage"] == {"input_tokens": 200, "output_tokens": 40, "total_tokens": 240}  # 4 calls
 
 
+def test_the_older_event_form_recorded_as_span_events_is_read(tmp_path, model):
+    """Azure AI Inference's tracing (content recording on) writes the older event form as the chat
+    span's own events, each message's body as JSON text in `gen_ai.event.content`, a tool message
+    naming its call by `tool_call_id`."""
+    pytest.importorskip("azure.ai.inference.tracing")
+    record("azure", model, tmp_path / "azure.json", conversations(10, bug_every=10))
+    text = (tmp_path / "azure.json").read_text()
+    assert "resourceLogs" not in text and '"name": "gen_ai.tool.message"' in text
+    assert '\\"tool_call_id\\": \\"call_ORD-0000\\"' in text
+    failed = planted_failure(project(tmp_path, tmp_path, "azure.json"), 9, 9)
+    transcript = failed["trials"][0]["transcript"]
+    assert [
+        message["tool_calls"] for message in transcript if message.get("tool_calls")
+    ] == calls_with_results(9)
+    assert failed["usage"] == {"input_tokens": 200, "output_tokens": 40, "total_tokens": 240}  # 4 calls
+    assert failed["row"] == failed["recorded"]["trace_ids"][0]  # one trace a conversation
+
+
 @pytest.mark.parametrize(
     ("recording", "session"),
     [

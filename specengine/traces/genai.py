@@ -13,7 +13,8 @@ and span id, read by `event_messages`. Current (`OTEL_INSTRUMENTATION_GENAI_CAPT
 event_only`): one `gen_ai.client.inference.operation.details` record a call, with the same
 `gen_ai.input.messages` / `gen_ai.output.messages` as attributes. Older: a record a message
 (`gen_ai.system.message`, `gen_ai.user.message`, `gen_ai.assistant.message`, `gen_ai.tool.message`,
-and `gen_ai.choice` for the answer).
+and `gen_ai.choice` for the answer). Some libraries (Azure AI Inference's tracing) record the same
+events as the span's own events, each body as JSON text in `gen_ai.event.content`: read as records.
 
 Flattened form: a model span with `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes and no
 `gen_ai.input.messages` is read by `openllmetry.py`, as is the session traceloop-sdk names.
@@ -44,6 +45,7 @@ EVENT_ROLES = {
 }
 CHOICE = "gen_ai.choice"
 DETAILS = "gen_ai.client.inference.operation.details"  # one record a call, its messages as attributes
+EVENT_CONTENT = "gen_ai.event.content"  # a span event's body, as JSON text
 
 
 def _is_user_item(item: Any) -> bool:
@@ -96,6 +98,8 @@ def take_span(span: Span, parts: TraceParts) -> bool:
         return True  # a model call's messages as OpenLLMetry's flattened attributes
     if operation in MODEL_OPERATIONS:
         has_content = INPUT in attributes or OUTPUT in attributes
+        if not has_content and span.events:  # messages recorded as the span's own events
+            parts.events.setdefault(span.span_id, []).extend(_span_event(event) for event in span.events)
         parts.calls.append(
             ModelCall(
                 span.start_ns,
@@ -128,6 +132,14 @@ def take_span(span: Span, parts: TraceParts) -> bool:
     else:
         return isinstance(attributes.get(CONVERSATION_ID), str) or openllmetry.session(attributes) is not None
     return True
+
+
+def _span_event(event: LogRecord) -> LogRecord:
+    """A span event as the log record the same event would be: a span event has no body, so the
+    body is its `gen_ai.event.content` attribute (JSON text: Azure AI Inference's tracing), else
+    its attributes themselves."""
+    content = parsed(event.attributes.get(EVENT_CONTENT))
+    return replace(event, body=content if isinstance(content, Mapping) else event.attributes)
 
 
 def event_messages(events: Iterable[LogRecord]) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
@@ -180,6 +192,5 @@ def _event_message(role: str, body: Mapping[str, Any]) -> Message:
         calls.append(
             CallMade(str(function.get("name") or ""), parsed(function.get("arguments", {})), call.get("id"))
         )
-    return Message(
-        role, text_of(body.get("content")), tuple(calls), body.get("id") if role == "tool" else None
-    )
+    answers = body.get("id", body.get("tool_call_id")) if role == "tool" else None  # Azure: tool_call_id
+    return Message(role, text_of(body.get("content")), tuple(calls), answers)

@@ -34,12 +34,13 @@ class Span:
     end_ns: int
     attributes: Mapping[str, Any]
     error: bool = False
+    events: tuple[LogRecord, ...] = ()  # its span events, each as a record tied to it without a body
 
 
 @dataclass(frozen=True)
 class LogRecord:
-    """One log record tied to a span (the GenAI conventions' older event form): its event name,
-    body and attributes."""
+    """One log record tied to a span (the GenAI conventions' event forms), or one of a span's own
+    events: its event name, body and attributes."""
 
     trace_id: str
     span_id: str | None
@@ -134,7 +135,24 @@ def span_of(raw: Mapping[str, Any]) -> Span:
         end_ns=nanos(raw.get("endTimeUnixNano")),
         attributes=attributes(raw.get("attributes")),
         error=status.get("code") in (2, "STATUS_CODE_ERROR"),
+        events=tuple(_events(raw)) if raw.get("events") else (),
     )
+
+
+def _events(raw: Mapping[str, Any]) -> Iterator[LogRecord]:
+    """A span's events (`{"timeUnixNano", "name", "attributes"}`), tied to it."""
+    trace_id, span_id = hex_id(raw.get("traceId")), hex_id(raw.get("spanId"))
+    for event in raw.get("events") or ():
+        if isinstance(event, dict):
+            time_ns = nanos(event.get("timeUnixNano"))
+            yield LogRecord(
+                trace_id,
+                span_id,
+                str(event.get("name") or ""),
+                time_ns,
+                None,
+                attributes(event.get("attributes")),
+            )
 
 
 def log_of(raw: Mapping[str, Any]) -> LogRecord:

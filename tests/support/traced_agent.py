@@ -17,6 +17,9 @@ OpenTelemetry SDK exporting what the instrumentation records. Two instrumentatio
 - `older`: the same, recorded by `elastic-opentelemetry-instrumentation-openai` with content
   captured (`true`): the GenAI conventions' older event form, a log record a message
   (`gen_ai.user.message`, `gen_ai.assistant.message`, `gen_ai.tool.message`, `gen_ai.choice`);
+- `azure`: `azure-ai-inference`'s `ChatCompletionsClient` in place of the `openai` client, traced by
+  its own `AIInferenceInstrumentor` (content recording on): the older event form as the `chat`
+  span's own events, each body as JSON text in `gen_ai.event.content`; one trace a conversation;
 - `openllmetry`: Traceloop's `opentelemetry-instrumentation-openai` (0.54 or earlier: flattened
   `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes) with `traceloop-sdk`'s span processor and
   `set_association_properties` for the session id, a trace a turn. Neither installs beside the test
@@ -155,6 +158,12 @@ AGENT = textwrap.dedent(
             set_logger_provider(logger_provider)
             OpenAIInstrumentor().instrument(tracer_provider=provider)
         tracer = provider.get_tracer("support-agent")
+    elif job["style"] == "azure":  # Azure AI Inference's tracing: a span event a message
+        from azure.core.settings import settings
+        settings.tracing_implementation = "opentelemetry"
+        from azure.ai.inference.tracing import AIInferenceInstrumentor
+        AIInferenceInstrumentor().instrument(enable_content_recording=True)
+        tracer = provider.get_tracer("support-agent")
     elif job["style"] == "openllmetry":  # Traceloop's OpenLLMetry before 0.55: flattened attributes
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
         OpenAIInstrumentor().instrument(tracer_provider=provider)
@@ -165,9 +174,25 @@ AGENT = textwrap.dedent(
         OpenAIInstrumentor().instrument(tracer_provider=provider)
         tracer = provider.get_tracer("support-agent")
 
-    import openai
-    client = openai.OpenAI(base_url=job["base_url"], api_key="unused", max_retries=0)
-    ORDERS = {"status": "shipped"}
+    if job["style"] == "azure":
+        from azure.ai.inference import ChatCompletionsClient
+        from azure.core.credentials import AzureKeyCredential
+        azure = ChatCompletionsClient(endpoint=job["base_url"], credential=AzureKeyCredential("unused"))
+
+        def complete(history):
+            reply = azure.complete(messages=history, tools=job["tools"], model="support-model")
+            message = reply.choices[0].message
+            return message.content, [call.as_dict() for call in message.tool_calls or []]
+    else:
+        import openai
+        client = openai.OpenAI(base_url=job["base_url"], api_key="unused", max_retries=0)
+
+        def complete(history):
+            reply = client.chat.completions.create(
+                model="support-model", messages=history, tools=job["tools"]
+            )
+            message = reply.choices[0].message
+            return message.content, [call.model_dump() for call in message.tool_calls or []]
 
     def run_tool(name, args):
         if name == "issue_refund":
@@ -176,31 +201,28 @@ AGENT = textwrap.dedent(
 
     def answer(history):
         while True:
-            reply = client.chat.completions.create(
-                model="support-model", messages=history, tools=job["tools"]
-            )
-            message = reply.choices[0].message
-            calls = message.tool_calls or []
-            history.append({"role": "assistant", "content": message.content,
-                            **({"tool_calls": [call.model_dump() for call in calls]} if calls else {})})
+            content, calls = complete(history)
+            history.append({"role": "assistant", "content": content,
+                            **({"tool_calls": calls} if calls else {})})
             if not calls:
-                return message.content
+                return content
             for call in calls:
-                args = json.loads(call.function.arguments)
-                if job["style"] in ("events", "older", "openllmetry"):
-                    result = run_tool(call.function.name, args)
+                name, arguments = call["function"]["name"], call["function"]["arguments"]
+                args = json.loads(arguments)
+                if job["style"] in ("events", "older", "openllmetry", "azure"):
+                    result = run_tool(name, args)
                 elif job["style"] == "genai":
-                    with handler.tool(call.function.name, tool_call_id=call.id) as tool:
+                    with handler.tool(name, tool_call_id=call["id"]) as tool:
                         tool.arguments = args
-                        result = run_tool(call.function.name, args)
+                        result = run_tool(name, args)
                         tool.tool_result = result
                 else:
-                    with tracer.start_as_current_span("tool " + call.function.name, attributes={
-                        "openinference.span.kind": "TOOL", "tool.name": call.function.name,
-                        "input.value": call.function.arguments}) as span:
-                        result = run_tool(call.function.name, args)
+                    with tracer.start_as_current_span("tool " + name, attributes={
+                        "openinference.span.kind": "TOOL", "tool.name": name,
+                        "input.value": arguments}) as span:
+                        result = run_tool(name, args)
                         span.set_attribute("output.value", json.dumps(result))
-                history.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
+                history.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)})
 
     def write(path):
         spans = exporter.get_finished_spans()
@@ -221,7 +243,7 @@ AGENT = textwrap.dedent(
             write(conversation["out"])
             continue
         history = [{"role": "system", "content": "You are the support agent of an online shop."}]
-        if job["style"] in ("events", "older"):  # one trace a conversation: its spans grouped by trace id
+        if job["style"] in ("events", "older", "azure"):  # one trace a conversation, grouped by trace id
             with tracer.start_as_current_span("conversation " + conversation["id"]):
                 for text in conversation["messages"]:
                     history.append({"role": "user", "content": text})
