@@ -16,7 +16,8 @@ import yaml
 from support.cli import run_cli, write_project, write_spec
 from support.traced_agent import ScriptedModel, conversations, record
 
-from specengine.traces.otlp import read_file
+from specengine.traces.genai import DETAILS
+from specengine.traces.otlp import SPAN, read_file
 
 pytest.importorskip("opentelemetry.instrumentation.openai_v2")
 pytest.importorskip("openinference.instrumentation.openai")
@@ -393,6 +394,28 @@ def test_the_older_event_form_recorded_as_span_events_is_read(tmp_path, model):
     ] == calls_with_results(9)
     assert failed["usage"] == {"input_tokens": 200, "output_tokens": 40, "total_tokens": 240}  # 4 calls
     assert failed["row"] == failed["recorded"]["trace_ids"][0]  # one trace a conversation
+
+
+@pytest.mark.parametrize("style", ["strands", "strands-latest"])
+def test_strands_agents_span_events_are_read_and_grouped_by_session(tmp_path, model, style):
+    """Strands Agents traces its own loop: the older events as span events whose content is JSON
+    text of Bedrock Converse blocks (`toolUse`, `toolResult`, a tool's result as `[{"text"}]`), or
+    with the latest conventions `gen_ai.client.inference.operation.details` span events whose tool
+    results come back in a `user` message; `session.id` (its `trace_attributes`) on every span,
+    GenAI ones too, groups a conversation's traces."""
+    pytest.importorskip("strands")
+    record(style, model, tmp_path / "strands.json", conversations(4, bug_every=4))
+    spans = [raw for kind, raw in read_file(tmp_path / "strands.json") if kind == SPAN]
+    keys = {item["key"] for span in spans for item in span["attributes"]}
+    events = {event["name"] for span in spans for event in span.get("events", ())}
+    assert "gen_ai.input.messages" not in keys and "session.id" in keys
+    assert {"gen_ai.tool.message", "gen_ai.choice"} <= events if style == "strands" else DETAILS in events
+    failed = planted_failure(project(tmp_path, tmp_path, "strands.json"), 3, 3)
+    transcript = failed["trials"][0]["transcript"]
+    calls = [message["tool_calls"] for message in transcript if message.get("tool_calls")]
+    assert calls == calls_with_results(3)
+    assert (failed["row"], len(failed["recorded"]["trace_ids"])) == ("conv-0003", 2)
+    assert failed["usage"]["input_tokens"] == 200
 
 
 @pytest.mark.parametrize(

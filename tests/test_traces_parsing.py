@@ -1,5 +1,6 @@
 """Recorded attributes read: JSON text fast and within the same depth limit as every answer;
-OpenLLMetry's flattened messages, tokens and session, and which id a span's conversation is."""
+OpenLLMetry's flattened messages, tokens and session; Bedrock content blocks (Strands); and which id
+a span's conversation is."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from specengine.sharding import shard_of
 from specengine.source.sources import source_config
 from specengine.traces import genai, openllmetry, read
+from specengine.traces.blocks import block_messages, blocks_of, unblocked
 from specengine.traces.model import CallMade, Conversation, Message, TraceParts
 from specengine.traces.otlp import SPAN, Span, read_file, span_of
 from specengine.traces.read import _conversation_id
@@ -119,14 +121,14 @@ def test_a_content_less_openllmetry_span_is_a_call_without_messages_and_others_a
     assert len(parts.calls) == 2
 
 
-def test_a_span_s_conversation_is_its_conversation_id_then_traceloop_s_session_then_session_id():
+def test_a_span_s_conversation_is_its_conversation_id_then_traceloop_s_session_then_session_id_on_any_span():
     conversation = {"key": "gen_ai.conversation.id", "value": {"stringValue": "conv"}}
     traceloop = {"key": openllmetry.SESSION_ID, "value": {"stringValue": "traceloop"}}
     session = {"key": "session.id", "value": {"stringValue": "session"}}
     chat = {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}
     assert _conversation_id([session, traceloop, conversation]) == "conv"
     assert _conversation_id([session, traceloop, chat]) == "traceloop"
-    assert _conversation_id([session]) == "session" and _conversation_id([session, chat]) is None
+    assert _conversation_id([session]) == _conversation_id([session, chat]) == "session"
     number = {"key": openllmetry.SESSION_ID, "value": {"intValue": "7"}}
     assert _conversation_id([number]) is None
     parts = TraceParts("t", "f.json")
@@ -149,3 +151,25 @@ def test_traceloop_s_session_groups_a_conversation_s_traces_and_is_the_shard_key
             if isinstance(item, Conversation)
         ]
         assert mine == [item.key for item in whole if shard_of(item.key, 2) == index]
+
+
+def test_bedrock_content_blocks_are_read_and_other_lists_are_not_taken_for_them():
+    use = {"toolUse": {"toolUseId": "c1", "name": "issue_refund", "input": {"order_id": "ORD-1"}}}
+    result = {
+        "toolResult": {
+            "toolUseId": "c1",
+            "status": "success",
+            "content": [{"text": '{"refunded": '}, {"json": 1}],
+        }
+    }
+    assert block_messages("assistant", [{"text": "Refunding."}, use]) == [
+        Message("assistant", "Refunding.", (CallMade("issue_refund", {"order_id": "ORD-1"}, "c1"),))
+    ]
+    assert block_messages("user", [result]) == [Message("tool", '{"refunded": 1', call_id="c1")]
+    assert blocks_of(json.dumps([{"type": "text", "text": "hi"}])) is None  # the OpenAI chat shape's parts
+    assert blocks_of([{"image": {}}]) is None and blocks_of("Please refund [ORD-1]") is None
+    assert unblocked('[{"text": "{\\"refunded\\": \\"ORD-1\\"}"}]') == {"refunded": "ORD-1"}
+    assert unblocked('[{"text": "a"}, {"toolUse": {}}]') == [
+        {"text": "a"},
+        {"toolUse": {}},
+    ]  # not a result's text

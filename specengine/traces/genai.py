@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from specengine.traces import openllmetry
+from specengine.traces.blocks import block_messages, blocks_of, unblocked
 from specengine.traces.model import AgentRun, CallMade, Message, ModelCall, ToolRun, TraceParts
 from specengine.traces.otlp import LogRecord, Span
 from specengine.traces.values import EARLIER_USER, from_last_user, parsed, text_of
@@ -36,6 +37,7 @@ OPERATION = "gen_ai.operation.name"
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 SPAN_OPERATIONS = MODEL_OPERATIONS | {"execute_tool", "invoke_agent", "create_agent"}  # what take_span reads
 CONVERSATION_ID = "gen_ai.conversation.id"
+SESSION_ID = "session.id"  # OpenTelemetry's session, when no conversation id is given
 INPUT, OUTPUT = "gen_ai.input.messages", "gen_ai.output.messages"
 EVENT_ROLES = {
     "gen_ai.system.message": "system",
@@ -49,7 +51,17 @@ EVENT_CONTENT = "gen_ai.event.content"  # a span event's body, as JSON text
 
 
 def _is_user_item(item: Any) -> bool:
-    return isinstance(item, dict) and item.get("role") == "user"
+    """A user's message, not one that only carries tool results back (Strands sends them as `user`)."""
+    return isinstance(item, dict) and item.get("role") == "user" and not _only_results(item)
+
+
+def _only_results(item: dict[str, Any]) -> bool:
+    parts = item.get("parts")
+    return (
+        isinstance(parts, list)
+        and bool(parts)
+        and all(isinstance(part, dict) and part.get("type") == "tool_call_response" for part in parts)
+    )
 
 
 def part_messages(value: Any, history: bool = False) -> tuple[Message, ...]:
@@ -80,9 +92,9 @@ def part_messages(value: Any, history: bool = False) -> tuple[Message, ...]:
                     CallMade(str(part.get("name") or ""), parsed(part.get("arguments")), part.get("id"))
                 )
             elif kind == "tool_call_response":
-                result = part.get("response", part.get("result"))
+                result = unblocked(part.get("response", part.get("result")))
                 out.append(Message("tool", text_of(result), call_id=part.get("id")))
-        if role != "tool" or texts or calls:
+        if (role != "tool" and not _only_results(item)) or texts or calls:
             out.append(Message(role, "".join(texts), tuple(calls)))
     return tuple(out)
 
@@ -94,6 +106,8 @@ def take_span(span: Span, parts: TraceParts) -> bool:
     conversation = attributes.get(CONVERSATION_ID)
     if isinstance(conversation, str) or (conversation := openllmetry.session(attributes)) is not None:
         parts.conversation = conversation
+    elif isinstance(attributes.get(SESSION_ID), str):  # Strands: `trace_attributes` on every span
+        parts.conversation = attributes[SESSION_ID]
     if INPUT not in attributes and OUTPUT not in attributes and openllmetry.take_span(span, parts):
         return True  # a model call's messages as OpenLLMetry's flattened attributes
     if operation in MODEL_OPERATIONS:
@@ -118,7 +132,7 @@ def take_span(span: Span, parts: TraceParts) -> bool:
                 span.start_ns,
                 str(attributes.get("gen_ai.tool.name") or span.name.removeprefix("execute_tool ")),
                 parsed(attributes.get("gen_ai.tool.call.arguments", {})),
-                parsed(attributes.get("gen_ai.tool.call.result")),
+                unblocked(attributes.get("gen_ai.tool.call.result")),
                 attributes.get("gen_ai.tool.call.id"),
             )
         )
@@ -153,13 +167,15 @@ def event_messages(events: Iterable[LogRecord]) -> tuple[tuple[Message, ...], tu
             inputs += part_messages(event.attributes.get(INPUT, []), history=True)
             outputs += part_messages(event.attributes.get(OUTPUT, []))
         elif event.event in EVENT_ROLES:
-            older.append(_event_message(EVENT_ROLES[event.event], body))
+            older += _event_message(EVENT_ROLES[event.event], body)
         elif event.event == CHOICE:
             message = body.get("message")
+            if isinstance(message, str):  # Strands: the answer's content blocks
+                message = {"content": message}
             message = message if isinstance(message, Mapping) else {}
             if not message.get("tool_calls") and body.get("tool_calls"):  # OpenLLMetry: beside `message`
                 message = {**message, "tool_calls": body["tool_calls"]}
-            outputs.append(_event_message("assistant", message))
+            outputs += _event_message("assistant", message)
     if older:
         older, earlier = from_last_user(_answered(older), lambda message: message.role == "user")
         inputs += [EARLIER_USER] * earlier + older
@@ -182,7 +198,11 @@ def _answered(messages: list[Message]) -> list[Message]:
     return out
 
 
-def _event_message(role: str, body: Mapping[str, Any]) -> Message:
+def _event_message(role: str, body: Mapping[str, Any]) -> list[Message]:
+    """An event's message (OpenAI's chat shape), or its messages when its content is content blocks."""
+    blocks = blocks_of(body.get("content"))
+    if blocks is not None:
+        return block_messages(role, blocks)
     calls = []
     for call in body.get("tool_calls") or ():
         if not isinstance(call, Mapping):
@@ -193,4 +213,4 @@ def _event_message(role: str, body: Mapping[str, Any]) -> Message:
             CallMade(str(function.get("name") or ""), parsed(function.get("arguments", {})), call.get("id"))
         )
     answers = body.get("id", body.get("tool_call_id")) if role == "tool" else None  # Azure: tool_call_id
-    return Message(role, text_of(body.get("content")), tuple(calls), answers)
+    return [Message(role, text_of(body.get("content")), tuple(calls), answers)]

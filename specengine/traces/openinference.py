@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from specengine.traces.genai import SESSION_ID
 from specengine.traces.model import AgentRun, CallMade, Message, ModelCall, ToolRun, TraceParts
 from specengine.traces.otlp import Span
-from specengine.traces.values import in_order, numbered, parsed
+from specengine.traces.values import history, in_order, numbered, parsed
 from specengine.usage import token_count
 
 KIND = "openinference.span.kind"
-SESSION_ID = "session.id"
 
 
 def flattened_messages(attributes: Mapping[str, Any], prefix: str) -> tuple[Message, ...]:
@@ -69,7 +69,7 @@ def take_span(span: Span, parts: TraceParts) -> bool:
             ModelCall(
                 span.start_ns,
                 span.end_ns,
-                flattened_messages(attributes, "llm.input_messages"),
+                history(list(flattened_messages(attributes, "llm.input_messages"))),
                 flattened_messages(attributes, "llm.output_messages"),
                 token_count(attributes.get("llm.token_count.prompt")),
                 token_count(attributes.get("llm.token_count.completion")),

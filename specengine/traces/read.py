@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 from specengine.errors import UsageError
 from specengine.source.loader import display_path
 from specengine.source.sources import SourceConfig
-from specengine.traces import genai, openinference, openllmetry
+from specengine.traces import genai, openllmetry
 from specengine.traces.jsonl import read_jsonl
 from specengine.traces.maker import Shard, chosen
 from specengine.traces.model import TraceParts, Unreadable
@@ -88,32 +88,23 @@ def collector_paused(items: Iterator[T]) -> Iterator[T]:
         yield item
 
 
-_GROUPING = frozenset(
-    {genai.OPERATION, genai.CONVERSATION_ID, openllmetry.SESSION_ID, openinference.SESSION_ID}
-)
+_GROUPING = frozenset({genai.CONVERSATION_ID, openllmetry.SESSION_ID, genai.SESSION_ID})
 
 
 def _conversation_id(attributes: Any) -> str | None:
     """The conversation a span names, read off its attributes as written (the rest left undecoded)
-    by the rule `genai.take_span` and then `openinference.take_span` apply: `gen_ai.conversation.id`,
-    else traceloop-sdk's `traceloop.association.properties.session_id`, else `session.id` on a span
-    that is not a GenAI one."""
+    by the rule `genai.take_span` applies: `gen_ai.conversation.id`, else traceloop-sdk's
+    `traceloop.association.properties.session_id`, else `session.id` (OpenInference's
+    `using_session`, Strands' `trace_attributes`)."""
     said: dict[str, Any] = {}
     for item in attributes or ():
         if isinstance(item, dict) and isinstance(key := item.get("key"), str) and key in _GROUPING:
             said[key] = item.get("value")
-    if not said:
-        return None
-    conversation = any_value(said.get(genai.CONVERSATION_ID))
-    if isinstance(conversation, str):
-        return conversation
-    session = any_value(said.get(openllmetry.SESSION_ID))
-    if isinstance(session, str):
-        return session
-    if any_value(said.get(genai.OPERATION)) in genai.SPAN_OPERATIONS:
-        return None
-    session = any_value(said.get(openinference.SESSION_ID))
-    return session if isinstance(session, str) else None
+    for key in (genai.CONVERSATION_ID, openllmetry.SESSION_ID, genai.SESSION_ID):
+        conversation = any_value(said.get(key))
+        if isinstance(conversation, str):
+            return conversation
+    return None
 
 
 def _otlp_traces(files: Iterable[Path], folder: Path, store: TraceStore) -> Iterator[Unreadable]:

@@ -20,6 +20,11 @@ OpenTelemetry SDK exporting what the instrumentation records. Two instrumentatio
 - `azure`: `azure-ai-inference`'s `ChatCompletionsClient` in place of the `openai` client, traced by
   its own `AIInferenceInstrumentor` (content recording on): the older event form as the `chat`
   span's own events, each body as JSON text in `gen_ai.event.content`; one trace a conversation;
+- `strands`: a Strands Agents agent (its `OpenAIModel`, two `@tool`s, `trace_attributes` giving
+  `session.id`), traced by Strands itself: the older events as span events of its `chat` spans, each
+  content as JSON text of Bedrock Converse content blocks; `strands-latest`: the same with
+  `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`, the messages as
+  `gen_ai.client.inference.operation.details` span events;
 - `openllmetry`: Traceloop's `opentelemetry-instrumentation-openai` (0.54 or earlier: flattened
   `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes) with `traceloop-sdk`'s span processor and
   `set_association_properties` for the session id, a trace a turn. Neither installs beside the test
@@ -164,6 +169,8 @@ AGENT = textwrap.dedent(
         from azure.ai.inference.tracing import AIInferenceInstrumentor
         AIInferenceInstrumentor().instrument(enable_content_recording=True)
         tracer = provider.get_tracer("support-agent")
+    elif job["style"].startswith("strands"):  # Strands traces itself, to the global provider
+        tracer = provider.get_tracer("support-agent")
     elif job["style"] == "openllmetry":  # Traceloop's OpenLLMetry before 0.55: flattened attributes
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
         OpenAIInstrumentor().instrument(tracer_provider=provider)
@@ -224,6 +231,24 @@ AGENT = textwrap.dedent(
                         span.set_attribute("output.value", json.dumps(result))
                 history.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)})
 
+    if job["style"].startswith("strands"):  # Strands Agents runs the loop and traces it itself
+        from strands import Agent, tool
+        from strands.models.openai import OpenAIModel
+        strands_model = OpenAIModel(
+            client_args={"base_url": job["base_url"], "api_key": "unused", "max_retries": 0},
+            model_id="support-model",
+        )
+
+        @tool
+        def lookup_order(order_id: str) -> dict:
+            "Where an order is"
+            return run_tool("lookup_order", {"order_id": order_id})
+
+        @tool
+        def issue_refund(order_id: str) -> dict:
+            "Refund an order"
+            return run_tool("issue_refund", {"order_id": order_id})
+
     def write(path):
         spans = exporter.get_finished_spans()
         exporter.clear()
@@ -243,6 +268,13 @@ AGENT = textwrap.dedent(
             write(conversation["out"])
             continue
         history = [{"role": "system", "content": "You are the support agent of an online shop."}]
+        if job["style"].startswith("strands"):  # its session on every span, by `trace_attributes`
+            agent = Agent(model=strands_model, tools=[lookup_order, issue_refund], callback_handler=None,
+                          system_prompt=history[0]["content"],
+                          trace_attributes={"session.id": conversation["id"]})
+            for text in conversation["messages"]:
+                agent(text)
+            continue
         if job["style"] in ("events", "older", "azure"):  # one trace a conversation, grouped by trace id
             with tracer.start_as_current_span("conversation " + conversation["id"]):
                 for text in conversation["messages"]:
@@ -294,6 +326,8 @@ def record(
     }
     if style == "events":  # the messages in log records, not on the spans
         env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "event_only"
+    if style == "strands":  # Strands' default: the older events, on its spans
+        del env["OTEL_SEMCONV_STABILITY_OPT_IN"]
     if style == "older":  # a log record a message, content captured by `true`, no opt-in read
         env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
         del env["OTEL_SEMCONV_STABILITY_OPT_IN"]
