@@ -108,7 +108,13 @@ def take_span(span: Span, parts: TraceParts) -> bool:
         parts.conversation = conversation
     elif isinstance(attributes.get(SESSION_ID), str):  # Strands: `trace_attributes` on every span
         parts.conversation = attributes[SESSION_ID]
-    if INPUT not in attributes and OUTPUT not in attributes and openllmetry.take_span(span, parts):
+    maybe_model = operation is None or operation in MODEL_OPERATIONS
+    if (
+        maybe_model
+        and INPUT not in attributes
+        and OUTPUT not in attributes
+        and openllmetry.take_span(span, parts)
+    ):
         return True  # a model call's messages as OpenLLMetry's flattened attributes
     if operation in MODEL_OPERATIONS:
         has_content = INPUT in attributes or OUTPUT in attributes

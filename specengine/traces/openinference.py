@@ -26,21 +26,14 @@ KIND = "openinference.span.kind"
 
 def flattened_messages(attributes: Mapping[str, Any], prefix: str) -> tuple[Message, ...]:
     """The messages written under `prefix` (`llm.input_messages`), in their numbered order."""
-    found = in_order(numbered(attributes.items(), prefix))
-    fields = [_under(entry, "message.") for entry in found]
-    return tuple(_message(message) for message in fields if message)
-
-
-def _under(fields: Mapping[str, Any], prefix: str, keep: bool = False) -> dict[str, Any]:
-    """The fields under `prefix`, named without it (`keep`: with the others as they are)."""
-    return {
-        key.removeprefix(prefix): value for key, value in fields.items() if keep or key.startswith(prefix)
-    }
+    found = in_order(numbered(attributes.items(), prefix, "message."))
+    return tuple(_message(fields) for fields in found)
 
 
 def _message(fields: Mapping[str, Any]) -> Message:
     calls = [
-        _under(call, "tool_call.", keep=True) for call in in_order(numbered(fields.items(), "tool_calls"))
+        {key.removeprefix("tool_call."): value for key, value in call.items()}
+        for call in in_order(numbered(fields.items(), "tool_calls"))
     ]
     made = tuple(
         CallMade(

@@ -34,12 +34,14 @@ TOKENS = {
     "input": ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.usage.prompt_tokens"),
     "output": ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.usage.completion_tokens"),
 }
-_MARKS = (PROMPT + ".", COMPLETION + ".")
+_FIRST = tuple(f"{side}.0.{field}" for side in (PROMPT, COMPLETION) for field in ("role", "content", "user"))
 
 
 def flattened(attributes: Mapping[str, Any]) -> bool:
-    """Whether a span writes its messages in this form (any `gen_ai.prompt.*` or `gen_ai.completion.*`)."""
-    return any(key.startswith(_MARKS) for key in attributes)
+    """Whether a span writes its messages in this form: its first prompt or completion message has a
+    role or a content (or, from the Completions API, `gen_ai.prompt.0.user`). A few lookups, not a
+    walk of every attribute: every span of a source is asked."""
+    return any(key in attributes for key in _FIRST)
 
 
 def messages(attributes: Mapping[str, Any], prefix: str) -> list[Message]:

@@ -100,6 +100,8 @@ def _conversation_id(attributes: Any) -> str | None:
     for item in attributes or ():
         if isinstance(item, dict) and isinstance(key := item.get("key"), str) and key in _GROUPING:
             said[key] = item.get("value")
+    if not said:
+        return None
     for key in (genai.CONVERSATION_ID, openllmetry.SESSION_ID, genai.SESSION_ID):
         conversation = any_value(said.get(key))
         if isinstance(conversation, str):

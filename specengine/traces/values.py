@@ -84,18 +84,20 @@ def is_number(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-def numbered(items: Iterable[tuple[str, Any]], prefix: str) -> dict[int, dict[str, Any]]:
+def numbered(items: Iterable[tuple[str, Any]], prefix: str, under: str = "") -> dict[int, dict[str, Any]]:
     """Flattened attributes `prefix.N.field` as {N: {field: value}}, fields as written after the
     number (`gen_ai.prompt.2.tool_calls.0.name` under prefix `gen_ai.prompt`: {2: {"tool_calls.0.name":
-    …}}); a key whose part after the prefix is not a number is not one of them."""
+    …}}), or with `under` only the fields that start with it, named without it; a key whose part after
+    the prefix is not a number is not one of them."""
     found: dict[int, dict[str, Any]] = {}
     start = prefix + "."
+    cut = len(under)
     for key, value in items:
         if not key.startswith(start):
             continue
         number, _, rest = key[len(start) :].partition(".")
-        if is_number(number) and rest:
-            found.setdefault(int(number), {})[rest] = value
+        if is_number(number) and rest.startswith(under) and len(rest) > cut:
+            found.setdefault(int(number), {})[rest[cut:]] = value
     return found
 
 
