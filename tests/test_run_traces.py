@@ -184,6 +184,7 @@ CHAT_LOG = [
     {
         "id": "chat-1",
         "timestamp": "2026-12-01T10:00:00Z",
+        "agent": "support",
         "labels": ["vip"],
         "messages": [
             {"role": "user", "content": "Refund ORD-1"},
@@ -232,15 +233,23 @@ def test_jsonl_logs_with_an_unreadable_line_reported_and_the_rest_scored(tmp_pat
               - called_tool_with: {name: issue_refund, args: {order_id: ORD-1}}
               - latency_below: 1
               - tokens_below: 200
+          - name: by agent
+            source: {name: support-logs, agent: support}
+            expect:
+              - equals: "{{ trace.agent }}"
         """,
     )
     run = run_cli(["run", "specs", "-o", "out.json"], cwd=tmp_path)
     data = results(tmp_path / "out.json")
-    statuses = {case["row"]: case["status"] for case in data["cases"]}
+    statuses = {case["row"]: case["status"] for case in data["cases"] if case["eval"] == "refunds"}
     assert statuses == {"unreadable logs/day.jsonl:3": "skipped", "chat-1": "failed"}, run.output
+    by_agent = [case for case in data["cases"] if case["eval"] == "by agent" and case["status"] != "skipped"]
+    assert [case["row"] for case in by_agent] == ["chat-1"]  # the line's agent, read by the filter
+    assert by_agent[0]["trials"][0]["checks"][0]["expected"] == '"support"'  # trace.agent too
     skipped = next(case for case in data["cases"] if case["status"] == "skipped")
     assert skipped["skip_reason"] == "unreadable trace: logs/day.jsonl:3: no messages list"
-    checks = {check["matcher"]: check["status"] for check in data["cases"][-1]["checks"]}
+    refunded = next(case for case in data["cases"] if case["row"] == "chat-1" and case["eval"] == "refunds")
+    checks = {check["matcher"]: check["status"] for check in refunded["checks"]}
     assert checks == {"called_tool_with": "passed", "latency_below": "failed", "tokens_below": "passed"}
 
 

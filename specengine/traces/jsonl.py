@@ -9,8 +9,9 @@
                   {"role": "assistant", "content": "Done.", "latency_s": 1.2,
                    "usage": {"prompt_tokens": 120, "completion_tokens": 9}}]}
 
-The id is `id`, `conversation_id` or `session_id` (else the line number); a tool call may also be
-written `{"name", "arguments"}`. Each assistant message is read as a model call that read the
+The id is `id`, `conversation_id` or `session_id` (else the line number); `agent` names the agent
+(what `source: {agent: ...}` keeps and `trace.agent` reads); a tool call may also be written
+`{"name", "arguments"}`. Each assistant message is read as a model call that read the
 messages before it, so the turns follow the same rules as traces' (`turns.py`).
 """
 
@@ -24,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from specengine.traces.model import CallMade, Message, ModelCall, TraceParts, Unreadable
+from specengine.traces.model import AgentRun, CallMade, Message, ModelCall, TraceParts, Unreadable
 from specengine.traces.otlp import MAX_LINE_BYTES, bounded_lines, nanos
 from specengine.traces.values import parsed
 from specengine.untrusted_json import MAX_DEPTH
@@ -109,6 +110,8 @@ def parts_of(record: Mapping[str, Any], file: str, number: int) -> TraceParts:
         clock += took
     if isinstance(record.get("labels"), list):
         parts.labels.update(str(label) for label in record["labels"])
+    if isinstance(record.get("agent"), str) and record["agent"]:  # read by `agent:` and trace.agent
+        parts.agents.append(AgentRun("", start, clock, record["agent"]))
     return parts
 
 
