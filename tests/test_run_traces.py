@@ -137,11 +137,14 @@ def test_a_frozen_production_failure_fails_the_same_way_against_the_live_agent(t
     case_id = "specs/refunds.yaml::refunds the order asked for[conv-0099]"
     frozen = run_cli(["freeze", "out.json", case_id], cwd=folder)
     assert frozen.exit_code == 0, frozen.output
-    path = next((folder / "specs" / "frozen").glob("*.yaml"))
+    assert not (folder / "specs" / "frozen").exists()  # not where the run over the source reads
+    path = next((folder / "frozen").glob("*.yaml"))
     text = path.read_text(encoding="utf-8")
     assert "source" not in yaml.safe_load(text)["evals"][0]
     assert "send: I ordered ORD-0099 and ORD-9099; please refund ORD-9099" in text
     before = model.hits()
+    assert run_cli(["run", "specs", "-o", "again.json"], cwd=folder).exit_code == 1
+    assert model.hits() == before  # the nightly run over the source still sends nothing
     live = run_cli(["run", str(path), "-o", "live.json"], cwd=folder)
     assert live.exit_code == 1, live.output
     assert model.hits() > before  # this time the agent was asked
@@ -365,6 +368,12 @@ def test_the_case_page_links_each_trace_and_freezes_the_conversation(tmp_path, r
             follow_redirects=True,
         )
         assert frozen.status_code == 200 and 'id="frozen"' in frozen.text, frozen.text
+        assert "<code>frozen/refunds-refunds-the-order-asked-for-conv-0009.yaml</code>" in frozen.text
+    before = model.hits()
+    assert run_cli(["run", "specs", "-o", "again.json"], cwd=folder).exit_code == 1
+    assert model.hits() == before  # the frozen spec is not among the source's: nothing was sent
+    live = run_cli(["run", "frozen", "-o", "live.json"], cwd=folder)
+    assert live.exit_code == 1 and model.hits() > before, live.output  # it fails against the live agent
 
 
 def test_the_older_event_form_is_read_from_a_log_record_a_message(tmp_path, model):

@@ -26,7 +26,10 @@ def freeze_command(
             "--output",
             "-o",
             metavar="FILE",
-            help="The new spec (default: frozen/<spec>-<eval>.yaml beside the spec).",
+            help=(
+                "The new spec (default: frozen/<spec>-<eval>.yaml beside the spec; for a recorded"
+                " conversation, beside the spec's folder)."
+            ),
         ),
     ] = None,
     trial: Annotated[

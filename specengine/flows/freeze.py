@@ -29,6 +29,16 @@ from specengine.validation.validator import validate_paths
 FROZEN_FOLDER = "frozen"  # default: <spec folder>/frozen/, so the frozen eval runs with the suite
 
 
+def frozen_folder(spec: Path, recorded: bool, folder: Path) -> Path:
+    """Where a frozen eval goes when no file is named. A simulated conversation's joins its suite
+    (`frozen/` beside the spec). A recorded one's calls the live agent, so it goes one folder up
+    (`specs/prod/refunds.yaml` into `specs/frozen/`): the run over the source's folder, which sends
+    nothing, does not pick it up. A spec at the top of `folder` keeps `frozen/` beside it."""
+    if recorded and spec.parent.resolve() != folder.resolve():
+        return spec.parent.parent / FROZEN_FOLDER
+    return spec.parent / FROZEN_FOLDER
+
+
 @dataclass(frozen=True)
 class FrozenCase:
     """Where the frozen eval was written, and its name."""
@@ -85,7 +95,8 @@ def freeze_case(
         frozen = freeze_recorded(document.data, index, case, planned.variables, origin)
     else:
         frozen = freeze_eval(document.data, index, case, planned.variables, trial - 1, origin)
-    target = output or spec.parent / FROZEN_FOLDER / default_name(spec.stem, planned.eval_name, planned.row)
+    home = frozen_folder(spec, case.recorded is not None, folder or Path())
+    target = output or home / default_name(spec.stem, planned.eval_name, planned.row)
     if target.exists() and not overwrite:
         raise UsageError([f"error: {target} exists; name another file with -o, or add --force to replace it"])
     _write_checked(target, editor_schema_line("spec", target.parent) + frozen.text, project)
