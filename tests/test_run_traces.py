@@ -9,6 +9,7 @@ JSONL chat logs, an unreadable trace reported with the rest scored, and mistakes
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from support.cli import run_cli, write_project, write_spec
 from support.traced_agent import ScriptedModel, conversations, record
 
 from specengine.traces.genai import DETAILS
-from specengine.traces.otlp import SPAN, read_file
+from specengine.traces.otlp import SPAN, hex_id, read_file
 
 pytest.importorskip("opentelemetry.instrumentation.openai_v2")
 pytest.importorskip("openinference.instrumentation.openai")
@@ -254,6 +255,37 @@ def test_jsonl_logs_with_an_unreadable_line_reported_and_the_rest_scored(tmp_pat
     refunded = next(case for case in data["cases"] if case["row"] == "chat-1" and case["eval"] == "refunds")
     checks = {check["matcher"]: check["status"] for check in refunded["checks"]}
     assert checks == {"called_tool_with": "passed", "latency_below": "failed", "tokens_below": "passed"}
+
+
+def test_a_trace_recorded_without_its_messages_or_a_span_without_a_trace_id_is_named_and_the_rest_scored(
+    tmp_path, recorded, model
+):
+    """openai-v2 records no message content unless asked: such a trace is a skipped case naming its
+    file, trace id and why (not a conversation of empty turns that passes), as is a line whose spans
+    lost their trace id; the other conversations are graded."""
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    shutil.copy(recorded / "openinference.json", traces)
+    dark = [{"id": "dark-1", "messages": ["Please refund order ORD-0001"]}]
+    record("genai", model, traces / "uncaptured.json", dark, captured=False)
+    batch = json.loads((recorded / "genai-1.json").read_text(encoding="utf-8").splitlines()[0])
+    spans = batch["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for span in spans:
+        del span["traceId"]
+    (traces / "torn.json").write_text(json.dumps(batch) + "\n", encoding="utf-8")
+    folder = project(tmp_path, traces, "*.json")
+    run = run_cli(["run", "specs", "-o", "out.json"], cwd=folder)
+    assert run.exit_code == 1, run.output
+    cases = results(folder / "out.json")["cases"]
+    counts = {status: sum(case["status"] == status for case in cases) for status in ("passed", "failed")}
+    assert counts == {"passed": 9, "failed": 1}  # the other source's conversations, graded
+    trace_id = hex_id(next(iter(read_file(traces / "uncaptured.json")))[1]["traceId"])
+    assert sorted(case["skip_reason"] for case in cases if case["status"] == "skipped") == [
+        f"unreadable trace: traces/torn.json:1: {len(spans)} spans without a traceId",
+        f"unreadable trace: traces/uncaptured.json: trace {trace_id}: no model call with its messages"
+        " (is message content captured? OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT;"
+        " OpenLLMetry: TRACELOOP_TRACE_CONTENT)",
+    ]
 
 
 def test_traces_spilled_in_small_batches_make_the_same_conversations_and_are_read_once(recorded, monkeypatch):

@@ -159,5 +159,5 @@ class Unreadable:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
-        trace = f" trace {self.trace_id}" if self.trace_id else ""
-        return f"{where}:{trace} {self.why}".replace(": ", ": ", 1)
+        trace = f" trace {self.trace_id}:" if self.trace_id else ""
+        return f"{where}:{trace} {self.why}"

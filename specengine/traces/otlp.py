@@ -19,6 +19,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from specengine.words import counted
+
 MAX_LINE_BYTES = 64 * 1024 * 1024  # one exported batch; a longer line is reported, not read
 
 
@@ -221,5 +223,12 @@ def read_file(path: Path) -> Iterator[tuple[str, dict[str, Any]] | BadLine]:
             if not isinstance(batch, Mapping) or not ({"resourceSpans", "resourceLogs"} & batch.keys()):
                 yield BadLine(number, "not an OTLP JSON object (no resourceSpans or resourceLogs)")
                 continue
-            yield from _raw_spans(batch)
+            lost = 0
+            for item in _raw_spans(batch):
+                if item[1].get("traceId"):
+                    yield item
+                else:  # no trace to put it in: said, not made a conversation of its own
+                    lost += 1
+            if lost:
+                yield BadLine(number, f"{counted(lost, 'span')} without a traceId")
             yield from _raw_logs(batch)

@@ -309,8 +309,10 @@ def record(
     out: Path,
     conversation_list: list[dict[str, Any]],
     batch: int = 50,
+    captured: bool = True,
 ) -> Path:
-    """Run the traced agent over `conversation_list` in a child process; its spans land in `out`."""
+    """Run the traced agent over `conversation_list` in a child process; its spans land in `out`.
+    `captured=False` leaves message content uncaptured, the instrumentations' default."""
     job = {
         "style": style,
         "base_url": model.v1_url,
@@ -331,6 +333,8 @@ def record(
     if style == "older":  # a log record a message, content captured by `true`, no opt-in read
         env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
         del env["OTEL_SEMCONV_STABILITY_OPT_IN"]
+    if not captured:
+        del env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"]
     subprocess.run(
         [sys.executable, "-c", AGENT, json.dumps(job)], env=env, check=True, capture_output=True, timeout=120
     )
