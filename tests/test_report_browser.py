@@ -6,6 +6,7 @@ from the system (Debian package `chromium`); Playwright's own browser download i
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -103,6 +104,31 @@ def test_filter_to_failed_and_open_a_failed_case(page, tmp_path):
     page.keyboard.press("Escape")
     drawer.wait_for(state="hidden")
     assert page.problems == []
+
+
+def test_a_tool_call_shows_what_the_tool_returned(browser, tmp_path):
+    """A recorded conversation (or a protocol that says) gives each tool call its result: shown under it."""
+    data = json.loads((FIXTURES / "basic.json").read_text(encoding="utf-8"))
+    call = next(
+        call
+        for case in data["cases"]
+        for trial in case["trials"]
+        for message in trial["transcript"]
+        for call in message.get("tool_calls") or ()
+        if call["args"].get("city") == "London"
+    )
+    call["result"] = {"forecast": "rain</script>"}
+    source = tmp_path / "results.json"
+    source.write_text(json.dumps(data), encoding="utf-8")
+    path = write_html(load_results(source), tmp_path / "report.html")
+    page = browser.new_page()
+    page.goto(path.as_uri())
+    page.locator("tr.row").filter(has_text="rain in london").click()
+    drawer = page.locator("#drawer")
+    drawer.wait_for(state="visible")
+    assert drawer.locator(".call .fn.result").inner_text() == "returned"
+    assert '"forecast": "rain</script>"' in drawer.locator(".call pre.result").inner_text()  # as text
+    page.close()
 
 
 def test_trials_search_and_deep_link(page):

@@ -393,6 +393,9 @@ def test_the_case_page_links_each_trace_and_freezes_the_conversation(tmp_path, r
         page = app.client.get(f"/runs/{run_id}/case", params={"id": case_id}).text
         assert 'id="recorded">conversation <span class="mono">conv-0009</span> of source prod' in page
         assert page.count('<a class="mono trace" href="http://jaeger.test/trace/') == 2
+        returned = '<div class="fn result">returned</div><pre class="result">{\n  &#34;refunded&#34;: '
+        returned += "&#34;ORD-0009&#34;\n}</pre>"
+        assert returned in page  # what the tool returned, as recorded
         frozen = app.client.post(
             f"/runs/{run_id}/freeze",
             data={"case": case_id},

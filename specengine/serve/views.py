@@ -135,6 +135,7 @@ def case_history(rows: Sequence[Row], current: str | None = None) -> History:
 class ToolCallView:
     name: str
     args: Any
+    result: Any = None  # what the tool returned, when the trace or the protocol recorded it
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,7 @@ def _message_view(message: Message) -> MessageView:
     return MessageView(
         role=message.role,
         content=message.content,
-        tool_calls=tuple(ToolCallView(call.name, call.args) for call in message.tool_calls),
+        tool_calls=tuple(ToolCallView(call.name, call.args, call.result) for call in message.tool_calls),
         simulated=message.simulated,
         simulator=message.simulator,
     )

@@ -386,7 +386,9 @@
         content || !calls.length ? h("div", { class: "content" + (content ? "" : " none"), text: content || "(empty)" }) : null,
         calls.map((call) => h("div", { class: "call" },
           h("div", { class: "fn", text: "⚙ " + (call.name || "tool") }),
-          call.args !== undefined ? h("pre", { text: pretty(call.args) }) : null))));
+          call.args !== undefined ? h("pre", { text: pretty(call.args) }) : null,
+          call.result !== undefined && call.result !== null ? h("div", { class: "fn result", text: "returned" }) : null,
+          call.result !== undefined && call.result !== null ? h("pre", { class: "result", text: pretty(call.result) }) : null))));
     }
     return box;
   }
