@@ -288,6 +288,19 @@ def test_a_trace_recorded_without_its_messages_or_a_span_without_a_trace_id_is_n
     ]
 
 
+def test_compare_says_a_recorded_conversation_changed_rather_than_what_a_case_sends(tmp_path, recorded):
+    """conv-0009 passes in the GenAI recording and fails in the OpenInference one (other traces of
+    another agent): compare puts it apart from regressions, naming the recording as the change."""
+    project(tmp_path, recorded, "genai-1.json")
+    assert run_cli(["run", "specs", "-o", "before.json"], cwd=tmp_path).exit_code == 0
+    project(tmp_path, recorded, "openinference.json")
+    assert run_cli(["run", "specs", "-o", "after.json"], cwd=tmp_path).exit_code == 1
+    compared = run_cli(["compare", "before.json", "after.json"], cwd=tmp_path)
+    assert "0 regressions" in compared.output, compared.output
+    line = next(line for line in compared.output.splitlines() if "[conv-0009]" in line)
+    assert "passed -> failed  spec changed (the recorded conversation changed)" in line
+
+
 def test_traces_spilled_in_small_batches_make_the_same_conversations_and_are_read_once(recorded, monkeypatch):
     """A trace whose spans are spilled to the store in several fragments is put back together; a
     second pass over the same files reads the conversations kept, not the files."""

@@ -129,6 +129,8 @@ def case_cause(base: Case, head: Case, head_is_bad: bool = True) -> Cause:
     """
     old, new = base.fingerprint, head.fingerprint
     if old is not None and new is not None and old != new:
+        if base.recorded is not None and head.recorded is not None:  # a source's case grades a recording
+            return Cause("spec", "the recorded conversation changed")
         return Cause("spec", "what the case sends changed")
     bad_case = head if head_is_bad else base
     other_case = base if head_is_bad else head
