@@ -301,6 +301,27 @@ def test_compare_says_a_recorded_conversation_changed_rather_than_what_a_case_se
     assert "passed -> failed  spec changed (the recorded conversation changed)" in line
 
 
+def test_plan_shows_a_recorded_case_as_read_and_sends_nothing(tmp_path, recorded, model):
+    folder = project(tmp_path, recorded, "openinference.json", model)
+    before = model.hits()
+    shown = run_cli(["plan", "specs"], cwd=folder)
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    start = lines.index("specs/refunds.yaml::refunds the order asked for[conv-0009]  (specs/refunds.yaml:2)")
+    assert lines[start + 1 : start + 4] == [
+        f"  recorded: conversation conv-0009 of source prod ({recorded / 'openinference.json'}), graded as"
+        " it happened: nothing is sent",
+        "  turn 1 recorded: 'Where is my order ORD-0009?'",
+        "  turn 2 recorded: 'I ordered ORD-0009 and ORD-9009; please refund ORD-9009'",
+    ]
+    as_json = run_cli(["plan", "specs", "--json"], cwd=folder)
+    case = json.loads(as_json.stdout)["cases"][0]
+    assert case["endpoint"] == {"name": "source:prod", "protocol": "recorded", "url": None}
+    assert case["recorded"]["conversation"] == "conv-0000" and len(case["recorded"]["trace_ids"]) == 2
+    assert [list(step)[0] for step in case["steps"]] == ["recorded", "recorded"]
+    assert model.hits() == before
+
+
 def test_traces_spilled_in_small_batches_make_the_same_conversations_and_are_read_once(recorded, monkeypatch):
     """A trace whose spans are spilled to the store in several fragments is put back together; a
     second pass over the same files reads the conversations kept, not the files."""

@@ -25,14 +25,16 @@ if TYPE_CHECKING:
     from specengine.plan import Case, EndpointConfig
 
 
-def case_as_dict(case: Case, endpoint: EndpointConfig) -> dict[str, Any]:
-    """What a case will do: where it is sent, each turn's message, each check and its line."""
+def case_as_dict(case: Case, endpoint: EndpointConfig | None) -> dict[str, Any]:
+    """What a case will do: where it is sent, each turn's message, each check and its line. A
+    recorded conversation's case (`endpoint` None) sends nothing: its turns are the recorded user
+    messages, under `recorded`, and the case says where the conversation was read."""
     steps: list[dict[str, Any]] = []
     for step in case.steps:
         if step.kind == "reset":
             steps.append({"reset": True})
             continue
-        said: dict[str, Any] = {"send": step.message}
+        said: dict[str, Any] = {"recorded" if endpoint is None else "send": step.message}
         if step.simulation is not None:  # a simulated user writes the messages as the run goes
             simulation = step.simulation
             said = {
@@ -64,7 +66,11 @@ def case_as_dict(case: Case, endpoint: EndpointConfig) -> dict[str, Any]:
         "spec": case.spec,
         "line": case.line,
         "suite": case.suite,
-        "endpoint": {"name": case.endpoint, "protocol": endpoint.protocol, "url": endpoint.url},
+        "endpoint": {
+            "name": case.endpoint,
+            "protocol": endpoint.protocol if endpoint else "recorded",
+            "url": endpoint.url if endpoint else None,
+        },
         "labels": list(case.labels),
         "trials": case.trials,
         "pass_rate": case.pass_rate,
@@ -72,6 +78,7 @@ def case_as_dict(case: Case, endpoint: EndpointConfig) -> dict[str, Any]:
         "skip": case.skip,
         "steps": steps,
         **({"cell": case.cell} if case.cell is not None else {}),
+        **({"recorded": case.recording.as_dict()} if case.recording is not None else {}),
     }
 
 
@@ -132,7 +139,7 @@ def plan_command(
         per_cell[case.cell] = per_cell.get(case.cell, 0) + 1
         return case
 
-    cases = (case_as_dict(counted(case), endpoints[case.endpoint]) for case in prepared.cases())
+    cases = (case_as_dict(counted(case), endpoints.get(case.endpoint)) for case in prepared.cases())
     out = sys.stdout
     cells = prepared.plan.cells
     if json_out:  # the text json.dumps({"cases": [...]}, indent=2) gives, one case at a time
@@ -169,8 +176,16 @@ def _case_lines(case: dict[str, Any], no_judge: bool) -> Iterator[str]:
     yield f"{case['id']}  ({case['spec']}:{case['line']})"
     if case.get("cell"):
         yield f"  cell: {case['cell']}"
-    target = endpoint["url"] or ("built-in demo agent" if endpoint["protocol"] == "demo" else "")
-    yield f"  endpoint: {endpoint['name']} [{endpoint['protocol']}] {target}".rstrip()
+    recorded = case.get("recorded")
+    if recorded is not None:
+        where = f" ({recorded['file']})" if recorded.get("file") else ""
+        yield (
+            f"  recorded: conversation {recorded['conversation']} of source {recorded['source']}{where},"
+            " graded as it happened: nothing is sent"
+        )
+    else:
+        target = endpoint["url"] or ("built-in demo agent" if endpoint["protocol"] == "demo" else "")
+        yield f"  endpoint: {endpoint['name']} [{endpoint['protocol']}] {target}".rstrip()
     if case["trials"] > 1:
         yield f"  trials: {case['trials']} (pass rate {case['pass_rate']:g})"
     if case["skip"]:
@@ -189,6 +204,8 @@ def _case_lines(case: dict[str, Any], no_judge: bool) -> Iterator[str]:
             yield f"    goal: {simulate['goal']!r}, at most {simulate['max_turns']} messages"
             if simulate.get("first_message"):
                 yield f"    first message: {simulate['first_message']!r}"
+        elif "recorded" in step:
+            yield f"  turn {turn} recorded: {step['recorded']!r}"
         else:  # after a simulated part the turn's number depends on how long it went
             yield f"  {'then' if simulated else f'turn {turn}'} send: {step['send']!r}"
         for check in step["checks"]:
