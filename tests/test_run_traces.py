@@ -322,6 +322,29 @@ def test_plan_shows_a_recorded_case_as_read_and_sends_nothing(tmp_path, recorded
     assert model.hits() == before
 
 
+def test_a_nightly_window_and_folder_are_read_from_the_environment(tmp_path, recorded):
+    """`${VAR}` works in a source as anywhere in the project file: a nightly job sets the day it grades."""
+    write_project(tmp_path, sources={"prod": {"otlp": "${TRACES}/genai-1.json", "since": "${SINCE}"}})
+    write_spec(tmp_path, "specs/refunds", SPEC)
+    env = {"TRACES": str(recorded), "SINCE": "2000-01-01"}
+    graded = run_cli(["run", "specs", "-o", "out.json"], cwd=tmp_path, env=env)
+    assert graded.exit_code == 0, graded.output
+    assert results(tmp_path / "out.json")["summary"]["passed"] == 50
+    later = run_cli(["run", "specs", "-o", "out.json"], cwd=tmp_path, env={**env, "SINCE": "2999-01-01"})
+    assert later.exit_code == 2 and "the sources' since, until" in later.output, later.output
+    unset = run_cli(
+        ["run", "specs", "-o", "out.json"], cwd=tmp_path, env={"TRACES": str(recorded), "SINCE": None}
+    )
+    assert unset.exit_code == 2
+    assert "specengine.yaml:4:12: source 'prod': environment variable SINCE not set" in unset.output, (
+        unset.output
+    )
+    checked = run_cli(["validate", "specs"], cwd=tmp_path, env={"TRACES": None, "SINCE": "not a date"})
+    assert checked.exit_code == 1
+    assert "specengine.yaml:4:12: since must be a date or a time" in checked.output, checked.output
+    assert "specengine.yaml:3:11: warning: ${TRACES} is not set here" in checked.output
+
+
 def test_traces_spilled_in_small_batches_make_the_same_conversations_and_are_read_once(recorded, monkeypatch):
     """A trace whose spans are spilled to the store in several fragments is put back together; a
     second pass over the same files reads the conversations kept, not the files."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from specengine.errors import MissingVariable, UsageError
 from specengine.plan import Case, Check, Recording, Source, Step
 from specengine.source.loader import as_text
 from specengine.source.sources import SourceConfig, source_config
@@ -210,7 +211,13 @@ def source_cases(template: Any, base_case_id: str, index: int, shard: Shard | No
     shard's are decoded)."""
     chosen = source_filter(template.source)
     project = template.spec.project
-    config = source_config(chosen.name, (project.data.get("sources") or {})[chosen.name])
+    try:
+        config = source_config(chosen.name, (project.data.get("sources") or {})[chosen.name])
+    except MissingVariable as exc:  # a nightly job's `since: "${SINCE}"` that was not set
+        where = ("sources", chosen.name, *exc.path)
+        line, column = project.document.position(where) if project.document else (1, 1)
+        located = MissingVariable(exc.names, exc.where, exc.path, f"{project.display}:{line}:{column}")
+        raise UsageError([str(located)]) from None
     key = ("evals", template.index, "source")
     shared = RecordedEval(
         base_case_id,

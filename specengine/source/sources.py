@@ -13,17 +13,23 @@
       staging:
         mlflow: {experiment: support-agent, tracking_uri: http://127.0.0.1:5000}   # an MLflow server's traces
 
-Read here into `SourceConfig`s; `source_problems` says what is wrong with each, at its line, for
-`validate` (which runs nothing). The reading itself is `specengine/traces/`.
+A value may read the environment as `${VAR}`, as anywhere in the project file: a nightly job's
+window (`since: "${SINCE}"`, with `SINCE=$(date -u -d yesterday +%F)`), a folder or a server that
+differs between machines. Read here into `SourceConfig`s; `source_problems` says what is wrong with
+each, at its line, for `validate` (which runs nothing; a variable it lacks is a warning there, as
+everywhere, and its key is not checked). The reading itself is `specengine/traces/`.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any
 
+from specengine.errors import MissingVariable
+from specengine.source.project import ENV_REFERENCE, resolve_variables
 from specengine.suggest import closest, did_you_mean
 
 FORMATS = ("otlp", "jsonl", "mlflow")
@@ -65,15 +71,32 @@ def _instant_ns(value: Any) -> int | None:
     return int(moment.timestamp() * 1_000_000_000)
 
 
-def source_problems(raw: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
-    """Each problem of the `sources:` mapping: the key path under it and what to fix."""
+def _unset(value: Any, environ: Mapping[str, str]) -> bool:
+    """Whether a value reads a `${VAR}` the environment lacks (validate warns of it, and checks that
+    key no further)."""
+    if isinstance(value, Mapping):
+        return any(_unset(item, environ) for item in value.values())
+    if isinstance(value, list):
+        return any(_unset(item, environ) for item in value)
+    return isinstance(value, str) and any(name not in environ for name in ENV_REFERENCE.findall(value))
+
+
+def source_problems(
+    raw: Any, environ: Mapping[str, str] | None = None
+) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Each problem of the `sources:` mapping: the key path under it and what to fix, its `${VAR}`s
+    read from `environ` (the process's)."""
+    environ = os.environ if environ is None else environ
     if not isinstance(raw, Mapping):
         yield (), "sources must be a mapping of names to sources (prod: {otlp: traces/*.json})"
         return
-    for name, source in raw.items():
-        if not isinstance(source, Mapping):
+    for name, written in raw.items():
+        if not isinstance(written, Mapping):
             yield (name,), f"source '{name}' must be a mapping with one of {', '.join(FORMATS)}"
             continue
+        unset = {key for key, value in written.items() if _unset(value, environ)}
+        resolved = resolve_variables(dict(written), environ).value
+        source = {key: written[key] if key in unset else value for key, value in resolved.items()}
         formats = [key for key in FORMATS if key in source]
         if len(formats) != 1:
             given = " and ".join(formats) if formats else "none"
@@ -86,6 +109,8 @@ def source_problems(raw: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
                     f" (known: {', '.join(FORMATS + OPTIONS)})",
                 )
         for kind in formats:
+            if kind in unset:
+                continue
             value = source[kind]
             if kind == "mlflow":
                 yield from _mlflow_problems(name, value)
@@ -96,7 +121,7 @@ def source_problems(raw: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
                 yield (name, kind), f"{kind} takes a file pattern or a list of them (traces/*.json)"
         instants: dict[str, int | None] = {}
         for key in ("since", "until"):
-            if key in source:
+            if key in source and key not in unset:
                 try:
                     instants[key] = _instant_ns(source[key])
                 except ValueError as exc:
@@ -118,8 +143,10 @@ def source_problems(raw: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
                 (name, "limit"),
                 f"limit must be a whole number of conversations, at least 1 (got {limit!r})",
             )
-        if "trace_url" in source and (
-            not isinstance(source["trace_url"], str) or "{trace_id}" not in source["trace_url"]
+        if (
+            "trace_url" in source
+            and "trace_url" not in unset
+            and (not isinstance(source["trace_url"], str) or "{trace_id}" not in source["trace_url"])
         ):
             yield (name, "trace_url"), "trace_url must be a URL with {trace_id} in it"
 
@@ -137,8 +164,15 @@ def _mlflow_problems(name: str, value: Any) -> Iterator[tuple[tuple[str | int, .
         yield (name, "mlflow", "tracking_uri"), "tracking_uri must be a URL (http://127.0.0.1:5000)"
 
 
-def source_config(name: str, raw: Mapping[str, Any]) -> SourceConfig:
-    """A valid source (source_problems found nothing) as a SourceConfig."""
+def source_config(
+    name: str, raw: Mapping[str, Any], environ: Mapping[str, str] | None = None
+) -> SourceConfig:
+    """A valid source (source_problems found nothing) as a SourceConfig, its `${VAR}`s read from
+    `environ` (the process's); MissingVariable (exit 2, before anything is read) for one it lacks."""
+    resolved = resolve_variables(dict(raw), os.environ if environ is None else environ)
+    if resolved.missing:
+        raise MissingVariable(list(resolved.missing), f"source '{name}'", resolved.missing_at)
+    raw = resolved.value
     kind = next(key for key in FORMATS if key in raw)
     value = raw[kind]
     mlflow = value if kind == "mlflow" else {}
