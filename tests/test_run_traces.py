@@ -345,6 +345,25 @@ def test_a_nightly_window_and_folder_are_read_from_the_environment(tmp_path, rec
     assert "specengine.yaml:3:11: warning: ${TRACES} is not set here" in checked.output
 
 
+def test_a_run_of_recorded_conversations_only_starts_no_app_under_test(tmp_path, recorded, model):
+    """The project's `web_server` starts the agent for runs that send; a nightly run over a source
+    sends nothing, so it neither starts the app nor waits for it (in CI it may not even start)."""
+    folder = project(tmp_path, recorded, "openinference.json", model)
+    data = yaml.safe_load((folder / "specengine.yaml").read_text(encoding="utf-8"))
+    data["web_server"] = {"command": "echo started > started.txt; exit 3", "url": model.url, "timeout": 5}
+    data["web_server"]["reuse_existing"] = False
+    (folder / "specengine.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    run = run_cli(["run", "specs", "-o", "out.json"], cwd=folder)
+    assert run.exit_code == 1, run.output  # the planted failure, graded
+    assert not (folder / "started.txt").exists()
+    write_spec(folder, "specs/live", "evals:\n  - name: hello\n    send: hi\n    expect: [succeeded]\n")
+    live = run_cli(["run", "specs/live.yaml", "-o", "live.json"], cwd=folder)
+    assert live.exit_code == 2 and "exited with code 3" in live.output, (
+        live.output
+    )  # a run that sends starts it
+    assert (folder / "started.txt").exists()
+
+
 def test_traces_spilled_in_small_batches_make_the_same_conversations_and_are_read_once(recorded, monkeypatch):
     """A trace whose spans are spilled to the store in several fragments is put back together; a
     second pass over the same files reads the conversations kept, not the files."""

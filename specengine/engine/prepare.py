@@ -229,6 +229,7 @@ class Census:
     simulated_cases: int = 0  # cases with a `simulate:` step
     simulators: frozenset[str | None] = frozenset()  # the simulators they name (None: the project's)
     plan_cases: int | None = None  # every case compiled, before any filter; None: --limit cut the walk
+    sending_cases: int = 0  # cases that run and send (not a recorded conversation's): an agent is needed
 
 
 def _planned_as(case: Case) -> str:
@@ -244,7 +245,7 @@ def count_cases(prepared: Prepared) -> Census:
     """Walk the cases once: counts the selected ones, fingerprints the plan, and surfaces template
     errors before any request is sent."""
     digest = hashlib.sha256()
-    count = judge_checks = judged_cases = simulated_cases = 0
+    count = judge_checks = judged_cases = simulated_cases = sending_cases = 0
     compiled, cut = 0, False
     simulators: set[str | None] = set()
     once: set[str] = set()  # a recorded eval's mark, digested once
@@ -262,6 +263,7 @@ def count_cases(prepared: Prepared) -> Census:
             runs = place == RUNS
             count += runs
             if runs and case.skip is None:
+                sending_cases += case.recording is None
                 judges = sum(1 for check in case.checks if check.is_judge)
                 judge_checks += judges
                 judged_cases += judges > 0
@@ -278,4 +280,5 @@ def count_cases(prepared: Prepared) -> Census:
         simulated_cases,
         frozenset(simulators),
         None if cut else compiled,
+        sending_cases,
     )

@@ -110,7 +110,7 @@ def run_session(request: RunRequest, console: Console, errors: Console) -> Finis
         raise UsageError([f"error: the selection matched no case ({_selection_hint(prepared)})"])
     show = functools.partial(request_printer, console=console) if request.options.verbose else None
     simulators = SimulatorPool(prepared.plan.simulators, request.options.use_cache, show)
-    with app_under_test(prepared.project, errors) as started:
+    with app_under_test(prepared.project if census.sending_cases else None, errors) as started:
         if not started:
             return Finished(EXIT_USAGE, None)
         recording = event_loop.run(
@@ -212,7 +212,8 @@ def _narrow(prepared: Prepared, done: Done, rerun: frozenset[str] | None) -> Pre
 
 @contextmanager
 def app_under_test(project: Project | None, errors: Console) -> Iterator[bool]:
-    """Start the project's `web_server` for the run (and stop it after); False when it failed to start."""
+    """Start the project's `web_server` for the run (and stop it after); False when it failed to start.
+    `project` None when no case sends (recorded conversations only): no app is started or asked."""
     config = project.data.get("web_server") if project is not None else None
     if project is None or not config:
         yield True
