@@ -148,7 +148,7 @@ def test_a_hostile_or_content_less_openllmetry_span_spoils_only_its_conversation
     ]
     skipped = cases[f"unreadable {3:032x}"]  # its file, trace id and why
     assert skipped["skip_reason"] == (
-        f"unreadable trace: traces/spans.json: trace {3:032x} no model call with its messages (is message"
+        f"unreadable trace: traces/spans.json: trace {3:032x}: no model call with its messages (is message"
         " content captured? OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT; OpenLLMetry:"
         " TRACELOOP_TRACE_CONTENT)"
     )
