@@ -322,6 +322,29 @@ def test_plan_shows_a_recorded_case_as_read_and_sends_nothing(tmp_path, recorded
     assert model.hits() == before
 
 
+def test_the_production_alarm_rings_on_the_pass_rate_not_on_one_failed_conversation(tmp_path, recorded):
+    """README's nightly job: one planted failure in 100 keeps a 98% alarm quiet (exit 0); a pass
+    rate under a budget rings it (exit 1), the budget named."""
+    folder = project(tmp_path, recorded, "genai-*.json")
+    quiet = run_cli(["run", "specs", "--min-pass-rate", "0.98", "-o", "quiet.json"], cwd=folder)
+    assert quiet.exit_code == 0, quiet.output
+    alarm = [
+        "run",
+        "specs",
+        "--min-pass-rate",
+        "0.98",
+        "--budget",
+        "pass_rate_at_least=0.995",
+        "-o",
+        "a.json",
+    ]
+    rung = run_cli(alarm, cwd=folder)
+    assert rung.exit_code == 1
+    assert "FAILED budget pass_rate_at_least: pass rate 99.0%: needs at least 99.5%" in rung.output, (
+        rung.output
+    )
+
+
 def test_a_nightly_window_and_folder_are_read_from_the_environment(tmp_path, recorded):
     """`${VAR}` works in a source as anywhere in the project file: a nightly job sets the day it grades."""
     write_project(tmp_path, sources={"prod": {"otlp": "${TRACES}/genai-1.json", "since": "${SINCE}"}})
