@@ -45,13 +45,20 @@ def model():
 
 @pytest.fixture(scope="module")
 def recorded(model, tmp_path_factory) -> Path:
-    """100 conversations in two files (GenAI attribute form) and 10 in OpenInference's form."""
+    """100 conversations in two files (GenAI attribute form) and 10 in OpenInference's form, two of
+    them tagged `vip` (`using_tags`)."""
     folder = tmp_path_factory.mktemp("traces")
     everything = conversations(100)
     split = [*everything[:50], {"out": str(folder / "genai-1.json")}, *everything[50:]]
     record("genai", model, folder / "genai-2.json", split)
-    record("openinference", model, folder / "openinference.json", conversations(10, bug_every=10))
+    tagged = [
+        {**one, "tags": ["vip"]} if one["id"] in TAGGED else one for one in conversations(10, bug_every=10)
+    ]
+    record("openinference", model, folder / "openinference.json", tagged)
     return folder
+
+
+TAGGED = ("conv-0003", "conv-0009")  # the OpenInference conversations tagged vip
 
 
 def project(tmp_path: Path, recorded: Path, pattern: str, model: ScriptedModel | None = None) -> Path:
@@ -154,6 +161,25 @@ def test_a_frozen_production_failure_fails_the_same_way_against_the_live_agent(t
     assert check["status"] == "failed"
     trial_check = next(c for c in case["trials"][0]["checks"] if c["matcher"] == "called_tool_with")
     assert trial_check["got"] == 'issue_refund({"order_id": "ORD-0099"})'
+
+
+def test_openinference_tags_are_labels_an_eval_keeps_conversations_by(tmp_path, recorded):
+    folder = project(tmp_path, recorded, "openinference.json")
+    write_spec(
+        folder,
+        "specs/vip",
+        """
+        evals:
+          - name: vip
+            source: {name: prod, label: vip}
+            expect:
+              - equals: "{{ trace.labels }}"
+        """,
+    )
+    run = run_cli(["run", "specs/vip.yaml", "-o", "out.json"], cwd=folder)
+    cases = results(folder / "out.json")["cases"]
+    assert [(case["row"], case["labels"]) for case in cases] == [(key, ["vip"]) for key in TAGGED], run.output
+    assert cases[0]["trials"][0]["checks"][0]["expected"] == '"[\\"vip\\"]"'
 
 
 def test_openinference_traces_are_read_as_the_same_conversations(tmp_path, recorded):

@@ -176,7 +176,8 @@ AGENT = textwrap.dedent(
         OpenAIInstrumentor().instrument(tracer_provider=provider)
         tracer = provider.get_tracer("support-agent")
     else:
-        from openinference.instrumentation import using_session
+        import contextlib
+        from openinference.instrumentation import using_session, using_tags
         from openinference.instrumentation.openai import OpenAIInstrumentor
         OpenAIInstrumentor().instrument(tracer_provider=provider)
         tracer = provider.get_tracer("support-agent")
@@ -293,7 +294,10 @@ AGENT = textwrap.dedent(
                     agent.conversation_id = conversation["id"]
                     answer(history)
             else:
-                with using_session(conversation["id"]):
+                tags = contextlib.nullcontext()
+                if conversation.get("tags"):  # OpenInference's tag.tags: labels a spec filters by
+                    tags = using_tags(conversation["tags"])
+                with using_session(conversation["id"]), tags:
                     with tracer.start_as_current_span("support", attributes={
                         "openinference.span.kind": "AGENT", "input.value": text}) as span:
                         span.set_attribute("output.value", answer(history) or "")
