@@ -424,7 +424,9 @@ def test_traces_spilled_in_small_batches_make_the_same_conversations_and_are_rea
     monkeypatch.setattr(read, "FLUSH_SPANS", 3)
     monkeypatch.setattr(read, "_read", {})
     lines_read = []
-    monkeypatch.setattr(read, "read_file", lambda path: (lines_read.append(path), *read_file(path))[1:])
+    monkeypatch.setattr(
+        read, "read_file", lambda *given: (lines_read.append(given[0]), *read_file(*given))[1:]
+    )
     spilled = list(read.conversations(config, recorded))
     assert spilled == whole and 30 < len(whole) < 70
     assert len(lines_read) == 2

@@ -151,6 +151,30 @@ def chosen(source: SourceConfig, store: TraceStore, shard: Shard | None) -> Iter
             helper.close()
 
 
+def start_python(module: str, given: object, stdout: int) -> subprocess.Popen[bytes] | None:
+    """`python -m module` started beside this process (not forked: it imports only what it needs),
+    with `given` pickled on its stdin; None when no Python can be started (an embedded interpreter,
+    or no room for a process), and the caller does the work itself."""
+    if not sys.executable:  # an embedded interpreter: no program to start
+        return None
+    package = Path(__file__).resolve().parent.parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package), os.environ.get("PYTHONPATH", "")])}
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", module],
+            stdin=subprocess.PIPE,
+            stdout=stdout,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        assert process.stdin is not None
+        process.stdin.write(pickle.dumps(given))
+        process.stdin.close()
+    except OSError:
+        return None
+    return process
+
+
 class Helper:
     """A second process making two conversations in three of this shard, in order. What it sends is
     read as it arrives, never waited for: a conversation it has not sent yet when it is needed is
@@ -167,24 +191,8 @@ class Helper:
     @classmethod
     def start(cls, path: Path, source: SourceConfig, shard: Shard | None) -> Helper | None:
         """The helper, started; None when no Python can be started (the run then makes them all)."""
-        if not sys.executable:  # an embedded interpreter: no program to start
-            return None
-        package = Path(__file__).resolve().parent.parent.parent
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package), os.environ.get("PYTHONPATH", "")])}
-        try:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "specengine.traces.maker"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                env=env,
-            )
-            assert process.stdin is not None
-            process.stdin.write(pickle.dumps((str(path), source, shard)))
-            process.stdin.close()
-        except OSError:
-            return None
-        return cls(process)
+        process = start_python("specengine.traces.maker", (str(path), source, shard), subprocess.PIPE)
+        return None if process is None else cls(process)
 
     def take(self) -> list[Made] | None:
         """What the helper made of its next conversation, or None when it has not sent it yet (or

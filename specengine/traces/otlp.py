@@ -188,40 +188,65 @@ def _raw_logs(batch: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
                     yield LOG, raw
 
 
-def bounded_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
-    """A file's lines with their numbers, each None when longer than MAX_LINE_BYTES: what is past the
-    limit is read a megabyte at a time and let go, so a file of one endless line takes no more memory
-    than the limit (iterating the file would hold the whole line)."""
+def bounded_lines(handle: BinaryIO, end: int | None = None) -> Iterator[tuple[int, bytes | None]]:
+    """A file's lines with their numbers (from where `handle` stands, as line 1), each None when
+    longer than MAX_LINE_BYTES: what is past the limit is read a megabyte at a time and let go, so a
+    file of one endless line takes no more memory than the limit (iterating the file would hold the
+    whole line). With an `end`, the lines that start before that offset (a line belongs to the
+    part of a file where it starts)."""
     number = 0
-    while line := handle.readline(MAX_LINE_BYTES + 1):
+    at = handle.tell()
+    while (end is None or at < end) and (line := handle.readline(MAX_LINE_BYTES + 1)):
         number += 1
+        at += len(line)
         if len(line) <= MAX_LINE_BYTES:
             yield number, line
             continue
         while not line.endswith(b"\n") and (line := handle.readline(2**20)):
-            pass
+            at += len(line)
         yield number, None
 
 
-def read_file(path: Path) -> Iterator[tuple[str, dict[str, Any]] | BadLine]:
+def lines_before(path: Path, offset: int) -> int:
+    """How many lines of a file end before `offset`: the number of the line before it."""
+    count = 0
+    with path.open("rb") as handle:
+        while offset > 0 and (chunk := handle.read(min(offset, 2**20))):
+            count += chunk.count(b"\n")
+            offset -= len(chunk)
+    return count
+
+
+def read_file(
+    path: Path, start: int = 0, end: int | None = None
+) -> Iterator[tuple[str, dict[str, Any]] | BadLine]:
     """Every span and log record of an OTLP JSON file, line by line, as written: (SPAN, the span's
     JSON) or (LOG, the record's), for `span_of` and `log_of` to decode when they are wanted (a
     reader keeps them as they are until it knows which conversation they belong to). A line that
-    cannot be read is a BadLine (its number and why), and the lines after it are still read."""
+    cannot be read is a BadLine (its number in the file and why), and the lines after it are still
+    read. With `start` (a line's first byte) and `end`, only the lines that start in between."""
+    before: list[int] = []  # how many lines come before `start`: counted once one is bad
+
+    def bad(number: int, why: str) -> BadLine:
+        if not before:
+            before.append(lines_before(path, start))
+        return BadLine(before[0] + number, why)
+
     with path.open("rb") as handle:
-        for number, line in bounded_lines(handle):
+        handle.seek(start)
+        for number, line in bounded_lines(handle, end):
             if line is None:
-                yield BadLine(number, f"the line is longer than {MAX_LINE_BYTES:,} bytes")
+                yield bad(number, f"the line is longer than {MAX_LINE_BYTES:,} bytes")
                 continue
             if not line.strip():
                 continue
             try:
                 batch = orjson.loads(line)
             except orjson.JSONDecodeError as exc:
-                yield BadLine(number, f"not JSON ({exc})")
+                yield bad(number, f"not JSON ({exc})")
                 continue
             if not isinstance(batch, Mapping) or not ({"resourceSpans", "resourceLogs"} & batch.keys()):
-                yield BadLine(number, "not an OTLP JSON object (no resourceSpans or resourceLogs)")
+                yield bad(number, "not an OTLP JSON object (no resourceSpans or resourceLogs)")
                 continue
             lost = 0
             for item in _raw_spans(batch):

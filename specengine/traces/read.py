@@ -36,11 +36,12 @@ from specengine.errors import UsageError
 from specengine.source.loader import display_path
 from specengine.source.sources import SourceConfig
 from specengine.traces import genai, openllmetry
+from specengine.traces.halves import Part, SecondReader, halves, serve, whole
 from specengine.traces.jsonl import read_jsonl
 from specengine.traces.maker import Shard, chosen
 from specengine.traces.model import TraceParts, Unreadable
 from specengine.traces.otlp import LOG, BadLine, any_value, hex_id, nanos, read_file
-from specengine.traces.store import Made, TraceStore
+from specengine.traces.store import Fragments, Made, TraceStore, unreadable
 
 FLUSH_SPANS = 20_000
 """How many spans are gathered in memory before their traces' parts go to the store."""
@@ -109,12 +110,33 @@ def _conversation_id(attributes: Any) -> str | None:
     return None
 
 
-def _otlp_traces(files: Iterable[Path], folder: Path, store: TraceStore) -> Iterator[Unreadable]:
+def _otlp_traces(files: list[Path], folder: Path, store: TraceStore) -> Iterator[Unreadable]:
+    """A source's OTLP files read into the store, with the lines that could not be read, in file
+    order: a large source's second half by a second process beside this one (halves.py)."""
+    split = halves(files)
+    if split is None:
+        yield from _otlp_parts(whole(files), folder, store)
+        return
+    first, second = split
+    later = store.folder / "later.sqlite3"
+    reader = SecondReader.start(second, folder, later)
+    try:
+        yield from _otlp_parts(first, folder, store)
+        if reader is not None and reader.finished() and store.append(later):
+            yield from unreadable(later)
+            return
+    finally:
+        if reader is not None:
+            reader.close()
+    yield from _otlp_parts(second, folder, store)  # no second reader, or it failed: read here
+
+
+def _otlp_parts(parts: list[Part], folder: Path, store: Fragments) -> Iterator[Unreadable]:
     traces: dict[str, list[Any]] = {}  # trace id: [conversation id, start, file, items]
     held = 0
-    for file in files:
-        shown = display_path(file, folder)
-        for item in read_file(file):
+    for part in parts:
+        shown = display_path(part.path, folder)
+        for item in read_file(part.path, part.start, part.end):
             if isinstance(item, BadLine):
                 yield Unreadable(shown, None, item.why, item.line)
                 continue
@@ -225,3 +247,8 @@ def conversations(source: SourceConfig, folder: Path, shard: Shard | None = None
             _read[state] = store
         else:
             store.close()
+
+
+if __name__ == "__main__":  # a second reader (halves.py): the second half of a large OTLP source
+    gc.disable()  # reading leaves no reference cycles (collector_paused)
+    serve(_otlp_parts)

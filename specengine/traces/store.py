@@ -42,7 +42,10 @@ _SCHEMA = """
 CREATE TABLE fragments (trace TEXT NOT NULL, conversation TEXT, start INTEGER NOT NULL,
                         useful INTEGER NOT NULL, file TEXT NOT NULL, raw INTEGER NOT NULL,
                         parts BLOB NOT NULL);
+CREATE TABLE unreadable (file TEXT NOT NULL, line INTEGER, why TEXT NOT NULL);
 """
+
+_FINISHED = 1  # a fragments file's user_version once its reader has written all it read
 
 _MADE = "CREATE TABLE made (number INTEGER PRIMARY KEY, item BLOB NOT NULL);"
 _PRAGMAS = (
@@ -95,20 +98,14 @@ def merged(into: TraceParts, more: TraceParts) -> None:
     into.problem = into.problem or more.problem
 
 
-class TraceStore:
-    """A source's trace fragments on disk, grouped into conversations once every file is read."""
+class Fragments:
+    """Traces' fragments written to an SQLite file: a store's own, or a second reader's (halves.py),
+    which the store then appends to its own."""
 
-    def __init__(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="specengine-traces-"))
-        self.path = self.folder / "traces.sqlite3"
-        self._db = sqlite3.connect(self.path, check_same_thread=False)
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db = sqlite3.connect(path, check_same_thread=False)
         self._db.executescript(_PRAGMAS + _SCHEMA)
-        # the conversations made, in a file of their own: a helper process (maker.py) reads the
-        # traces' file while they are written
-        self._made = sqlite3.connect(self.folder / "made.sqlite3", check_same_thread=False)
-        self._made.executescript(_PRAGMAS + _MADE)
-        self._finalizer = weakref.finalize(self, _remove, (self._db, self._made), self.folder)
-        self.complete = False  # every conversation the source gives is in `made`
 
     def add(self, fragments: Iterable[TraceParts]) -> None:
         """Keep some traces' parts (each trace's, as far as it has been read)."""
@@ -138,6 +135,52 @@ class TraceStore:
                 for trace, conversation, start, file, items in fragments
             ),
         )
+
+    def add_unreadable(self, line: Unreadable) -> None:
+        """Keep a line that could not be read (a second reader's: the store's own reader reports
+        them as it reads)."""
+        self._db.execute("INSERT INTO unreadable VALUES (?, ?, ?)", (line.file, line.line, line.why))
+
+    def finish(self) -> None:
+        """Mark the file whole (a store `append`s only a finished one) and close it."""
+        self._db.execute(f"PRAGMA user_version = {_FINISHED}")
+        self._db.commit()
+        self._db.close()
+
+
+class TraceStore(Fragments):
+    """A source's trace fragments on disk, grouped into conversations once every file is read."""
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="specengine-traces-"))
+        super().__init__(self.folder / "traces.sqlite3")
+        # the conversations made, in a file of their own: a helper process (maker.py) reads the
+        # traces' file while they are written
+        self._made = sqlite3.connect(self.folder / "made.sqlite3", check_same_thread=False)
+        self._made.executescript(_PRAGMAS + _MADE)
+        self._finalizer = weakref.finalize(self, _remove, (self._db, self._made), self.folder)
+        self.complete = False  # every conversation the source gives is in `made`
+
+    def append(self, path: Path) -> bool:
+        """Add a second reader's fragments (of later bytes of the source) after this store's own, so
+        each trace's stay in the order they were written; False, adding none, when its file is not
+        a finished one (the reader failed, or died)."""
+        self._db.commit()  # a database is attached and detached outside a transaction
+        try:
+            self._db.execute("ATTACH DATABASE ? AS later", (str(path),))
+        except sqlite3.DatabaseError:
+            return False
+        try:
+            try:
+                finished = self._db.execute("PRAGMA later.user_version").fetchone()[0] == _FINISHED
+            except sqlite3.DatabaseError:  # not an SQLite file: a reader that died while writing
+                return False
+            if finished:
+                self._db.execute("INSERT INTO fragments SELECT * FROM later.fragments ORDER BY rowid")
+            return finished
+        finally:
+            self._db.commit()
+            self._db.execute("DETACH DATABASE later")
 
     def group(self) -> int:
         """Group the traces into conversations, once every file is read; how many there are."""
@@ -202,6 +245,16 @@ def in_order(db: sqlite3.Connection, every: int = 1, mine: bool = True) -> Itera
     for (_, key, started), group in groupby(rows, key=lambda row: row[:3]):
         fragments = [row[3:] for row in group if row[3] is not None]
         yield key, started, sorted(fragments) if fragments else None  # in the order they were kept
+
+
+def unreadable(path: Path) -> Iterator[Unreadable]:
+    """The lines a finished fragments file's reader could not read, in the order it read them."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        for file, line, why in db.execute("SELECT file, line, why FROM unreadable ORDER BY rowid"):
+            yield Unreadable(file, None, why, line)
+    finally:
+        db.close()
 
 
 def _remove(connections: tuple[sqlite3.Connection, ...], folder: Path) -> None:
