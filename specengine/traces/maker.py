@@ -152,20 +152,21 @@ def chosen(source: SourceConfig, store: TraceStore, shard: Shard | None) -> Iter
 
 
 def start_python(module: str, given: object, stdout: int) -> subprocess.Popen[bytes] | None:
-    """`python -m module` started beside this process (not forked: it imports only what it needs),
-    with `given` pickled on its stdin; None when no Python can be started (an embedded interpreter,
-    or no room for a process), and the caller does the work itself."""
+    """`module` run as `python -m` would, beside this process (not forked: it imports only what it
+    needs), with `given` pickled on its stdin; None when no Python can be started (an embedded
+    interpreter, or no room for a process), and the caller does the work itself. Its working folder
+    is this process's, and this process's specengine comes first on its path (`-m` would put the
+    working folder first, and a `specengine` folder there would be run instead)."""
     if not sys.executable:  # an embedded interpreter: no program to start
         return None
-    package = Path(__file__).resolve().parent.parent.parent
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package), os.environ.get("PYTHONPATH", "")])}
+    package = str(Path(__file__).resolve().parent.parent.parent)
+    code = (
+        f"import runpy, sys; sys.path.insert(0, {package!r}); "
+        f"runpy.run_module({module!r}, run_name='__main__')"
+    )
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", module],
-            stdin=subprocess.PIPE,
-            stdout=stdout,
-            stderr=subprocess.DEVNULL,
-            env=env,
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.DEVNULL
         )
         assert process.stdin is not None
         process.stdin.write(pickle.dumps(given))

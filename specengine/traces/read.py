@@ -2,15 +2,17 @@
 
 Files are read line by line in name order; an OTLP span is gathered by trace as written, with
 only its trace id, start and conversation id read off it (`_conversation_id`), and spilled to a
-`TraceStore` on disk every FLUSH_SPANS spans, so memory stays flat however large the source. Once
-every file is read, the store groups the traces into conversations by the convention's conversation
-or session id (`gen_ai.conversation.id`, traceloop-sdk's session, `session.id`), else each trace is
-one, and hands them out one at a time in the order they started. Then the source's filters, decided
-before a conversation's spans are decoded: `since`/`until` on the conversation's start, `sample` by
-a hash of its id (the same conversations on every run, on every machine), and `limit` (the
-earliest). Only the conversations kept are decoded (`genai.py`, `openllmetry.py`,
-`openinference.py`) and made (`turns.py`). A line, a
-span or a trace that cannot be read is reported (`Unreadable`: its file, trace id and why), a span
+`TraceStore` on disk every FLUSH_SPANS spans, so memory stays flat however large the source. A
+large source's second half is read so by a second process beside this one (`halves.py`), whose file
+the store appends after its own, with the lines it could not read reported after this process's:
+the order a one-process read gives. Once every file is read, the store groups the traces into
+conversations by the convention's conversation or session id (`gen_ai.conversation.id`,
+traceloop-sdk's session, `session.id`), else each trace is one, and hands them out one at a time in
+the order they started. Then the source's filters, decided before a conversation's spans are
+decoded: `since`/`until` on the conversation's start, `sample` by a hash of its id (the same
+conversations on every run, on every machine), and `limit` (the earliest). Only the conversations
+kept are decoded (`genai.py`, `openllmetry.py`, `openinference.py`) and made (`turns.py`). A line,
+a span or a trace that cannot be read is reported (`Unreadable`: its file, trace id and why), a span
 just before its conversation, and the others are scored.
 
 A run passes over its plan twice (counting, then sending): the first pass keeps the conversations
@@ -122,13 +124,15 @@ def _otlp_traces(files: list[Path], folder: Path, store: TraceStore) -> Iterator
     reader = SecondReader.start(second, folder, later)
     try:
         yield from _otlp_parts(first, folder, store)
-        if reader is not None and reader.finished() and store.append(later):
-            yield from unreadable(later)
-            return
+        appended = reader is not None and reader.finished() and store.append(later)
     finally:
         if reader is not None:
             reader.close()
-    yield from _otlp_parts(second, folder, store)  # no second reader, or it failed: read here
+    if appended:
+        yield from unreadable(later)
+    later.unlink(missing_ok=True)
+    if not appended:  # no second reader, or it failed or died: its half is read here
+        yield from _otlp_parts(second, folder, store)
 
 
 def _otlp_parts(parts: list[Part], folder: Path, store: Fragments) -> Iterator[Unreadable]:

@@ -11,7 +11,9 @@ conversations started, one conversation in memory at a time.
 An OTLP trace's spans are kept as they were written (`add_raw`: their JSON as marshal writes it,
 with the trace's conversation id and start read off them), and decoded only when their conversation
 is wanted (`traces`): a conversation the source's filters or a `--shard` leave out is never decoded.
-Other formats hand their traces' parts (`add`).
+Other formats hand their traces' parts (`add`). A large OTLP source's second half is read by a
+second process into a `Fragments` file of its own, with the lines it could not read; once finished,
+the store appends its fragments after its own (`append`), so they stay in the order written.
 
 A finished store also keeps the conversations it made (`keep`, `kept`), so a second pass over a
 plan reads them from there instead of reading the files again. Rows are marshal's bytes of plain
