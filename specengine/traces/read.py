@@ -46,7 +46,8 @@ from specengine.traces.otlp import LOG, BadLine, any_value, hex_id, nanos, read_
 from specengine.traces.store import Fragments, Made, TraceStore, unreadable
 
 FLUSH_SPANS = 20_000
-"""How many spans are gathered in memory before their traces' parts go to the store."""
+"""How many spans are gathered in memory before their traces' parts go to the store (each of two
+readers of a large source gathers half as many)."""
 
 _read: dict[tuple[object, ...], TraceStore] = {}  # finished stores, by source and files' state
 
@@ -123,7 +124,7 @@ def _otlp_traces(files: list[Path], folder: Path, store: TraceStore) -> Iterator
     later = store.folder / "later.sqlite3"
     reader = SecondReader.start(second, folder, later)
     try:
-        yield from _otlp_parts(first, folder, store)
+        yield from _otlp_parts(first, folder, store, FLUSH_SPANS // 2)
         appended = reader is not None and reader.finished() and store.append(later)
     finally:
         if reader is not None:
@@ -132,10 +133,12 @@ def _otlp_traces(files: list[Path], folder: Path, store: TraceStore) -> Iterator
         yield from unreadable(later)
     later.unlink(missing_ok=True)
     if not appended:  # no second reader, or it failed or died: its half is read here
-        yield from _otlp_parts(second, folder, store)
+        yield from _otlp_parts(second, folder, store, FLUSH_SPANS // 2)
 
 
-def _otlp_parts(parts: list[Part], folder: Path, store: Fragments) -> Iterator[Unreadable]:
+def _otlp_parts(
+    parts: list[Part], folder: Path, store: Fragments, flush: int = FLUSH_SPANS
+) -> Iterator[Unreadable]:
     traces: dict[str, list[Any]] = {}  # trace id: [conversation id, start, file, items]
     held = 0
     for part in parts:
@@ -156,7 +159,7 @@ def _otlp_parts(parts: list[Part], folder: Path, store: Fragments) -> Iterator[U
                     gathered[1] = start
                 gathered[0] = _conversation_id(raw.get("attributes")) or gathered[0]
             held += 1
-            if held >= FLUSH_SPANS:
+            if held >= flush:
                 store.add_raw((trace, *held_trace) for trace, held_trace in traces.items())
                 traces.clear()
                 held = 0
@@ -255,4 +258,4 @@ def conversations(source: SourceConfig, folder: Path, shard: Shard | None = None
 
 if __name__ == "__main__":  # a second reader (halves.py): the second half of a large OTLP source
     gc.disable()  # reading leaves no reference cycles (collector_paused)
-    serve(_otlp_parts)
+    serve(lambda parts, folder, half: _otlp_parts(parts, folder, half, FLUSH_SPANS // 2))
