@@ -59,6 +59,24 @@ Run to run, the 1,000,000-span figure moves by a few seconds at rest: the same c
 "after" printed 59.5 s (73.1 s CPU) an hour later, and main with the later, unrelated merges 59.5,
 62.4 and 63.6 s (71.8 to 77.1 s CPU, load 1.1; profiled at 5,000 conversations, nothing those
 merges changed is on a run's path). So a million spans take about a minute on 2 idle cores.
+
+Reading the files was then one core's work while the other idled (about 8 s a million spans, before
+anything is graded). A source of 32 MB or more is now read by two processes, the second reading the
+second half of its bytes into a file of its own that the run appends (traces/halves.py), each
+holding 10,000 spans before spilling them. Back to back with main (716e6bb) before, at rest:
+
+    conversations  spans      before                         after                          load
+    125,000        1,000,000  47.1 s, 61.4 s CPU, 131 MB     43.7 s, 61.0 s CPU, 131 MB     1.1-1.3
+                              47.8 s, 62.6 s CPU, 130 MB     44.3 s, 61.8 s CPU, 130 MB
+      --shard 1/4  1,000,000  21.1 s, 25.8 s CPU, 123 MB     17.7 s, 25.7 s CPU, 97 MB      1.1
+    20,000         160,000    8.3 s, 10.8 s CPU, 128 MB      8.0 s, 11.1 s CPU, 128 MB      1.1
+
+Reading and grouping alone (to the first conversation, over the same 1,000,000 spans, three runs
+each, load 0.9 to 1.1) took 8.2 to 9.2 s on one core and 5.1 to 5.2 s on two: the run's process
+5.0 s of CPU (its half, then appending the other's file of about 500 MB and grouping), the second reader
+3.7 s, peaking at 68 MB; the run's own peak while reading fell from 104 to 77 MB. On a busy machine
+(load 2.3 to 4, other engineers' work on the second core) the change is lost in the noise: before
+58.2 to 89.3 s, after 53.6 to 86.8 s, over six pairs of runs while it was written.
 """
 
 from __future__ import annotations
