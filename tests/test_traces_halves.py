@@ -118,6 +118,9 @@ def test_a_second_reader_that_fails_or_dies_leaves_its_half_to_this_process(proj
     assert graded(project, "failed.json") == alone
     assert len(parts_read) == 2  # both halves read here, in order
     assert parts_read[0][-1].end == parts_read[1][0].start
+    monkeypatch.setattr(halves, "start_python", lambda *given: None)  # no Python could be started
+    parts_read.clear()
+    assert graded(project, "unstarted.json") == alone and len(parts_read) == 2
 
     monkeypatch.undo()
     monkeypatch.setattr(halves, "second_core", lambda: True)

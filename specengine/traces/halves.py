@@ -8,10 +8,11 @@ source's bytes are cut in two halves (at a file boundary or in the middle of a f
 to the half where it starts), and a second reader (`python -m specengine.traces.read`, started as
 maker.py starts its helper) reads the second half into a `Fragments` file of its own in the store's
 folder, with the lines it could not read, while this process reads the first half as it would the
-whole. Then the store appends the second file's fragments after its own, so every trace's stay in
-the order they were written, and the second half's unreadable lines are reported after the first's:
-what a one-process read gives. A second reader that cannot start, fails or dies leaves no finished
-file, and this process then reads the second half itself: it can only take work off the run.
+whole (each holding half the spans one reader would). Then the store appends the second file's
+fragments after its own, so every trace's stay in the order they were written, and the second
+half's unreadable lines are reported after the first's: what a one-process read gives. A second
+reader that cannot start, fails or dies leaves no finished file, and this process then reads the
+second half itself: it can only take work off the run.
 """
 
 from __future__ import annotations
@@ -93,16 +94,15 @@ def halves(files: list[Path]) -> tuple[list[Part], list[Part]] | None:
 class SecondReader:
     """A second process reading a source's second half into a `Fragments` file of its own."""
 
-    def __init__(self, process: subprocess.Popen[bytes], path: Path) -> None:
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
         self.process: subprocess.Popen[bytes] | None = process
-        self.path = path
 
     @classmethod
     def start(cls, second: list[Part], folder: Path, path: Path) -> SecondReader | None:
         """The reader of `second` (files shown from `folder`) into `path`, started; None when no
         Python can be started."""
         process = start_python("specengine.traces.read", (second, folder, path), subprocess.DEVNULL)
-        return None if process is None else cls(process, path)
+        return None if process is None else cls(process)
 
     def finished(self) -> bool:
         """Whether the reader, waited for, ended well (the store then checks that its file is whole)."""
