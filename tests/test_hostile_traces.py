@@ -12,7 +12,10 @@ from pathlib import Path
 
 from support.cli import run_cli, write_project, write_spec
 
-from specengine.traces import openllmetry, otlp
+from specengine.source.sources import source_config
+from specengine.traces import maker, openllmetry, otlp
+from specengine.traces.model import Unreadable
+from specengine.traces.store import TraceStore
 from specengine.usage import MAX_TOKENS, token_count
 
 SPEC = """
@@ -184,3 +187,58 @@ def test_hostile_span_events_spoil_only_their_own_span(tmp_path):
         lines.append(json.dumps(line))
     data = _graded(tmp_path, {"otlp": "traces/*.json"}, "spans.json", lines)
     assert [case["status"] for case in data["cases"]] == ["passed", "passed"]
+
+
+def _conversation_span(number: int, conversation: str, user: str) -> str:
+    return _span(
+        number,
+        [
+            _text("gen_ai.operation.name", "chat"),
+            _text("gen_ai.conversation.id", conversation),
+            _text(
+                "gen_ai.input.messages",
+                json.dumps([{"role": "user", "parts": [{"type": "text", "content": user}]}]),
+            ),
+            _text(
+                "gen_ai.output.messages",
+                json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "ok"}]}]),
+            ),
+        ],
+    )
+
+
+def test_a_conversation_past_the_size_limit_is_reported_never_loaded(tmp_path):
+    """Every trace sharing one conversation id by mistake (36 MB of spans here) would be made and
+    graded as one conversation, whole, in memory: it is a skipped case saying why, at its first
+    trace, and the conversation beside it is graded."""
+    filler = "x" * 2**20
+    lines = [_conversation_span(number, "everyone", filler) for number in range(1, 37)]
+    lines.append(_conversation_span(100, "alone", "hi"))
+    data = _graded(tmp_path, {"otlp": "traces/*.json"}, "spans.json", lines)
+    cases = {case["row"]: case for case in data["cases"]}
+    assert cases["alone"]["status"] == "passed"
+    shared = next(case for case in data["cases"] if "everyone" in (case.get("skip_reason") or ""))
+    assert shared["status"] == "skipped"
+    reason = shared["skip_reason"]
+    assert f"traces/spans.json: trace {1:032x}:" in reason, reason
+    assert "conversation everyone: its traces hold 36." in reason and "more than the 32 MB" in reason
+
+
+def test_the_store_hands_out_no_fragment_of_a_conversation_past_the_limit(monkeypatch):
+    """The limit is decided before a conversation's spans are loaded, in the run and in the helper
+    process alike (both walk `in_order` with it)."""
+    store = TraceStore()
+    try:
+        item = ("span", {"traceId": "t"})
+        store.add_raw([("t1", "big", 1, "a.json", [item] * 200), ("t2", "small", 2, "a.json", [item])])
+        monkeypatch.setattr(maker, "MAX_CONVERSATION_BYTES", 1000)
+        made = list(maker.chosen(source_config("prod", {"otlp": "a.json"}), store, None))  # groups the store
+        too_large = [found for found in made if isinstance(found, Unreadable)]
+        assert [(found.file, found.trace_id, found.conversation) for found in too_large] == [
+            ("a.json", "t1", "big")
+        ]
+        grouped = {key: (size, fragments) for key, _, size, fragments in store.conversations(1, True, 1000)}
+        assert grouped["big"][0] > 1000 and grouped["big"][1] is None
+        assert grouped["small"][0] <= 1000 and grouped["small"][1] is not None
+    finally:
+        store.close()

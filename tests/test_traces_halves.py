@@ -151,7 +151,7 @@ def test_a_store_appends_only_a_finished_file_after_its_own_fragments(tmp_path):
     half.finish()
     assert store.append(tmp_path / "half.sqlite3")
     store.group()
-    ((key, _, fragments),) = store.conversations()
+    ((key, _, _, fragments),) = store.conversations()
     assert key == "c1" and fragments is not None
     assert store.traces(fragments) == [("t1", "a.json", [("span", {"n": 1}), ("span", {"n": 2})])]
     store.close()

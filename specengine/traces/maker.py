@@ -35,7 +35,16 @@ from specengine.source.sources import SourceConfig
 from specengine.traces import genai, openinference
 from specengine.traces.model import Conversation, Elsewhere, TraceParts, Unreadable
 from specengine.traces.otlp import LOG, hex_id, log_of, span_of
-from specengine.traces.store import Fragment, Made, RawItems, TraceStore, in_order, made_item, made_row
+from specengine.traces.store import (
+    MAX_CONVERSATION_BYTES,
+    Fragment,
+    Made,
+    RawItems,
+    TraceStore,
+    in_order,
+    made_item,
+    made_row,
+)
 from specengine.traces.turns import conversation_of
 
 Shard = tuple[int, int]  # `--shard i/n`: this run's share (1-based i) of n
@@ -124,13 +133,16 @@ def chosen(source: SourceConfig, store: TraceStore, shard: Shard | None) -> Iter
     """The stored conversations that pass the source's filters, in the order they started; those of
     another shard as their key alone, undecoded (they count towards `limit` as the others do). With
     a helper, the store hands out the fragments of one conversation in EVERY only: the helper makes
-    the others."""
+    the others. One larger than MAX_CONVERSATION_BYTES as stored is reported, never loaded."""
     count = 0
     helper = None
+    limit = MAX_CONVERSATION_BYTES
     if store.group() >= HELPER_FROM and (os.cpu_count() or 1) > 1:
-        helper = Helper.start(store.path, source, shard)
+        helper = Helper.start(store.path, source, shard, limit)
     try:
-        for key, start, fragments in store.conversations(EVERY if helper is not None else 1):
+        for key, start, size, fragments in store.conversations(
+            EVERY if helper is not None else 1, True, limit
+        ):
             if source.limit is not None and count >= source.limit:
                 return
             ours = _ours(source, shard, key, start)
@@ -139,6 +151,9 @@ def chosen(source: SourceConfig, store: TraceStore, shard: Shard | None) -> Iter
             if not ours:
                 count += 1
                 yield Elsewhere(key)
+                continue
+            if size > limit:  # neither made here nor by the helper, which skips it too
+                yield store.too_large(key, size, limit)
                 continue
             made = helper.take() if fragments is None and helper is not None else None
             if made is None:
@@ -190,9 +205,9 @@ class Helper:
         self._asked = 0  # how many of the helper's conversations have been needed
 
     @classmethod
-    def start(cls, path: Path, source: SourceConfig, shard: Shard | None) -> Helper | None:
+    def start(cls, path: Path, source: SourceConfig, shard: Shard | None, limit: int) -> Helper | None:
         """The helper, started; None when no Python can be started (the run then makes them all)."""
-        process = start_python("specengine.traces.maker", (str(path), source, shard), subprocess.PIPE)
+        process = start_python("specengine.traces.maker", (str(path), source, shard, limit), subprocess.PIPE)
         return None if process is None else cls(process)
 
     def take(self) -> list[Made] | None:
@@ -246,10 +261,10 @@ class Helper:
         self.process = None
 
 
-def _serve(path: str, source: SourceConfig, shard: Shard | None, out: IO[bytes]) -> None:
+def _serve(path: str, source: SourceConfig, shard: Shard | None, limit: int, out: IO[bytes]) -> None:
     """The helper's side: the conversations of this shard that are not one in EVERY, in order."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    for key, start, fragments in in_order(db, EVERY, mine=False):
+    for key, start, _, fragments in in_order(db, EVERY, False, limit):
         if fragments is None or not _ours(source, shard, key, start):
             continue
         rows: list[Any] = [made_row(item) for item in make(source.name, key, fragments)]
@@ -260,6 +275,6 @@ def _serve(path: str, source: SourceConfig, shard: Shard | None, out: IO[bytes])
 
 if __name__ == "__main__":
     gc.disable()  # making conversations leaves no reference cycles (read.py's collector_paused)
-    path, config, shard = pickle.loads(sys.stdin.buffer.read())
+    path, config, shard, limit = pickle.loads(sys.stdin.buffer.read())
     with contextlib.suppress(BrokenPipeError):  # the run stopped reading (its `limit` was reached)
-        _serve(path, config, shard, sys.stdout.buffer)
+        _serve(path, config, shard, limit, sys.stdout.buffer)

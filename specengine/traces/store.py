@@ -15,6 +15,10 @@ Other formats hand their traces' parts (`add`). A large OTLP source's second hal
 second process into a `Fragments` file of its own, with the lines it could not read; once finished,
 the store appends its fragments after its own (`append`), so they stay in the order written.
 
+A conversation is made and graded whole, in memory, so one whose stored traces hold more than
+MAX_CONVERSATION_BYTES (every trace of a source sharing one session id by mistake) is never
+loaded: the grouping knows each conversation's size, and such a one is reported instead.
+
 A finished store also keeps the conversations it made (`keep`, `kept`), so a second pass over a
 plan reads them from there instead of reading the files again. Rows are marshal's bytes of plain
 tuples (about twice as fast both ways as pickled dataclasses), pickled only when a value is not plain
@@ -54,27 +58,39 @@ _PRAGMAS = (
     "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA temp_store = FILE;PRAGMA cache_size = -8000;"
 )
 
+MAX_CONVERSATION_BYTES = 32 * 2**20
+"""The most one conversation's traces may hold as stored (spans as written, about their JSON's
+size): it is made and graded whole, in memory several times that."""
+
 _GROUPED = """
 CREATE INDEX fragments_by_trace ON fragments (trace);
 CREATE TABLE traces AS
-  SELECT trace, COALESCE(MAX(conversation), trace) AS conversation, MIN(NULLIF(start, 0)) AS start
+  SELECT trace, COALESCE(MAX(conversation), trace) AS conversation, MIN(NULLIF(start, 0)) AS start,
+         SUM(LENGTH(parts)) AS bytes
   FROM fragments GROUP BY trace HAVING MAX(useful);
 CREATE INDEX traces_by_conversation ON traces (conversation);
 CREATE TABLE ordered AS
-  SELECT conversation, COALESCE(MIN(start), 0) AS started FROM traces
+  SELECT conversation, COALESCE(MIN(start), 0) AS started, SUM(bytes) AS bytes FROM traces
   GROUP BY conversation ORDER BY started, conversation;
 """
 
-# every conversation in `ordered`'s order (its rowid) with its fragments, or one row of NULLs for
-# a conversation not asked for (those whose number is a multiple of `?1` are when `?2`, the others
-# when not): one query walked once, with no sort (a query per conversation took a twentieth of a
-# run over 1,000,000 spans)
+# every conversation in `ordered`'s order (its rowid) and size with its fragments, or one row of
+# NULLs for a conversation not asked for (those whose number is a multiple of `?1` are when `?2`,
+# the others when not) or larger than `?3`: one query walked once, with no sort (a query per
+# conversation took a twentieth of a run over 1,000,000 spans)
 _IN_ORDER = """
-SELECT ordered.rowid, ordered.conversation, ordered.started,
+SELECT ordered.rowid, ordered.conversation, ordered.started, ordered.bytes,
        fragments.rowid, fragments.trace, fragments.file, fragments.raw, fragments.parts
 FROM ordered LEFT JOIN traces
   ON traces.conversation = ordered.conversation AND (ordered.rowid % ?1 = 0) = ?2
+     AND ordered.bytes <= ?3
 LEFT JOIN fragments ON fragments.trace = traces.trace ORDER BY ordered.rowid
+"""
+
+# a conversation's first trace as stored: where a conversation too large to load is reported
+_FIRST_TRACE = """
+SELECT fragments.file, fragments.trace FROM traces JOIN fragments ON fragments.trace = traces.trace
+WHERE traces.conversation = ? ORDER BY traces.start, fragments.rowid LIMIT 1
 """
 
 _FRAGMENTS = """
@@ -84,7 +100,8 @@ WHERE traces.conversation = ? ORDER BY fragments.rowid
 """
 
 Fragment = tuple[int, str, str, int, bytes]  # its number, trace id, file, whether kept as written, blob
-Grouped = tuple[str, int, list[Fragment] | None]  # a conversation's key, start and fragments (if asked)
+Grouped = tuple[str, int, int, list[Fragment] | None]
+"""A conversation's key, start, size as stored, and fragments (if asked, and at most the limit)."""
 
 
 def merged(into: TraceParts, more: TraceParts) -> None:
@@ -190,11 +207,24 @@ class TraceStore(Fragments):
         self._db.commit()
         return int(self._db.execute("SELECT COUNT(*) FROM ordered").fetchone()[0])
 
-    def conversations(self, every: int = 1, mine: bool = True) -> Iterator[Grouped]:
-        """Each conversation's key, start and fragments (for `traces`; only for some, by `every` and
-        `mine`: see `in_order`), in the order the conversations started; traces with no model call,
-        tool or conversation id (as far as `add` could tell) are left out."""
-        return in_order(self._db, every, mine)
+    def conversations(
+        self, every: int = 1, mine: bool = True, limit: int = MAX_CONVERSATION_BYTES
+    ) -> Iterator[Grouped]:
+        """Each conversation's key, start, size and fragments (for `traces`; only for some, by
+        `every` and `mine`, and none past `limit`: see `in_order`), in the order the conversations
+        started; traces with no model call, tool or conversation id (as far as `add` could tell) are
+        left out."""
+        return in_order(self._db, every, mine, limit)
+
+    def too_large(self, key: str, size: int, limit: int) -> Unreadable:
+        """Why a conversation larger than `limit` is not made, reported at its first trace."""
+        file, trace_id = self._db.execute(_FIRST_TRACE, (key,)).fetchone()
+        why = (
+            f"conversation {key}: its traces hold {size / 2**20:.1f} MB, more than the"
+            f" {limit / 2**20:g} MB one conversation may (it is graded whole, in memory); traces"
+            " that share one conversation or session id by mistake make one such conversation"
+        )
+        return Unreadable(file, trace_id, why, conversation=key)
 
     def fragments(self, key: str) -> list[Fragment]:
         """One conversation's fragments, in the order they were kept."""
@@ -238,15 +268,15 @@ class TraceStore(Fragments):
         self._finalizer()
 
 
-def in_order(db: sqlite3.Connection, every: int = 1, mine: bool = True) -> Iterator[Grouped]:
-    """A grouped store's conversations, in order, each with its fragments (else None) when its
-    number (from 1, in that order) is a multiple of `every` (`mine`), or when it is not (not
-    `mine`): `TraceStore.conversations`, and a helper process reading the same file with its own
-    connection (maker.py)."""
-    rows = db.execute(_IN_ORDER, (every, mine))
-    for (_, key, started), group in groupby(rows, key=lambda row: row[:3]):
-        fragments = [row[3:] for row in group if row[3] is not None]
-        yield key, started, sorted(fragments) if fragments else None  # in the order they were kept
+def in_order(db: sqlite3.Connection, every: int, mine: bool, limit: int) -> Iterator[Grouped]:
+    """A grouped store's conversations, in order, each with its size and its fragments (else None)
+    when its number (from 1, in that order) is a multiple of `every` (`mine`), or when it is not
+    (not `mine`), and its size is at most `limit`: `TraceStore.conversations`, and a helper process
+    reading the same file with its own connection (maker.py)."""
+    rows = db.execute(_IN_ORDER, (every, mine, limit))
+    for (_, key, started, size), group in groupby(rows, key=lambda row: row[:4]):
+        fragments = [row[4:] for row in group if row[4] is not None]
+        yield key, started, size or 0, sorted(fragments) if fragments else None  # in the order kept
 
 
 def unreadable(path: Path) -> Iterator[Unreadable]:
