@@ -50,7 +50,7 @@ def test_a_second_identical_run_asks_the_judge_nothing(agent_server, judge, tmp_
     assert (cached["status"], cached["score"], cached["rationale"]) == ("passed", 1.0, "Verdict number 1.")
     summary = second.summary
     assert (summary["judge_calls"], summary["judge_cache_hits"], summary["judge_tokens"]) == (0, 1, 0)
-    assert "judge: 0 calls, 1 cache hits, 0 tokens" in second.cli.output
+    assert "judge: 0 calls, 1 cache hit, 0 tokens" in second.cli.output
 
 
 def test_a_changed_reply_asks_the_judge_again(agent_server, judge, tmp_path):

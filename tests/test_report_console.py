@@ -65,3 +65,18 @@ def test_skipped_gates_warning_names_the_causes_unless_only_the_judge_is_missing
     summary = {"cases": 3, "passed": 0, "failed": 0, "errored": 0, "skipped": 3, "duration_s": 0.1}
     text = _report({**summary, "gates_skipped": 3}, reasons)
     assert text.splitlines()[-1] == warning
+
+
+def test_one_judge_or_simulator_call_reads_as_one_call() -> None:
+    counts = {"cases": 1, "passed": 1, "failed": 0, "errored": 0, "skipped": 0, "duration_s": 0.1}
+    one = _report(
+        {
+            **counts,
+            **{"judge_calls": 1, "judge_cache_hits": 1, "judge_tokens": 1},
+            **{"simulator_calls": 1, "simulator_cache_hits": 0, "simulator_tokens": 2},
+        }
+    )
+    assert "judge: 1 call, 1 cache hit, 1 token" in one
+    assert "simulator: 1 call, 0 cache hits, 2 tokens" in one
+    two = _report({**counts, "judge_calls": 2, "judge_cache_hits": 2, "judge_tokens": 2})
+    assert "judge: 2 calls, 2 cache hits, 2 tokens" in two

@@ -306,13 +306,15 @@ def print_report(
             f", {counted(failures.uncertain_count, 'uncertain check')}" if failures.uncertain_count else ""
         )
         console.print(
-            f"judge: {summary.judge_calls} calls, {summary.judge_cache_hits} cache hits, "
-            f"{summary.judge_tokens} tokens{doubted}"
+            f"judge: {counted(summary.judge_calls, 'call')}, "
+            f"{counted(summary.judge_cache_hits, 'cache hit')}, "
+            f"{counted(summary.judge_tokens, 'token')}{doubted}"
         )
     if summary.simulator_calls is not None:
         console.print(
-            f"simulator: {summary.simulator_calls} calls, {summary.simulator_cache_hits} cache hits, "
-            f"{summary.simulator_tokens} tokens"
+            f"simulator: {counted(summary.simulator_calls, 'call')}, "
+            f"{counted(summary.simulator_cache_hits, 'cache hit')}, "
+            f"{counted(summary.simulator_tokens, 'token')}"
         )
     if summary.gates_skipped:
         reasons = skip_reasons or {}

@@ -40,6 +40,7 @@ from specengine.results.cells import case_cost
 from specengine.results.decode import read_endpoints, read_prices, read_run, read_settings, read_summary
 from specengine.results.loaded import Case, Price, Run, Summary
 from specengine.review.annotate import review_counts_text, review_line
+from specengine.words import counted
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -120,7 +121,7 @@ def _facts(run: Run, reviews: Mapping[str, CaseReviews], uncertain: int = 0) -> 
         facts.append(_Fact("used", str(summary.usage)))
     if summary.simulator_calls is not None:
         calls, hits = summary.simulator_calls, summary.simulator_cache_hits
-        facts.append(_Fact("simulator", f"{calls} calls, {hits} cache hits"))
+        facts.append(_Fact("simulator", f"{counted(calls, 'call')}, {counted(hits, 'cache hit')}"))
     if settings.config and not settings.config.startswith(("{", "[")):
         facts.append(_Fact("config", settings.config, mono=True))
     if reviews:

@@ -38,6 +38,7 @@ from specengine.results.decode import read_run
 from specengine.results.loaded import Case, Run, error_text
 from specengine.review.annotate import review_counts_text, review_line
 from specengine.review.verdicts import CaseReviews
+from specengine.words import counted
 
 MAX_ROWS = 50
 MAX_CELL = 200
@@ -170,7 +171,8 @@ def render_markdown(
     if reviews:
         facts.append(review_counts_text(reviews))
     if summary.simulator_calls is not None:  # the simulated users' model, apart from the agent
-        facts.append(f"simulator: {summary.simulator_calls} calls, {summary.simulator_cache_hits} cache hits")
+        calls, hits = summary.simulator_calls, summary.simulator_cache_hits
+        facts.append(f"simulator: {counted(calls, 'call')}, {counted(hits, 'cache hit')}")
     lines.append(" · ".join(facts))
     watched = watchlist(run.cases).lines()
     if watched:
