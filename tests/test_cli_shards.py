@@ -256,6 +256,27 @@ def test_merge_gives_one_results_file_like_a_whole_run(suite, shards, tmp_path):
     assert (tmp_path / "all.xml").read_text(encoding="utf-8").count("<testcase ") == 30
 
 
+def test_merge_with_min_pass_rate_is_runs_gate_over_the_whole(suite, shards, tmp_path):
+    out = tmp_path / "ALL.json"
+    at = merge_cli(suite, *shard_paths(suite), output=out, extra=("--min-pass-rate", "0.9"))
+    assert at.exit_code == 0, at.output  # 27 of 30: exactly 90%
+    below = merge_cli(suite, *shard_paths(suite), output=out, extra=("--min-pass-rate", "0.95"))
+    assert below.exit_code == 1, below.output
+    assert "failed: pass rate 90.0%, below --min-pass-rate 95.0%" in below.stderr
+    assert ids(json.loads(out.read_text(encoding="utf-8"))) == ALL_IDS  # written all the same
+    budgeted = []
+    for path in shard_paths(suite):  # shards run with `budgets: {pass_rate_at_least: 0.95}`
+        data = json.loads(path.read_text(encoding="utf-8"))
+        budgeted.append(tmp_path / path.name)
+        budgeted[-1].write_text(
+            json.dumps({**data, "budgets": {"pass_rate_at_least": 0.95}}), encoding="utf-8"
+        )
+    broken = merge_cli(suite, *budgeted, output=out, extra=("--min-pass-rate", "0.5"))
+    assert broken.exit_code == 1, broken.output
+    assert "FAILED budget pass_rate_at_least: pass rate 90.0%: needs at least 95.0%" in broken.stderr
+    assert merge_cli(suite, *budgeted, output=out).exit_code == 0  # without the flag: written, exit 0
+
+
 def test_merge_to_stdout(suite, shards):
     cli = suite.cli("merge", *shard_paths(suite), "--output", "-")
     assert cli.exit_code == 0, cli.output

@@ -1,7 +1,8 @@
 """`specengine merge R1.json R2.json … --output ALL.json`: join the results of a sharded run.
 
 The merged file is an ordinary results file, so `report`, `compare` and CI gates treat a sharded
-run exactly like a single one.
+run exactly like a single one. `--min-pass-rate` is `run`'s gate applied to the whole: the shards of
+a nightly job each accept their failures, and the job that merges them raises the alarm.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Annotated
 import typer
 
 from specengine.commands import app, cannot_write, usage_exit
+from specengine.commands.options import MinPassRate
 
 
 @app.command()
@@ -28,13 +30,20 @@ def merge(
     allow_partial: Annotated[
         bool, typer.Option("--allow-partial", help="Merge even when some shards of the run are missing.")
     ] = False,
+    min_pass_rate: MinPassRate = None,
 ) -> None:
-    """Merge results files into one. Exit 0 when written; 2 when an input is unreadable or they don't fit."""
+    """Merge results files into one. Exit 0 when written; 2 when an input is unreadable or they don't fit.
+
+    With --min-pass-rate, the merged file is written either way and the exit code is `run`'s: 1
+    when the whole run's pass rate is below R (or a budget did not pass).
+    """
     import json
 
+    from specengine.engine.exit_codes import EXIT_OK, exit_code
     from specengine.errors import MergeError, ResultsError
     from specengine.report.facts import format_rate
     from specengine.report.merge import merge as merge_results
+    from specengine.results.budgets import broken_budgets
     from specengine.results.model import pass_rate
     from specengine.results.reader import load_results
     from specengine.results.runs import named_run
@@ -65,3 +74,12 @@ def merge(
         f"merged {files}: {s['cases']} cases, {counts} (pass rate {rate}){target}",
         err=True,
     )
+    if min_pass_rate is None:
+        return
+    code = exit_code(s, min_pass_rate)
+    broken = broken_budgets(s)
+    for budget in broken:  # as `run` prints them
+        typer.echo(f"{budget.status.upper()} budget {budget.name}: {budget.message}", err=True)
+    if code != EXIT_OK and not broken:
+        typer.echo(f"failed: pass rate {rate}, below --min-pass-rate {format_rate(min_pass_rate)}", err=True)
+    raise typer.Exit(code)
