@@ -30,7 +30,7 @@ SPEC = "evals:\n" + "".join(
 
 
 def test_every_example_is_what_its_engine_reads():
-    assert len(YAML) == 4  # the action, the sharded workflow, GitLab, Kubernetes
+    assert len(YAML) == 6  # the action, the sharded workflow, the nightly (project, workflow), GitLab, k8s
     assert YAML[0]["jobs"]["evals"]["steps"][1] == {
         "uses": "OWNER/specengine@v1",
         "with": {"specs": "specs/"},

@@ -1,4 +1,4 @@
-"""The exit codes of `run` and `regrade`, and the rule that picks one from a run's summary.
+"""The exit codes of `run`, `regrade` and `merge --min-pass-rate`, and the rule that picks one.
 
 CI reads nothing else, so they are fixed by the spec format: 0 passed, 1 failed, 2 the command line
 or a spec is wrong (nothing ran), 130 interrupted.
