@@ -133,6 +133,14 @@ def test_gates_skipped_warning(results):
     assert "> ⚠️ 3 gates skipped" in render_markdown(warned)
 
 
+def test_one_simulator_call_reads_as_one_call(results):
+    simulated = copy.deepcopy(results)
+    simulated["summary"].update(simulator_calls=1, simulator_cache_hits=1)
+    assert "simulator: 1 call, 1 cache hit" in render_markdown(simulated)
+    simulated["summary"].update(simulator_calls=2, simulator_cache_hits=0)
+    assert "simulator: 2 calls, 0 cache hits" in render_markdown(simulated)
+
+
 def test_comparison_section():
     base = load_results(FIXTURES / "base.json")
     head = load_results(FIXTURES / "head.json")
