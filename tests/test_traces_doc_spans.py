@@ -1,11 +1,13 @@
-"""The literal spans docs/spec-format.md shows for each convention ("How conversations are read") are
-read as it says: the GenAI `chat` span with its `execute_tool` span, the OpenInference LLM span and the
-JSONL chat log line each make a conversation with its refund call, graded by the CLI. The page leaves
-out what does not matter to a span's reading (the tool span's ids and times, the OpenInference span's
-ids): the test adds them, and nothing else."""
+"""The literal spans, log records and lines docs/spec-format.md shows for each convention ("How
+conversations are read") are read as it says, graded by the CLI: each makes the conversation (its
+grouping id), the turn, the tool calls with their results, the reply, tokens and labels the page's
+text says. The page leaves out what does not matter to a reading (ids and times of a span shown for
+its attributes, the content-less `chat` span an event form's records are tied to, the user's message
+of a call shown from the assistant's side): the tests add those, and nothing else."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 
@@ -80,3 +82,137 @@ def test_the_spans_the_spec_format_shows_are_read_as_it_says(tmp_path):
         {"name": "issue_refund", "args": {"order_id": "ORD-0000"}, "result": {"refunded": "ORD-0000"}}
     ]  # the execute_tool span is the same call, and adds its result
     assert calls["conv-0000"] == [{"name": "issue_refund", "args": {"order_id": "ORD-0000"}}]
+
+
+def shown(start: str) -> list[dict]:
+    """The JSON values of the one block of the section that starts with `start` (a block may show
+    several records, one after the other)."""
+    text = (REPO_ROOT / "docs" / "spec-format.md").read_text(encoding="utf-8")
+    section = SECTION.search(text)
+    assert section is not None
+    (block,) = [block for block in JSON_BLOCK.findall(section.group(1)) if block.startswith(start)]
+    decoder, values, at = json.JSONDecoder(), [], 0
+    while at < len(block.rstrip()):
+        value, at = decoder.raw_decode(block, at)
+        values.append(value)
+        at += len(block[at:]) - len(block[at:].lstrip())
+    return values
+
+
+def records(*logs: dict) -> str:
+    """Log records as the Collector's file exporter writes them: a `resourceLogs` line."""
+    return json.dumps(
+        {"resourceLogs": [{"resource": {}, "scopeLogs": [{"scope": {}, "logRecords": list(logs)}]}]}
+    )
+
+
+def bare_chat(record: dict, at: int) -> dict:
+    """The content-less `chat` span the event forms tie their records to (by trace and span id)."""
+    return {
+        "traceId": record["traceId"],
+        "spanId": record["spanId"],
+        "name": "chat support-model",
+        "startTimeUnixNano": str(at - 10**6),
+        "endTimeUnixNano": str(at + 10**6),
+        "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}],
+    }
+
+
+def timed(span: dict, start: int) -> dict:
+    """A span the page shows without its times (which do not matter to its reading)."""
+    return span | {"startTimeUnixNano": str(start), "endTimeUnixNano": str(start + 2 * 10**9)}
+
+
+def hex_id(shown: dict) -> str:
+    """A trace id the page shows in base64 (protobuf's JSON mapping), as a conversation's id: hex."""
+    return base64.b64decode(shown["traceId"]).hex()
+
+
+def user_record(record: dict) -> dict:
+    """The user's message of the call a record belongs to, which the page leaves out of a call it
+    shows from the assistant's side: a `gen_ai.user.message` record, its `content` in the body."""
+    content = {"key": "content", "value": {"stringValue": "Where is my order ORD-0000?"}}
+    at = str(int(record["observedTimeUnixNano"]) - 1000)
+    return {
+        "body": {"kvlistValue": {"values": [content]}},
+        "eventName": "gen_ai.user.message",
+        "traceId": record["traceId"],
+        "spanId": record["spanId"],
+        "observedTimeUnixNano": at,
+    }
+
+
+def test_every_event_and_flattened_form_the_section_shows_is_read_as_it_says(tmp_path):
+    (details,) = shown('{"traceId": "f9RLwUY70kFSW6T2DHI8zg=="')
+    asked, answered = shown('{"body": {"kvlistValue": {"values": [{"key": "tool_calls"')
+    (answer,) = shown('{"body": {"kvlistValue": {"values": [{"key": "finish_reason"')
+    (choice,) = shown('{"body": {"kvlistValue": {"values": [{"key": "index"')
+    (azure,) = shown('{"traceId": "WHUeLWaxSsprLFoYq9KHPA=="')
+    (strands,) = shown('{"traceId": "TCvbURWXZpYMCN7/HJ6UFg=="')
+    (flattened,) = shown('{"traceId": "l9pLR+38Uv27xyc7Qx03tQ=="')
+    at = int(details["observedTimeUnixNano"])
+    # OpenLLMetry's choice is shown alone: it is given ids and a time, as the others have
+    choice |= {"traceId": "4" * 32, "spanId": "5" * 16, "observedTimeUnixNano": str(at)}
+    files = {
+        "details": [batch(bare_chat(details, at)), records(details)],
+        "older": [batch(bare_chat(asked, at)), records(user_record(asked), asked, answered, answer)],
+        "choice": [batch(bare_chat(choice, at)), records(user_record(choice), choice)],
+        "azure": [batch(timed(azure, at))],
+        "strands": [batch(timed(strands, at))],
+        "flattened": [batch(timed(flattened, at))],
+    }
+    for name, lines in files.items():
+        (tmp_path / f"{name}.json").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_project(tmp_path, sources={name: {"otlp": f"{name}.json"} for name in files})
+    asked_for = "{{ trace.last_user_message.split()[-1] }}"
+    refund = f"called_tool_with: {{name: issue_refund, args: {{order_id: '{asked_for}'}}}}"
+    write_spec(
+        tmp_path,
+        "specs/shown",
+        "evals:\n"
+        + "".join(f"  - name: {name}\n    source: {name}\n    expect: [succeeded]\n" for name in files)
+        + f"  - name: refunds what was asked\n    source: flattened\n    expect:\n      - {refund}\n",
+    )
+    run = run_cli(["run", "specs", "-o", "out.json"], cwd=tmp_path)
+    assert run.exit_code == 1, run.output  # the flattened span's planted wrong refund, and only it
+    cases = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["cases"]
+    read = {
+        case["id"].split("::")[1].split("[")[0]: (
+            case["row"],
+            case["status"],
+            case["trials"][0]["transcript"],
+        )
+        for case in cases
+    }
+    where = "Where is my order ORD-0000?"
+    lookup = {"name": "lookup_order", "args": {"order_id": "ORD-0000"}}
+    shipped = lookup | {"result": {"order_id": "ORD-0000", "status": "shipped"}}
+    refunded = {"name": "issue_refund", "args": {"order_id": "ORD-0001"}, "result": {"refunded": "ORD-0001"}}
+    tokens = {"input_tokens": 50, "output_tokens": 10, "total_tokens": 60}
+    expected = {  # name: (conversation, user, reply, tool calls, tokens)
+        "details": (
+            hex_id(details),
+            "Please refund order ORD-0000",
+            "",
+            [{"name": "issue_refund", "args": {"order_id": "ORD-0000"}}],
+            None,
+        ),
+        "older": (hex_id(asked), where, "Order ORD-0000 is shipped.", [shipped], None),
+        "choice": ("4" * 32, where, "", [lookup], None),
+        "azure": (hex_id(azure), where, "Order ORD-0000 is shipped.", [shipped], tokens),
+        "strands": ("conv-0000", where, "Order ORD-0000 is shipped.", [shipped], tokens),
+        "flattened": (
+            "conv-0001",
+            "I ordered ORD-0001 and ORD-9001; please refund ORD-9001",
+            "Done: order ORD-0001 is refunded.",
+            [refunded],
+            tokens,
+        ),
+    }
+    for name, (row, user, reply, calls, usage) in expected.items():
+        got_row, status, (said, answered_turn) = read[name]
+        assert (got_row, status, said["content"]) == (row, "passed", user), name
+        assert answered_turn["content"] == reply, name
+        assert answered_turn.get("tool_calls") == calls, name
+        assert answered_turn.get("usage") == usage, name
+    assert read["refunds what was asked"][:2] == ("conv-0001", "failed")

@@ -6,7 +6,8 @@ The same rules for every convention:
   message); one whose input ends with a tool's result continues the turn, so an agent that resends
   the whole history and one that sends only the new message read alike;
 - the turn's reply is the last text a model call of it wrote; its tool calls are those the model
-  asked for, in order, each counted once: an `execute_tool` (or TOOL) span of the same call id, or
+  asked for, in order, each counted once (those a call's input says an earlier call asked for
+  count too, when that call's span is missing): an `execute_tool` (or TOOL) span of the same call id, or
   with no id the same name and arguments, is the same call and adds its result; a tool run that no
   model call asked for is a call of its own;
 - a turn's latency is its agent span's duration when its model calls sit under one, else from its
@@ -22,6 +23,7 @@ from typing import Any
 from specengine.traces.genai import event_messages
 from specengine.traces.model import (
     AgentRun,
+    CallMade,
     Conversation,
     Message,
     ModelCall,
@@ -106,6 +108,9 @@ def conversation_of(key: str, source: str, traces: Sequence[TraceParts]) -> Conv
 
 def _add_call(turn: _Turn, call: ModelCall) -> None:
     turn.calls.append(call)
+    _add_asked(
+        turn, [made for message in call.input if message.role == "assistant" for made in message.calls]
+    )
     for message in call.input:  # a tool's result the model read: the result of that call
         if message.role == "tool" and message.call_id:
             _set_result(turn, message.call_id, message.text)
@@ -115,6 +120,22 @@ def _add_call(turn: _Turn, call: ModelCall) -> None:
         for made in message.calls:
             if made.id is None or all(use.id != made.id for use in turn.uses):
                 turn.uses.append(ToolUse(made.name, made.args, made.id))
+
+
+def _add_asked(turn: _Turn, asked: list[CallMade]) -> None:
+    """The calls the turn's history (a model call's input from its user message on) says were asked
+    for and the turn does not hold yet: those of an earlier model call whose span was not recorded
+    (sampled out, in a file not read), or shown alone. Each counted once: by id, else by name and
+    arguments as many times as the history asks."""
+    for index, made in enumerate(asked):
+        if made.id is not None:
+            if all(use.id != made.id for use in turn.uses):
+                turn.uses.append(ToolUse(made.name, made.args, made.id))
+            continue
+        same = [(other.name, other.args) for other in asked[: index + 1] if other.id is None]
+        held = [(use.name, use.args) for use in turn.uses if use.id is None]
+        if held.count((made.name, made.args)) < same.count((made.name, made.args)):
+            turn.uses.append(ToolUse(made.name, made.args))
 
 
 def _set_result(turn: _Turn, call_id: str, result: Any) -> None:
