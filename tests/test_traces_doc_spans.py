@@ -11,7 +11,10 @@ import base64
 import json
 import re
 
+import pytest
 from support.cli import REPO_ROOT, run_cli, write_project, write_spec
+
+from specengine.traces.model import Unreadable
 
 SECTION = re.compile(r"#### How conversations are read\n(.*?)\n### ", re.DOTALL)
 JSON_BLOCK = re.compile(r"^```json\n(.*?)^```$", re.MULTILINE | re.DOTALL)
@@ -58,6 +61,7 @@ def test_the_spans_the_spec_format_shows_are_read_as_it_says(tmp_path):
             "logs": {"jsonl": "chat.jsonl"},
         },
     )
+    keep = {"genai": "genai", "openinference": "openinference", "logs": "{name: logs, label: vip}"}
     asked = "{{ trace.first_user_message.split()[-1] }}"
     refund = f"- called_tool_with: {{name: issue_refund, args: {{order_id: '{asked}'}}}}"
     write_spec(
@@ -65,8 +69,8 @@ def test_the_spans_the_spec_format_shows_are_read_as_it_says(tmp_path):
         "specs/shown",
         "evals:\n"
         + "".join(
-            f"  - name: {name}\n    source: {name}\n    expect:\n      {refund}\n"
-            for name in ("genai", "openinference", "logs")
+            f"  - name: {name}\n    source: {source}\n    expect:\n      {refund}\n"
+            for name, source in keep.items()
         ),
     )
     run = run_cli(["run", "specs", "-o", "out.json"], cwd=tmp_path)
@@ -82,6 +86,15 @@ def test_the_spans_the_spec_format_shows_are_read_as_it_says(tmp_path):
         {"name": "issue_refund", "args": {"order_id": "ORD-0000"}, "result": {"refunded": "ORD-0000"}}
     ]  # the execute_tool span is the same call, and adds its result
     assert calls["conv-0000"] == [{"name": "issue_refund", "args": {"order_id": "ORD-0000"}}]
+    turns = {case["row"]: case["trials"][0]["transcript"] for case in cases}
+    assert turns[chat["traceId"]][1]["usage"] == {
+        "input_tokens": 120,
+        "output_tokens": 0,
+        "total_tokens": 120,
+    }
+    said, done = turns["chat-1"]  # the line's labels kept it (`label: vip`)
+    assert (said["content"], done["content"], done["latency_s"]) == ("Refund ORD-1", "Done.", 1.5)
+    assert done["usage"] == {"input_tokens": 100, "output_tokens": 5, "total_tokens": 105}
 
 
 def shown(start: str) -> list[dict]:
@@ -216,3 +229,35 @@ def test_every_event_and_flattened_form_the_section_shows_is_read_as_it_says(tmp
         assert answered_turn.get("tool_calls") == calls, name
         assert answered_turn.get("usage") == usage, name
     assert read["refunds what was asked"][:2] == ("conv-0001", "failed")
+
+
+def test_the_mlflow_span_the_section_shows_is_read_as_it_says():
+    """The CHAT_MODEL span as the server gives it back (`Span.to_dict()`), in a trace of its session,
+    read by the reader an `mlflow:` source uses (a server would cost seconds; tests/
+    test_run_traces_mlflow.py runs one): the user's message, the call it asked for, its tokens."""
+    entities = pytest.importorskip("mlflow.entities")
+    from specengine.traces.mlflow import read_trace
+    from specengine.traces.turns import conversation_of
+
+    (shown_span,) = shown('{"name": "Completions"')
+    span = entities.Span.from_dict(
+        shown_span | {"status": {"code": "STATUS_CODE_OK", "message": ""}, "events": []}
+    )
+    info = entities.TraceInfo(
+        trace_id="tr-8afa655a7cd27f5f72f0862a448d6495",
+        trace_location=entities.TraceLocation.from_experiment_id("1"),
+        request_time=1,
+        state=entities.TraceState.OK,
+        trace_metadata={"mlflow.trace.session": "conv-0009"},
+    )
+    parts = read_trace(entities.Trace(info=info, data=entities.TraceData(spans=[span])), "support-agent")
+    assert not isinstance(parts, Unreadable) and parts.conversation == "conv-0009"
+    (turn,) = conversation_of(parts.conversation, "staging", [parts]).turns
+    assert (turn.user, turn.reply, turn.usage) == (
+        "Where is my order ORD-0009?",
+        "",
+        {"input_tokens": 50, "output_tokens": 10},
+    )
+    assert [(use.name, use.args, use.id) for use in turn.tool_calls] == [
+        ("lookup_order", {"order_id": "ORD-0009"}, "call_ORD-0009")
+    ]

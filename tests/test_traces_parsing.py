@@ -173,3 +173,34 @@ def test_bedrock_content_blocks_are_read_and_other_lists_are_not_taken_for_them(
         {"text": "a"},
         {"toolUse": {}},
     ]  # not a result's text
+
+
+def test_the_calls_a_model_call_s_input_says_were_asked_for_are_counted_once_each():
+    """A call's input names the calls its turn asked for before it: counted when the model call that
+    asked is missing, not again when it is there (by id, else by name and arguments, as many times
+    as the input asks), and an earlier turn's calls stay in that turn."""
+    from specengine.traces.model import ModelCall
+    from specengine.traces.turns import conversation_of
+
+    user, again = Message("user", "Where are A1 and A1?"), Message("user", "And B2?")
+    lookup = CallMade("lookup_order", {"order_id": "A1"})
+    twice = Message("assistant", "", (lookup, lookup))
+    result = Message("tool", "shipped")
+    first = ModelCall(1, 2, (user,), (twice,))
+    second = ModelCall(3, 4, (user, twice, result, result), (Message("assistant", "Both shipped."),))
+    named = CallMade("lookup_order", {"order_id": "B2"}, "c2")
+    later = (user, twice, Message("assistant", "Both shipped."), again, Message("assistant", "", (named,)))
+    third = ModelCall(5, 6, (*later, Message("tool", "late", call_id="c2")), (Message("assistant", "Late."),))
+
+    def turns(*calls: ModelCall) -> list[tuple[str, list[tuple[str, object, object]]]]:
+        parts = TraceParts("t", "f.json", calls=list(calls))
+        read = conversation_of("t", "s", [parts])
+        return [
+            (turn.user, [(use.name, use.args, use.result) for use in turn.tool_calls]) for turn in read.turns
+        ]
+
+    both = [("lookup_order", {"order_id": "A1"}, None)] * 2
+    late = ("And B2?", [("lookup_order", {"order_id": "B2"}, "late")])
+    assert turns(first, second, third) == [(user.text, both), late]
+    assert turns(second, third) == [(user.text, both), late]  # the first call's span is missing
+    assert turns(third) == [late]  # an earlier turn's calls are not this turn's

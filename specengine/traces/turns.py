@@ -2,14 +2,15 @@
 
 The same rules for every convention:
 
-- a model call whose input ends with a user message starts a turn (the user's message is that
-  message); one whose input ends with a tool's result continues the turn, so an agent that resends
+- a model call whose input holds a new user message starts a turn (the user's message is the last
+  one; what follows it, the turn's calls and results so far); one whose input ends with a tool's
+  result after the same user message (or with none) continues the turn, so an agent that resends
   the whole history and one that sends only the new message read alike;
 - the turn's reply is the last text a model call of it wrote; its tool calls are those the model
-  asked for, in order, each counted once (those a call's input says an earlier call asked for
-  count too, when that call's span is missing): an `execute_tool` (or TOOL) span of the same call id, or
-  with no id the same name and arguments, is the same call and adds its result; a tool run that no
-  model call asked for is a call of its own;
+  asked for, in order, each counted once (those a call's input says the turn asked for count too,
+  so a turn whose first model span is missing keeps them): an `execute_tool` (or TOOL) span of the
+  same call id, or with no id the same name and arguments, is the same call and adds its result; a
+  tool run that no model call asked for is a call of its own;
 - a turn's latency is its agent span's duration when its model calls sit under one, else from its
   first model call's start to its last one's end; its tokens the sum of what its calls report.
 """
@@ -47,13 +48,11 @@ class _Turn:
 
 
 def _last_user(messages: Sequence[Message]) -> tuple[str | None, int]:
-    """The text of the last message when it is the user's (else None), and how many user messages
-    the input holds."""
-    spoken = [message for message in messages if message.role != "system"]
-    users = sum(1 for message in spoken if message.role == "user")
-    if spoken and spoken[-1].role == "user":
-        return spoken[-1].text, users
-    return None, users
+    """The text of the input's last user message (None when it holds none), and how many user
+    messages it holds: what follows it (the calls and results of its turn so far) is the same turn,
+    whether the model call that started the turn was recorded or not."""
+    users = [message for message in messages if message.role == "user"]
+    return (users[-1].text if users else None), len(users)
 
 
 def _filled(call: ModelCall, parts: TraceParts) -> ModelCall:
@@ -79,8 +78,7 @@ def conversation_of(key: str, source: str, traces: Sequence[TraceParts]) -> Conv
             current = _Turn(text, users, trace_id, call.start_ns)
             turns.append(current)
         elif current is None:
-            earlier = [message.text for message in call.input if message.role == "user"]
-            current = _Turn(earlier[-1] if earlier else "", users, trace_id, call.start_ns)
+            current = _Turn("", users, trace_id, call.start_ns)
             turns.append(current)
         _add_call(current, call)
     if not any(call.input or call.output for call, _ in timed):  # spans recorded without content
@@ -108,9 +106,9 @@ def conversation_of(key: str, source: str, traces: Sequence[TraceParts]) -> Conv
 
 def _add_call(turn: _Turn, call: ModelCall) -> None:
     turn.calls.append(call)
-    _add_asked(
-        turn, [made for message in call.input if message.role == "assistant" for made in message.calls]
-    )
+    users = [index for index, message in enumerate(call.input) if message.role == "user"]
+    this_turn = call.input[users[-1] + 1 :] if users else call.input
+    _add_asked(turn, [made for message in this_turn if message.role == "assistant" for made in message.calls])
     for message in call.input:  # a tool's result the model read: the result of that call
         if message.role == "tool" and message.call_id:
             _set_result(turn, message.call_id, message.text)
