@@ -206,7 +206,7 @@ def test_the_limits_table_states_the_limits_in_force():
     from specengine.results import reader
     from specengine.serve import jobs, limits
     from specengine.source import yaml_aliases
-    from specengine.traces import otlp
+    from specengine.traces import otlp, read, store
     from specengine.untrusted_json import MAX_DEPTH
     from specengine.validation import row_ids
 
@@ -240,6 +240,9 @@ def test_the_limits_table_states_the_limits_in_force():
     assert f"| {usage.MAX_TOKENS:,} (2^63 - 1) |" in row("token counts")
     assert f"| {otlp.MAX_LINE_BYTES // 2**20} MB |" in row("a line of a recorded-trace file")
     assert otlp.MAX_NANOS == 2**63 - 1 and "| 0 to 2^63 - 1 |" in row("a time in a recorded trace")
+    assert f"| {store.MAX_CONVERSATION_BYTES // 2**20} MB |" in row("one recorded conversation")
+    spans = row("the spans of an `otlp` source")
+    assert f"at most {read.FLUSH_SPANS:,} spans" in spans and f"({read.FLUSH_SPANS // 2:,} by each" in spans
 
 
 @pytest.mark.parametrize(
