@@ -106,9 +106,14 @@ def conversation_of(key: str, source: str, traces: Sequence[TraceParts]) -> Conv
 
 def _add_call(turn: _Turn, call: ModelCall) -> None:
     turn.calls.append(call)
-    users = [index for index, message in enumerate(call.input) if message.role == "user"]
-    this_turn = call.input[users[-1] + 1 :] if users else call.input
-    _add_asked(turn, [made for message in this_turn if message.role == "assistant" for made in message.calls])
+    asked: list[CallMade] = []
+    for message in reversed(call.input):  # the turn's history: what follows its user message
+        if message.role == "user":
+            break
+        if message.role == "assistant" and message.calls:
+            asked[:0] = message.calls
+    if asked:
+        _add_asked(turn, asked)
     for message in call.input:  # a tool's result the model read: the result of that call
         if message.role == "tool" and message.call_id:
             _set_result(turn, message.call_id, message.text)
