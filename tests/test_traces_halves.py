@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from support.cli import run_cli, write_project, write_spec
 from support.traced_agent import ScriptedModel, conversations, record
 
-from specengine.traces import halves, read
+from specengine.traces import halves, maker, read
 from specengine.traces.halves import Part, SecondReader
 from specengine.traces.store import Fragments, TraceStore
 
@@ -137,6 +139,25 @@ def test_a_second_reader_that_fails_or_dies_leaves_its_half_to_this_process(proj
     monkeypatch.setattr(SecondReader, "start", killed)
     assert graded(project, "died.json") == alone
     assert len(parts_read) == 2
+
+
+def test_a_python_that_ends_before_taking_its_input_is_waited_for_and_none_started(monkeypatch):
+    """A second process that ends before it has read what it is given (here it cannot import its
+    module, and is given more than a pipe holds, so the write can only fail) is no second process:
+    start_python reaps it and closes its pipes, and the caller reads its half itself."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def recorded(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        started.append(subprocess.Popen(*args, **kwargs))
+        return started[-1]
+
+    pipes = {"PIPE": subprocess.PIPE, "DEVNULL": subprocess.DEVNULL}
+    monkeypatch.setattr(maker, "subprocess", SimpleNamespace(Popen=recorded, **pipes))
+    assert maker.start_python("specengine.traces.absent", b"x" * 2**22, subprocess.PIPE) is None
+    (child,) = started
+    assert child.returncode is not None  # waited for: no process left behind
+    assert child.stdin is not None and child.stdin.closed
+    assert child.stdout is not None and child.stdout.closed
 
 
 def test_a_store_appends_only_a_finished_file_after_its_own_fragments(tmp_path):

@@ -169,7 +169,8 @@ def chosen(source: SourceConfig, store: TraceStore, shard: Shard | None) -> Iter
 def start_python(module: str, given: object, stdout: int) -> subprocess.Popen[bytes] | None:
     """`module` run as `python -m` would, beside this process (not forked: it imports only what it
     needs), with `given` pickled on its stdin; None when no Python can be started (an embedded
-    interpreter, or no room for a process), and the caller does the work itself. Its working folder
+    interpreter, no room for a process, or one that ended before taking `given`: it is waited for,
+    leaving no process behind), and the caller does the work itself. Its working folder
     is this process's, and this process's specengine comes first on its path (`-m` would put the
     working folder first, and a `specengine` folder there would be run instead)."""
     if not sys.executable:  # an embedded interpreter: no program to start
@@ -183,10 +184,19 @@ def start_python(module: str, given: object, stdout: int) -> subprocess.Popen[by
         process = subprocess.Popen(
             [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.DEVNULL
         )
-        assert process.stdin is not None
+    except OSError:
+        return None
+    assert process.stdin is not None
+    try:
         process.stdin.write(pickle.dumps(given))
         process.stdin.close()
-    except OSError:
+    except OSError:  # it ended before reading what it was given: waited for, and its pipes closed
+        process.kill()
+        process.wait()
+        for pipe in (process.stdin, process.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):  # what the pipe still buffered cannot be sent
+                    pipe.close()
         return None
     return process
 
