@@ -4,9 +4,11 @@ order, and the same again when the second reader cannot start or dies."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -15,9 +17,11 @@ import pytest
 from support.cli import run_cli, write_project, write_spec
 from support.traced_agent import ScriptedModel, conversations, record
 
+from specengine.source.sources import source_config
 from specengine.traces import halves, maker, read
 from specengine.traces.halves import Part, SecondReader
-from specengine.traces.store import Fragments, TraceStore
+from specengine.traces.model import Unreadable
+from specengine.traces.store import Fragments, TraceStore, unreadable
 
 pytest.importorskip("opentelemetry.instrumentation.openai_v2")
 
@@ -175,6 +179,32 @@ def test_a_store_appends_only_a_finished_file_after_its_own_fragments(tmp_path):
     ((key, _, _, fragments),) = store.conversations()
     assert key == "c1" and fragments is not None
     assert store.traces(fragments) == [("t1", "a.json", [("span", {"n": 1}), ("span", {"n": 2})])]
+    store.close()
+
+
+def test_a_temporary_folder_whose_name_holds_uri_characters_is_read_by_both_processes(tmp_path, monkeypatch):
+    """The second reader's file and the store the helper process reads are opened by URI: a TMPDIR
+    whose name holds `#`, `?` or `%` is still theirs (before, the URI ended at the `#`)."""
+    folder = tmp_path / "runs #1?%41"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    store = TraceStore()
+    assert store.folder.parent == folder
+    half = Fragments(store.folder / "later.sqlite3")
+    half.add_unreadable(Unreadable("traces.json", None, "not JSON", 2))
+    half.finish()
+    assert list(unreadable(store.folder / "later.sqlite3")) == [
+        Unreadable("traces.json", None, "not JSON", 2)
+    ]
+
+    span = {"traceId": "01" * 16, "spanId": "02" * 8, "name": "chat", "startTimeUnixNano": "5"}
+    store.add_raw([(f"{n:032x}", f"c{n}", n, "traces.json", [("span", span)]) for n in (1, 2, 3)])
+    assert store.group() == 3
+    sent = io.BytesIO()
+    maker._serve(str(store.path), source_config("prod", {"otlp": "*.json"}), None, 2**20, sent)
+    frames = sent.getvalue()  # two conversations in three are the helper's: c1 and c2, each a frame
+    first = int.from_bytes(frames[:4], "big")
+    assert len(frames) == 8 + first + int.from_bytes(frames[4 + first : 8 + first], "big")
     store.close()
 
 

@@ -22,7 +22,6 @@ import marshal
 import os
 import pickle
 import select
-import sqlite3
 import subprocess
 import sys
 from collections import deque
@@ -44,6 +43,7 @@ from specengine.traces.store import (
     in_order,
     made_item,
     made_row,
+    read_only,
 )
 from specengine.traces.turns import conversation_of
 
@@ -273,7 +273,7 @@ class Helper:
 
 def _serve(path: str, source: SourceConfig, shard: Shard | None, limit: int, out: IO[bytes]) -> None:
     """The helper's side: the conversations of this shard that are not one in EVERY, in order."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db = read_only(Path(path))
     for key, start, _, fragments in in_order(db, EVERY, False, limit):
         if fragments is None or not _ours(source, shard, key, start):
             continue

@@ -279,9 +279,16 @@ def in_order(db: sqlite3.Connection, every: int, mine: bool, limit: int) -> Iter
         yield key, started, size or 0, sorted(fragments) if fragments else None  # in the order kept
 
 
+def read_only(path: Path) -> sqlite3.Connection:
+    """A connection that only reads a fragments file another connection or process wrote. Its URI
+    is the path's own, percent-encoded: a `#`, `?` or `%` in the temporary folder's name (TMPDIR)
+    would otherwise end the path or be read as an escape."""
+    return sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+
+
 def unreadable(path: Path) -> Iterator[Unreadable]:
     """The lines a finished fragments file's reader could not read, in the order it read them."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db = read_only(path)
     try:
         for file, line, why in db.execute("SELECT file, line, why FROM unreadable ORDER BY rowid"):
             yield Unreadable(file, None, why, line)
