@@ -9,8 +9,11 @@ JSONL chat logs, an unreadable trace reported with the rest scored, and mistakes
 from __future__ import annotations
 
 import json
+import select
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import yaml
@@ -668,16 +671,25 @@ def test_a_helper_process_makes_most_conversations_and_they_are_the_same(recorde
 
     config = source_config("prod", {"otlp": "genai-*.json", "sample": 0.8})
     helped: list[object] = []
-    take, poll = maker.Helper.take, maker.select.select
+    take, poll = maker.Helper.take, maker.select.poll
 
     def counted(helper: maker.Helper) -> object:
         helped.append(made := take(helper))
         return made
 
-    def waiting(read_from: list[int], write_to: list[int], failed: list[int], timeout: float) -> object:
-        if len(helped) < skipped:  # not sent yet: made here, and the helper's copy let go later
-            return [], [], []
-        return poll(read_from, write_to, failed, None)  # waited for: all it sends, to its end
+    class Waiting:
+        """The helper's pipe, polled as the run does, with a machine as slow as the test says."""
+
+        def __init__(self) -> None:
+            self.pipe = poll()
+
+        def register(self, *given: Any) -> None:
+            self.pipe.register(*given)
+
+        def poll(self, timeout: float) -> object:
+            if len(helped) < skipped:  # not sent yet: made here, and the helper's copy let go later
+                return []
+            return self.pipe.poll(None)  # waited for: all it sends, to its end
 
     for shard, skipped in ((None, 0), ((2, 3), 0), (None, 3)):
         helped.clear()
@@ -687,7 +699,7 @@ def test_a_helper_process_makes_most_conversations_and_they_are_the_same(recorde
         monkeypatch.setattr(maker, "HELPER_FROM", 1)
         monkeypatch.setattr(maker.os, "cpu_count", lambda: 2)
         monkeypatch.setattr(maker.Helper, "take", counted)
-        monkeypatch.setattr(maker.select, "select", waiting)
+        monkeypatch.setattr(maker, "select", SimpleNamespace(poll=Waiting, POLLIN=select.POLLIN))
         together = list(read.conversations(config, recorded, shard))
         monkeypatch.undo()
         assert together == alone and len(alone) > 20

@@ -1,13 +1,19 @@
 """A large OTLP source read by two processes (`traces/halves.py`): the same results file as one
 process reading it all, the lines that cannot be read reported with their file and line in file
-order, and the same again when the second reader cannot start or dies."""
+order, and the same again when the second reader cannot start or dies; the child processes (second
+reader and helper, `traces/maker.py`) reaped when they end early, and their files and pipes reached
+wherever the temporary folder or the descriptor is."""
 
 from __future__ import annotations
 
 import io
 import json
+import marshal
+import os
+import resource
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,8 +26,8 @@ from support.traced_agent import ScriptedModel, conversations, record
 from specengine.source.sources import source_config
 from specengine.traces import halves, maker, read
 from specengine.traces.halves import Part, SecondReader
-from specengine.traces.model import Unreadable
-from specengine.traces.store import Fragments, TraceStore, unreadable
+from specengine.traces.model import Elsewhere, Unreadable
+from specengine.traces.store import Fragments, TraceStore, made_row, unreadable
 
 pytest.importorskip("opentelemetry.instrumentation.openai_v2")
 
@@ -162,6 +168,33 @@ def test_a_python_that_ends_before_taking_its_input_is_waited_for_and_none_start
     assert child.returncode is not None  # waited for: no process left behind
     assert child.stdin is not None and child.stdin.closed
     assert child.stdout is not None and child.stdout.closed
+
+
+def test_a_helper_whose_pipe_is_a_descriptor_past_1023_is_read():
+    """A run holding many connections and files gives the helper's pipe a high descriptor, which
+    select() refuses (ValueError: filedescriptor out of range): the pipe is polled instead."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard <= 1024:
+        pytest.skip(f"no descriptor past 1023 can be opened here (at most {hard} files)")
+    frame = marshal.dumps([made_row(Elsewhere("c1"))])
+    sent = len(frame).to_bytes(4, "big") + frame
+    process = subprocess.Popen(
+        [sys.executable, "-c", f"import sys; sys.stdout.buffer.write({sent!r})"], stdout=subprocess.PIPE
+    )
+    assert process.stdout is not None
+    if soft != resource.RLIM_INFINITY and soft <= 1024:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1025, hard))
+    try:
+        high = os.dup2(process.stdout.fileno(), 1024)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    process.stdout.close()
+    process.stdout = open(high, "rb", buffering=0)  # noqa: SIM115 (the helper closes it)
+    assert process.wait() == 0  # all it sends is in the pipe: nothing is left to chance
+    helper = maker.Helper(process)
+    assert helper.take() == [Elsewhere("c1")]
+    helper.close()
+    assert process.stdout.closed
 
 
 def test_a_store_appends_only_a_finished_file_after_its_own_fragments(tmp_path):

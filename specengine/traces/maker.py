@@ -213,6 +213,11 @@ class Helper:
         self._sent: deque[bytes] = deque()  # whole ones, not yet taken
         self._first = 0  # the number (in the helper's order) of the first of `_sent`
         self._asked = 0  # how many of the helper's conversations have been needed
+        # polled, not select()ed: select() refuses a descriptor past 1023, which a run holding many
+        # connections and files would give the pipe
+        self._readable = select.poll()
+        if process.stdout is not None:
+            self._readable.register(process.stdout, select.POLLIN)
 
     @classmethod
     def start(cls, path: Path, source: SourceConfig, shard: Shard | None, limit: int) -> Helper | None:
@@ -242,10 +247,9 @@ class Helper:
                 self._first += 1
             if len(self._sent) >= AHEAD or self.process is None or self.process.stdout is None:
                 return
-            descriptor = self.process.stdout.fileno()
-            if not select.select([descriptor], [], [], 0)[0]:
+            if not self._readable.poll(0):
                 return
-            chunk = os.read(descriptor, 1 << 20)
+            chunk = os.read(self.process.stdout.fileno(), 1 << 20)
             if not chunk:  # it finished, or failed: what it sent is kept, the rest made here
                 self.close()
             self._pending += chunk
