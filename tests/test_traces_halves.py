@@ -6,10 +6,10 @@ wherever the temporary folder or the descriptor is."""
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import marshal
-import os
 import resource
 import shutil
 import subprocess
@@ -185,7 +185,7 @@ def test_a_helper_whose_pipe_is_a_descriptor_past_1023_is_read():
     if soft != resource.RLIM_INFINITY and soft <= 1024:
         resource.setrlimit(resource.RLIMIT_NOFILE, (1025, hard))
     try:
-        high = os.dup2(process.stdout.fileno(), 1024)
+        high = fcntl.fcntl(process.stdout.fileno(), fcntl.F_DUPFD_CLOEXEC, 1024)  # the first free past 1023
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     process.stdout.close()
