@@ -1,10 +1,10 @@
 """`source:` end to end: a support agent's production traces, recorded by real instrumentation
-(`opentelemetry-instrumentation-openai-v2` with util-genai's agent and tool spans, or with its
-messages as events; `elastic-opentelemetry-instrumentation-openai`'s older event form; and
+(`opentelemetry-instrumentation-openai-v2` with util-genai's agent and tool spans, and
 `openinference-instrumentation-openai`), exported as the Collector's file exporter writes them,
 graded by the CLI with no request to any agent; the planted bug (a refund to the wrong order in one
 conversation in a hundred) found, frozen, and failing the same way against the live agent. Also
-JSONL chat logs, an unreadable trace reported with the rest scored, and mistakes located."""
+JSONL chat logs, an unreadable trace reported with the rest scored, shards, the helper process, and
+mistakes located. The other forms instrumentations record in: tests/test_run_traces_forms.py."""
 
 from __future__ import annotations
 
@@ -18,26 +18,13 @@ from typing import Any
 import pytest
 import yaml
 from support.cli import run_cli, write_project, write_spec
+from support.recorded_traces import SPEC, project, results
 from support.traced_agent import ScriptedModel, conversations, record
 
-from specengine.traces.genai import DETAILS
-from specengine.traces.otlp import SPAN, hex_id, read_file
+from specengine.traces.otlp import hex_id, read_file
 
 pytest.importorskip("opentelemetry.instrumentation.openai_v2")
 pytest.importorskip("openinference.instrumentation.openai")
-
-SPEC = """
-evals:
-  - name: refunds the order asked for
-    source: {name: prod, tool: issue_refund}
-    expect:
-      - called_tool_with:
-          name: issue_refund
-          args: {order_id: "{{ trace.last_user_message.split()[-1] }}"}
-      - latency_below: 30
-      - called_tool: lookup_order
-        scope: conversation
-"""
 
 
 @pytest.fixture(scope="module")
@@ -62,54 +49,6 @@ def recorded(model, tmp_path_factory) -> Path:
 
 
 TAGGED = ("conv-0003", "conv-0009")  # the OpenInference conversations tagged vip
-
-
-def project(tmp_path: Path, recorded: Path, pattern: str, model: ScriptedModel | None = None) -> Path:
-    endpoints = {"support": model.endpoint()} if model is not None else None
-    write_project(
-        tmp_path,
-        endpoints=endpoints,
-        sources={
-            "prod": {"otlp": str(recorded / pattern), "trace_url": "http://jaeger.test/trace/{trace_id}"}
-        },
-    )
-    write_spec(tmp_path, "specs/refunds", SPEC)
-    return tmp_path
-
-
-def results(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def planted_failure(folder: Path, passed: int, number: int) -> dict:
-    """Runs the CLI over `folder`'s source: every conversation passes but conversation `number`,
-    the planted wrong refund, whose two user messages are read in order; its case is returned."""
-    run = run_cli(["run", "specs", "-o", "out.json"], cwd=folder)
-    data = results(folder / "out.json")
-    assert data["summary"]["passed"] == passed and data["summary"]["failed"] == 1, run.output
-    failed = next(case for case in data["cases"] if case["status"] == "failed")
-    transcript = failed["trials"][0]["transcript"]
-    order = f"ORD-{number:04d}"
-    assert [message["content"] for message in transcript if message["role"] == "user"] == [
-        f"Where is my order {order}?",
-        f"I ordered {order} and ORD-9{number:03d}; please refund ORD-9{number:03d}",
-    ]
-    return failed
-
-
-def calls_with_results(number: int) -> list[list[dict]]:
-    """The planted conversation's tool calls, a turn's list each, with their own turn's results."""
-    order = f"ORD-{number:04d}"
-    return [
-        [
-            {
-                "name": "lookup_order",
-                "args": {"order_id": order},
-                "result": {"order_id": order, "status": "shipped"},
-            }
-        ],
-        [{"name": "issue_refund", "args": {"order_id": order}, "result": {"refunded": order}}],
-    ]
 
 
 def test_genai_traces_are_graded_without_a_request_and_the_wrong_refund_is_found(tmp_path, recorded, model):
@@ -449,21 +388,6 @@ def test_a_temporary_folder_that_cannot_hold_the_traces_stops_the_run_saying_so(
     assert f"point TMPDIR at a folder with room (now {tmp_path / 'missing'})" in run.output
 
 
-def test_the_event_form_is_read_from_the_log_records(tmp_path, model):
-    """openai-v2 with event_only content writes content-less chat spans and the messages in log records."""
-    record("events", model, tmp_path / "events.json", conversations(10, bug_every=10))
-    lines = [json.loads(line) for line in (tmp_path / "events.json").read_text().splitlines()]
-    assert any("resourceLogs" in line for line in lines)
-    spans = json.dumps([line for line in lines if "resourceSpans" in line])
-    assert "gen_ai.operation.name" in spans and "gen_ai.input.messages" not in spans
-    failed = planted_failure(project(tmp_path, tmp_path, "events.json"), 9, 9)
-    transcript = failed["trials"][0]["transcript"]
-    assert transcript[-1]["tool_calls"] == [
-        {"name": "issue_refund", "args": {"order_id": "ORD-0009"}, "result": {"refunded": "ORD-0009"}}
-    ]
-    assert failed["row"] == failed["recorded"]["trace_ids"][0]  # one trace, no conversation id
-
-
 def test_mistakes_are_located_before_anything_is_read(tmp_path):
     write_project(
         tmp_path,
@@ -539,90 +463,6 @@ def test_the_case_page_links_each_trace_and_freezes_the_conversation(tmp_path, r
     assert model.hits() == before  # the frozen spec is not among the source's: nothing was sent
     live = run_cli(["run", "frozen", "-o", "live.json"], cwd=folder)
     assert live.exit_code == 1 and model.hits() > before, live.output  # it fails against the live agent
-
-
-def test_the_older_event_form_is_read_from_a_log_record_a_message(tmp_path, model):
-    """Elastic's OpenAI instrumentation (content captured by `true`) writes content-less chat spans
-    and a log record a message of the whole history; a turn reads only its own tool results."""
-    pytest.importorskip("opentelemetry.instrumentation.openai")
-    record("older", model, tmp_path / "older.json", conversations(10, bug_every=10))
-    lines = [json.loads(line) for line in (tmp_path / "older.json").read_text().splitlines()]
-    spans = json.dumps([line for line in lines if "resourceSpans" in line])
-    logs = json.dumps([line for line in lines if "resourceLogs" in line])
-    assert "gen_ai.usage.input_tokens" in spans and "gen_ai.input.messages" not in spans
-    for name in ("user.message", "assistant.message", "tool.message", "choice"):
-        assert f'"eventName": "gen_ai.{name}"' in logs
-    failed = planted_failure(project(tmp_path, tmp_path, "older.json"), 9, 9)
-    transcript = failed["trials"][0]["transcript"]
-    # the call ids repeat across turns (call_ORD-0009): each call has its own turn's result
-    calls = [message["tool_calls"] for message in transcript if message.get("tool_calls")]
-    assert calls == calls_with_results(9)
-    assert transcript[-1]["content"] == "Done: order ORD-0009 is refunded."
-    assert failed["usage"] == {"input_tokens": 200, "output_tokens": 40, "total_tokens": 240}  # 4 calls
-
-
-def test_the_older_event_form_recorded_as_span_events_is_read(tmp_path, model):
-    """Azure AI Inference's tracing (content recording on) writes the older event form as the chat
-    span's own events, each message's body as JSON text in `gen_ai.event.content`, a tool message
-    naming its call by `tool_call_id`."""
-    pytest.importorskip("azure.ai.inference.tracing")
-    record("azure", model, tmp_path / "azure.json", conversations(10, bug_every=10))
-    text = (tmp_path / "azure.json").read_text()
-    assert "resourceLogs" not in text and '"name": "gen_ai.tool.message"' in text
-    assert '\\"tool_call_id\\": \\"call_ORD-0000\\"' in text
-    failed = planted_failure(project(tmp_path, tmp_path, "azure.json"), 9, 9)
-    transcript = failed["trials"][0]["transcript"]
-    assert [
-        message["tool_calls"] for message in transcript if message.get("tool_calls")
-    ] == calls_with_results(9)
-    assert failed["usage"] == {"input_tokens": 200, "output_tokens": 40, "total_tokens": 240}  # 4 calls
-    assert failed["row"] == failed["recorded"]["trace_ids"][0]  # one trace a conversation
-
-
-@pytest.mark.parametrize("style", ["strands", "strands-latest"])
-def test_strands_agents_span_events_are_read_and_grouped_by_session(tmp_path, model, style):
-    """Strands Agents traces its own loop: the older events as span events whose content is JSON
-    text of Bedrock Converse blocks (`toolUse`, `toolResult`, a tool's result as `[{"text"}]`), or
-    with the latest conventions `gen_ai.client.inference.operation.details` span events whose tool
-    results come back in a `user` message; `session.id` (its `trace_attributes`) on every span,
-    GenAI ones too, groups a conversation's traces."""
-    pytest.importorskip("strands")
-    record(style, model, tmp_path / "strands.json", conversations(4, bug_every=4))
-    spans = [raw for kind, raw in read_file(tmp_path / "strands.json") if kind == SPAN]
-    keys = {item["key"] for span in spans for item in span["attributes"]}
-    events = {event["name"] for span in spans for event in span.get("events", ())}
-    assert "gen_ai.input.messages" not in keys and "session.id" in keys
-    assert {"gen_ai.tool.message", "gen_ai.choice"} <= events if style == "strands" else DETAILS in events
-    failed = planted_failure(project(tmp_path, tmp_path, "strands.json"), 3, 3)
-    transcript = failed["trials"][0]["transcript"]
-    calls = [message["tool_calls"] for message in transcript if message.get("tool_calls")]
-    assert calls == calls_with_results(3)
-    assert (failed["row"], len(failed["recorded"]["trace_ids"])) == ("conv-0003", 2)
-    assert failed["usage"]["input_tokens"] == 200
-
-
-@pytest.mark.parametrize(
-    ("recording", "session"),
-    [
-        ("openllmetry-0.62.4-attributes.json", None),
-        ("openllmetry-0.62.4-events.json", None),
-        ("openllmetry-0.54.0-flattened.json", "conv-0001"),
-    ],
-)
-def test_openllmetry_recordings_are_read_with_their_tool_results(tmp_path, recording, session):
-    """Traceloop's OpenLLMetry, recorded (tests/fixtures/traces/README.md says why as files): 0.62.4's
-    attribute form is the GenAI one; its event form puts a choice's tool calls beside `message` and
-    writes tool messages without an id, each answering the call before it. 0.54.0 flattens the
-    messages into `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes, a trace a turn, and
-    traceloop-sdk's session id (on every span) groups a conversation's traces."""
-    recorded = Path(__file__).parent / "fixtures" / "traces"
-    failed = planted_failure(project(tmp_path, recorded, recording), 1, 1)
-    transcript = failed["trials"][0]["transcript"]
-    calls = [message["tool_calls"] for message in transcript if message["role"] == "assistant"]
-    assert calls == calls_with_results(1)
-    assert failed["trials"][0]["usage"]["input_tokens"] == 200
-    traces = failed["recorded"]["trace_ids"]
-    assert (failed["row"], len(traces)) == ((session, 2) if session else (traces[0], 1))
 
 
 def test_shards_split_a_source_by_conversation_decode_only_their_own_and_merge_into_the_whole(
