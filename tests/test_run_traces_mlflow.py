@@ -13,6 +13,7 @@ import textwrap
 
 import pytest
 from support.cli import run_cli, write_project, write_spec
+from support.recorded_traces import SPEC as RECORDED_SPEC
 from support.traced_agent import TOOLS, ScriptedModel, conversations
 
 pytest.importorskip("mlflow.openai")
@@ -62,18 +63,8 @@ AGENT = textwrap.dedent(
     """
 )
 
-SPEC = """
-evals:
-  - name: refunds the order asked for
-    source: {name: staging, tool: issue_refund}
-    expect:
-      - called_tool_with:
-          name: issue_refund
-          args: {order_id: "{{ trace.last_user_message.split()[-1] }}"}
-      - latency_below: 30
-      - called_tool: lookup_order
-        scope: conversation
-"""
+# the same checks as over the OTLP source, over the MLflow one
+SPEC = RECORDED_SPEC.replace("source: {name: prod,", "source: {name: staging,")
 
 
 @pytest.fixture(scope="module")
