@@ -99,15 +99,30 @@ def part_messages(value: Any, history: bool = False) -> tuple[Message, ...]:
     return tuple(out)
 
 
+GROUPING = (CONVERSATION_ID, openllmetry.SESSION_ID, SESSION_ID)
+"""The attributes that name a span's conversation, first first: the GenAI conversation id, else
+traceloop-sdk's session, else OpenTelemetry's `session.id` (Strands' `trace_attributes`, on every
+span)."""
+
+
+def conversation_key(attributes: Mapping[str, Any]) -> str | None:
+    """The conversation a span's attributes name (GROUPING), or None: what groups its trace with
+    others, read the same way whether the span is decoded or only its grouping attributes are
+    (read.py, before a conversation is wanted)."""
+    for key in GROUPING:
+        value = attributes.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
 def take_span(span: Span, parts: TraceParts) -> bool:
     """Add what a GenAI span says to its trace's parts; False when it is not a GenAI span."""
     attributes = span.attributes
     operation = attributes.get(OPERATION)
-    conversation = attributes.get(CONVERSATION_ID)
-    if isinstance(conversation, str) or (conversation := openllmetry.session(attributes)) is not None:
+    conversation = conversation_key(attributes)
+    if conversation is not None:
         parts.conversation = conversation
-    elif isinstance(attributes.get(SESSION_ID), str):  # Strands: `trace_attributes` on every span
-        parts.conversation = attributes[SESSION_ID]
     maybe_model = operation is None or operation in MODEL_OPERATIONS
     if (
         maybe_model

@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 from specengine.errors import UsageError
 from specengine.source.loader import display_path
 from specengine.source.sources import SourceConfig
-from specengine.traces import genai, openllmetry
+from specengine.traces import genai
 from specengine.traces.halves import Part, SecondReader, halves, serve, whole
 from specengine.traces.jsonl import read_jsonl
 from specengine.traces.maker import Shard, chosen
@@ -92,25 +92,17 @@ def collector_paused(items: Iterator[T]) -> Iterator[T]:
         yield item
 
 
-_GROUPING = frozenset({genai.CONVERSATION_ID, openllmetry.SESSION_ID, genai.SESSION_ID})
+_GROUPING = frozenset(genai.GROUPING)
 
 
 def _conversation_id(attributes: Any) -> str | None:
-    """The conversation a span names, read off its attributes as written (the rest left undecoded)
-    by the rule `genai.take_span` applies: `gen_ai.conversation.id`, else traceloop-sdk's
-    `traceloop.association.properties.session_id`, else `session.id` (OpenInference's
-    `using_session`, Strands' `trace_attributes`)."""
+    """The conversation a span names, read off its attributes as written (only the grouping ones
+    decoded) by the rule `genai.take_span` applies (`genai.conversation_key`)."""
     said: dict[str, Any] = {}
     for item in attributes or ():
         if isinstance(item, dict) and isinstance(key := item.get("key"), str) and key in _GROUPING:
-            said[key] = item.get("value")
-    if not said:
-        return None
-    for key in (genai.CONVERSATION_ID, openllmetry.SESSION_ID, genai.SESSION_ID):
-        conversation = any_value(said.get(key))
-        if isinstance(conversation, str):
-            return conversation
-    return None
+            said[key] = any_value(item.get("value"))
+    return genai.conversation_key(said) if said else None
 
 
 def _otlp_traces(files: list[Path], folder: Path, store: TraceStore) -> Iterator[Unreadable]:
