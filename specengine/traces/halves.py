@@ -17,7 +17,6 @@ second half itself: it can only take work off the run.
 
 from __future__ import annotations
 
-import os
 import pickle
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from specengine.traces.maker import start_python
+from specengine.traces.maker import second_core, start_python
 from specengine.traces.model import Unreadable
 from specengine.traces.store import Fragments
 
@@ -45,13 +44,6 @@ class Part:
 
 def whole(files: list[Path]) -> list[Part]:
     return [Part(file) for file in files]
-
-
-def second_core() -> bool:
-    """Whether this process may run on more than one core (its affinity, where the system says)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0)) > 1
-    return (os.cpu_count() or 1) > 1
 
 
 def line_start(path: Path, offset: int) -> int:

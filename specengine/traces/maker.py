@@ -137,7 +137,7 @@ def chosen(source: SourceConfig, store: TraceStore, shard: Shard | None) -> Iter
     count = 0
     helper = None
     limit = MAX_CONVERSATION_BYTES
-    if store.group() >= HELPER_FROM and (os.cpu_count() or 1) > 1:
+    if store.group() >= HELPER_FROM and second_core():
         helper = Helper.start(store.path, source, shard, limit)
     try:
         for key, start, size, fragments in store.conversations(
@@ -164,6 +164,15 @@ def chosen(source: SourceConfig, store: TraceStore, shard: Shard | None) -> Iter
     finally:
         if helper is not None:
             helper.close()
+
+
+def second_core() -> bool:
+    """Whether this process may run on more than one core (its affinity, where the system says: a
+    container limited to one core may count more), which a helper process or a second reader needs
+    to take work off the run."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) > 1
+    return (os.cpu_count() or 1) > 1
 
 
 def start_python(module: str, given: object, stdout: int) -> subprocess.Popen[bytes] | None:
