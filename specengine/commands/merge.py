@@ -41,9 +41,10 @@ def merge(
 
     from specengine.engine.exit_codes import EXIT_OK, exit_code
     from specengine.errors import MergeError, ResultsError
+    from specengine.report.cell_table import budget_lines
     from specengine.report.facts import format_rate
     from specengine.report.merge import merge as merge_results
-    from specengine.results.budgets import broken_budgets
+    from specengine.results.decode import read_stored_summary
     from specengine.results.model import pass_rate
     from specengine.results.reader import load_results
     from specengine.results.runs import named_run
@@ -77,9 +78,9 @@ def merge(
     if min_pass_rate is None:
         return
     code = exit_code(s, min_pass_rate)
-    broken = broken_budgets(s)
-    for budget in broken:  # as `run` prints them
-        typer.echo(f"{budget.status.upper()} budget {budget.name}: {budget.message}", err=True)
+    broken = [(status, text) for status, text in budget_lines(read_stored_summary(s)) if status != "passed"]
+    for status, text in broken:  # as `run` prints them
+        typer.echo(f"{status.upper()} {text}", err=True)
     if code != EXIT_OK and not broken:
         typer.echo(f"failed: pass rate {rate}, below --min-pass-rate {format_rate(min_pass_rate)}", err=True)
     raise typer.Exit(code)
