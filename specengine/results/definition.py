@@ -138,13 +138,9 @@ def _cached_fingerprint(text: str, gate: bool, threshold: tuple[tuple[str, float
     return _digest([text, gate, dict(threshold)])
 
 
-_KNOWN: dict[int, tuple[Check, str | None]] = {}
-"""What is known of a check, by id: its text when it reads nothing of the row, None when it does
-(the entry keeps the check, so its id stands for it while it is there)."""
-
-_RECORDED: dict[int, tuple[Check, dict[str, Any], str]] = {}
-"""A check of recorded cases, by id: the variables it rendered with (`trace` left out, whose
-templates stay as written) and its text, the same for every case whose variables are these."""
+_KNOWN: dict[int, tuple[Check, bool, Mapping[str, Any], str]] = {}
+"""What is known of a check, by id: whether its YAML holds a template, and the variables its text
+was last written with (the entry keeps the check, so its id stands for it while it is there)."""
 
 
 def _reads_row(value: Any) -> bool:
@@ -157,32 +153,24 @@ def _reads_row(value: Any) -> bool:
 
 
 def _check_definition(check: Check, variables: Mapping[str, Any]) -> str:
-    """A check's definition text: rendered for the row when its YAML holds a template, else written
-    once for every case; which of the two is found once per check."""
+    """A check's definition text, written anew only when it holds a template and the variables
+    differ from the last case's: a check reading nothing of the row is written once for every
+    case, and so is one of a recorded source (its variables but `trace` are its eval's)."""
     kept = _KNOWN.get(id(check))
     if kept is not None and kept[0] is check:
-        return kept[1] if kept[1] is not None else definition_text(check_mapping(check, variables))
+        reads = kept[1]
+        if not reads or kept[2] == variables:
+            return kept[3]
+    else:
+        judge = check.judge if check.is_judge else None
+        written = [check.argument, check.options]
+        if judge is not None:
+            written += [judge.criteria, judge.expected, judge.prompt, judge.goal, judge.role]
+        reads = _reads_row(written)
     text = definition_text(check_mapping(check, variables))
-    judge = check.judge if check.is_judge else None
-    written = [check.argument, check.options]
-    if judge is not None:
-        written += [judge.criteria, judge.expected, judge.prompt, judge.goal, judge.role]
     if len(_KNOWN) >= 4096:
         _KNOWN.clear()
-    _KNOWN[id(check)] = (check, None if _reads_row(written) else text)
-    return text
-
-
-def _recorded_definition(check: Check, variables: dict[str, Any]) -> str:
-    """A recorded case's check: rendered without `trace`, once for every case of its source (whose
-    variables but `trace` are its eval's)."""
-    kept = _RECORDED.get(id(check))
-    if kept is not None and kept[0] is check and kept[1] == variables:
-        return kept[2]
-    text = definition_text(check_mapping(check, variables))
-    if len(_RECORDED) >= 4096:
-        _RECORDED.clear()
-    _RECORDED[id(check)] = (check, variables, text)
+    _KNOWN[id(check)] = (check, reads, variables, text)
     return text
 
 
@@ -218,10 +206,8 @@ def add_definitions(data: dict[str, Any], case: Case) -> dict[str, Any]:
     checks = case.checks
     variables = dict(case.variables)  # once per case: every check renders with the same row
     if case.recording is not None:
-        variables.pop("trace", None)
-        texts = [_recorded_definition(check, variables) for check in checks]
-    else:
-        texts = [_check_definition(check, variables) for check in checks]
+        variables.pop("trace", None)  # what reads the recording stays as written
+    texts = [_check_definition(check, variables) for check in checks]
     data["fingerprint"] = case_fingerprint(case)
     holders = [trial for trial in data.get("trials", ()) if isinstance(trial, dict)] + [data]
     for holder in holders:
