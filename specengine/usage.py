@@ -68,12 +68,18 @@ def token_count(value: Any) -> int | None:
     return None
 
 
-def _count(raw: Mapping[str, Any], name: str) -> int | None:
-    for key in (name, _ALIASES.get(name)):
+def first_count(raw: Mapping[str, Any], names: Iterable[str | None]) -> int | None:
+    """The first of `names` that `raw` gives a token count under (an instrumentation or a server
+    may write the same count under any of several names)."""
+    for key in names:
         value = token_count(raw.get(key)) if key else None
         if value is not None:
             return value
     return None
+
+
+def _count(raw: Mapping[str, Any], name: str) -> int | None:
+    return first_count(raw, (name, _ALIASES.get(name)))
 
 
 def read_usage(raw: Any) -> TokenUsage | None:

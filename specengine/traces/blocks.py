@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from specengine.traces.model import CallMade, Message
-from specengine.traces.values import parsed, text_of
+from specengine.traces.values import id_text, parsed, text_of
 
 _KINDS = frozenset({"text", "toolUse", "toolResult", "json"})
 
@@ -41,12 +41,14 @@ def block_messages(role: str, blocks: list[dict[str, Any]]) -> list[Message]:
         use = block.get("toolUse")
         if isinstance(use, dict):
             calls.append(
-                CallMade(str(use.get("name") or ""), parsed(use.get("input", {})), _id(use.get("toolUseId")))
+                CallMade(
+                    str(use.get("name") or ""), parsed(use.get("input", {})), id_text(use.get("toolUseId"))
+                )
             )
         result = block.get("toolResult")
         if isinstance(result, dict):
             out.append(
-                Message("tool", block_text(result.get("content")), call_id=_id(result.get("toolUseId")))
+                Message("tool", block_text(result.get("content")), call_id=id_text(result.get("toolUseId")))
             )
     if texts or calls or not out:
         out.append(Message(role, "".join(texts), tuple(calls)))
@@ -69,7 +71,3 @@ def unblocked(value: Any) -> Any:
     if blocks is None or not all(block.keys() <= {"text", "json"} for block in blocks):
         return value
     return parsed(block_text(blocks))
-
-
-def _id(value: Any) -> str | None:
-    return None if value is None else str(value)

@@ -23,8 +23,8 @@ from typing import Any
 
 from specengine.traces.model import CallMade, Message, ModelCall, TraceParts
 from specengine.traces.otlp import Span
-from specengine.traces.values import history, in_order, numbered, parsed, text_of
-from specengine.usage import token_count
+from specengine.traces.values import history, id_text, in_order, numbered, parsed, text_of
+from specengine.usage import first_count
 
 PROMPT, COMPLETION = "gen_ai.prompt", "gen_ai.completion"
 SESSION_ID = "traceloop.association.properties.session_id"
@@ -57,7 +57,7 @@ def _message(fields: Mapping[str, Any], role: str) -> Message:
     if not calls and "function_call.name" in fields:  # the Chat API's older `function_call`
         calls = [{"name": fields["function_call.name"], "arguments": fields.get("function_call.arguments")}]
     made = tuple(
-        CallMade(str(call.get("name") or ""), parsed(call.get("arguments", {})), _id(call.get("id")))
+        CallMade(str(call.get("name") or ""), parsed(call.get("arguments", {})), id_text(call.get("id")))
         for call in calls
     )
     if "user" in fields and "content" not in fields:
@@ -66,12 +66,8 @@ def _message(fields: Mapping[str, Any], role: str) -> Message:
         str(fields.get("role") or role),
         _content(fields.get("content")),
         made,
-        _id(fields.get("tool_call_id")),
+        id_text(fields.get("tool_call_id")),
     )
-
-
-def _id(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 def _content(value: Any) -> str:
@@ -86,14 +82,6 @@ def _content(value: Any) -> str:
         ):
             return "".join(text_of(item.get("text")) for item in items if item.get("type") == "text")
     return text_of(value)
-
-
-def _tokens(attributes: Mapping[str, Any], names: tuple[str, ...]) -> int | None:
-    for name in names:
-        count = token_count(attributes.get(name))
-        if count is not None:
-            return count
-    return None
 
 
 def take_span(span: Span, parts: TraceParts) -> bool:
@@ -111,8 +99,8 @@ def take_span(span: Span, parts: TraceParts) -> bool:
             span.end_ns,
             history(messages(attributes, PROMPT)),
             tuple(messages(attributes, COMPLETION)),
-            _tokens(attributes, TOKENS["input"]),
-            _tokens(attributes, TOKENS["output"]),
+            first_count(attributes, TOKENS["input"]),
+            first_count(attributes, TOKENS["output"]),
             span.parent_id,
         )
     )

@@ -57,6 +57,11 @@ def text_of(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def id_text(value: Any) -> str | None:
+    """A recorded call id as text (a library may write it as a number), None when none is given."""
+    return None if value is None else str(value)
+
+
 def from_last_user(items: list[T], is_user: Callable[[T], bool]) -> tuple[list[T], int]:
     """A model call's input from its last user message on, and how many user messages came before:
     all a turn reads of the history (`turns.py`), which an agent resends whole on every call (an
